@@ -1,0 +1,296 @@
+/* arms.c: the spawn arms. See arms.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "arms.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "forkless.h"
+
+extern char **environ;
+
+/* Reaps pid and checks for a clean exit 0. */
+static int reap(pid_t pid, char *err, size_t errsz)
+{
+    int st;
+    pid_t r;
+    do
+        r = waitpid(pid, &st, 0);
+    while (r < 0 && errno == EINTR);
+    if (r < 0) {
+        snprintf(err, errsz, "waitpid: %s", strerror(errno));
+        return -1;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    if (WIFEXITED(st))
+        snprintf(err, errsz, "child exited with status %d%s", WEXITSTATUS(st),
+                 WEXITSTATUS(st) == 127 ? " (exec failed?)" : "");
+    else if (WIFSIGNALED(st))
+        snprintf(err, errsz, "child killed by signal %d", WTERMSIG(st));
+    else
+        snprintf(err, errsz, "child wait status 0x%x", st);
+    return -1;
+}
+
+/* ---- fork + execve ------------------------------------------------------- */
+
+static int arm_fork_exec(const struct fl_arm_target *t, char *err, size_t errsz)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errsz, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        execve(t->path, t->argv, environ);
+        _exit(127);
+    }
+    return reap(pid, err, errsz);
+}
+
+/* ---- vfork + execve ------------------------------------------------------ */
+
+/* Its own frame, so the child touches nothing of the caller's but what it
+ * reads before exec. */
+__attribute__((noinline)) static pid_t start_vfork(const char *path,
+                                                   char *const *argv)
+{
+    pid_t pid = vfork();
+    if (pid == 0) {
+        execve(path, argv, environ);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int arm_vfork_exec(const struct fl_arm_target *t, char *err, size_t errsz)
+{
+    pid_t pid = start_vfork(t->path, t->argv);
+    if (pid < 0) {
+        snprintf(err, errsz, "vfork: %s", strerror(errno));
+        return -1;
+    }
+    return reap(pid, err, errsz);
+}
+
+/* ---- posix_spawn --------------------------------------------------------- */
+
+static int arm_posix_spawn(const struct fl_arm_target *t, char *err, size_t errsz)
+{
+    pid_t pid;
+    int e = posix_spawn(&pid, t->path, NULL, NULL, t->argv, environ);
+    if (e) {
+        snprintf(err, errsz, "posix_spawn: %s", strerror(e));
+        return -1;
+    }
+    return reap(pid, err, errsz);
+}
+
+/* ---- clone(CLONE_VM|CLONE_VFORK): the physical limit --------------------- */
+
+#define CLONE_STACK_SIZE (64 * 1024)
+
+struct clone_arg {
+    const char *path;
+    char *const *argv;
+};
+
+/* Runs in the parent's memory on a private stack, until execve. */
+__attribute__((noinline, no_sanitize("address", "undefined")))
+static int clone_child(void *p)
+{
+    const struct clone_arg *a = p;
+    execve(a->path, a->argv, environ);
+    _exit(127);
+}
+
+static int arm_clone_vm(const struct fl_arm_target *t, char *err, size_t errsz)
+{
+    /* One stack per thread, mapped once and reused: the parent is
+     * suspended until the child execs, so it is never used twice at once. */
+    static _Thread_local char *stack;
+    if (!stack) {
+        void *s = mmap(NULL, CLONE_STACK_SIZE, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (s == MAP_FAILED) {
+            snprintf(err, errsz, "mmap stack: %s", strerror(errno));
+            return -1;
+        }
+        stack = s;
+    }
+    struct clone_arg a = { t->path, t->argv };
+    pid_t pid = clone(clone_child, stack + CLONE_STACK_SIZE,
+                      CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+    if (pid < 0) {
+        snprintf(err, errsz, "clone: %s", strerror(errno));
+        return -1;
+    }
+    return reap(pid, err, errsz);
+}
+
+/* ---- forkless ------------------------------------------------------------ */
+
+static int fl_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz)
+{
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(cmd, &p, &e);
+    if (r) {
+        char msg[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 64];
+        snprintf(err, errsz, "fl_spawn: %s", fl_error_format(&e, msg, sizeof msg));
+        return -1;
+    }
+    int st = 0;
+    r = fl_wait(&p, -1, &st);
+    fl_close(&p);
+    if (r) {
+        snprintf(err, errsz, "fl_wait: %s", strerror(r));
+        return -1;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    if (WIFEXITED(st))
+        snprintf(err, errsz, "child exited with status %d", WEXITSTATUS(st));
+    else if (WIFSIGNALED(st))
+        snprintf(err, errsz, "child killed by signal %d", WTERMSIG(st));
+    else
+        snprintf(err, errsz, "child wait status 0x%x", st);
+    return -1;
+}
+
+/* The defaults: a clean child (signals reset, fds closed), environ copied. */
+static int arm_forkless(const struct fl_arm_target *t, char *err, size_t errsz)
+{
+    struct fl_cmd cmd = { .argv = t->argv, .path = t->path };
+    return fl_spawn_wait(&cmd, err, errsz);
+}
+
+/* A typical "everything set" command: three pipes, a cwd, an env edit, an
+ * rlimit, a new session. */
+static int arm_forkless_full(const struct fl_arm_target *t, char *err, size_t errsz)
+{
+    static const char *const env_set[] = { "FL_BENCH=1", NULL };
+    static const struct fl_rlimit rl[] = { { RLIMIT_CORE, 0, 0 } };
+    struct fl_cmd cmd = {
+        .argv = t->argv,
+        .path = t->path,
+        .cwd = "/",
+        .stdio = { { .kind = FL_PIPE }, { .kind = FL_PIPE }, { .kind = FL_PIPE } },
+        .env_set = env_set,
+        .rlimits = rl,
+        .nrlimits = 1,
+        .flags = FL_SETSID,
+    };
+    return fl_spawn_wait(&cmd, err, errsz);
+}
+
+/* Defaults but nothing cleaned: what the clean child costs. */
+static int arm_forkless_keep(const struct fl_arm_target *t, char *err, size_t errsz)
+{
+    struct fl_cmd cmd = { .argv = t->argv, .path = t->path,
+                          .flags = FL_KEEP_FDS | FL_KEEP_SIGNALS };
+    return fl_spawn_wait(&cmd, err, errsz);
+}
+
+static int arm_forkless_posix(const struct fl_arm_target *t, char *err, size_t errsz)
+{
+    struct fl_cmd cmd = { .argv = t->argv, .path = t->path,
+                          .backend = FL_BACKEND_POSIX_SPAWN };
+    return fl_spawn_wait(&cmd, err, errsz);
+}
+
+static int arm_forkless_fork(const struct fl_arm_target *t, char *err, size_t errsz)
+{
+    struct fl_cmd cmd = { .argv = t->argv, .path = t->path,
+                          .backend = FL_BACKEND_FORK };
+    return fl_spawn_wait(&cmd, err, errsz);
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+const struct fl_arm fl_arms[] = {
+    { .name = "fork_exec", .what = "fork() + execve() + waitpid()",
+      .run = arm_fork_exec, .in_default = 1, .forks = 1 },
+    { .name = "vfork_exec", .what = "vfork() + execve() + waitpid()",
+      .run = arm_vfork_exec, .in_default = 1 },
+    { .name = "posix_spawn", .what = "glibc posix_spawn(), no attributes",
+      .run = arm_posix_spawn, .in_default = 1 },
+    { .name = "clone_vm",
+      .what = "clone(CLONE_VM|CLONE_VFORK) + execve(), no setup: the limit",
+      .run = arm_clone_vm, .in_default = 1 },
+    { .name = "forkless", .what = "fl_spawn() with defaults (clean child), fl_wait()",
+      .run = arm_forkless, .in_default = 1 },
+    { .name = "forkless_full",
+      .what = "fl_spawn() with 3 pipes, cwd, env edit, rlimit, setsid",
+      .run = arm_forkless_full, .in_default = 1 },
+    { .name = "forkless_keep",
+      .what = "fl_spawn() with FL_KEEP_FDS|FL_KEEP_SIGNALS (no cleaning)",
+      .run = arm_forkless_keep },
+    { .name = "forkless_posix", .what = "fl_spawn() defaults, posix_spawn backend",
+      .run = arm_forkless_posix },
+    { .name = "forkless_fork", .what = "fl_spawn() defaults, fork backend",
+      .run = arm_forkless_fork, .forks = 1 },
+};
+const size_t fl_narms = sizeof fl_arms / sizeof fl_arms[0];
+
+const struct fl_arm *fl_arm_find(const char *name)
+{
+    for (size_t i = 0; i < fl_narms; i++)
+        if (strcmp(fl_arms[i].name, name) == 0)
+            return &fl_arms[i];
+    return NULL;
+}
+
+int fl_arms_select(const char *list, const struct fl_arm **out, size_t *n,
+                   char *err, size_t errsz)
+{
+    *n = 0;
+    if (!list) {
+        for (size_t i = 0; i < fl_narms; i++)
+            if (fl_arms[i].in_default)
+                out[(*n)++] = &fl_arms[i];
+        return 0;
+    }
+    const char *p = list;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const struct fl_arm *arm = NULL;
+        for (size_t i = 0; i < fl_narms; i++)
+            if (strlen(fl_arms[i].name) == len && memcmp(fl_arms[i].name, p, len) == 0)
+                arm = &fl_arms[i];
+        if (!arm) {
+            snprintf(err, errsz, "unknown arm \"%.*s\"", (int)len, p);
+            return -1;
+        }
+        for (size_t i = 0; i < *n; i++)
+            if (out[i] == arm) {
+                snprintf(err, errsz, "arm \"%s\" given twice", arm->name);
+                return -1;
+            }
+        out[(*n)++] = arm;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return 0;
+}
+
+void fl_arms_list(FILE *file)
+{
+    for (size_t i = 0; i < fl_narms; i++)
+        fprintf(file, "  %-15s %s%s\n", fl_arms[i].name, fl_arms[i].what,
+                fl_arms[i].in_default ? "" : " (not by default)");
+}

@@ -1,0 +1,49 @@
+/* arms.h: the ways of starting a program that the suites race. Each arm
+ * starts one child, waits for it, and checks that it exited with 0. */
+#ifndef FL_BENCH_ARMS_H
+#define FL_BENCH_ARMS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* What every arm starts: an absolute path, its argv, and environ. */
+struct fl_arm_target {
+    const char *path;
+    char *const *argv;
+};
+
+/* Starts the target once and reaps it. Returns 0 when the child exited 0;
+ * otherwise non-zero with a message in err. */
+typedef int (*fl_arm_fn)(const struct fl_arm_target *t, char *err, size_t errsz);
+
+struct fl_arm {
+    const char *name;     /* as printed: "fork_exec", "forkless", ... */
+    const char *what;     /* one line for --help */
+    fl_arm_fn run;
+    int in_default;       /* part of the default set of arms */
+    /* The arm calls fork(). A fork write-protects the parent's whole memory
+     * for copy-on-write, so whatever spawns next pays page faults for each
+     * page it writes: suites time forking arms in their own group, apart
+     * from the others (see heap.c). */
+    int forks;
+};
+
+extern const struct fl_arm fl_arms[];
+extern const size_t fl_narms;
+
+/* The arm named name, or NULL. */
+const struct fl_arm *fl_arm_find(const char *name);
+
+/* The reference arm that ratios are taken against. */
+#define FL_ARM_REFERENCE "clone_vm"
+
+/* Fills out[] (room for fl_narms) from a comma list of names, or with the
+ * default arms when list is NULL; *n gets the count. A name may appear only
+ * once. Returns 0, or -1 with a message in err. */
+int fl_arms_select(const char *list, const struct fl_arm **out, size_t *n,
+                   char *err, size_t errsz);
+
+/* Prints the arm names and descriptions, one per line, indented. */
+void fl_arms_list(FILE *f);
+
+#endif

@@ -1,0 +1,147 @@
+/* machine.c: see machine.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "machine.h"
+
+#include <errno.h>
+#include <gnu/libc-version.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+void fl_machine_line(char *buf, size_t size)
+{
+    struct utsname u;
+    if (uname(&u) != 0)
+        strcpy(u.sysname, "?"), strcpy(u.release, "?"), strcpy(u.machine, "?");
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double gib = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE)
+                 / (1024.0 * 1024.0 * 1024.0);
+    snprintf(buf, size, "%s %s %s, %ld CPUs, %.1f GiB RAM, glibc %s",
+             u.sysname, u.release, u.machine, cpus, gib,
+             gnu_get_libc_version());
+}
+
+/* Reads "<name>: <value> kB" from a /proc file; -1 when absent. */
+static long proc_kib(const char *file, const char *name)
+{
+    FILE *f = fopen(file, "re");
+    if (!f)
+        return -1;
+    char line[256];
+    size_t len = strlen(name);
+    long kib = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, name, len) == 0 && line[len] == ':') {
+            kib = strtol(line + len + 1, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return kib;
+}
+
+double fl_loadavg(void)
+{
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "re");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
+long fl_mem_available_mib(void)
+{
+    long kib = proc_kib("/proc/meminfo", "MemAvailable");
+    return kib < 0 ? -1 : kib / 1024;
+}
+
+long fl_anon_huge_kib(void)
+{
+    return proc_kib("/proc/self/smaps_rollup", "AnonHugePages");
+}
+
+const char *fl_pages_name(enum fl_pages p)
+{
+    return p == FL_PAGES_THP ? "thp" : "4k";
+}
+
+int fl_heap_alloc(struct fl_heap *h, size_t mib, enum fl_pages pages)
+{
+    h->base = NULL;
+    h->bytes = 0;
+    if (mib == 0)
+        return 0;
+    size_t bytes = mib << 20;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return errno;
+    /* Advice that fails (THP compiled out) leaves the default: the row's
+     * AnonHuge column says what really happened. */
+    (void)madvise(p, bytes, pages == FL_PAGES_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    memset(p, 1, bytes);
+    h->base = p;
+    h->bytes = bytes;
+    return 0;
+}
+
+void fl_heap_free(struct fl_heap *h)
+{
+    if (h->base)
+        munmap(h->base, h->bytes);
+    h->base = NULL;
+    h->bytes = 0;
+}
+
+static int try_path(char *buf, size_t size, const char *path)
+{
+    char real[PATH_MAX];
+    if (!path || !*path || access(path, X_OK) != 0 || !realpath(path, real))
+        return 0;
+    if ((size_t)snprintf(buf, size, "%s", real) >= size)
+        return 0;
+    return 1;
+}
+
+int fl_find_tiny(char *buf, size_t size)
+{
+    if (try_path(buf, size, getenv("FORKLESS_TINY")))
+        return 0;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            char cand[PATH_MAX + 32];
+            snprintf(cand, sizeof cand, "%s/tiny", exe);
+            if (try_path(buf, size, cand))
+                return 0;
+            snprintf(cand, sizeof cand, "%s/../bench/tiny", exe);
+            if (try_path(buf, size, cand))
+                return 0;
+            snprintf(cand, sizeof cand, "%s/../libexec/forkless/tiny", exe);
+            if (try_path(buf, size, cand))
+                return 0;
+        }
+    }
+#ifdef FL_TINY_PATH
+    if (try_path(buf, size, FL_TINY_PATH))
+        return 0;
+#endif
+#ifdef FL_TINY_INSTALL_PATH
+    if (try_path(buf, size, FL_TINY_INSTALL_PATH))
+        return 0;
+#endif
+    return ENOENT;
+}

@@ -1,0 +1,39 @@
+/* machine.h: what the bench needs to know about the machine and itself:
+ * memory, huge pages, a resident heap, the tiny target. */
+#ifndef FL_BENCH_MACHINE_H
+#define FL_BENCH_MACHINE_H
+
+#include <stddef.h>
+
+/* One line describing the machine: "Linux 6.1.0 x86_64, 2 CPUs, glibc 2.36". */
+void fl_machine_line(char *buf, size_t size);
+
+/* The 1-minute load average from /proc/loadavg, or -1. */
+double fl_loadavg(void);
+
+/* MemAvailable from /proc/meminfo in MiB, or -1 when it cannot be read. */
+long fl_mem_available_mib(void);
+
+/* AnonHugePages of this process (/proc/self/smaps_rollup) in KiB, or -1. */
+long fl_anon_huge_kib(void);
+
+/* Page kinds for a resident heap. */
+enum fl_pages { FL_PAGES_4K, FL_PAGES_THP };
+const char *fl_pages_name(enum fl_pages p);
+
+/* A resident anonymous heap of mib MiB: mmap, madvise(NOHUGEPAGE for 4k,
+ * HUGEPAGE for thp), then every byte written. mib 0 gives an empty heap.
+ * Returns 0 or an errno value (of mmap). */
+struct fl_heap {
+    void *base;
+    size_t bytes;
+};
+int fl_heap_alloc(struct fl_heap *h, size_t mib, enum fl_pages pages);
+void fl_heap_free(struct fl_heap *h);
+
+/* Finds the bench's static `tiny` target: $FORKLESS_TINY, next to the
+ * running executable, <exe dir>/../bench/tiny, the build tree, the install
+ * tree. Writes the path to buf and returns 0, or returns ENOENT. */
+int fl_find_tiny(char *buf, size_t size);
+
+#endif

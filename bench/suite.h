@@ -1,0 +1,45 @@
+/* suite.h: the bench suites and the option helpers they share. */
+#ifndef FL_BENCH_SUITE_H
+#define FL_BENCH_SUITE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* A suite: argv[0] is its name, the rest its options. Returns the exit
+ * status (0, 1 for a failed run, 2 for a usage error). */
+struct fl_suite {
+    const char *name;
+    const char *what;
+    int (*main)(int argc, char **argv);
+    void (*usage)(FILE *f);
+};
+
+extern const struct fl_suite fl_suites[];
+extern const size_t fl_nsuites;
+
+/* The heap suite (heap.c). */
+int fl_bench_heap(int argc, char **argv);
+void fl_bench_heap_usage(FILE *f);
+
+/* Prints "forkless bench SUITE: MESSAGE" and a hint to --help on stderr;
+ * returns 2 so that callers can `return fl_usage_error(...)`. */
+__attribute__((format(printf, 2, 3)))
+int fl_usage_error(const char *suite, const char *fmt, ...);
+
+/* Matches argv[*i] against an option that takes a value, written
+ * "NAME VALUE" or, for a long NAME, "NAME=VALUE". Returns 0 when it is
+ * another option, 1 with *val set (and *i moved past the value), or -1 when
+ * the value is missing (a usage error has been printed). */
+int fl_opt_value(const char *suite, int argc, char **argv, int *i,
+                 const char *name, const char **val);
+
+/* Parses a whole decimal number in [min, max]. Returns 0 or -1. */
+int fl_parse_ulong(const char *s, unsigned long min, unsigned long max,
+                   unsigned long *out);
+
+/* Parses a comma list of such numbers into out[cap]. Returns the count, or
+ * -1 for junk, an empty item, a value out of range or too many items. */
+int fl_parse_ulong_list(const char *s, unsigned long min, unsigned long max,
+                        unsigned long *out, size_t cap);
+
+#endif

@@ -1,0 +1,404 @@
+/*
+ * forkless.h: start programs on Linux at a cost that does not grow with the
+ * caller's memory, with exact errors and a clean child.
+ *
+ * The calling protocol:
+ *
+ *   1. Fill a struct fl_cmd. All-zero fields mean the defaults, so C99
+ *      designated initialisers make the common case one statement:
+ *
+ *          struct fl_cmd cmd = {
+ *              .argv  = (char *const[]){ "grep", "-c", "x", NULL },
+ *              .cwd   = "/tmp",
+ *              .stdio = { [1] = { .kind = FL_PIPE }, [2] = { .kind = FL_TO_STDOUT } },
+ *          };
+ *
+ *   2. fl_spawn() prepares everything that may allocate in the parent, then
+ *      starts the child. It returns 0, or an errno value and a struct
+ *      fl_error that names the step that failed (chdir, open, exec, ...).
+ *      A program that cannot be executed is an error of fl_spawn(), never
+ *      "spawned, then exited with 127".
+ *
+ *   3. Own the process through its struct fl_proc: read or write the pipe
+ *      ends in proc.stdio[], then fl_wait() (with an optional timeout),
+ *      fl_kill() if needed, and finally fl_close().
+ *
+ * Every function returns 0 or a positive errno value; none sets errno as its
+ * result, none prints, and none calls exit().
+ *
+ * ABI: struct fl_cmd is a plain caller-owned struct rather than an opaque
+ * builder, because a struct is free to set up, needs no error handling of
+ * its own and reads well as a designated initialiser. It ends in reserved
+ * space: later versions add fields only there, and give each new field a
+ * meaning in which zero is the old behaviour, so a program built against
+ * this header keeps working with a newer library.
+ */
+#ifndef FORKLESS_H
+#define FORKLESS_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && defined(FL_BUILDING_LIBRARY)
+#define FL_API __attribute__((visibility("default")))
+#else
+#define FL_API
+#endif
+
+#define FL_VERSION_MAJOR 0
+#define FL_VERSION_MINOR 1
+#define FL_VERSION_PATCH 0
+#define FL_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------ */
+/* Describing a command                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* How the child starts. FL_BACKEND_AUTO is the default. */
+enum fl_backend {
+    /* clone(CLONE_VM|CLONE_VFORK) on Linux: flat cost, every option. */
+    FL_BACKEND_AUTO = 0,
+    /* The same child, asked for by name. */
+    FL_BACKEND_CLONE,
+    /* The libc's posix_spawn(). Returns ENOTSUP for an option it cannot
+     * express (rlimits, umask, credentials, pdeathsig, cgroup): it never
+     * drops a setting silently. It cannot say which step failed, so its
+     * errors carry FL_STEP_SPAWN unless only exec could have failed.
+     * glibc's posix_spawn() leaves signals 32 and 33 (its own SIGCANCEL
+     * and SIGSETXID) ignored in a child of a threaded parent. */
+    FL_BACKEND_POSIX_SPAWN,
+    /* fork() + the same child code + a CLOEXEC error pipe. Its cost grows
+     * with the parent's memory; it is there for comparison and for systems
+     * where CLONE_VM does not share memory (QEMU user mode, WSL1). */
+    FL_BACKEND_FORK,
+};
+
+/* What a standard stream (fd 0, 1 or 2) of the child is. */
+enum fl_stdio_kind {
+    FL_INHERIT = 0,  /* the parent's own fd of the same number (default) */
+    FL_NULL,         /* /dev/null, opened O_RDONLY for 0 and O_WRONLY else */
+    FL_PIPE,         /* a new pipe; the parent's end goes to proc.stdio[n] */
+    FL_FILE,         /* .path opened with .flags and .mode in the child */
+    FL_FD,           /* the parent's open fd .fd */
+    FL_TO_STDOUT,    /* whatever the child's fd 1 is (for fd 2 only) */
+};
+
+struct fl_stdio {
+    enum fl_stdio_kind kind;
+    /* FL_FD: the parent's fd. */
+    int fd;
+    /* FL_FILE: the path, opened after the chdir to .cwd, so a relative path
+     * is relative to the child's working directory. */
+    const char *path;
+    /* FL_FILE: open(2) flags. 0 means O_RDONLY for fd 0 and
+     * O_WRONLY|O_CREAT|O_TRUNC for fds 1 and 2. O_CLOEXEC is ignored. */
+    int flags;
+    /* FL_FILE: the mode for O_CREAT; 0 means 0666 (before the umask). */
+    mode_t mode;
+};
+
+/* One extra fd for the child: its number .child_fd (>= 0) is made a
+ * duplicate of the parent's open fd .parent_fd, without FD_CLOEXEC. Maps are
+ * applied as if at once: cycles (3<-4 with 4<-3), a parent fd used twice,
+ * and a parent fd equal to its own child number (passed as itself, even
+ * when FD_CLOEXEC in the parent) all work. A map for child fd 0, 1 or 2
+ * overrides .stdio for that fd. */
+struct fl_fd_map {
+    int child_fd;
+    int parent_fd;
+};
+
+/* One resource limit set in the child with prlimit(2). */
+struct fl_rlimit {
+    int resource;    /* RLIMIT_NOFILE, RLIMIT_CORE, ... */
+    rlim_t soft;
+    rlim_t hard;
+};
+
+/* Flags for fl_cmd.flags. Unknown bits are rejected with EINVAL. */
+enum fl_flags {
+    /* Leave every inherited fd open (only FD_CLOEXEC ones close at exec).
+     * The default closes all but 0-2 and the mapped fds, with close_range()
+     * or, where that is denied, a walk of /proc/self/fd. */
+    FL_KEEP_FDS       = 1u << 0,
+    /* Keep the signal dispositions that exec keeps (SIG_IGN) and the
+     * calling thread's signal mask. The default resets every disposition to
+     * SIG_DFL, SIGPIPE included, and empties the mask. Handlers never run
+     * in the child either way. */
+    FL_KEEP_SIGNALS   = 1u << 1,
+    FL_SETSID         = 1u << 2,  /* setsid(): new session and group */
+    FL_NEW_PGROUP     = 1u << 3,  /* setpgid(0, 0): new process group */
+    FL_JOIN_PGROUP    = 1u << 4,  /* setpgid(0, .pgid): join a group */
+    FL_SET_UMASK      = 1u << 5,  /* umask(.umask) */
+    FL_SET_UID        = 1u << 6,  /* setresuid(.uid, .uid, .uid) */
+    FL_SET_GID        = 1u << 7,  /* setresgid(.gid, .gid, .gid) */
+    FL_SET_GROUPS     = 1u << 8,  /* setgroups(.ngroups, .groups) */
+    /* Start from an empty environment instead of .env or environ. */
+    FL_ENV_CLEAR      = 1u << 9,
+    /* A file that exec refuses with ENOEXEC (no #! line) is run with
+     * /bin/sh, as execvp() does. Off by default: such a file is an error. */
+    FL_SHELL_FALLBACK = 1u << 10,
+    /* Fail with ENOTSUP instead of using a backend whose cost grows with the
+     * parent's memory (FL_BACKEND_FORK). */
+    FL_NO_FORK        = 1u << 11,
+    /* Search empty and relative PATH entries too ("", ".", "bin"). They
+     * name directories relative to the child's cwd; by default they are
+     * skipped, so a planted ./true never runs by accident. */
+    FL_PATH_RELATIVE  = 1u << 12,
+};
+
+/*
+ * A command: what to run and how the child is set up. The caller owns the
+ * struct and everything it points to; fl_spawn() only reads them, and keeps
+ * no pointer into them once it returns.
+ *
+ * The child's setup runs in this order, and the first step that fails stops
+ * it: setsid / setpgid, rlimits, umask, cgroup, chdir, stdio and fd maps,
+ * closing other fds, setgroups, setgid, setuid, pdeathsig, signals, exec.
+ */
+struct fl_cmd {
+    /* The arguments, NULL-terminated; argv[0] must be present. Unless
+     * .path is set, argv[0] is also the program: a name containing '/' is
+     * used as is, any other name is searched in the PATH of the child's
+     * environment (not the parent's), or in confstr(_CS_PATH) when that
+     * environment has no PATH. */
+    char *const *argv;
+    /* The file to execute, if it differs from argv[0]; searched like
+     * argv[0] when it has no '/'. */
+    const char *path;
+
+    /* The base environment ("NAME=VALUE" strings, NULL-terminated). NULL
+     * means a copy of the caller's environ, taken in the parent before the
+     * child starts. Ignored with FL_ENV_CLEAR. */
+    char *const *env;
+    /* Edits applied in order on top of the base: set "NAME=VALUE" (a
+     * string without '=' is EINVAL), then unset NAME (a name with '=' or an
+     * empty name is EINVAL). Either may be NULL. */
+    const char *const *env_set;
+    const char *const *env_unset;
+
+    /* The child's working directory, or NULL to keep the parent's. */
+    const char *cwd;
+
+    /* fds 0, 1 and 2. */
+    struct fl_stdio stdio[3];
+
+    /* Extra fds, see struct fl_fd_map. Two maps with the same child_fd are
+     * EINVAL, so is a negative fd; a parent_fd that is not open is EBADF. */
+    const struct fl_fd_map *fds;
+    size_t nfds;
+
+    /* FL_* flags from enum fl_flags. */
+    unsigned flags;
+
+    /* The child's signal mask. NULL means empty (or, with FL_KEEP_SIGNALS,
+     * the calling thread's mask). */
+    const sigset_t *sigmask;
+    /* With FL_KEEP_SIGNALS: signals reset to SIG_DFL all the same. */
+    const sigset_t *sigdefault;
+
+    /* With FL_JOIN_PGROUP: the process group to join. */
+    pid_t pgid;
+
+    /* Resource limits, applied in order. */
+    const struct fl_rlimit *rlimits;
+    size_t nrlimits;
+
+    /* With FL_SET_UMASK. */
+    mode_t umask;
+
+    /* Credentials, with FL_SET_UID / FL_SET_GID / FL_SET_GROUPS. They are
+     * changed with raw syscalls in the child in the order groups, gid, uid,
+     * and each change sets the real, effective and saved ids, so a failure
+     * at any step stops the spawn rather than exec with privileges the
+     * caller asked to drop. */
+    uid_t uid;
+    gid_t gid;
+    const gid_t *groups;
+    size_t ngroups;
+
+    /* A signal the child gets when the thread that spawned it exits (not
+     * the process: see prctl(2) PR_SET_PDEATHSIG). 0 means none. Set after
+     * the credential change, which would clear it, and checked against a
+     * parent that already died: the child then gets the signal before exec. */
+    int pdeathsig;
+
+    /* A cgroup directory (cgroup v2, or a v1 hierarchy) the child joins
+     * before exec. With clone3() the kernel places it (CLONE_INTO_CGROUP);
+     * otherwise the child writes itself into cgroup.procs. */
+    const char *cgroup;
+
+    enum fl_backend backend;
+
+    /* Reserved for later fields; must be zero. */
+    void *reserved_[8];
+};
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The step of a spawn that failed. */
+enum fl_step {
+    FL_STEP_NONE = 0,
+    FL_STEP_PREPARE,    /* validating and preparing in the parent */
+    FL_STEP_CLONE,      /* creating the process (clone, fork, pipe, ...) */
+    FL_STEP_SETSID,
+    FL_STEP_SETPGID,
+    FL_STEP_RLIMIT,     /* .index: the rlimit */
+    FL_STEP_UMASK,
+    FL_STEP_CGROUP,
+    FL_STEP_CHDIR,
+    FL_STEP_OPEN,       /* .index: the child fd being opened */
+    FL_STEP_DUP,        /* .index: the child fd being set */
+    FL_STEP_CLOSE_FDS,
+    FL_STEP_SETGROUPS,
+    FL_STEP_SETGID,
+    FL_STEP_SETUID,
+    FL_STEP_PDEATHSIG,
+    FL_STEP_SIGNALS,
+    FL_STEP_EXEC,       /* .index: which PATH candidate gave .err */
+    FL_STEP_SPAWN,      /* posix_spawn() failed; it does not say where */
+};
+
+#define FL_ERROR_PATH_MAX 1024
+#define FL_ERROR_DETAIL_MAX 160
+
+/* Where a spawn failed. fl_spawn() fills it on failure and clears it on
+ * success. */
+struct fl_error {
+    int err;                /* the errno value, as fl_spawn() returned */
+    enum fl_step step;
+    int index;              /* see enum fl_step; -1 when it does not apply */
+    /* The path the step was working on (the program, the cwd, the file),
+     * truncated to fit; "" when there is none. */
+    char path[FL_ERROR_PATH_MAX];
+    /* More, in words, or "": "argument 3 is longer than MAX_ARG_STRLEN",
+     * "interpreter \"/usr/bin/pyhton\" not found". */
+    char detail[FL_ERROR_DETAIL_MAX];
+};
+
+/* The step's name: "chdir", "exec", ... Never NULL. Thread-safe and
+ * async-signal-safe. */
+FL_API const char *fl_step_name(enum fl_step step);
+
+/* Formats an error for people, as
+ *     chdir "/nope": No such file or directory
+ *     exec "/tmp/x.sh": No such file or directory (interpreter "/bin/bash\r" not found)
+ * into buf (always NUL-terminated when size > 0, truncated to fit) and
+ * returns buf. Thread-safe; not async-signal-safe (it uses strerror_r). */
+FL_API char *fl_error_format(const struct fl_error *e, char *buf, size_t size);
+
+/* The backend's name: "auto", "clone", "posix_spawn" or "fork"; "?" for
+ * any other value. Thread-safe and async-signal-safe. */
+FL_API const char *fl_backend_name(enum fl_backend b);
+
+/* ------------------------------------------------------------------------ */
+/* Spawning                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A started process. Treat the fields as read-only. */
+struct fl_proc {
+    pid_t pid;
+    /* A pidfd for the process, or -1 on a kernel without pidfds. Owned by
+     * the handle: fl_close() closes it. */
+    int pidfd;
+    /* The parent's ends of FL_PIPE streams (FD_CLOEXEC set), else -1.
+     * Owned by the handle until the caller closes one and sets it to -1. */
+    int stdio[3];
+    /* The backend that really ran: never FL_BACKEND_AUTO. */
+    enum fl_backend backend;
+    /* Internal state; 0 while the process has not been waited for. */
+    int state_;
+};
+
+/*
+ * Starts cmd and fills *proc. Returns 0 on success, or an errno value:
+ *
+ *   EINVAL   a malformed command: no argv or argv[0], bad flag bits, an env
+ *            edit without '=', two maps to one child fd, a negative fd,
+ *            a bad backend, FL_TO_STDOUT on fd 1, a reserved field not zero
+ *   EBADF    an FL_FD or map names a parent fd that is not open
+ *   E2BIG    an argument or environment string longer than MAX_ARG_STRLEN,
+ *            or all of them together over ARG_MAX (error->detail says which)
+ *   ENOTSUP  the chosen backend cannot express an option, or FL_NO_FORK
+ *            forbids the backend
+ *   ENOMEM, EMFILE, EAGAIN (RLIMIT_NPROC), ...   from the parent's steps
+ *   any errno of a child step, ENOENT and EACCES from exec among them
+ *
+ * On failure *proc is set to an empty handle (pid 0, fds -1), nothing is
+ * left open and no zombie is left; error, when not NULL, says where it
+ * failed. On success error is cleared.
+ *
+ * Thread-safe: any number of threads may spawn at once, and signals that
+ * arrive meanwhile run their handlers in the parent only. With .env NULL it
+ * reads environ, so, as for getenv(3), other threads must not change the
+ * environment at the same time. Not async-signal-safe: it allocates.
+ */
+FL_API int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
+                    struct fl_error *error);
+
+/*
+ * Finds the file that fl_spawn() would execute for cmd, using the same
+ * PATH rules, and writes it to buf. A candidate must be a regular file that
+ * the caller may execute (access(X_OK)); a relative candidate is checked
+ * against .cwd. Returns 0, ENOENT, EACCES (only files without permission
+ * were found), ERANGE (buf too small), or EINVAL/E2BIG as fl_spawn().
+ * Thread-safe, not async-signal-safe.
+ */
+FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
+                      struct fl_error *error);
+
+/* ------------------------------------------------------------------------ */
+/* Owning the process                                                       */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Waits for the process to end and reaps it. timeout_ms is -1 to wait for
+ * ever, 0 to poll, or a positive number of milliseconds; any other value is
+ * EINVAL. The wait polls the pidfd: no busy loop, no SIGCHLD handler, and
+ * a signal handler that interrupts it (EINTR) is retried with the time left.
+ *
+ * Returns:
+ *   0          *status (when not NULL) holds a wait status for WIFEXITED(),
+ *              WEXITSTATUS(), WIFSIGNALED() and WTERMSIG()
+ *   ETIMEDOUT  the time ran out; the process keeps running, and may be
+ *              waited for again
+ *   ECHILD     the process ended but its status was taken elsewhere:
+ *              SIGCHLD set to SIG_IGN, or a foreign waitpid(-1)
+ *   ESRCH      the handle was already waited for (or is empty)
+ *   EINVAL     a bad timeout
+ *
+ * Thread-safe for different handles; one handle must not be used by two
+ * threads at once. Not async-signal-safe.
+ */
+FL_API int fl_wait(struct fl_proc *proc, int timeout_ms, int *status);
+
+/*
+ * Sends sig to the process through its pidfd. Once the process has been
+ * waited for, nothing is sent to its numeric pid ever again: the call
+ * returns ESRCH. sig 0 only checks. Returns 0, ESRCH, EINVAL or EPERM.
+ * Thread-safe and async-signal-safe.
+ */
+FL_API int fl_kill(struct fl_proc *proc, int sig);
+
+/*
+ * Closes the handle's pidfd and pipe ends, and empties it. It neither
+ * kills nor waits: a process that still runs keeps running, and once it
+ * ends it stays a zombie until the caller reaps it with waitpid(pid) (or
+ * the caller exits). Call fl_wait() first to reap it. Safe on an empty
+ * handle and twice. Thread-safe for different handles, async-signal-safe.
+ */
+FL_API void fl_close(struct fl_proc *proc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

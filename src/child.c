@@ -1,0 +1,372 @@
+/* child.c: the child, from clone (or fork) to exec.
+ *
+ * NOTE: under CLONE_VM this code runs in the parent's memory, on a stack
+ * borrowed from the suspended parent thread. It may only make raw system
+ * calls (sys.h): no malloc, no stdio, no errno, no lock, and no libc wrapper
+ * that keeps state (glibc's setuid() signals every thread of the parent).
+ * The only parent memory it writes is p->cerr and the staged fds in p->acts.
+ * It starts with every signal blocked, and unblocks only after every
+ * handler is gone, so no handler of the parent ever runs here.
+ *
+ * The file is built without sanitizers: their runtime allocates and locks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+
+#include "internal.h"
+#include "sys.h"
+
+#define CHILD __attribute__((noinline))
+
+static CHILD int fail(struct fl__plan *p, enum fl_step step, int index, long r)
+{
+    p->cerr.step = step;
+    p->cerr.index = index;
+    p->cerr.err = (int)-r;
+    return -1;
+}
+
+static CHILD int set_placement(struct fl__plan *p)
+{
+    long r = 0;
+    if (p->flags & FL_SETSID) {
+        r = fl__sys0(SYS_setsid);
+        if (r < 0)
+            return fail(p, FL_STEP_SETSID, -1, r);
+    } else if (p->flags & (FL_NEW_PGROUP | FL_JOIN_PGROUP)) {
+        pid_t g = (p->flags & FL_JOIN_PGROUP) ? p->cmd->pgid : 0;
+        r = fl__sys2(SYS_setpgid, 0, g);
+        if (r < 0)
+            return fail(p, FL_STEP_SETPGID, -1, r);
+    }
+    for (size_t i = 0; i < p->cmd->nrlimits; i++) {
+        const struct fl_rlimit *l = &p->cmd->rlimits[i];
+        uint64_t v[2] = { l->soft, l->hard };
+        if (l->soft == RLIM_INFINITY)
+            v[0] = ~(uint64_t)0;
+        if (l->hard == RLIM_INFINITY)
+            v[1] = ~(uint64_t)0;
+        r = fl__sys4(SYS_prlimit64, 0, l->resource, v, 0);
+        if (r < 0)
+            return fail(p, FL_STEP_RLIMIT, (int)i, r);
+    }
+    if (p->flags & FL_SET_UMASK)
+        fl__sys1(SYS_umask, p->cmd->umask & 0777);
+    if (p->cgroup_procs && p->cgroup_fd < 0) {
+        int fd = (int)fl__sys4(SYS_openat, AT_FDCWD, p->cgroup_procs, O_WRONLY | O_CLOEXEC, 0);
+        if (fd < 0)
+            return fail(p, FL_STEP_CGROUP, -1, fd);
+        r = fl__sys3(SYS_write, fd, "0", 1);
+        fl__sys1(SYS_close, fd);
+        if (r < 0)
+            return fail(p, FL_STEP_CGROUP, -1, r);
+    }
+    if (p->cmd->cwd) {
+        r = fl__sys1(SYS_chdir, p->cmd->cwd);
+        if (r < 0)
+            return fail(p, FL_STEP_CHDIR, -1, r);
+    }
+    return 0;
+}
+
+static CHILD long clear_cloexec(int fd)
+{
+    return fl__sys3(SYS_fcntl, fd, F_SETFD, 0);
+}
+
+static CHILD int apply_fds(struct fl__plan *p)
+{
+    long r;
+    if (p->stage)
+        for (size_t i = 0; i < p->nacts; i++) {
+            struct fl__act *a = &p->acts[i];
+            if (a->kind != FL__ACT_DUP || a->staged_fd == -2)
+                continue;
+            r = fl__sys3(SYS_fcntl, a->src_fd, F_DUPFD_CLOEXEC, p->stage_min);
+            if (r < 0)
+                return fail(p, FL_STEP_DUP, a->child_fd, r);
+            a->staged_fd = (int)r;
+        }
+    for (size_t i = 0; i < p->nacts; i++) {
+        const struct fl__act *a = &p->acts[i];
+        int src;
+        if (a->kind == FL__ACT_OPEN) {
+            r = fl__sys4(SYS_openat, AT_FDCWD, a->path, a->oflags | O_CLOEXEC, a->mode);
+            if (r < 0)
+                return fail(p, FL_STEP_OPEN, a->child_fd, r);
+            src = (int)r;
+        } else {
+            src = a->staged_fd >= 0 ? a->staged_fd : a->src_fd;
+        }
+        /* dup3() onto itself is EINVAL, and a fd passed as itself must
+         * lose FD_CLOEXEC to survive exec. */
+        if (src == a->child_fd)
+            r = clear_cloexec(src);
+        else
+            r = fl__sys3(SYS_dup3, src, a->child_fd, 0);
+        if (r < 0)
+            return fail(p, FL_STEP_DUP, a->child_fd, r);
+    }
+    return 0;
+}
+
+struct fl__dirent64 {
+    uint64_t ino;
+    int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+};
+
+static CHILD bool kept(const struct fl__plan *p, int fd)
+{
+    for (size_t i = 0; i < p->nkeep; i++)
+        if (p->keep[i] == fd)
+            return true;
+    return fd == p->err_fd;
+}
+
+/* Where close_range() is missing or denied (seccomp), close what
+ * /proc/self/fd lists. Without /proc the spawn fails: closing nothing
+ * silently would leak every fd. */
+static CHILD long close_by_walk(const struct fl__plan *p)
+{
+    char buf[1024] __attribute__((aligned(8)));
+    int dfd = (int)fl__sys4(SYS_openat, AT_FDCWD, "/proc/self/fd",
+                            O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (dfd < 0)
+        return dfd;
+    for (;;) {
+        long n = fl__sys3(SYS_getdents64, dfd, buf, sizeof buf);
+        if (n <= 0) {
+            fl__sys1(SYS_close, dfd);
+            return n;
+        }
+        for (long off = 0; off < n;) {
+            const struct fl__dirent64 *d = (const void *)(buf + off);
+            off += d->reclen;
+            int fd = 0;
+            const char *c = d->name;
+            if (*c < '0' || *c > '9')
+                continue;
+            while (*c >= '0' && *c <= '9')
+                fd = fd * 10 + (*c++ - '0');
+            if (fd > 2 && fd != dfd && !kept(p, fd))
+                fl__sys1(SYS_close, fd);
+        }
+    }
+}
+
+static CHILD int close_other_fds(struct fl__plan *p)
+{
+    unsigned lo = 3;
+    long r = 0;
+    for (size_t i = 0; i < p->nkeep && r == 0; i++) {
+        unsigned k = (unsigned)p->keep[i];
+        if (k > lo)
+            r = fl__sys3(SYS_close_range, lo, k - 1, 0);
+        if (k >= lo)
+            lo = k + 1;
+    }
+    if (r == 0 && p->err_fd >= 0 && (unsigned)p->err_fd >= lo) {
+        if ((unsigned)p->err_fd > lo)
+            r = fl__sys3(SYS_close_range, lo, p->err_fd - 1, 0);
+        lo = (unsigned)p->err_fd + 1;
+    }
+    if (r == 0)
+        r = fl__sys3(SYS_close_range, lo, ~0u, 0);
+    if (r == -ENOSYS || r == -EPERM)
+        r = close_by_walk(p);
+    return r < 0 ? fail(p, FL_STEP_CLOSE_FDS, -1, r) : 0;
+}
+
+static CHILD int set_credentials(struct fl__plan *p)
+{
+    const struct fl_cmd *c = p->cmd;
+    long r;
+    if (p->flags & FL_SET_GROUPS) {
+        r = fl__sys2(SYS_setgroups, c->ngroups, c->groups);
+        if (r < 0)
+            return fail(p, FL_STEP_SETGROUPS, -1, r);
+    }
+    if (p->flags & FL_SET_GID) {
+        r = fl__sys3(SYS_setresgid, c->gid, c->gid, c->gid);
+        if (r < 0)
+            return fail(p, FL_STEP_SETGID, -1, r);
+    }
+    if (p->flags & FL_SET_UID) {
+        r = fl__sys3(SYS_setresuid, c->uid, c->uid, c->uid);
+        if (r < 0)
+            return fail(p, FL_STEP_SETUID, -1, r);
+    }
+    /* After the credential change, which clears it. A parent that died
+     * before prctl() took effect is caught by the getppid() check. */
+    if (c->pdeathsig) {
+        r = fl__sys2(SYS_prctl, PR_SET_PDEATHSIG, c->pdeathsig);
+        if (r < 0)
+            return fail(p, FL_STEP_PDEATHSIG, -1, r);
+        if (fl__sys0(SYS_getppid) != p->parent_pid)
+            fl__sys2(SYS_kill, fl__sys0(SYS_getpid), c->pdeathsig);
+    }
+    return 0;
+}
+
+/* The kernel's struct sigaction for rt_sigaction(2). */
+struct fl__ksigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    unsigned long mask;
+};
+
+/* Reads which of signals 1-31 this child ignores (field 33) and catches
+ * (field 34) from /proc/self/stat; the kernel shows no real-time signal
+ * there. The child's dispositions are its own copy, taken atomically by
+ * clone, so the answer cannot race with the parent's threads, and one read
+ * costs far less than a sigaction() per signal. */
+static CHILD void read_dispositions(uint64_t *ignored, uint64_t *caught)
+{
+    char buf[1024];
+    int fd = (int)fl__sys4(SYS_openat, AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    long n = fl__sys3(SYS_read, fd, buf, sizeof buf - 1);
+    fl__sys1(SYS_close, fd);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    /* The command name (field 2) may hold spaces and ')': skip to the last ')'. */
+    char *c = 0;
+    for (char *q = buf; *q; q++)
+        if (*q == ')')
+            c = q;
+    if (!c)
+        return;
+    uint64_t v[2] = { 0, 0 };
+    int field = 2;
+    for (; *c && field <= 34; c++) {
+        if (*c == ' ')
+            field++;
+        else if (field >= 33 && *c >= '0' && *c <= '9')
+            v[field - 33] = v[field - 33] * 10 + (uint64_t)(*c - '0');
+    }
+    if (field <= 34)
+        return;
+    *ignored = v[0] & FL__LOW_SIGNALS;
+    *caught = v[1] & FL__LOW_SIGNALS;
+}
+
+/* Resets to SIG_DFL every signal that has a handler (none is left when
+ * clone3 cleared them), and, unless FL_KEEP_SIGNALS, every ignored one;
+ * then sets the child's mask. */
+static CHILD int reset_signals(struct fl__plan *p)
+{
+    const struct fl__ksigaction dfl = { SIG_DFL, 0, 0, 0 };
+    bool keep = p->flags & FL_KEEP_SIGNALS;
+    uint64_t ignored = FL__LOW_SIGNALS, caught = FL__LOW_SIGNALS;
+    uint64_t must = p->sigdefault_bits, ask = 0;
+    long r;
+    if (!keep || !p->sighand_cleared)
+        read_dispositions(&ignored, &caught);
+    if (!keep)
+        must |= ignored | (p->sighand_cleared ? p->rt_ignored : ~FL__LOW_SIGNALS);
+    if (!p->sighand_cleared) {
+        must |= caught;
+        /* Real-time handlers are not listed: ask the kernel one by one. */
+        ask = keep ? ~FL__LOW_SIGNALS & ~must : 0;
+        if (!keep)
+            must |= ~FL__LOW_SIGNALS;
+    }
+    for (int sig = 1; sig <= 64; sig++) {
+        uint64_t bit = (uint64_t)1 << (sig - 1);
+        if (sig == SIGKILL || sig == SIGSTOP || !((must | ask) & bit))
+            continue;
+        if (!(must & bit)) {
+            struct fl__ksigaction old;
+            r = fl__sys4(SYS_rt_sigaction, sig, 0, &old, 8);
+            if (r < 0 || old.handler == SIG_IGN || old.handler == SIG_DFL)
+                continue;
+        }
+        r = fl__sys4(SYS_rt_sigaction, sig, &dfl, 0, 8);
+        if (r < 0 && r != -EINVAL)
+            return fail(p, FL_STEP_SIGNALS, sig, r);
+    }
+    if (p->mask_inherited)
+        return 0;
+    r = fl__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &p->child_mask, 0, 8);
+    return r < 0 ? fail(p, FL_STEP_SIGNALS, -1, r) : 0;
+}
+
+static CHILD bool means_not_here(long r)
+{
+    return r == -ENOENT || r == -ENOTDIR || r == -ESTALE || r == -ENODEV ||
+           r == -ETIMEDOUT;
+}
+
+static CHILD bool exists(const char *path)
+{
+    char st[256] __attribute__((aligned(8)));  /* a struct stat, unread */
+    return fl__sys4(SYS_newfstatat, AT_FDCWD, path, st, 0) == 0;
+}
+
+/* Tries each candidate as execvp() does: a missing file moves on, EACCES is
+ * remembered and reported only if nothing else runs, anything else stops.
+ * Unlike execvp(), an unsearchable directory is not "permission denied". */
+static CHILD void exec_candidates(struct fl__plan *p)
+{
+    int denied = -1;
+    long first_err = -ENOENT;
+    for (size_t i = 0; i < p->ncands; i++) {
+        long r = fl__sys3(SYS_execve, p->cands[i], p->argv, p->envp);
+        if (r == -ENOEXEC && (p->flags & FL_SHELL_FALLBACK)) {
+            p->sh_argv[1] = (char *)p->cands[i];
+            r = fl__sys3(SYS_execve, "/bin/sh", p->sh_argv, p->envp);
+        }
+        if (r == -EACCES && !exists(p->cands[i])) {
+            /* A PATH directory we may not search hides nothing. */
+            r = -ENOENT;
+        }
+        if (r == -EACCES) {
+            if (denied < 0)
+                denied = (int)i;
+        } else if (means_not_here(r)) {
+            if (i == 0)
+                first_err = r;
+        } else {
+            fail(p, FL_STEP_EXEC, (int)i, r);
+            return;
+        }
+    }
+    if (denied >= 0)
+        fail(p, FL_STEP_EXEC, denied, -EACCES);
+    else if (p->ncands == 1)
+        fail(p, FL_STEP_EXEC, 0, first_err);
+    else
+        fail(p, FL_STEP_EXEC, -1, -ENOENT);
+}
+
+CHILD void fl__child_run(struct fl__plan *p)
+{
+    if (set_placement(p) < 0 || apply_fds(p) < 0)
+        return;
+    if (!(p->flags & FL_KEEP_FDS) && close_other_fds(p) < 0)
+        return;
+    if (set_credentials(p) < 0 || reset_signals(p) < 0)
+        return;
+    exec_candidates(p);
+}
+
+CHILD __attribute__((noreturn)) void fl__child_exit(int code)
+{
+    for (;;)
+        fl__sys1(SYS_exit_group, code);
+}
+
+CHILD int fl__child_entry(void *arg)
+{
+    fl__child_run(arg);
+    fl__child_exit(127);
+}

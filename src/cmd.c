@@ -1,0 +1,219 @@
+/* cmd.c: describe. Checks a struct fl_cmd before anything is prepared, and
+ * builds the child's environment from the base and the edits. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+extern char **environ;
+
+#define FL__ALL_FLAGS                                                        \
+    (FL_KEEP_FDS | FL_KEEP_SIGNALS | FL_SETSID | FL_NEW_PGROUP |             \
+     FL_JOIN_PGROUP | FL_SET_UMASK | FL_SET_UID | FL_SET_GID |               \
+     FL_SET_GROUPS | FL_ENV_CLEAR | FL_SHELL_FALLBACK | FL_NO_FORK |         \
+     FL_PATH_RELATIVE)
+
+static int invalid(struct fl_error *e, const char *detail)
+{
+    return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", detail);
+}
+
+static bool fd_is_open(int fd)
+{
+    return fcntl(fd, F_GETFD) >= 0;
+}
+
+static int check_stdio(const struct fl_cmd *cmd, struct fl_error *e)
+{
+    for (int i = 0; i < 3; i++) {
+        const struct fl_stdio *s = &cmd->stdio[i];
+        char what[FL_ERROR_DETAIL_MAX];
+        switch (s->kind) {
+        case FL_INHERIT:
+        case FL_NULL:
+        case FL_PIPE:
+            break;
+        case FL_FILE:
+            if (!s->path) {
+                snprintf(what, sizeof what, "stdio[%d]: FL_FILE without a path", i);
+                return invalid(e, what);
+            }
+            break;
+        case FL_FD:
+            if (s->fd < 0) {
+                snprintf(what, sizeof what, "stdio[%d]: negative fd %d", i, s->fd);
+                return invalid(e, what);
+            }
+            if (!fd_is_open(s->fd)) {
+                snprintf(what, sizeof what, "stdio[%d]: parent fd %d is not open", i, s->fd);
+                return fl__fail(e, EBADF, FL_STEP_PREPARE, i, "", what);
+            }
+            break;
+        case FL_TO_STDOUT:
+            if (i != 2)
+                return invalid(e, "FL_TO_STDOUT is only for fd 2");
+            break;
+        default:
+            snprintf(what, sizeof what, "stdio[%d]: unknown kind %d", i, (int)s->kind);
+            return invalid(e, what);
+        }
+    }
+    return 0;
+}
+
+static int check_fd_maps(const struct fl_cmd *cmd, struct fl_error *e)
+{
+    char what[FL_ERROR_DETAIL_MAX];
+    if (cmd->nfds && !cmd->fds)
+        return invalid(e, "nfds is set but fds is NULL");
+    for (size_t i = 0; i < cmd->nfds; i++) {
+        const struct fl_fd_map *m = &cmd->fds[i];
+        if (m->child_fd < 0 || m->parent_fd < 0) {
+            snprintf(what, sizeof what, "fd map %zu: negative fd (%d <- %d)", i,
+                     m->child_fd, m->parent_fd);
+            return invalid(e, what);
+        }
+        for (size_t j = 0; j < i; j++)
+            if (cmd->fds[j].child_fd == m->child_fd) {
+                snprintf(what, sizeof what, "fd maps %zu and %zu both set child fd %d",
+                         j, i, m->child_fd);
+                return invalid(e, what);
+            }
+        if (!fd_is_open(m->parent_fd)) {
+            snprintf(what, sizeof what, "fd map %zu: parent fd %d is not open", i,
+                     m->parent_fd);
+            return fl__fail(e, EBADF, FL_STEP_PREPARE, (int)i, "", what);
+        }
+    }
+    return 0;
+}
+
+static int check_env_edits(const struct fl_cmd *cmd, struct fl_error *e)
+{
+    char what[FL_ERROR_DETAIL_MAX];
+    for (size_t i = 0; cmd->env_set && cmd->env_set[i]; i++) {
+        const char *eq = strchr(cmd->env_set[i], '=');
+        if (!eq || eq == cmd->env_set[i]) {
+            snprintf(what, sizeof what, "env_set[%zu] is not NAME=VALUE", i);
+            return invalid(e, what);
+        }
+    }
+    for (size_t i = 0; cmd->env_unset && cmd->env_unset[i]; i++) {
+        const char *n = cmd->env_unset[i];
+        if (!*n || strchr(n, '=')) {
+            snprintf(what, sizeof what, "env_unset[%zu] is not a variable name", i);
+            return invalid(e, what);
+        }
+    }
+    return 0;
+}
+
+int fl__cmd_check(const struct fl_cmd *cmd, struct fl_error *e)
+{
+    if (!cmd)
+        return invalid(e, "no command");
+    if (!cmd->argv || !cmd->argv[0])
+        return invalid(e, "argv is empty");
+    if (!*fl__program(cmd))
+        return invalid(e, "the program name is empty");
+    if (cmd->flags & ~(unsigned)FL__ALL_FLAGS)
+        return invalid(e, "unknown flag bits");
+    if ((unsigned)cmd->backend > FL_BACKEND_FORK)
+        return invalid(e, "unknown backend");
+    for (size_t i = 0; i < sizeof cmd->reserved_ / sizeof cmd->reserved_[0]; i++)
+        if (cmd->reserved_[i])
+            return invalid(e, "reserved fields must be zero");
+    if ((cmd->flags & FL_JOIN_PGROUP) && (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)))
+        return invalid(e, "FL_JOIN_PGROUP excludes FL_SETSID and FL_NEW_PGROUP");
+    if ((cmd->flags & FL_JOIN_PGROUP) && cmd->pgid <= 0)
+        return invalid(e, "FL_JOIN_PGROUP needs a pgid > 0");
+    if (cmd->nrlimits && !cmd->rlimits)
+        return invalid(e, "nrlimits is set but rlimits is NULL");
+    if ((cmd->flags & FL_SET_GROUPS) && cmd->ngroups && !cmd->groups)
+        return invalid(e, "ngroups is set but groups is NULL");
+    if ((cmd->flags & FL_SET_GROUPS) && cmd->ngroups > (size_t)sysconf(_SC_NGROUPS_MAX))
+        return invalid(e, "more groups than NGROUPS_MAX");
+    if (cmd->pdeathsig < 0 || cmd->pdeathsig >= NSIG)
+        return invalid(e, "pdeathsig is not a signal number");
+    if (cmd->cgroup && !*cmd->cgroup)
+        return invalid(e, "cgroup is an empty path");
+    int r = check_stdio(cmd, e);
+    if (!r)
+        r = check_fd_maps(cmd, e);
+    if (!r)
+        r = check_env_edits(cmd, e);
+    return r;
+}
+
+static size_t name_len(const char *entry)
+{
+    const char *eq = strchr(entry, '=');
+    return eq ? (size_t)(eq - entry) : strlen(entry);
+}
+
+static bool same_name(const char *entry, const char *name, size_t len)
+{
+    return strncmp(entry, name, len) == 0 && entry[len] == '=';
+}
+
+const char *fl__env_get(char *const *envp, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; envp && envp[i]; i++)
+        if (same_name(envp[i], name, len))
+            return envp[i] + len + 1;
+    return NULL;
+}
+
+int fl__env_build(const struct fl_cmd *cmd, struct fl__plan *p, struct fl_error *e)
+{
+    static char *const empty[] = { NULL };
+    char *const *base = (cmd->flags & FL_ENV_CLEAR) ? empty
+                        : cmd->env                 ? cmd->env
+                                                   : environ;
+    if (!base)
+        base = empty;
+    size_t nset = 0, nbase = 0;
+    while (cmd->env_set && cmd->env_set[nset])
+        nset++;
+    bool edits = nset || (cmd->env_unset && cmd->env_unset[0]);
+
+    /* The caller's own array needs no copy; environ does, because another
+     * thread's setenv() may move it while the child reads it. */
+    if (!edits && base != environ) {
+        p->envp = (char **)base;
+        return 0;
+    }
+    while (base[nbase])
+        nbase++;
+    char **env = malloc((nbase + nset + 1) * sizeof *env);
+    if (!env)
+        return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "environment");
+    memcpy(env, base, nbase * sizeof *env);
+    size_t n = nbase;
+    for (size_t i = 0; i < nset; i++) {
+        const char *s = cmd->env_set[i];
+        size_t len = name_len(s), j = 0;
+        while (j < n && !same_name(env[j], s, len))
+            j++;
+        env[j] = (char *)s;
+        if (j == n)
+            n++;
+    }
+    for (size_t i = 0; cmd->env_unset && cmd->env_unset[i]; i++) {
+        const char *name = cmd->env_unset[i];
+        size_t len = strlen(name), k = 0;
+        for (size_t j = 0; j < n; j++)
+            if (!same_name(env[j], name, len))
+                env[k++] = env[j];
+        n = k;
+    }
+    env[n] = NULL;
+    p->envp = env;
+    p->envp_owned = true;
+    return 0;
+}

@@ -1,0 +1,155 @@
+/* error.c: the error record, its names and its wording. All of this runs
+ * in the parent, after the child has gone. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static const char *const step_names[] = {
+    [FL_STEP_NONE] = "none",         [FL_STEP_PREPARE] = "prepare",
+    [FL_STEP_CLONE] = "clone",       [FL_STEP_SETSID] = "setsid",
+    [FL_STEP_SETPGID] = "setpgid",   [FL_STEP_RLIMIT] = "rlimit",
+    [FL_STEP_UMASK] = "umask",       [FL_STEP_CGROUP] = "cgroup",
+    [FL_STEP_CHDIR] = "chdir",       [FL_STEP_OPEN] = "open",
+    [FL_STEP_DUP] = "dup",           [FL_STEP_CLOSE_FDS] = "close_fds",
+    [FL_STEP_SETGROUPS] = "setgroups", [FL_STEP_SETGID] = "setgid",
+    [FL_STEP_SETUID] = "setuid",     [FL_STEP_PDEATHSIG] = "pdeathsig",
+    [FL_STEP_SIGNALS] = "signals",   [FL_STEP_EXEC] = "exec",
+    [FL_STEP_SPAWN] = "posix_spawn",
+};
+
+const char *fl_step_name(enum fl_step step)
+{
+    if ((unsigned)step < sizeof step_names / sizeof step_names[0] && step_names[step])
+        return step_names[step];
+    return "?";
+}
+
+const char *fl_backend_name(enum fl_backend b)
+{
+    switch (b) {
+    case FL_BACKEND_AUTO: return "auto";
+    case FL_BACKEND_CLONE: return "clone";
+    case FL_BACKEND_POSIX_SPAWN: return "posix_spawn";
+    case FL_BACKEND_FORK: return "fork";
+    }
+    return "?";
+}
+
+static void copy_str(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+int fl__fail(struct fl_error *e, int err, enum fl_step step, int index,
+             const char *path, const char *detail)
+{
+    e->err = err;
+    e->step = step;
+    e->index = index;
+    copy_str(e->path, sizeof e->path, path ? path : "");
+    copy_str(e->detail, sizeof e->detail, detail ? detail : "");
+    return err;
+}
+
+/* exec says ENOENT for a file that exists when its #! interpreter is
+ * missing, as with "#!/bin/sh\r" from a CRLF file. Name the interpreter. */
+static void explain_missing_interpreter(const char *path, char *detail, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    char line[256];
+    ssize_t n = read(fd, line, sizeof line - 1);
+    close(fd);
+    if (n < 3 || line[0] != '#' || line[1] != '!')
+        return;
+    line[n] = '\0';
+    char *s = line + 2;
+    s += strspn(s, " \t");
+    size_t len = strcspn(s, " \t\n");
+    bool cr = len > 0 && s[len - 1] == '\r';
+    if (cr)
+        len--;
+    snprintf(detail, size, "interpreter \"%.*s%s\" not found%s", (int)len, s,
+             cr ? "\\r" : "", cr ? " (the file has CRLF line ends)" : "");
+}
+
+static const char *rlimit_name(int resource)
+{
+    static const char *const names[] = {
+        [RLIMIT_CPU] = "CPU",         [RLIMIT_FSIZE] = "FSIZE",
+        [RLIMIT_DATA] = "DATA",       [RLIMIT_STACK] = "STACK",
+        [RLIMIT_CORE] = "CORE",       [RLIMIT_RSS] = "RSS",
+        [RLIMIT_NPROC] = "NPROC",     [RLIMIT_NOFILE] = "NOFILE",
+        [RLIMIT_MEMLOCK] = "MEMLOCK", [RLIMIT_AS] = "AS",
+        [RLIMIT_LOCKS] = "LOCKS",     [RLIMIT_SIGPENDING] = "SIGPENDING",
+        [RLIMIT_MSGQUEUE] = "MSGQUEUE", [RLIMIT_NICE] = "NICE",
+        [RLIMIT_RTPRIO] = "RTPRIO",   [RLIMIT_RTTIME] = "RTTIME",
+    };
+    if (resource >= 0 && (size_t)resource < sizeof names / sizeof names[0] && names[resource])
+        return names[resource];
+    return "unknown resource";
+}
+
+static const char *path_of(const struct fl__plan *p, int step, int index)
+{
+    const struct fl_cmd *c = p->cmd;
+    switch (step) {
+    case FL_STEP_EXEC:
+    case FL_STEP_SPAWN:
+        return index >= 0 && (size_t)index < p->ncands ? p->cands[index] : fl__program(c);
+    case FL_STEP_CHDIR:
+        return c->cwd;
+    case FL_STEP_RLIMIT:
+        return index >= 0 && (size_t)index < c->nrlimits ? rlimit_name(c->rlimits[index].resource)
+                                                          : "";
+    case FL_STEP_CGROUP:
+        return c->cgroup;
+    case FL_STEP_OPEN:
+        for (size_t i = 0; i < p->nacts; i++)
+            if (p->acts[i].child_fd == index && p->acts[i].kind == FL__ACT_OPEN)
+                return p->acts[i].path;
+        return "";
+    default:
+        return "";
+    }
+}
+
+int fl__fail_child(struct fl__plan *p, struct fl_error *e)
+{
+    const struct fl__child_err *c = &p->cerr;
+    fl__fail(e, c->err, (enum fl_step)c->step, c->index, path_of(p, c->step, c->index), "");
+    if (c->step == FL_STEP_EXEC && c->err == ENOENT && c->index >= 0)
+        explain_missing_interpreter(e->path, e->detail, sizeof e->detail);
+    if (c->step == FL_STEP_EXEC && c->err == ENOENT && c->index < 0)
+        copy_str(e->detail, sizeof e->detail, "not found in PATH");
+    if (c->step == FL_STEP_EXEC && c->err == ENOEXEC)
+        copy_str(e->detail, sizeof e->detail,
+                 "not an executable format and no #! line (FL_SHELL_FALLBACK runs it with /bin/sh)");
+    return c->err;
+}
+
+char *fl_error_format(const struct fl_error *e, char *buf, size_t size)
+{
+    if (!buf || !size)
+        return buf;
+    char msg[128];
+    const char *text = strerror_r(e->err, msg, sizeof msg);
+    int n;
+    if (e->path[0])
+        n = snprintf(buf, size, "%s \"%s\": %s", fl_step_name(e->step), e->path, text);
+    else
+        n = snprintf(buf, size, "%s: %s", fl_step_name(e->step), text);
+    if (e->detail[0] && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " (%s)", e->detail);
+    return buf;
+}

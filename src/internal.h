@@ -1,0 +1,137 @@
+/* internal.h: what the stages of a spawn hand to each other.
+ *
+ *   cmd.c     describe: check the caller's struct fl_cmd, build the envp
+ *   plan.c    prepare: PATH candidates, argument sizes, fd plan, pipes
+ *   child.c   the child: raw syscalls from the plan, then exec
+ *   spawn*.c  the backends that start the child
+ *   proc.c    own the process: wait, kill, close
+ */
+#ifndef FL_INTERNAL_H
+#define FL_INTERNAL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "forkless.h"
+
+#define FL__HIDDEN __attribute__((visibility("hidden")))
+
+/* One thing the child does to its fd table, in order. */
+enum fl__act_kind {
+    FL__ACT_DUP,    /* dup src_fd onto child_fd (or clear FD_CLOEXEC if equal) */
+    FL__ACT_OPEN,   /* open path onto child_fd */
+};
+
+struct fl__act {
+    enum fl__act_kind kind;
+    int child_fd;
+    int src_fd;        /* DUP: the parent's fd */
+    int staged_fd;     /* DUP: the copy above every fd in use, when staging */
+    const char *path;  /* OPEN */
+    int oflags;        /* OPEN */
+    mode_t mode;       /* OPEN */
+};
+
+/* What the child reports when a step fails. Under CLONE_VM it writes here
+ * directly; the fork backend sends it through a pipe. */
+struct fl__child_err {
+    int err;
+    int step;
+    int index;
+};
+
+#define FL__INLINE_ACTS 8
+
+/* Signals 1-31 as bits 0-30; the rest of a uint64_t is the real-time ones. */
+#define FL__LOW_SIGNALS 0x7fffffffULL
+
+/* Everything the child needs, built in the parent so the child only makes
+ * system calls. */
+struct fl__plan {
+    const struct fl_cmd *cmd;
+    unsigned flags;
+
+    /* exec */
+    char *const *argv;
+    char **envp;            /* owned when envp_owned */
+    bool envp_owned;
+    const char *const *cands;   /* paths to try, in order */
+    size_t ncands;
+    const char *cand_inline[1];
+    char *cand_block;       /* owned: the candidates' array and strings */
+    char **sh_argv;         /* FL_SHELL_FALLBACK: {"/bin/sh", cand, argv[1..]} */
+
+    /* fds */
+    struct fl__act *acts;
+    size_t nacts;
+    struct fl__act act_inline[FL__INLINE_ACTS];
+    bool stage;             /* move every DUP source out of the way first */
+    int stage_min;          /* the lowest fd a staged copy may take */
+    int *keep;              /* sorted child fds >= 3 that survive closing */
+    size_t nkeep;
+    int keep_inline[FL__INLINE_ACTS + 1];
+    int pipe_parent[3];     /* the parent's pipe ends, -1 if none */
+    int pipe_child[3];      /* the child's pipe ends, closed after the spawn */
+
+    /* signals */
+    sigset_t child_mask;
+    uint64_t sigdefault_bits;   /* signal n is bit n-1 */
+    uint64_t rt_ignored;        /* real-time signals the parent ignores */
+    bool sighand_cleared;       /* clone3(CLONE_CLEAR_SIGHAND) reset handlers */
+    bool mask_inherited;        /* the child already has the mask it needs */
+
+    /* the rest of the setup */
+    const char *cgroup_procs;   /* owned: "<cgroup>/cgroup.procs" */
+    int cgroup_fd;              /* clone3 CLONE_INTO_CGROUP, else -1 */
+    pid_t parent_pid;
+    int err_fd;                 /* the fork backend's error pipe, else -1 */
+
+    struct fl__child_err cerr;
+};
+
+/* cmd.c */
+FL__HIDDEN int fl__cmd_check(const struct fl_cmd *cmd, struct fl_error *e);
+FL__HIDDEN int fl__env_build(const struct fl_cmd *cmd, struct fl__plan *p,
+                             struct fl_error *e);
+FL__HIDDEN const char *fl__env_get(char *const *envp, const char *name);
+
+/* plan.c */
+FL__HIDDEN int fl__plan_init(struct fl__plan *p, const struct fl_cmd *cmd,
+                             struct fl_error *e);
+FL__HIDDEN void fl__plan_free(struct fl__plan *p);
+FL__HIDDEN int fl__plan_pipes(struct fl__plan *p, struct fl_error *e);
+FL__HIDDEN void fl__plan_close_child_ends(struct fl__plan *p);
+FL__HIDDEN void fl__plan_close_parent_ends(struct fl__plan *p);
+FL__HIDDEN int fl__plan_max_fd(const struct fl__plan *p);
+FL__HIDDEN const char *fl__program(const struct fl_cmd *cmd);
+
+/* child.c: returns only on failure, with p->cerr filled. */
+FL__HIDDEN void fl__child_run(struct fl__plan *p);
+FL__HIDDEN __attribute__((noreturn)) void fl__child_exit(int code);
+/* The clone backend's entry: runs the child, exits 127 on failure. */
+FL__HIDDEN int fl__child_entry(void *plan);
+
+/* backends: 0 or an errno value; on failure e is filled and nothing of the
+ * child is left. */
+FL__HIDDEN int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc,
+                               struct fl_error *e);
+FL__HIDDEN int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc,
+                               struct fl_error *e);
+FL__HIDDEN int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc,
+                              struct fl_error *e);
+FL__HIDDEN void fl__block_signals(sigset_t *old);
+FL__HIDDEN void fl__restore_signals(const sigset_t *old);
+FL__HIDDEN void fl__child_mask(struct fl__plan *p, const sigset_t *parent_mask);
+FL__HIDDEN uint64_t fl__sigset_bits(const sigset_t *set);
+FL__HIDDEN void fl__reap(pid_t pid, int pidfd);
+FL__HIDDEN int fl__pidfd_open(pid_t pid);
+FL__HIDDEN bool fl__clone_vm_works(void);
+
+/* error.c */
+FL__HIDDEN int fl__fail(struct fl_error *e, int err, enum fl_step step,
+                        int index, const char *path, const char *detail);
+FL__HIDDEN int fl__fail_child(struct fl__plan *p, struct fl_error *e);
+
+#endif

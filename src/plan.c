@@ -1,0 +1,390 @@
+/* plan.c: prepare. Everything that allocates, or may fail slowly, happens
+ * here in the parent, so that the child only makes system calls: the PATH
+ * candidates, the argument size checks, the fd plan and the pipes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+const char *fl__program(const struct fl_cmd *cmd)
+{
+    return cmd->path ? cmd->path : cmd->argv[0];
+}
+
+static bool path_entry_usable(const char *dir, size_t len, unsigned flags)
+{
+    return (flags & FL_PATH_RELATIVE) || (len > 0 && dir[0] == '/');
+}
+
+/* A name without '/' becomes one candidate per usable PATH entry of the
+ * child's environment; the child tries them in order, as execvp() does. */
+static int build_candidates(struct fl__plan *p, struct fl_error *e)
+{
+    const char *prog = fl__program(p->cmd);
+    if (strchr(prog, '/')) {
+        p->cand_inline[0] = prog;
+        p->cands = p->cand_inline;
+        p->ncands = 1;
+        return 0;
+    }
+    char fallback[256];
+    const char *path = fl__env_get(p->envp, "PATH");
+    if (!path) {
+        size_t n = confstr(_CS_PATH, fallback, sizeof fallback);
+        path = (n > 0 && n <= sizeof fallback) ? fallback : "/bin:/usr/bin";
+    }
+    size_t plen = strlen(prog), nseg = 1, bytes = 0;
+    for (const char *s = path; *s; s++)
+        nseg += *s == ':';
+    bytes = nseg * sizeof(char *) + strlen(path) + nseg * (plen + 4);
+    p->cand_block = malloc(bytes);
+    if (!p->cand_block)
+        return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, prog, "PATH candidates");
+    const char **list = (const char **)p->cand_block;
+    char *out = p->cand_block + nseg * sizeof(char *);
+    size_t n = 0;
+    for (const char *seg = path;; ) {
+        const char *end = strchrnul(seg, ':');
+        size_t len = (size_t)(end - seg);
+        if (path_entry_usable(seg, len, p->flags)) {
+            list[n++] = out;
+            if (len == 0)
+                out += sprintf(out, "./%s", prog) + 1;
+            else
+                out += sprintf(out, "%.*s/%s", (int)len, seg, prog) + 1;
+        }
+        if (!*end)
+            break;
+        seg = end + 1;
+    }
+    if (n == 0)
+        return fl__fail(e, ENOENT, FL_STEP_EXEC, -1, prog,
+                        "PATH has no absolute entry to search");
+    p->cands = list;
+    p->ncands = n;
+    return 0;
+}
+
+/* The kernel refuses one string over MAX_ARG_STRLEN, and all of them with
+ * their pointers over a quarter of the stack limit (at least ARG_MAX, at
+ * most 6 MiB). Saying so here beats a bare E2BIG from exec. */
+static int check_sizes(struct fl__plan *p, struct fl_error *e)
+{
+    static long page;
+    if (!page)
+        page = sysconf(_SC_PAGESIZE);
+    size_t max_str = 32 * (size_t)page, total = 0, count = 0;
+    char what[FL_ERROR_DETAIL_MAX];
+    char *const *lists[2] = { p->argv, p->envp };
+    static const char *const names[2] = { "argument", "environment string" };
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; lists[l] && lists[l][i]; i++, count++) {
+            size_t len = strlen(lists[l][i]) + 1;
+            if (len > max_str) {
+                snprintf(what, sizeof what,
+                         "%s %zu is %zu bytes, longer than MAX_ARG_STRLEN (%zu bytes)",
+                         names[l], i, len - 1, max_str - 1);
+                return fl__fail(e, E2BIG, FL_STEP_PREPARE, (int)i,
+                                fl__program(p->cmd), what);
+            }
+            total += len;
+        }
+    total += count * sizeof(char *) + strlen(fl__program(p->cmd)) + 1;
+    if (total <= 32 * (size_t)page)
+        return 0;
+    struct rlimit st;
+    size_t limit = 6u << 20;
+    if (getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur / 4 < limit)
+        limit = st.rlim_cur / 4;
+    for (size_t i = 0; i < p->cmd->nrlimits; i++)
+        if (p->cmd->rlimits[i].resource == RLIMIT_STACK)
+            limit = p->cmd->rlimits[i].soft / 4 < (6u << 20)
+                        ? p->cmd->rlimits[i].soft / 4 : 6u << 20;
+    if (limit < 32 * (size_t)page)
+        limit = 32 * (size_t)page;
+    if (total > limit) {
+        snprintf(what, sizeof what,
+                 "arguments and environment take %zu bytes, over the %zu-byte limit (ARG_MAX)",
+                 total, limit);
+        return fl__fail(e, E2BIG, FL_STEP_PREPARE, -1, fl__program(p->cmd), what);
+    }
+    return 0;
+}
+
+static const struct fl_fd_map *map_for(const struct fl_cmd *cmd, int child_fd)
+{
+    for (size_t i = 0; i < cmd->nfds; i++)
+        if (cmd->fds[i].child_fd == child_fd)
+            return &cmd->fds[i];
+    return NULL;
+}
+
+int fl__plan_pipes(struct fl__plan *p, struct fl_error *e)
+{
+    for (int i = 0; i < 3; i++) {
+        if (p->cmd->stdio[i].kind != FL_PIPE || map_for(p->cmd, i))
+            continue;
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) < 0)
+            return fl__fail(e, errno, FL_STEP_PREPARE, i, "", "pipe");
+        p->pipe_child[i] = i == 0 ? fds[0] : fds[1];
+        p->pipe_parent[i] = i == 0 ? fds[1] : fds[0];
+    }
+    return 0;
+}
+
+static struct fl__act *add_act(struct fl__plan *p, enum fl__act_kind kind, int child_fd)
+{
+    struct fl__act *a = &p->acts[p->nacts++];
+    *a = (struct fl__act){ .kind = kind, .child_fd = child_fd, .src_fd = -1,
+                           .staged_fd = -1 };
+    return a;
+}
+
+static void add_stdio_act(struct fl__plan *p, int i)
+{
+    const struct fl_stdio *s = &p->cmd->stdio[i];
+    const struct fl_fd_map *m = map_for(p->cmd, i);
+    struct fl__act *a;
+    if (m) {
+        add_act(p, FL__ACT_DUP, i)->src_fd = m->parent_fd;
+        return;
+    }
+    switch (s->kind) {
+    case FL_NULL:
+        a = add_act(p, FL__ACT_OPEN, i);
+        a->path = "/dev/null";
+        a->oflags = i == 0 ? O_RDONLY : O_WRONLY;
+        break;
+    case FL_FILE:
+        a = add_act(p, FL__ACT_OPEN, i);
+        a->path = s->path;
+        a->oflags = s->flags ? s->flags & ~O_CLOEXEC
+                    : i == 0 ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC;
+        a->mode = s->mode ? s->mode : 0666;
+        break;
+    case FL_PIPE:
+        add_act(p, FL__ACT_DUP, i)->src_fd = p->pipe_child[i];
+        break;
+    case FL_FD:
+        add_act(p, FL__ACT_DUP, i)->src_fd = s->fd;
+        break;
+    case FL_TO_STDOUT:
+        /* The child's own fd 1, as set a moment before: never staged. */
+        a = add_act(p, FL__ACT_DUP, i);
+        a->src_fd = 1;
+        a->staged_fd = -2;
+        break;
+    case FL_INHERIT:
+        break;
+    }
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* A DUP whose source is another action's target would read an fd that was
+ * already replaced (cycles 3<-4, 4<-3; a pipe end landing on fd 1 because
+ * the parent had 0-2 closed). Then every source is first copied above all
+ * fds in use, and the actions read the copies. */
+static void plan_staging(struct fl__plan *p)
+{
+    int max = 2;
+    for (size_t i = 0; i < p->nacts; i++) {
+        const struct fl__act *a = &p->acts[i];
+        if (a->child_fd > max)
+            max = a->child_fd;
+        if (a->src_fd > max)
+            max = a->src_fd;
+        if (a->kind != FL__ACT_DUP || a->staged_fd == -2 || a->src_fd == a->child_fd)
+            continue;
+        for (size_t j = 0; j < p->nacts; j++)
+            if (j != i && p->acts[j].child_fd == a->src_fd)
+                p->stage = true;
+    }
+    p->stage_min = max + 1;
+}
+
+static int build_fd_plan(struct fl__plan *p, struct fl_error *e)
+{
+    const struct fl_cmd *cmd = p->cmd;
+    size_t need = 3 + cmd->nfds;
+    if (need > FL__INLINE_ACTS) {
+        p->acts = malloc(need * sizeof *p->acts);
+        p->keep = malloc((need + 1) * sizeof *p->keep);
+        if (!p->acts || !p->keep)
+            return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "fd plan");
+    }
+    for (int i = 0; i < 3; i++)
+        add_stdio_act(p, i);
+    for (size_t i = 0; i < cmd->nfds; i++)
+        if (cmd->fds[i].child_fd > 2)
+            add_act(p, FL__ACT_DUP, cmd->fds[i].child_fd)->src_fd = cmd->fds[i].parent_fd;
+    plan_staging(p);
+    for (size_t i = 0; i < p->nacts; i++)
+        if (p->acts[i].child_fd > 2)
+            p->keep[p->nkeep++] = p->acts[i].child_fd;
+    qsort(p->keep, p->nkeep, sizeof *p->keep, cmp_int);
+    return 0;
+}
+
+int fl__plan_max_fd(const struct fl__plan *p)
+{
+    return p->stage_min - 1;
+}
+
+static int build_shell_argv(struct fl__plan *p, struct fl_error *e)
+{
+    size_t argc = 0;
+    while (p->argv[argc])
+        argc++;
+    p->sh_argv = malloc((argc + 2) * sizeof *p->sh_argv);
+    if (!p->sh_argv)
+        return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "shell argv");
+    p->sh_argv[0] = "/bin/sh";
+    p->sh_argv[1] = NULL;
+    memcpy(p->sh_argv + 2, p->argv + 1, argc * sizeof *p->sh_argv);
+    return 0;
+}
+
+/* What to execute, and with which arguments and environment. */
+static int plan_program(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_error *e)
+{
+    int r = fl__cmd_check(cmd, e);
+    if (r)
+        return r;
+    p->cmd = cmd;
+    p->flags = cmd->flags;
+    p->argv = cmd->argv;
+    r = fl__env_build(cmd, p, e);
+    if (!r)
+        r = check_sizes(p, e);
+    if (!r)
+        r = build_candidates(p, e);
+    return r;
+}
+
+static void plan_empty(struct fl__plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->acts = p->act_inline;
+    p->keep = p->keep_inline;
+    p->cgroup_fd = p->err_fd = -1;
+    for (int i = 0; i < 3; i++)
+        p->pipe_parent[i] = p->pipe_child[i] = -1;
+}
+
+/* A candidate counts if it is a regular file the caller may execute; a
+ * relative one is looked up from the child's working directory. */
+static int candidate_status(const char *cand, const char *cwd, char *path, size_t size)
+{
+    int n = (cand[0] == '/' || !cwd) ? snprintf(path, size, "%s", cand)
+                                     : snprintf(path, size, "%s/%s", cwd, cand);
+    if (n < 0 || (size_t)n >= size)
+        return ENAMETOOLONG;
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return ENOENT;  /* missing, or in a directory we may not search */
+    if (!S_ISREG(st.st_mode) || faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
+        return EACCES;
+    return 0;
+}
+
+int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error *error)
+{
+    struct fl_error scratch;
+    struct fl_error *e = error ? error : &scratch;
+    fl__fail(e, 0, FL_STEP_NONE, -1, "", "");
+    if (!buf || !size)
+        return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "no buffer");
+    struct fl__plan p;
+    plan_empty(&p);
+    int r = plan_program(&p, cmd, e);
+    if (!r) {
+        char path[PATH_MAX];
+        int denied = -1;
+        r = ENOENT;
+        for (size_t i = 0; i < p.ncands && r; i++) {
+            int s = candidate_status(p.cands[i], cmd->cwd, path, sizeof path);
+            if (s == 0)
+                r = (size_t)snprintf(buf, size, "%s", path) < size ? 0 : ERANGE;
+            else if (s == EACCES && denied < 0)
+                denied = (int)i;
+        }
+        if (r == ENOENT && denied >= 0)
+            r = EACCES;
+        if (r)
+            fl__fail(e, r, FL_STEP_EXEC, r == EACCES ? denied : -1,
+                     r == EACCES ? p.cands[denied] : fl__program(cmd),
+                     r == ERANGE ? "buffer too small" : "");
+    }
+    fl__plan_free(&p);
+    return r;
+}
+
+int fl__plan_init(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_error *e)
+{
+    plan_empty(p);
+    int r = plan_program(p, cmd, e);
+    if (!r && (p->flags & FL_SHELL_FALLBACK))
+        r = build_shell_argv(p, e);
+    if (!r && cmd->cgroup) {
+        char *s;
+        if (asprintf(&s, "%s/cgroup.procs", cmd->cgroup) < 0)
+            r = fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, cmd->cgroup, "");
+        else
+            p->cgroup_procs = s;
+    }
+    if (!r)
+        r = fl__plan_pipes(p, e);
+    if (!r)
+        r = build_fd_plan(p, e);
+    if (!r && cmd->sigdefault && (p->flags & FL_KEEP_SIGNALS))
+        p->sigdefault_bits = fl__sigset_bits(cmd->sigdefault);
+    if (!r && cmd->pdeathsig)
+        p->parent_pid = getpid();
+    return r;
+}
+
+void fl__plan_close_child_ends(struct fl__plan *p)
+{
+    for (int i = 0; i < 3; i++)
+        if (p->pipe_child[i] >= 0) {
+            close(p->pipe_child[i]);
+            p->pipe_child[i] = -1;
+        }
+}
+
+void fl__plan_close_parent_ends(struct fl__plan *p)
+{
+    for (int i = 0; i < 3; i++)
+        if (p->pipe_parent[i] >= 0) {
+            close(p->pipe_parent[i]);
+            p->pipe_parent[i] = -1;
+        }
+}
+
+void fl__plan_free(struct fl__plan *p)
+{
+    fl__plan_close_child_ends(p);
+    fl__plan_close_parent_ends(p);
+    if (p->envp_owned)
+        free(p->envp);
+    free(p->cand_block);
+    free(p->sh_argv);
+    free((char *)p->cgroup_procs);
+    if (p->acts != p->act_inline)
+        free(p->acts);
+    if (p->keep != p->keep_inline)
+        free(p->keep);
+    if (p->cgroup_fd >= 0)
+        close(p->cgroup_fd);
+}

@@ -1,0 +1,143 @@
+/* proc.c: own the process. Waiting polls the pidfd and reaps with
+ * waitid(P_PIDFD), signals go through pidfd_send_signal(), and once the
+ * process is reaped its numeric pid is never used again. */
+#include <errno.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "sys.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+enum { PROC_RUNNING = 0, PROC_REAPED = 1 };
+
+static long long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static int status_of(const siginfo_t *si)
+{
+    switch (si->si_code) {
+    case CLD_EXITED:
+        return (si->si_status & 0xff) << 8;
+    case CLD_KILLED:
+        return si->si_status & 0x7f;
+    case CLD_DUMPED:
+        return (si->si_status & 0x7f) | 0x80;
+    default:
+        return 0;
+    }
+}
+
+/* Waits until the pidfd is readable (the process ended) or the time runs
+ * out; EINTR restarts with the time left. */
+static int wait_readable(int pidfd, int timeout_ms)
+{
+    long long deadline = now_ms() + timeout_ms;
+    for (;;) {
+        struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+        int r = poll(&pfd, 1, timeout_ms);
+        if (r > 0)
+            return 0;
+        if (r == 0)
+            return ETIMEDOUT;
+        if (errno != EINTR)
+            return errno;
+        long long left = deadline - now_ms();
+        timeout_ms = left > 0 ? (int)left : 0;
+    }
+}
+
+/* Without a pidfd: WNOHANG with a growing sleep, up to 50 ms. */
+static int wait_polling(pid_t pid, int timeout_ms, siginfo_t *si)
+{
+    long long deadline = now_ms() + timeout_ms;
+    long step_us = 500;
+    for (;;) {
+        si->si_pid = 0;
+        if (waitid(P_PID, (id_t)pid, si, WEXITED | WNOHANG) < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (si->si_pid == pid)
+            return 0;
+        if (now_ms() >= deadline)
+            return ETIMEDOUT;
+        struct timespec ts = { 0, step_us * 1000 };
+        nanosleep(&ts, NULL);
+        step_us = step_us < 50000 ? step_us * 2 : 50000;
+    }
+}
+
+static int reap(struct fl_proc *p, siginfo_t *si)
+{
+    int r;
+    do {
+        r = p->pidfd >= 0 ? waitid(P_PIDFD, (id_t)p->pidfd, si, WEXITED)
+                          : waitid(P_PID, (id_t)p->pid, si, WEXITED);
+    } while (r < 0 && errno == EINTR);
+    if (r < 0 && errno == EINVAL && p->pidfd >= 0) {
+        /* A kernel before 5.4: no P_PIDFD, but the pid is still ours,
+         * since nothing has reaped it. */
+        do
+            r = waitid(P_PID, (id_t)p->pid, si, WEXITED);
+        while (r < 0 && errno == EINTR);
+    }
+    return r < 0 ? errno : 0;
+}
+
+int fl_wait(struct fl_proc *p, int timeout_ms, int *status)
+{
+    if (!p || timeout_ms < -1)
+        return EINVAL;
+    if (p->pid <= 0 || p->state_ == PROC_REAPED)
+        return ESRCH;
+    int saved_errno = errno, r = 0;
+    siginfo_t si = { 0 };
+    if (timeout_ms >= 0 && p->pidfd >= 0)
+        r = wait_readable(p->pidfd, timeout_ms);
+    else if (timeout_ms >= 0)
+        r = wait_polling(p->pid, timeout_ms, &si);
+    if (!r && !(timeout_ms >= 0 && p->pidfd < 0))
+        r = reap(p, &si);
+    if (r != ETIMEDOUT)
+        p->state_ = PROC_REAPED;
+    if (!r && status)
+        *status = status_of(&si);
+    errno = saved_errno;
+    return r;
+}
+
+int fl_kill(struct fl_proc *p, int sig)
+{
+    if (!p || sig < 0 || sig >= NSIG)
+        return EINVAL;
+    if (p->pid <= 0 || p->state_ == PROC_REAPED)
+        return ESRCH;
+    long r = p->pidfd >= 0 ? fl__sys4(SYS_pidfd_send_signal, p->pidfd, sig, 0, 0)
+                           : fl__sys2(SYS_kill, p->pid, sig);
+    return r < 0 ? (int)-r : 0;
+}
+
+void fl_close(struct fl_proc *p)
+{
+    if (!p)
+        return;
+    if (p->pidfd >= 0)
+        fl__sys1(SYS_close, p->pidfd);
+    for (int i = 0; i < 3; i++)
+        if (p->stdio[i] >= 0)
+            fl__sys1(SYS_close, p->stdio[i]);
+    *p = (struct fl_proc){ .pid = 0, .pidfd = -1, .stdio = { -1, -1, -1 },
+                           .backend = p->backend, .state_ = PROC_REAPED };
+}

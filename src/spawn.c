@@ -1,0 +1,104 @@
+/* spawn.c: fl_spawn() picks the backend and moves the prepared plan through
+ * it; the helpers here are shared by every backend. */
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "sys.h"
+
+void fl__block_signals(sigset_t *old)
+{
+    sigset_t all;
+    /* Raw, because glibc's sigprocmask() leaves its own internal signals
+     * (cancellation, setxid) unblocked, and the child must see none. */
+    memset(&all, 0xff, sizeof all);
+    fl__sys4(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, 8);
+}
+
+void fl__restore_signals(const sigset_t *old)
+{
+    fl__sys4(SYS_rt_sigprocmask, SIG_SETMASK, old, 0, 8);
+}
+
+void fl__child_mask(struct fl__plan *p, const sigset_t *parent_mask)
+{
+    if (p->cmd->sigmask)
+        p->child_mask = *p->cmd->sigmask;
+    else if (p->flags & FL_KEEP_SIGNALS)
+        p->child_mask = *parent_mask;
+    else
+        sigemptyset(&p->child_mask);
+}
+
+uint64_t fl__sigset_bits(const sigset_t *set)
+{
+    uint64_t bits = 0;
+    for (int sig = 1; sig <= 64; sig++)
+        if (sigismember(set, sig) == 1)
+            bits |= (uint64_t)1 << (sig - 1);
+    return bits;
+}
+
+int fl__pidfd_open(pid_t pid)
+{
+    long fd = fl__sys2(SYS_pidfd_open, pid, 0);
+    return fd < 0 ? -1 : (int)fd;
+}
+
+/* Reaps a child that failed before exec. ECHILD (SIGCHLD ignored, or a
+ * foreign reaper) means it is gone already. */
+void fl__reap(pid_t pid, int pidfd)
+{
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)pid, &si, WEXITED) < 0 && errno == EINTR)
+        ;
+    if (pidfd >= 0)
+        close(pidfd);
+}
+
+static enum fl_backend pick_backend(const struct fl_cmd *cmd)
+{
+    if (cmd->backend != FL_BACKEND_AUTO)
+        return cmd->backend;
+    return fl__clone_vm_works() ? FL_BACKEND_CLONE : FL_BACKEND_FORK;
+}
+
+int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *error)
+{
+    struct fl_error scratch;
+    struct fl_error *e = error ? error : &scratch;
+    e->err = 0;
+    e->step = FL_STEP_NONE;
+    e->index = -1;
+    e->path[0] = e->detail[0] = '\0';
+    if (!proc)
+        return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "no fl_proc");
+    *proc = (struct fl_proc){ .pid = 0, .pidfd = -1, .stdio = { -1, -1, -1 } };
+
+    int saved_errno = errno;
+    struct fl__plan p;
+    int r = fl__plan_init(&p, cmd, e);
+    if (!r) {
+        enum fl_backend b = pick_backend(cmd);
+        if (b == FL_BACKEND_FORK && (cmd->flags & FL_NO_FORK))
+            r = fl__fail(e, ENOTSUP, FL_STEP_PREPARE, -1, fl__program(cmd),
+                         "FL_NO_FORK forbids the fork backend");
+        else if (b == FL_BACKEND_POSIX_SPAWN)
+            r = fl__spawn_posix(&p, proc, e);
+        else if (b == FL_BACKEND_FORK)
+            r = fl__spawn_fork(&p, proc, e);
+        else
+            r = fl__spawn_clone(&p, proc, e);
+    }
+    if (!r)
+        for (int i = 0; i < 3; i++) {
+            proc->stdio[i] = p.pipe_parent[i];
+            p.pipe_parent[i] = -1;
+        }
+    fl__plan_free(&p);
+    errno = saved_errno;
+    return r;
+}

@@ -1,0 +1,60 @@
+/* spawn_fork.c: fork() and the same child code. The child's memory is a
+ * copy, so its error record comes back through a CLOEXEC pipe: no data at
+ * EOF means exec succeeded. Its cost grows with the parent's memory. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "sys.h"
+
+int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
+{
+    const char *prog = fl__program(p->cmd);
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return fl__fail(e, errno, FL_STEP_CLONE, -1, prog, "error pipe");
+    /* Above every fd the plan touches, so no fd action replaces it. */
+    p->err_fd = fcntl(fds[1], F_DUPFD_CLOEXEC, p->stage_min);
+    int dup_err = errno;
+    close(fds[1]);
+    if (p->err_fd < 0) {
+        close(fds[0]);
+        return fl__fail(e, dup_err, FL_STEP_CLONE, -1, prog, "error pipe");
+    }
+
+    sigset_t old;
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    fl__block_signals(&old);
+    fl__child_mask(p, &old);
+    pid_t pid = fork();
+    if (pid == 0) {
+        fl__child_run(p);
+        fl__sys3(SYS_write, p->err_fd, &p->cerr, sizeof p->cerr);
+        fl__child_exit(127);
+    }
+    int fork_err = errno;
+    fl__restore_signals(&old);
+    pthread_setcancelstate(cancel, NULL);
+    close(p->err_fd);
+    p->err_fd = -1;
+    if (pid < 0) {
+        close(fds[0]);
+        return fl__fail(e, fork_err, FL_STEP_CLONE, -1, prog, "fork");
+    }
+
+    ssize_t n;
+    while ((n = read(fds[0], &p->cerr, sizeof p->cerr)) < 0 && errno == EINTR)
+        ;
+    close(fds[0]);
+    if (n == (ssize_t)sizeof p->cerr) {
+        fl__reap(pid, -1);
+        return fl__fail_child(p, e);
+    }
+    proc->pid = pid;
+    proc->pidfd = fl__pidfd_open(pid);
+    proc->backend = FL_BACKEND_FORK;
+    return 0;
+}

@@ -1,0 +1,805 @@
+#!/bin/bash
+# cli_test.sh CASE FORKLESS: one test of `forkless run`, named CASE.
+#
+# Each case_NAME function below is one CTest test (tests/cli/CMakeLists.txt
+# finds them by that prefix). A case exits 0 to pass, 1 to fail and 77 to
+# skip. Cases assert behaviour, never durations: they must pass on a busy
+# machine. Where a case waits for something, the wait is a generous upper
+# bound against a hang, not a measurement.
+set -u
+
+CASE=${1:?usage: cli_test.sh CASE FORKLESS}
+FL=${2:?usage: cli_test.sh CASE FORKLESS}
+T=$(mktemp -d "${TMPDIR:-/tmp}/forkless-cli.XXXXXX")
+BACKGROUND_PIDS=()
+
+cleanup() {
+    local pid
+    for pid in "${BACKGROUND_PIDS[@]}"; do
+        kill -KILL "$pid" 2>/dev/null
+    done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL [$CASE]: $*" >&2; exit 1; }
+skip() { echo "SKIP [$CASE]: $*" >&2; exit 77; }
+
+# run_fl ARGS...: runs forkless, keeping its status in $STATUS and its
+# output in $T/out and $T/err.
+run_fl() {
+    "$FL" "$@" >"$T/out" 2>"$T/err"
+    STATUS=$?
+}
+out() { cat "$T/out"; }
+err() { cat "$T/err"; }
+
+expect_status() {
+    [ "$STATUS" -eq "$1" ] ||
+        fail "exit status $STATUS, expected $1; stdout: $(out); stderr: $(err)"
+}
+expect_out() {
+    [ "$(out)" = "$1" ] || fail "stdout \"$(out)\", expected \"$1\"; stderr: $(err)"
+}
+expect_err_has() {
+    grep -qF -- "$1" "$T/err" || fail "stderr lacks \"$1\": $(err)"
+}
+expect_err_empty() {
+    [ ! -s "$T/err" ] || fail "stderr not empty: $(err)"
+}
+expect_file() {
+    [ "$(cat "$1")" = "$2" ] || fail "$1 holds \"$(cat "$1" 2>&1)\", expected \"$2\""
+}
+
+# wait_for COMMAND...: retries COMMAND until it succeeds; fails after 20 s.
+wait_for() {
+    local i
+    for ((i = 0; i < 400; i++)); do
+        "$@" && return 0
+        sleep 0.05
+    done
+    fail "timed out waiting for: $*"
+}
+file_has_pid() { [ -s "$1" ] && grep -q '^[0-9][0-9]*$' "$1"; }
+# A process that is gone or a zombie is dead: its reaper may be slow.
+is_dead() {
+    local state
+    state=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null) || return 0
+    [ -z "$state" ] || [ "$state" = Z ]
+}
+is_alive() { ! is_dead "$1"; }
+
+# expect_bad_option ARGS...: forkless rejects the command line with 125
+# and a message, and runs nothing.
+expect_bad_option() {
+    run_fl "$@"
+    expect_status 125
+    expect_err_has "forkless: "
+    [ ! -s "$T/out" ] || fail "ran something: $(out)"
+}
+
+stat_field() {  # stat_field N: field N of $T/out, a /proc/PID/stat line
+    sed 's/^[0-9]* (.*) //' "$T/out" | awk -v n="$1" '{ print $(n - 2) }'
+}
+stat_pid() { awk '{ print $1 }' "$T/out"; }
+
+# ---------------------------------------------------------------- exit codes
+
+case_exit_0() {
+    run_fl run -- true
+    expect_status 0
+    expect_err_empty
+}
+
+case_exit_status_passed_through() {
+    run_fl run -- sh -c 'exit 42'
+    expect_status 42
+    expect_err_empty
+}
+
+case_exit_signal() {
+    run_fl run -- sh -c 'kill -USR1 $$'
+    expect_status $((128 + 10))
+    run_fl run -- sh -c 'kill -KILL $$'
+    expect_status $((128 + 9))
+}
+
+case_exit_124_timeout() {
+    run_fl run --timeout 0.2 -- sleep 100
+    expect_status 124
+}
+
+case_exit_125_chdir() {
+    run_fl run -C /nonexistent-dir -- true
+    expect_status 125
+    expect_err_has 'forkless: chdir "/nonexistent-dir": No such file or directory'
+}
+
+case_exit_125_open() {
+    run_fl run --stdout /nonexistent-dir/out -- true
+    expect_status 125
+    expect_err_has 'open "/nonexistent-dir/out": No such file or directory'
+}
+
+case_exit_126_no_permission() {
+    printf '#!/bin/sh\necho ran\n' >"$T/prog"
+    chmod 644 "$T/prog"
+    run_fl run -- "$T/prog"
+    expect_status 126
+    expect_err_has "exec \"$T/prog\": Permission denied"
+    [ ! -s "$T/out" ] || fail "it ran"
+}
+
+case_exit_126_directory() {
+    run_fl run -- "$T"
+    expect_status 126
+    expect_err_has "exec \"$T\""
+}
+
+case_exit_126_no_shebang() {
+    printf 'echo ran\n' >"$T/script"
+    chmod 755 "$T/script"
+    run_fl run -- "$T/script"
+    expect_status 126
+    expect_err_has "exec \"$T/script\": Exec format error"
+}
+
+case_exit_126_missing_interpreter() {
+    # The program is found; its #! interpreter is not: the program cannot
+    # be executed (126), it is not "not found" (127).
+    printf '#!/nonexistent/interpreter\n' >"$T/script"
+    chmod 755 "$T/script"
+    run_fl run -- "$T/script"
+    expect_status 126
+    expect_err_has "exec \"$T/script\""
+}
+
+case_exit_127_path() {
+    run_fl run -- /nonexistent-dir/prog
+    expect_status 127
+    expect_err_has 'exec "/nonexistent-dir/prog": No such file or directory'
+}
+
+case_exit_127_search() {
+    run_fl run -- forkless-no-such-program
+    expect_status 127
+    expect_err_has 'forkless: exec '
+    expect_err_has 'forkless-no-such-program'
+}
+
+case_exit_127_from_program() {
+    # A program that itself exits 127 is told apart by the message.
+    run_fl run -- sh -c 'exit 127'
+    expect_status 127
+    expect_err_empty
+    run_fl run -- forkless-no-such-program
+    expect_status 127
+    expect_err_has 'forkless: '
+}
+
+# ------------------------------------------------------ directory, environment
+
+case_chdir() {
+    run_fl run -C "$T" -- pwd
+    expect_status 0
+    expect_out "$T"
+    run_fl run --chdir "$T" -- pwd
+    expect_out "$T"
+}
+
+case_chdir_relative_program() {
+    mkdir "$T/sub"
+    printf '#!/bin/sh\necho sub-ran\n' >"$T/sub/prog"
+    chmod 755 "$T/sub/prog"
+    run_fl run -C "$T/sub" -- ./prog
+    expect_status 0
+    expect_out sub-ran
+}
+
+case_env_set() {
+    run_fl run -e FL_TEST_A=one --env FL_TEST_B=two -- sh -c 'echo "$FL_TEST_A $FL_TEST_B"'
+    expect_status 0
+    expect_out "one two"
+}
+
+case_env_unset() {
+    FL_TEST_A=inherited run_fl run -- sh -c 'echo "${FL_TEST_A-unset}"'
+    expect_out inherited
+    FL_TEST_A=inherited run_fl run -u FL_TEST_A -- sh -c 'echo "${FL_TEST_A-unset}"'
+    expect_status 0
+    expect_out unset
+    FL_TEST_A=inherited run_fl run --unset FL_TEST_A -- sh -c 'echo "${FL_TEST_A-unset}"'
+    expect_out unset
+}
+
+case_env_last_edit_wins() {
+    run_fl run -u FL_TEST_A -e FL_TEST_A=set -- sh -c 'echo "${FL_TEST_A-unset}"'
+    expect_out set
+    run_fl run -e FL_TEST_A=set -u FL_TEST_A -- sh -c 'echo "${FL_TEST_A-unset}"'
+    expect_out unset
+    run_fl run -e FL_TEST_A=1 -e FL_TEST_A=2 -- sh -c 'echo "$FL_TEST_A"'
+    expect_out 2
+}
+
+case_env_clear() {
+    run_fl run -i -- env
+    expect_status 0
+    expect_out ""
+    run_fl run --clear-env -e FL_TEST_A=1 -- env
+    expect_out "FL_TEST_A=1"
+}
+
+case_env_child_path_searched() {
+    mkdir "$T/bin"
+    printf '#!/bin/sh\necho found-in-child-path\n' >"$T/bin/forkless-test-prog"
+    chmod 755 "$T/bin/forkless-test-prog"
+    run_fl run -e "PATH=$T/bin" -- forkless-test-prog
+    expect_status 0
+    expect_out found-in-child-path
+}
+
+case_env_bad() {
+    expect_bad_option run -e NOEQUALS -- true
+    expect_bad_option run -e =value -- true
+    expect_bad_option run -u A=B -- true
+    expect_bad_option run -u '' -- true
+}
+
+# ------------------------------------------------------------------ files
+
+case_stdin() {
+    echo from-file >"$T/in"
+    run_fl run --stdin "$T/in" -- cat
+    expect_status 0
+    expect_out from-file
+}
+
+case_stdout() {
+    echo old-content-that-is-longer >"$T/o"
+    run_fl run --stdout "$T/o" -- echo new
+    expect_status 0
+    expect_file "$T/o" new
+}
+
+case_stderr() {
+    run_fl run --stderr "$T/e" -- sh -c 'echo to-err >&2; echo to-out'
+    expect_status 0
+    expect_out to-out
+    expect_file "$T/e" to-err
+}
+
+case_append() {
+    echo first >"$T/o"
+    echo first-err >"$T/e"
+    run_fl run --append --stdout "$T/o" --stderr "$T/e" -- sh -c 'echo second; echo second-err >&2'
+    expect_status 0
+    expect_file "$T/o" "$(printf 'first\nsecond')"
+    expect_file "$T/e" "$(printf 'first-err\nsecond-err')"
+}
+
+case_stderr_to_stdout() {
+    run_fl run --stdout "$T/o" --stderr-to-stdout -- sh -c 'echo a; echo b >&2; echo c'
+    expect_status 0
+    expect_file "$T/o" "$(printf 'a\nb\nc')"
+    run_fl run --stderr-to-stdout -- sh -c 'echo err >&2'
+    expect_out err
+    expect_err_empty
+}
+
+case_stderr_conflict() {
+    expect_bad_option run --stderr "$T/e" --stderr-to-stdout -- true
+}
+
+case_stdio_relative_to_cwd() {
+    # FILE paths are relative to where forkless runs, as a shell's
+    # redirections are, not to -C DIR.
+    mkdir "$T/here" "$T/there"
+    (cd "$T/here" && "$FL" run -C "$T/there" --stdout out.txt -- echo hi)
+    [ "$(cat "$T/here/out.txt" 2>/dev/null)" = hi ] || fail "out.txt not in the current directory"
+    [ ! -e "$T/there/out.txt" ] || fail "out.txt went to the -C directory"
+}
+
+case_fd_map() {
+    echo via-fd >"$T/data"
+    exec 5<"$T/data"
+    run_fl run --fd 7=5 -- sh -c 'cat <&7'
+    expect_status 0
+    expect_out via-fd
+    exec 5<&-
+}
+
+case_fd_map_swap() {
+    echo three >"$T/3"
+    echo four >"$T/4"
+    exec 8<"$T/3" 9<"$T/4"
+    run_fl run --fd 8=9 --fd 9=8 -- sh -c 'cat <&8; cat <&9'
+    expect_status 0
+    expect_out "$(printf 'four\nthree')"
+    exec 8<&- 9<&-
+}
+
+case_fd_map_stdio() {
+    echo on-fd-zero >"$T/data"
+    exec 5<"$T/data"
+    run_fl run --fd 0=5 -- cat
+    expect_out on-fd-zero
+    exec 5<&-
+}
+
+case_fd_map_closed_parent() {
+    exec 57<&- 2>/dev/null
+    run_fl run --fd 7=57 -- true
+    expect_status 125
+    expect_err_has "57"
+    expect_err_has "not open"
+}
+
+case_fd_map_bad_syntax() {
+    expect_bad_option run --fd 7 -- true
+    expect_bad_option run --fd 7= -- true
+    expect_bad_option run --fd =1 -- true
+    expect_bad_option run --fd a=1 -- true
+    expect_bad_option run --fd -1=1 -- true
+    expect_bad_option run --fd 7=1x -- true
+    expect_bad_option run --fd 99999999999=1 -- true
+    expect_bad_option run --fd 7=1 --fd 7=2 -- true
+}
+
+case_fds_closed_by_default() {
+    exec 7</dev/null
+    run_fl run -- ls /proc/self/fd
+    expect_status 0
+    ! grep -qx 7 "$T/out" || fail "fd 7 leaked into the child: $(out)"
+    # 0, 1, 2, and the one ls opens for the directory.
+    ! grep -qvx '[0-3]' "$T/out" || fail "unexpected fds in the child: $(out)"
+}
+
+case_keep_fds() {
+    exec 7</dev/null
+    run_fl run --keep-fds -- ls /proc/self/fd
+    expect_status 0
+    grep -qx 7 "$T/out" || fail "fd 7 not kept: $(out)"
+}
+
+# ----------------------------------------------------------------- process
+
+sig_field() {  # sig_field NAME: the hex mask NAME (SigIgn, SigBlk) in $T/out
+    awk -v name="$1:" '$1 == name { print $2 }' "$T/out"
+}
+
+case_signals_reset_by_default() {
+    trap '' PIPE
+    local backend
+    for backend in auto clone fork posix_spawn; do
+        run_fl run --backend $backend -- cat /proc/self/status
+        expect_status 0
+        # glibc's posix_spawn leaves its internal signals 32 and 33 ignored
+        # in the child; it is only asked about the others.
+        local ignored=$((0x$(sig_field SigIgn)))
+        [ $backend != posix_spawn ] || ignored=$((ignored & 0x7fffffff))
+        [ $ignored -eq 0 ] || fail "$backend: ignored signals kept: SigIgn $(sig_field SigIgn)"
+        [ $((0x$(sig_field SigBlk))) -eq 0 ] ||
+            fail "$backend: signals blocked: SigBlk $(sig_field SigBlk)"
+    done
+}
+
+case_ignored_sigchld_from_parent() {
+    # Our parent ignores SIGCHLD, which would make the kernel discard the
+    # status; forkless still reports it.
+    trap '' CHLD
+    run_fl run -- sh -c 'exit 6'
+    expect_status 6
+    run_fl run --timeout 1h -- sh -c 'exit 6'
+    expect_status 6
+}
+
+case_status_lost() {
+    # With --keep-signals SIGCHLD stays ignored, as asked: the status is
+    # lost, and forkless says so instead of inventing one.
+    trap '' CHLD
+    run_fl run --keep-signals -- sh -c 'exit 6'
+    expect_status 125
+    expect_err_has "exit status was lost"
+}
+
+case_keep_signals() {
+    trap '' PIPE
+    run_fl run --keep-signals -- cat /proc/self/status
+    expect_status 0
+    [ $((0x$(sig_field SigIgn) & (1 << (13 - 1)))) -ne 0 ] ||
+        fail "SIGPIPE not kept ignored: SigIgn $(sig_field SigIgn)"
+    # forkless blocks the signals it passes on; the child gets the mask
+    # forkless was started with, the one a child of this shell gets.
+    local ours
+    ours=$(awk '$1 == "SigBlk:" { print $2 }' /proc/self/status)
+    [ "$(sig_field SigBlk)" = "$ours" ] ||
+        fail "forkless's own mask leaked: SigBlk $(sig_field SigBlk), expected $ours"
+}
+
+case_default_same_group() {
+    run_fl run -- cat /proc/self/stat
+    expect_status 0
+    [ "$(stat_field 5)" != "$(stat_pid)" ] || fail "child leads a group: $(out)"
+}
+
+case_setsid() {
+    run_fl run --setsid -- cat /proc/self/stat
+    expect_status 0
+    [ "$(stat_field 5)" = "$(stat_pid)" ] || fail "not a group leader: $(out)"
+    [ "$(stat_field 6)" = "$(stat_pid)" ] || fail "not a session leader: $(out)"
+}
+
+case_pgroup() {
+    run_fl run --pgroup -- cat /proc/self/stat
+    expect_status 0
+    [ "$(stat_field 5)" = "$(stat_pid)" ] || fail "not a group leader: $(out)"
+    [ "$(stat_field 6)" != "$(stat_pid)" ] || fail "a session leader: $(out)"
+}
+
+case_rlimit() {
+    run_fl run --rlimit NOFILE=100 -- sh -c 'ulimit -Sn; ulimit -Hn'
+    expect_status 0
+    expect_out "$(printf '100\n100')"
+    run_fl run --rlimit nofile=50:100 -- sh -c 'ulimit -Sn; ulimit -Hn'
+    expect_out "$(printf '50\n100')"
+    run_fl run --rlimit CORE=0 --rlimit Stack=unlimited -- sh -c 'ulimit -c; ulimit -s'
+    expect_out "$(printf '0\nunlimited')"
+}
+
+case_rlimit_unknown_name() {
+    expect_bad_option run --rlimit FOO=1 -- true
+    expect_err_has "FOO"
+    expect_bad_option run --rlimit =1 -- true
+}
+
+case_rlimit_bad_value() {
+    expect_bad_option run --rlimit NOFILE -- true
+    expect_bad_option run --rlimit NOFILE= -- true
+    expect_bad_option run --rlimit NOFILE=abc -- true
+    expect_bad_option run --rlimit NOFILE=-1 -- true
+    expect_bad_option run --rlimit NOFILE=1:2:3 -- true
+    expect_bad_option run --rlimit NOFILE=99999999999999999999999 -- true
+}
+
+case_rlimit_step_fails() {
+    # soft above hard: the kernel refuses it in the child, before exec.
+    run_fl run --rlimit CORE=0 --rlimit NOFILE=100:50 -- true
+    expect_status 125
+    expect_err_has "forkless: rlimit"
+    expect_err_has "NOFILE=100:50"
+}
+
+case_umask() {
+    run_fl run --umask 027 -- sh -c umask
+    expect_status 0
+    expect_out 0027
+    run_fl run --umask 0 -- sh -c umask
+    expect_out 0000
+}
+
+case_umask_bad() {
+    expect_bad_option run --umask 999 -- true
+    expect_bad_option run --umask abc -- true
+    expect_bad_option run --umask 1777 -- true
+    expect_bad_option run --umask '' -- true
+    expect_bad_option run --umask -1 -- true
+}
+
+need_root_and_nobody() {
+    [ "$(id -u)" -eq 0 ] || skip "not root"
+    getent passwd nobody >/dev/null || skip "no user nobody"
+}
+
+case_user() {
+    need_root_and_nobody
+    run_fl run --user nobody -- sh -c 'id -u; id -g; id -G'
+    expect_status 0
+    expect_out "$(printf '%s\n%s\n%s' "$(id -u nobody)" "$(id -g nobody)" "$(id -G nobody)")"
+}
+
+case_user_numeric() {
+    [ "$(id -u)" -eq 0 ] || skip "not root"
+    getent passwd 54321 >/dev/null && skip "uid 54321 exists here"
+    run_fl run --user 54321:54322 -- sh -c 'id -u; id -g; id -G'
+    expect_status 0
+    expect_out "$(printf '54321\n54322\n54322')"
+    expect_bad_option run --user 54321 -- true  # no entry: GROUP needed
+}
+
+case_user_unknown() {
+    expect_bad_option run --user forkless-no-such-user -- true
+    expect_bad_option run --user "root:forkless-no-such-group" -- true
+    expect_bad_option run --user '' -- true
+}
+
+case_user_step_fails() {
+    # Without privilege the credential change fails in the child.
+    [ "$(id -u)" -eq 0 ] || skip "not root"
+    getent passwd nobody >/dev/null || skip "no user nobody"
+    run_fl run --user nobody -- "$FL" run --user root -- true
+    [ "$STATUS" -ne 126 ] || skip "nobody may not execute $FL"
+    expect_status 125
+    expect_err_has "forkless: set"
+}
+
+# A cgroup directory we may create: v2 where mounted, else a v1 hierarchy.
+make_cgroup() {
+    local root
+    for root in /sys/fs/cgroup/unified /sys/fs/cgroup /sys/fs/cgroup/pids; do
+        [ -e "$root/cgroup.procs" ] || continue
+        CGROUP_DIR="$root/forkless-test-$$"
+        mkdir "$CGROUP_DIR" 2>/dev/null && return 0
+    done
+    return 1
+}
+
+case_cgroup() {
+    make_cgroup || skip "no writable cgroup"
+    run_fl run --cgroup "$CGROUP_DIR" -- cat /proc/self/cgroup
+    rmdir "$CGROUP_DIR"
+    expect_status 0
+    grep -q "/forkless-test-$$\$" "$T/out" || fail "not in the cgroup: $(out)"
+}
+
+case_cgroup_missing() {
+    run_fl run --cgroup /nonexistent-cgroup -- true
+    expect_status 125
+    expect_err_has 'cgroup'
+    expect_err_has '/nonexistent-cgroup'
+}
+
+case_kill_with_parent() {
+    "$FL" run --kill-with-parent -- sh -c 'echo $$ >"$1"; exec sleep 100' sh "$T/pid" \
+        >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    local child
+    child=$(cat "$T/pid")
+    BACKGROUND_PIDS+=("$child")
+    kill -KILL "$fl_pid"
+    wait_for is_dead "$child"
+}
+
+case_no_kill_with_parent() {
+    # The contrast: without the option the child outlives forkless.
+    "$FL" run -- sh -c 'echo $$ >"$1"; exec sleep 100' sh "$T/pid" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    local child
+    child=$(cat "$T/pid")
+    BACKGROUND_PIDS+=("$child")
+    kill -KILL "$fl_pid"
+    wait "$fl_pid" 2>/dev/null
+    is_alive "$child" || fail "the child died with forkless"
+    kill -KILL "$child"
+}
+
+# ---------------------------------------------------------------- timeouts
+
+case_timeout_kills_group() {
+    run_fl run --timeout 2 -- sh -c 'sleep 100 & echo $! >"$1"; wait' sh "$T/pid"
+    expect_status 124
+    file_has_pid "$T/pid" || fail "no grandchild pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    wait_for is_dead "$(cat "$T/pid")"
+}
+
+case_timeout_term_first() {
+    run_fl run --timeout 2 -- sh -c 'trap "echo got-term >\"$1\"; exit 3" TERM; sleep 100 & wait' sh "$T/flag"
+    expect_status 124
+    expect_file "$T/flag" got-term
+}
+
+case_kill_after() {
+    # The child ignores SIGTERM: SIGKILL follows after --kill-after. The
+    # outer timeout only guards against a hang.
+    run_fl run --timeout 2 --kill-after 0.2 -- sh -c 'trap "" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' sh "$T/pid"
+    expect_status 124
+    file_has_pid "$T/pid" || fail "the child never started"
+    wait_for is_dead "$(cat "$T/pid")"
+    run_fl run --timeout 0.1 --kill-after 0 -- sh -c 'trap "" TERM; while :; do sleep 0.05; done'
+    expect_status 124
+}
+
+case_kill_after_not_waited_when_term_works() {
+    # A child that dies of SIGTERM ends the wait long before --kill-after.
+    # A hang would end in SIGKILL from the guard: 137, not 124.
+    timeout -s KILL 60 "$FL" run --timeout 0.2 --kill-after 1h -- sleep 100 >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 124
+}
+
+case_timeout_not_reached() {
+    run_fl run --timeout 1h -- sh -c 'exit 3'
+    expect_status 3
+    run_fl run --timeout 0 -- true
+    expect_status 0
+}
+
+case_timeout_stays_in_group_with_setsid() {
+    run_fl run --setsid --timeout 2 -- sh -c 'sleep 100 & echo $! >"$1"; wait' sh "$T/pid"
+    expect_status 124
+    file_has_pid "$T/pid" || fail "no grandchild pid"
+    wait_for is_dead "$(cat "$T/pid")"
+}
+
+case_durations() {
+    # Long enough for `true` on any machine; short ones go to --kill-after,
+    # which only counts after a timeout.
+    local d
+    for d in 30 30.5 1000.5 60. 30000ms 30s 3m 1h 0; do
+        run_fl run --timeout "$d" -- true
+        [ "$STATUS" -eq 0 ] || fail "--timeout $d: exit $STATUS: $(err)"
+    done
+    for d in 1 1.5 .5 2. 500ms 2s 3m 1h 0.001 0 0ms 1.0000000001; do
+        run_fl run --kill-after "$d" -- true
+        [ "$STATUS" -eq 0 ] || fail "--kill-after $d: exit $STATUS: $(err)"
+    done
+}
+
+case_durations_bad() {
+    local d
+    for d in -1 '' abc 1x 1.2.3 . s 1ms2 ' 1' 1e3 0x10 inf nan 99999999999999999999 \
+             9999999999999999h; do
+        expect_bad_option run --timeout "$d" -- true
+        expect_err_has "--timeout: invalid duration \"$d\""
+        expect_bad_option run --kill-after "$d" -- true
+    done
+}
+
+# forward_test OPTIONS...: forkless passes our SIGTERM on to its child.
+forward_test() {
+    # Background processes write to files: one holding our output open
+    # would keep CTest waiting for it.
+    "$FL" run "$@" -- sh -c 'sleep 100 & s=$!; trap "echo got-term >\"$2\"; kill \$s; exit 7" TERM; echo $$ >"$1"; wait' \
+        sh "$T/pid" "$T/flag" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    kill -TERM "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 7
+    expect_file "$T/flag" got-term
+}
+
+case_forward_sigterm() { forward_test; }
+case_forward_sigterm_with_timeout() { forward_test --timeout 1h; }
+case_forward_sighup_pgroup() {
+    "$FL" run --pgroup -- sh -c 'sleep 100 & s=$!; trap "kill \$s; exit 9" HUP; echo $$ >"$1"; wait' \
+        sh "$T/pid" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    kill -HUP "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 9
+}
+
+# ---------------------------------------------------------------- backends
+
+backend_test() {
+    run_fl run -v --backend "$1" -- sh -c 'echo ran'
+    expect_status 0
+    expect_out ran
+    expect_err_has "$2 backend"
+}
+case_backend_auto() {
+    run_fl run -v --backend auto -- true
+    expect_status 0
+    expect_err_has "backend"
+    ! grep -q "auto backend" "$T/err" || fail "reports auto, not the backend that ran"
+}
+case_backend_clone() { backend_test clone clone; }
+case_backend_posix_spawn() { backend_test posix_spawn posix_spawn; }
+case_backend_fork() { backend_test fork fork; }
+
+case_backend_exit_codes() {
+    local b
+    for b in clone posix_spawn fork; do
+        run_fl run --backend $b -- sh -c 'exit 5'
+        [ "$STATUS" -eq 5 ] || fail "$b: exit $STATUS, expected 5: $(err)"
+        run_fl run --backend $b -- forkless-no-such-program
+        [ "$STATUS" -eq 127 ] || fail "$b: exit $STATUS, expected 127: $(err)"
+        run_fl run --backend $b -C /nonexistent-dir -- true
+        [ "$STATUS" -eq 125 ] || fail "$b: exit $STATUS, expected 125: $(err)"
+    done
+}
+
+case_backend_unknown() {
+    expect_bad_option run --backend vfork -- true
+    expect_bad_option run --backend '' -- true
+    expect_bad_option run --backend CLONE -- true
+}
+
+case_no_fork() {
+    run_fl run --no-fork --backend fork -- true
+    expect_status 125
+    run_fl run --no-fork -- true
+    expect_status 0
+}
+
+case_posix_spawn_refuses_unsupported() {
+    # posix_spawn cannot set an rlimit: an error, never a dropped setting.
+    run_fl run --backend posix_spawn --rlimit NOFILE=100 -- true
+    expect_status 125
+}
+
+case_shell_fallback() {
+    printf 'echo fallback-ran\n' >"$T/script"
+    chmod 755 "$T/script"
+    run_fl run --shell-fallback -- "$T/script"
+    expect_status 0
+    expect_out fallback-ran
+    run_fl run -- "$T/script"
+    expect_status 126
+}
+
+case_verbose() {
+    run_fl run -v -- true
+    expect_status 0
+    grep -q "pid [0-9][0-9]*" "$T/err" || fail "no pid: $(err)"
+    expect_err_has "backend"
+    expect_err_has "/true"
+    expect_err_has "exited with status 0"
+    run_fl run --verbose -- sh -c 'exit 3'
+    expect_status 3
+    expect_err_has "exited with status 3"
+}
+
+# ------------------------------------------------------- command line itself
+
+case_help() {
+    run_fl --help
+    expect_status 0
+    grep -q "forkless run" "$T/out" || fail "no usage: $(out)"
+    run_fl -h
+    expect_status 0
+    run_fl run --help
+    expect_status 0
+    grep -q -- "--timeout" "$T/out" || fail "run --help lacks --timeout: $(out)"
+    run_fl run -h
+    expect_status 0
+}
+
+case_version() {
+    run_fl --version
+    expect_status 0
+    grep -q "^forkless [0-9][0-9.]*" "$T/out" || fail "no version: $(out)"
+    run_fl run --version
+    expect_status 0
+}
+
+case_options_end_at_program() {
+    run_fl run echo -v --timeout x
+    expect_status 0
+    expect_out "-v --timeout x"
+    run_fl run -- -v
+    expect_status 127
+}
+
+case_bad_command_line() {
+    expect_bad_option
+    expect_bad_option frobnicate
+    expect_bad_option run
+    expect_bad_option run --
+    expect_bad_option run -v
+    expect_bad_option run --frobnicate -- true
+    expect_err_has "--frobnicate"
+    expect_bad_option run -Z -- true
+    expect_bad_option run --timeout
+    expect_err_has "--timeout"
+    expect_bad_option run -C
+    expect_bad_option run --keep-fds=yes -- true
+}
+
+# ------------------------------------------------------------------------
+
+declare -F "case_$CASE" >/dev/null || { echo "no such case: $CASE" >&2; exit 2; }
+[ -x "$FL" ] || fail "not executable: $FL"
+"case_$CASE"
+exit 0

@@ -1,0 +1,410 @@
+/*
+ * probe: the program the tests spawn. It reports what the child saw, as
+ * "key value" lines, and can act (exit, sleep, echo, ...).
+ *
+ *     probe [--out FILE] COMMAND [ARGS] [COMMAND [ARGS]]...
+ *
+ * Commands run in order. The report goes to stdout, or is appended to FILE
+ * with --out (so that the report does not need the child's fd 1). It is
+ * collected in memory and written when the probe acts or ends, so that no
+ * fd of the report is open while the probe lists its fds.
+ *
+ * Reports:
+ *   fds            "fd N INO MODE TARGET" per open fd (MODE r, w or rw)
+ *   signals        "SigBlk HEX", "SigIgn HEX", "SigCgt HEX"
+ *   cwd            "cwd PATH"
+ *   env            "env NAME=VALUE" per variable, in order
+ *   getenv NAME    "env NAME=VALUE", or "unset NAME"
+ *   args ...       "argc N", then "arg I VALUE" per argument of the probe;
+ *                  the words after it are not commands (report only)
+ *   rlimits        "rlimit NAME SOFT HARD" (inf for RLIM_INFINITY)
+ *   umask          "umask 0022"
+ *   ids            "uid", "euid", "suid", "gid", "egid", "sgid", "groups"
+ *   proc           "pid", "ppid", "pgid", "sid"
+ *   cgroup         "cgroup LINE" per line of /proc/self/cgroup
+ *   all            all of the above but getenv
+ * Actions:
+ *   exit N         exit with status N
+ *   sleep SECS     sleep (fractions allowed)
+ *   echo TEXT      write TEXT and a newline to fd 1
+ *   stderr TEXT    write TEXT and a newline to fd 2
+ *   write-fd FD TEXT   write TEXT and a newline to fd FD
+ *   cat            copy fd 0 to fd 1 until EOF
+ *   kill-self SIG  send itself signal SIG
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static char *report;
+static size_t report_len;
+static FILE *rep;
+static const char *out_path;
+static int g_argc;
+static char **g_argv;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "probe: %s: %s\n", what, strerror(errno));
+    exit(120);
+}
+
+static void put(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(rep, fmt, ap);
+    va_end(ap);
+    fputc('\n', rep);
+}
+
+static void write_all(int fd, const char *s, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            die("write");
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Writes what was collected to stdout or --out, and starts afresh. */
+static void flush_report(void)
+{
+    fflush(rep);
+    if (report_len > 0) {
+        int fd = 1;
+        if (out_path) {
+            fd = open(out_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                      0644);
+            if (fd < 0)
+                die(out_path);
+        }
+        write_all(fd, report, report_len);
+        if (out_path)
+            close(fd);
+    }
+    fclose(rep);
+    free(report);
+    report = NULL;
+    report_len = 0;
+    rep = open_memstream(&report, &report_len);
+    if (!rep)
+        die("open_memstream");
+}
+
+static void report_fds(void)
+{
+    /* Collect first: the report must not open fds during the walk. */
+    int fds[1024], n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        die("opendir /proc/self/fd");
+    struct dirent *de;
+    while ((de = readdir(d)) && n < 1024) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        int fd = atoi(de->d_name);
+        if (fd != dirfd(d))
+            fds[n++] = fd;
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++) {
+        char link[64], target[4096];
+        struct stat st;
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fds[i]);
+        ssize_t len = readlink(link, target, sizeof target - 1);
+        target[len > 0 ? len : 0] = 0;
+        int fl = fcntl(fds[i], F_GETFL);
+        if (fstat(fds[i], &st) != 0 || fl == -1)
+            continue; /* closed meanwhile */
+        const char *mode = (fl & O_ACCMODE) == O_RDONLY   ? "r"
+                           : (fl & O_ACCMODE) == O_WRONLY ? "w"
+                                                          : "rw";
+        put("fd %d %lu %s %s", fds[i], (unsigned long)st.st_ino, mode, target);
+    }
+}
+
+static void report_status_lines(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f)
+        die("/proc/self/status");
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "SigBlk:", 7) && strncmp(line, "SigIgn:", 7) &&
+            strncmp(line, "SigCgt:", 7))
+            continue;
+        char *v = line + 7;
+        v += strspn(v, " \t");
+        v[strcspn(v, "\n")] = 0;
+        line[6] = 0;
+        put("%s %s", line, v);
+    }
+    fclose(f);
+}
+
+static void report_env(void)
+{
+    for (char **e = environ; e && *e; e++)
+        put("env %s", *e);
+}
+
+static void report_getenv(const char *name)
+{
+    const char *v = getenv(name);
+    if (v)
+        put("env %s=%s", name, v);
+    else
+        put("unset %s", name);
+}
+
+static void report_args(void)
+{
+    put("argc %d", g_argc);
+    for (int i = 0; i < g_argc; i++)
+        put("arg %d %s", i, g_argv[i]);
+}
+
+static void report_rlimits(void)
+{
+    static const struct {
+        const char *name;
+        int res;
+    } lims[] = {
+        { "AS", RLIMIT_AS },         { "CORE", RLIMIT_CORE },
+        { "CPU", RLIMIT_CPU },       { "DATA", RLIMIT_DATA },
+        { "FSIZE", RLIMIT_FSIZE },   { "LOCKS", RLIMIT_LOCKS },
+        { "MEMLOCK", RLIMIT_MEMLOCK }, { "MSGQUEUE", RLIMIT_MSGQUEUE },
+        { "NICE", RLIMIT_NICE },     { "NOFILE", RLIMIT_NOFILE },
+        { "NPROC", RLIMIT_NPROC },   { "RSS", RLIMIT_RSS },
+        { "RTPRIO", RLIMIT_RTPRIO }, { "RTTIME", RLIMIT_RTTIME },
+        { "SIGPENDING", RLIMIT_SIGPENDING }, { "STACK", RLIMIT_STACK },
+    };
+    for (size_t i = 0; i < sizeof lims / sizeof lims[0]; i++) {
+        struct rlimit rl;
+        if (getrlimit(lims[i].res, &rl) != 0)
+            die("getrlimit");
+        char s[32], h[32];
+        if (rl.rlim_cur == RLIM_INFINITY)
+            strcpy(s, "inf");
+        else
+            snprintf(s, sizeof s, "%llu", (unsigned long long)rl.rlim_cur);
+        if (rl.rlim_max == RLIM_INFINITY)
+            strcpy(h, "inf");
+        else
+            snprintf(h, sizeof h, "%llu", (unsigned long long)rl.rlim_max);
+        put("rlimit %s %s %s", lims[i].name, s, h);
+    }
+}
+
+static void report_umask(void)
+{
+    mode_t m = umask(0);
+    umask(m);
+    put("umask %04o", (unsigned)m);
+}
+
+static void report_ids(void)
+{
+    uid_t r, e, s;
+    gid_t gr, ge, gs;
+    getresuid(&r, &e, &s);
+    getresgid(&gr, &ge, &gs);
+    put("uid %u", (unsigned)r);
+    put("euid %u", (unsigned)e);
+    put("suid %u", (unsigned)s);
+    put("gid %u", (unsigned)gr);
+    put("egid %u", (unsigned)ge);
+    put("sgid %u", (unsigned)gs);
+    gid_t groups[256];
+    int n = getgroups(256, groups);
+    if (n < 0)
+        die("getgroups");
+    fprintf(rep, "groups");
+    for (int i = 0; i < n; i++)
+        fprintf(rep, " %u", (unsigned)groups[i]);
+    fputc('\n', rep);
+}
+
+static void report_proc(void)
+{
+    put("pid %d", (int)getpid());
+    put("ppid %d", (int)getppid());
+    put("pgid %d", (int)getpgid(0));
+    put("sid %d", (int)getsid(0));
+}
+
+static void report_cwd(void)
+{
+    char buf[4096];
+    if (!getcwd(buf, sizeof buf))
+        die("getcwd");
+    put("cwd %s", buf);
+}
+
+static void report_cgroup(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        die("/proc/self/cgroup");
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        put("cgroup %s", line);
+    }
+    fclose(f);
+}
+
+static void do_sleep(const char *secs)
+{
+    double d = strtod(secs, NULL);
+    struct timespec ts = { (time_t)d, (long)((d - (time_t)d) * 1e9) };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static void do_cat(void)
+{
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(0, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            die("read stdin");
+        if (n == 0)
+            break;
+        write_all(1, buf, (size_t)n);
+    }
+}
+
+static void write_line(int fd, const char *text)
+{
+    size_t n = strlen(text);
+    char *s = malloc(n + 1);
+    if (!s)
+        die("malloc");
+    memcpy(s, text, n);
+    s[n] = '\n';
+    write_all(fd, s, n + 1);
+    free(s);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: probe [--out FILE] COMMAND [ARGS]...\n");
+    exit(121);
+}
+
+/* Returns the argument i of a command, or exits with usage. */
+static const char *arg(char **argv, int argc, int i)
+{
+    if (i >= argc)
+        usage();
+    return argv[i];
+}
+
+int main(int argc, char **argv)
+{
+    g_argc = argc;
+    g_argv = argv;
+    rep = open_memstream(&report, &report_len);
+    if (!rep)
+        die("open_memstream");
+    int i = 1;
+    if (i + 1 < argc && strcmp(argv[i], "--out") == 0) {
+        out_path = argv[i + 1];
+        i += 2;
+    }
+    while (i < argc) {
+        const char *c = argv[i++];
+        if (!strcmp(c, "fds")) {
+            report_fds();
+        } else if (!strcmp(c, "signals")) {
+            report_status_lines();
+        } else if (!strcmp(c, "cwd")) {
+            report_cwd();
+        } else if (!strcmp(c, "env")) {
+            report_env();
+        } else if (!strcmp(c, "getenv")) {
+            report_getenv(arg(argv, argc, i++));
+        } else if (!strcmp(c, "args")) {
+            report_args();
+            break;
+        } else if (!strcmp(c, "rlimits")) {
+            report_rlimits();
+        } else if (!strcmp(c, "umask")) {
+            report_umask();
+        } else if (!strcmp(c, "ids")) {
+            report_ids();
+        } else if (!strcmp(c, "proc")) {
+            report_proc();
+        } else if (!strcmp(c, "cgroup")) {
+            report_cgroup();
+        } else if (!strcmp(c, "all")) {
+            report_fds();
+            report_status_lines();
+            report_cwd();
+            report_env();
+            report_rlimits();
+            report_umask();
+            report_ids();
+            report_proc();
+            report_cgroup();
+        } else if (!strcmp(c, "exit")) {
+            int code = atoi(arg(argv, argc, i++));
+            flush_report();
+            exit(code);
+        } else if (!strcmp(c, "sleep")) {
+            const char *s = arg(argv, argc, i++);
+            flush_report();
+            do_sleep(s);
+        } else if (!strcmp(c, "echo")) {
+            const char *s = arg(argv, argc, i++);
+            flush_report();
+            write_line(1, s);
+        } else if (!strcmp(c, "stderr")) {
+            const char *s = arg(argv, argc, i++);
+            flush_report();
+            write_line(2, s);
+        } else if (!strcmp(c, "write-fd")) {
+            int fd = atoi(arg(argv, argc, i++));
+            const char *s = arg(argv, argc, i++);
+            flush_report();
+            write_line(fd, s);
+        } else if (!strcmp(c, "cat")) {
+            flush_report();
+            do_cat();
+        } else if (!strcmp(c, "kill-self")) {
+            int sig = atoi(arg(argv, argc, i++));
+            flush_report();
+            kill(getpid(), sig);
+        } else {
+            fprintf(stderr, "probe: unknown command \"%s\"\n", c);
+            usage();
+        }
+    }
+    flush_report();
+    fclose(rep);
+    free(report);
+    return 0;
+}

@@ -1,0 +1,759 @@
+/*
+ * runner.c: main() and helpers of the test framework (see test.h).
+ *
+ *     <binary> --list                 prints the cases, one a line
+ *     <binary> --expect CASE...       checks that the cases are exactly
+ *                                     these (what CMake found in the file)
+ *     <binary> <case> <backend>       runs one case; exit 0 pass, 77 skip
+ *
+ * <backend> is clone, posix_spawn, fork or auto.
+ */
+#include "test.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+enum fl_backend fl_test_backend = FL_BACKEND_AUTO;
+char fl_test_probe[] = FL_TEST_PROBE;
+const char *fl_test_case = "";
+
+/* ------------------------------------------------------------------------ */
+/* Registry                                                                 */
+/* ------------------------------------------------------------------------ */
+
+#define MAX_CASES 256
+static struct {
+    const char *name;
+    fl_test_fn fn;
+} cases[MAX_CASES];
+static int ncases;
+
+void fl_test_register(const char *name, fl_test_fn fn)
+{
+    if (ncases == MAX_CASES) {
+        fprintf(stderr, "too many test cases\n");
+        abort();
+    }
+    cases[ncases].name = name;
+    cases[ncases].fn = fn;
+    ncases++;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kept allocations and temporary directories                               */
+/* ------------------------------------------------------------------------ */
+
+static void **kept;
+static size_t nkept, capkept;
+
+void *t_keep(void *p)
+{
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        abort();
+    }
+    if (nkept == capkept) {
+        capkept = capkept ? 2 * capkept : 64;
+        kept = realloc(kept, capkept * sizeof *kept);
+        if (!kept)
+            abort();
+    }
+    kept[nkept++] = p;
+    return p;
+}
+
+char *t_strdup(const char *s)
+{
+    return t_keep(strdup(s));
+}
+
+char *t_fmt(const char *fmt, ...)
+{
+    va_list ap;
+    char *s;
+    va_start(ap, fmt);
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    return t_keep(s);
+}
+
+static char *tmpdirs[16];
+static int ntmpdirs;
+
+static int rm_one(const char *path, const struct stat *st, int type,
+                  struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (type == FTW_DP || type == FTW_DNR)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+static void remove_tmpdirs(void)
+{
+    for (int i = 0; i < ntmpdirs; i++) {
+        /* Cases leave directories without permissions (PATH tests). */
+        char *noperm = NULL;
+        if (asprintf(&noperm, "%s/noperm", tmpdirs[i]) > 0) {
+            chmod(noperm, 0700);
+            free(noperm);
+        }
+        nftw(tmpdirs[i], rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    ntmpdirs = 0;
+}
+
+char *t_tmpdir(void)
+{
+    if (ntmpdirs == 16)
+        FAIL("too many temporary directories");
+    char *d = t_strdup("/tmp/fl-test-XXXXXX");
+    if (!mkdtemp(d))
+        FAIL("mkdtemp: %s", strerror(errno));
+    tmpdirs[ntmpdirs++] = d;
+    return d;
+}
+
+char *t_write_file(const char *dir, const char *name, const char *content,
+                   mode_t mode)
+{
+    char *path = t_fmt("%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        FAIL("open %s: %s", path, strerror(errno));
+    t_write_all(fd, content, strlen(content));
+    close(fd);
+    if (chmod(path, mode) != 0)
+        FAIL("chmod %s: %s", path, strerror(errno));
+    return path;
+}
+
+char *t_read_file(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        FAIL("open %s: %s", path, strerror(errno));
+    char *s = t_read_all(fd);
+    close(fd);
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Failing, skipping, cleaning up                                           */
+/* ------------------------------------------------------------------------ */
+
+const char *fl_t_errname(int e)
+{
+    const char *n = e ? strerrorname_np(e) : "0";
+    return n ? n : "?";
+}
+
+void t_kill_children(void)
+{
+    pid_t me = getpid();
+    DIR *d = opendir("/proc");
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            char path[64], buf[512];
+            pid_t pid = (pid_t)atoi(de->d_name);
+            if (pid <= 0)
+                continue;
+            snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0)
+                continue;
+            ssize_t n = read(fd, buf, sizeof buf - 1);
+            close(fd);
+            if (n <= 0)
+                continue;
+            buf[n] = 0;
+            char *p = strrchr(buf, ')');
+            int ppid = 0;
+            char state;
+            if (p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 && ppid == me)
+                kill(pid, SIGKILL);
+        }
+        closedir(d);
+    }
+    while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
+        ;
+}
+
+void fl_t_fail(const char *file, int line, const char *fmt, ...)
+{
+    char msg[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    dprintf(2, "%s:%d: FAIL [%s, backend %s]: %s\n", file, line,
+            fl_test_case, fl_backend_name(fl_test_backend), msg);
+    t_kill_children();
+    remove_tmpdirs();
+    abort();
+}
+
+void fl_t_skip(const char *reason)
+{
+    dprintf(1, "SKIP: %s\n", reason);
+    t_kill_children();
+    remove_tmpdirs();
+    exit(77);
+}
+
+static void on_watchdog(int sig)
+{
+    (void)sig;
+    static const char m[] = "FAIL: the case did not end in time (hang?)\n";
+    if (write(2, m, sizeof m - 1) < 0) {
+        /* nothing to do */
+    }
+    t_kill_children();
+    remove_tmpdirs(); /* not async-signal-safe, but the case is over */
+    _exit(1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Spawning helpers                                                         */
+/* ------------------------------------------------------------------------ */
+
+static bool proc_is_empty(const struct fl_proc *p)
+{
+    return p->pid == 0 && p->pidfd == -1 && p->stdio[0] == -1 &&
+           p->stdio[1] == -1 && p->stdio[2] == -1;
+}
+
+void fl_t_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
+                const char *file, int line)
+{
+    struct fl_error e;
+    int r = fl_spawn(cmd, proc, &e);
+    if (r != 0) {
+        char buf[2048];
+        fl_t_fail(file, line,
+                  "fl_spawn failed: %d (%s) err=%d step=%s index=%d: %s", r,
+                  fl_t_errname(r), e.err, fl_step_name(e.step), e.index,
+                  fl_error_format(&e, buf, sizeof buf));
+    }
+    if (proc->pid <= 0)
+        fl_t_fail(file, line, "fl_spawn returned 0 but pid is %d",
+                  (int)proc->pid);
+    if (e.err != 0 || e.step != FL_STEP_NONE)
+        fl_t_fail(file, line, "error not cleared on success: err=%d step=%d",
+                  e.err, (int)e.step);
+}
+
+bool fl_t_step_is(const struct fl_error *e, enum fl_step step)
+{
+    if (e->step == step)
+        return true;
+    return fl_test_backend == FL_BACKEND_POSIX_SPAWN &&
+           e->step == FL_STEP_SPAWN && step > FL_STEP_CLONE;
+}
+
+struct fl_error fl_t_spawn_fails(const struct fl_cmd *cmd, int err,
+                                 enum fl_step step, const char *file,
+                                 int line)
+{
+    struct fl_error e;
+    struct fl_proc p;
+    memset(&e, 0x5a, sizeof e);
+    memset(&p, 0x5a, sizeof p);
+    int r = fl_spawn(cmd, &p, &e);
+    if (r == 0) {
+        int st = 0;
+        fl_kill(&p, SIGKILL);
+        fl_wait(&p, -1, &st);
+        fl_close(&p);
+        fl_t_fail(file, line, "fl_spawn succeeded, expected %d (%s)", err,
+                  fl_t_errname(err));
+    }
+    char buf[2048];
+    fl_error_format(&e, buf, sizeof buf);
+    if (r != err)
+        fl_t_fail(file, line, "fl_spawn returned %d (%s), expected %d (%s): %s",
+                  r, fl_t_errname(r), err, fl_t_errname(err), buf);
+    if (e.err != err)
+        fl_t_fail(file, line, "error.err is %d, expected %d", e.err, err);
+    if (step != FL_STEP_NONE && !fl_t_step_is(&e, step))
+        fl_t_fail(file, line, "error.step is %s, expected %s (%s)",
+                  fl_step_name(e.step), fl_step_name(step), buf);
+    if (!memchr(e.path, 0, sizeof e.path) ||
+        !memchr(e.detail, 0, sizeof e.detail))
+        fl_t_fail(file, line, "error.path or error.detail not terminated");
+    if (!proc_is_empty(&p))
+        fl_t_fail(file, line,
+                  "handle not empty after failure: pid %d pidfd %d stdio "
+                  "%d %d %d",
+                  (int)p.pid, p.pidfd, p.stdio[0], p.stdio[1], p.stdio[2]);
+    return e;
+}
+
+void t_write_all(int fd, const char *s, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            FAIL("write: %s", strerror(errno));
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+static char *read_all(int fd, int timeout_ms)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        FAIL("out of memory");
+    for (;;) {
+        if (timeout_ms >= 0) {
+            struct pollfd pfd = { .fd = fd, .events = POLLIN };
+            int n = poll(&pfd, 1, timeout_ms);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n == 0)
+                FAIL("no EOF on fd %d after %d ms (a leaked write end?)", fd,
+                     timeout_ms);
+        }
+        if (cap - len < 2048) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            if (!buf)
+                FAIL("out of memory");
+        }
+        ssize_t n = read(fd, buf + len, cap - len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            FAIL("read fd %d: %s", fd, strerror(errno));
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    buf[len] = 0;
+    return t_keep(buf);
+}
+
+char *t_read_all(int fd)
+{
+    return read_all(fd, -1);
+}
+
+char *t_read_all_within(int fd, int timeout_ms)
+{
+    return read_all(fd, timeout_ms);
+}
+
+int t_wait(struct fl_proc *p)
+{
+    int st = -1;
+    int r = fl_wait(p, -1, &st);
+    if (r != 0)
+        FAIL("fl_wait returned %d (%s)", r, fl_t_errname(r));
+    fl_close(p);
+    return st;
+}
+
+void t_kill_wait(struct fl_proc *p)
+{
+    fl_kill(p, SIGKILL);
+    fl_wait(p, -1, NULL);
+    fl_close(p);
+}
+
+char *t_run(const struct fl_cmd *cmd, int *status)
+{
+    struct fl_cmd c = *cmd;
+    struct fl_proc p;
+    bool mapped1 = false;
+    for (size_t i = 0; i < c.nfds; i++)
+        if (c.fds[i].child_fd == 1)
+            mapped1 = true;
+    bool piped = !mapped1 && c.stdio[1].kind == FL_INHERIT;
+    if (piped)
+        c.stdio[1].kind = FL_PIPE;
+    SPAWN(&c, &p);
+    char *out = "";
+    if (piped || c.stdio[1].kind == FL_PIPE) {
+        out = t_read_all(p.stdio[1]);
+        close(p.stdio[1]);
+        p.stdio[1] = -1;
+    }
+    int st = t_wait(&p);
+    if (status)
+        *status = st;
+    return out;
+}
+
+char *t_probe(const struct fl_cmd *cmd)
+{
+    int st;
+    char *out = t_run(cmd, &st);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        FAIL("the probe did not exit 0: status 0x%x; output:\n%s", st, out);
+    return out;
+}
+
+bool t_rerun_as_nobody(void)
+{
+    if (geteuid() != 0 || getenv("FL_TEST_AS_NOBODY"))
+        return false;
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        FAIL("readlink /proc/self/exe: %s", strerror(errno));
+    self[n] = 0;
+    struct fl_cmd cmd = {
+        .argv = ARGV(self, (char *)fl_test_case,
+                     (char *)fl_backend_name(fl_test_backend)),
+        .cwd = "/tmp",
+        .env_set = (const char *const[]){ "FL_TEST_AS_NOBODY=1", NULL },
+        .flags = FL_SET_UID | FL_SET_GID | FL_SET_GROUPS,
+        .uid = 65534,
+        .gid = 65534,
+        .groups = (gid_t[]){ 65534 },
+        .ngroups = 1,
+        .backend = FL_BACKEND_CLONE,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    int st = t_wait(&p);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+        SKIP("skipped as uid 65534");
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        FAIL("the case failed as uid 65534 (status 0x%x), see above", st);
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading the probe's report                                               */
+/* ------------------------------------------------------------------------ */
+
+char *t_get(const char *out, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *l = out; l && *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t ll = nl ? (size_t)(nl - l) : strlen(l);
+        if (ll >= kl && strncmp(l, key, kl) == 0 &&
+            (ll == kl || l[kl] == ' ')) {
+            const char *v = ll == kl ? l + kl : l + kl + 1;
+            size_t vl = ll == kl ? 0 : ll - kl - 1;
+            char *s = t_keep(malloc(vl + 1));
+            memcpy(s, v, vl);
+            s[vl] = 0;
+            return s;
+        }
+        l = nl ? nl + 1 : NULL;
+    }
+    return NULL;
+}
+
+long long t_get_num(const char *out, const char *key)
+{
+    char *v = t_get(out, key);
+    if (!v)
+        FAIL("no \"%s\" in the probe's output:\n%s", key, out);
+    char *end;
+    long long n = strtoll(v, &end, 0);
+    if (end == v)
+        FAIL("\"%s\" is not a number: \"%s\"", key, v);
+    return n;
+}
+
+int t_count_lines(const char *out, const char *prefix)
+{
+    int n = 0;
+    size_t pl = strlen(prefix);
+    for (const char *l = out; l && *l;) {
+        if (strncmp(l, prefix, pl) == 0)
+            n++;
+        const char *nl = strchr(l, '\n');
+        l = nl ? nl + 1 : NULL;
+    }
+    return n;
+}
+
+int t_fds(const char *out, struct t_fd *fds, int max)
+{
+    int n = 0;
+    for (const char *l = out; l && *l;) {
+        const char *nl = strchr(l, '\n');
+        if (strncmp(l, "fd ", 3) == 0) {
+            if (n == max)
+                FAIL("more than %d fds in the probe's output", max);
+            struct t_fd *f = &fds[n];
+            memset(f, 0, sizeof *f);
+            int off = 0;
+            if (sscanf(l, "fd %d %lu %3s %n", &f->fd, &f->ino, f->mode,
+                       &off) < 3)
+                FAIL("bad fd line in the probe's output: %.80s", l);
+            size_t tl = (nl ? (size_t)(nl - l) : strlen(l)) - (size_t)off;
+            if (tl >= sizeof f->target)
+                tl = sizeof f->target - 1;
+            memcpy(f->target, l + off, tl);
+            n++;
+        }
+        l = nl ? nl + 1 : NULL;
+    }
+    return n;
+}
+
+void fl_t_fds_exactly(const char *out, const int *want, size_t n,
+                      const char *file, int line)
+{
+    struct t_fd fds[256];
+    int got = t_fds(out, fds, 256);
+    bool ok = (size_t)got == n;
+    for (size_t i = 0; ok && i < n; i++) {
+        bool found = false;
+        for (int j = 0; j < got; j++)
+            found |= fds[j].fd == want[i];
+        ok = found;
+    }
+    if (!ok) {
+        char w[512] = "", g[4096] = "";
+        for (size_t i = 0; i < n; i++)
+            snprintf(w + strlen(w), sizeof w - strlen(w), " %d", want[i]);
+        for (int j = 0; j < got; j++)
+            snprintf(g + strlen(g), sizeof g - strlen(g), " %d(%s)",
+                     fds[j].fd, fds[j].target);
+        fl_t_fail(file, line, "child fds are {%s }, expected exactly {%s }",
+                  g, w);
+    }
+}
+
+struct t_fd t_fd_entry(const char *out, int fd)
+{
+    struct t_fd fds[256];
+    int got = t_fds(out, fds, 256);
+    for (int j = 0; j < got; j++)
+        if (fds[j].fd == fd)
+            return fds[j];
+    FAIL("fd %d is not open in the child; output:\n%s", fd, out);
+}
+
+unsigned long t_ino(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        FAIL("fstat %d: %s", fd, strerror(errno));
+    return (unsigned long)st.st_ino;
+}
+
+bool t_fd_open(int fd)
+{
+    return fcntl(fd, F_GETFD) != -1;
+}
+
+int t_file_at(int at, bool cloexec)
+{
+    if (t_fd_open(at))
+        FAIL("fd %d is already open in the test process", at);
+    int fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0)
+        FAIL("open O_TMPFILE: %s", strerror(errno));
+    if (fd != at) {
+        if (dup3(fd, at, cloexec ? O_CLOEXEC : 0) != at)
+            FAIL("dup3: %s", strerror(errno));
+        close(fd);
+    } else if (!cloexec) {
+        fcntl(at, F_SETFD, 0);
+    }
+    return at;
+}
+
+unsigned long long t_sigmask_of(const char *out, const char *key)
+{
+    char *v = t_get(out, key);
+    if (!v)
+        FAIL("no \"%s\" in the probe's output:\n%s", key, out);
+    return strtoull(v, NULL, 16);
+}
+
+/* ------------------------------------------------------------------------ */
+/* main                                                                     */
+/* ------------------------------------------------------------------------ */
+
+void t_pace(unsigned i)
+{
+    if (i % 64 == 63)
+        nanosleep(&(struct timespec){ 0, 20 * 1000 }, NULL);
+}
+
+int t_scaled(int n)
+{
+    const char *s = getenv("FL_TEST_SCALE");
+    double f = s ? strtod(s, NULL) : 1.0;
+    /* fork's cost grows with the parent's memory (a sanitizer's shadow
+     * above all); it is there for comparison, a quarter is enough. */
+    if (fl_test_backend == FL_BACKEND_FORK)
+        f /= 4;
+    long v = (long)(n * f);
+    return v < 1 ? 1 : (int)v;
+}
+
+/*
+ * The cases own the low fd numbers (they put files at 3, 4, 5, 9, ...).
+ * Whatever the test was started with there (CTest or a shell may leave
+ * fds open) moves up to 500+, FD_CLOEXEC.
+ */
+static void move_inherited_fds(void)
+{
+    for (int fd = 3; fd < 300; fd++) {
+        if (fcntl(fd, F_GETFD) == -1)
+            continue;
+        if (fcntl(fd, F_DUPFD_CLOEXEC, 500) == -1) {
+            perror("F_DUPFD_CLOEXEC");
+            abort();
+        }
+        close(fd);
+    }
+}
+
+/* The fds open in this process, as a bitmap of the first 4096. */
+static void fd_snapshot(unsigned char *map, size_t size)
+{
+    memset(map, 0, size);
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) {
+        perror("opendir /proc/self/fd");
+        abort();
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        int fd = atoi(de->d_name);
+        if (de->d_name[0] < '0' || de->d_name[0] > '9' || fd == dirfd(d))
+            continue;
+        if ((size_t)fd < size * 8)
+            map[fd / 8] |= (unsigned char)(1u << (fd % 8));
+    }
+    closedir(d);
+}
+
+static void check_no_leaks(const unsigned char *before, size_t size)
+{
+    unsigned char after[512];
+    fd_snapshot(after, sizeof after);
+    char msg[2048] = "";
+    for (size_t fd = 0; fd < size * 8; fd++) {
+        bool b = before[fd / 8] & (1u << (fd % 8));
+        bool a = after[fd / 8] & (1u << (fd % 8));
+        if (a == b)
+            continue;
+        char link[64], target[256] = "?";
+        snprintf(link, sizeof link, "/proc/self/fd/%zu", fd);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n > 0)
+            target[n] = 0;
+        snprintf(msg + strlen(msg), sizeof msg - strlen(msg), " %s fd %zu (%s)",
+                 a ? "leaked" : "closed", fd, a ? target : "");
+    }
+    if (msg[0])
+        FAIL("fds changed by the case:%s", msg);
+
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    int r = waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT);
+    if (r == 0 && si.si_pid != 0)
+        FAIL("a zombie child is left: pid %d", (int)si.si_pid);
+    if (r == 0)
+        FAIL("a child process is still running after the case");
+    if (errno != ECHILD)
+        FAIL("waitid: %s", strerror(errno));
+}
+
+static int parse_backend(const char *s, enum fl_backend *b)
+{
+    static const struct {
+        const char *name;
+        enum fl_backend b;
+    } names[] = {
+        { "auto", FL_BACKEND_AUTO },
+        { "clone", FL_BACKEND_CLONE },
+        { "posix_spawn", FL_BACKEND_POSIX_SPAWN },
+        { "fork", FL_BACKEND_FORK },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(s, names[i].name) == 0) {
+            *b = names[i].b;
+            return 0;
+        }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        for (int i = 0; i < ncases; i++)
+            printf("%s\n", cases[i].name);
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "--expect") == 0) {
+        int bad = 0;
+        for (int i = 0; i < ncases; i++) {
+            bool found = false;
+            for (int j = 2; j < argc; j++)
+                found |= strcmp(cases[i].name, argv[j]) == 0;
+            if (!found) {
+                fprintf(stderr, "case %s is not registered with CTest: "
+                        "write its TEST( at the start of a line\n",
+                        cases[i].name);
+                bad = 1;
+            }
+        }
+        if (argc - 2 != ncases) {
+            fprintf(stderr, "CTest has %d cases, the program %d\n", argc - 2,
+                    ncases);
+            bad = 1;
+        }
+        return bad;
+    }
+    if (argc != 3 || parse_backend(argv[2], &fl_test_backend) != 0) {
+        fprintf(stderr,
+                "usage: %s --list\n"
+                "       %s CASE clone|posix_spawn|fork|auto\n",
+                argv[0], argv[0]);
+        return 2;
+    }
+    fl_test_fn fn = NULL;
+    for (int i = 0; i < ncases; i++)
+        if (strcmp(cases[i].name, argv[1]) == 0)
+            fn = cases[i].fn;
+    if (!fn) {
+        fprintf(stderr, "%s: no case \"%s\"\n", argv[0], argv[1]);
+        return 2;
+    }
+    fl_test_case = argv[1];
+    setvbuf(stdout, NULL, _IONBF, 0);
+
+    /* A watchdog: a hang is reported as such, and our children die. */
+    signal(SIGALRM, on_watchdog);
+    const char *t = getenv("FL_TEST_TIMEOUT");
+    alarm(t ? (unsigned)atoi(t) : 100);
+
+    move_inherited_fds();
+    unsigned char before[512];
+    fd_snapshot(before, sizeof before);
+    fn();
+    check_no_leaks(before, sizeof before);
+    remove_tmpdirs();
+    alarm(0);
+    printf("PASS %s %s\n", argv[1], argv[2]);
+    return 0;
+}

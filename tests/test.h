@@ -1,0 +1,276 @@
+/*
+ * test.h: the tiny test framework of forkless.
+ *
+ * A test file defines cases with TEST(name) { ... }. CMake reads the file
+ * for lines that start with "TEST(" and registers one CTest test per case
+ * and backend, named <area>.<case>.<backend>, which runs
+ *
+ *     <binary> <case> <backend>
+ *
+ * The case sees the backend in fl_test_backend (BACKEND for short) and puts
+ * it into every struct fl_cmd it spawns. After the case returns, the runner
+ * checks that the test process has no fd it did not have before, and no
+ * child process left, running or zombie.
+ *
+ * An assertion that fails prints the expression and both values, kills
+ * the test's children and aborts. SKIP() exits 77, which CTest shows as
+ * skipped (only for a missing environment, such as root or cgroup v2).
+ */
+#ifndef FL_TEST_H
+#define FL_TEST_H
+
+#include "forkless.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------ */
+/* Registering and running cases                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef void (*fl_test_fn)(void);
+void fl_test_register(const char *name, fl_test_fn fn);
+
+#define TEST(name)                                                           \
+    static void test_##name(void);                                           \
+    __attribute__((constructor)) static void register_##name(void)           \
+    {                                                                        \
+        fl_test_register(#name, test_##name);                                \
+    }                                                                        \
+    static void test_##name(void)
+
+/* The backend under test, from the command line. */
+extern enum fl_backend fl_test_backend;
+#define BACKEND fl_test_backend
+/* The probe helper's absolute path. */
+extern char fl_test_probe[];
+/* The test binary's own name of the current case (for re-running self). */
+extern const char *fl_test_case;
+
+/* A NULL-terminated argv as a compound literal. */
+#define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
+/* An argv that runs the probe with the given command words. */
+#define PROBE(...) ARGV(fl_test_probe, __VA_ARGS__)
+
+/* ------------------------------------------------------------------------ */
+/* Assertions                                                               */
+/* ------------------------------------------------------------------------ */
+
+__attribute__((noreturn, format(printf, 3, 4)))
+void fl_t_fail(const char *file, int line, const char *fmt, ...);
+__attribute__((noreturn)) void fl_t_skip(const char *reason);
+const char *fl_t_errname(int e);
+
+#define FAIL(...) fl_t_fail(__FILE__, __LINE__, __VA_ARGS__)
+#define SKIP(reason) fl_t_skip(reason)
+
+#define ASSERT(cond)                                                         \
+    do {                                                                     \
+        if (!(cond))                                                         \
+            FAIL("ASSERT(%s) failed", #cond);                                \
+    } while (0)
+
+#define ASSERT_CMP_(a, op, b)                                                \
+    do {                                                                     \
+        long long a_ = (long long)(a), b_ = (long long)(b);                  \
+        if (!(a_ op b_))                                                     \
+            FAIL("%s %s %s failed: %lld vs %lld", #a, #op, #b, a_, b_);      \
+    } while (0)
+#define ASSERT_EQ(a, b) ASSERT_CMP_(a, ==, b)
+#define ASSERT_NE(a, b) ASSERT_CMP_(a, !=, b)
+#define ASSERT_GE(a, b) ASSERT_CMP_(a, >=, b)
+#define ASSERT_GT(a, b) ASSERT_CMP_(a, >, b)
+#define ASSERT_LE(a, b) ASSERT_CMP_(a, <=, b)
+
+/* r is 0 or an errno value (the library's convention). */
+#define ASSERT_OK(r)                                                         \
+    do {                                                                     \
+        int r_ = (r);                                                        \
+        if (r_ != 0)                                                         \
+            FAIL("%s returned %d (%s: %s), expected 0", #r, r_,              \
+                 fl_t_errname(r_), strerror(r_));                            \
+    } while (0)
+#define ASSERT_ERR(r, e)                                                     \
+    do {                                                                     \
+        int r_ = (r), e_ = (e);                                              \
+        if (r_ != e_)                                                        \
+            FAIL("%s returned %d (%s), expected %d (%s)", #r, r_,            \
+                 fl_t_errname(r_), e_, fl_t_errname(e_));                    \
+    } while (0)
+/* A libc call that returns -1 and sets errno on failure. */
+#define ASSERT_SYS(x)                                                        \
+    do {                                                                     \
+        if ((x) == -1)                                                       \
+            FAIL("%s failed: %s", #x, strerror(errno));                      \
+    } while (0)
+
+#define ASSERT_STR_EQ(a, b)                                                  \
+    do {                                                                     \
+        const char *a_ = (a), *b_ = (b);                                     \
+        if (!a_ || !b_ || strcmp(a_, b_) != 0)                               \
+            FAIL("%s == %s failed: \"%s\" vs \"%s\"", #a, #b,                \
+                 a_ ? a_ : "(null)", b_ ? b_ : "(null)");                    \
+    } while (0)
+#define ASSERT_STR_CONTAINS(hay, needle)                                     \
+    do {                                                                     \
+        const char *h_ = (hay), *n_ = (needle);                              \
+        if (!h_ || !strstr(h_, n_))                                          \
+            FAIL("%s does not contain \"%s\": \"%s\"", #hay, n_,             \
+                 h_ ? h_ : "(null)");                                        \
+    } while (0)
+#define ASSERT_NULL(p)                                                       \
+    do {                                                                     \
+        const void *p_ = (p);                                                \
+        if (p_)                                                              \
+            FAIL("%s is not NULL", #p);                                      \
+    } while (0)
+
+/* A wait status. */
+#define ASSERT_EXITED(st, code)                                              \
+    do {                                                                     \
+        int s_ = (st);                                                       \
+        if (!WIFEXITED(s_) || WEXITSTATUS(s_) != (code))                     \
+            FAIL("%s: expected exit %d, got status 0x%x (%s %d)", #st,       \
+                 (code), s_, WIFEXITED(s_) ? "exit" : "signal",              \
+                 WIFEXITED(s_) ? WEXITSTATUS(s_) : WTERMSIG(s_));            \
+    } while (0)
+#define ASSERT_SIGNALED(st, sig)                                             \
+    do {                                                                     \
+        int s_ = (st);                                                       \
+        if (!WIFSIGNALED(s_) || WTERMSIG(s_) != (sig))                       \
+            FAIL("%s: expected signal %d, got status 0x%x (%s %d)", #st,     \
+                 (sig), s_, WIFEXITED(s_) ? "exit" : "signal",               \
+                 WIFEXITED(s_) ? WEXITSTATUS(s_) : WTERMSIG(s_));            \
+    } while (0)
+
+/* fl_spawn() must succeed; on failure, prints the formatted error. */
+#define SPAWN(cmd, proc) fl_t_spawn((cmd), (proc), __FILE__, __LINE__)
+void fl_t_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
+                const char *file, int line);
+
+/*
+ * fl_spawn() must fail with err at step. The handle must be empty. For the
+ * posix_spawn backend, a step inside the child may be FL_STEP_SPAWN (glibc
+ * does not say where it failed). Returns the error record.
+ */
+#define SPAWN_FAILS(cmd, err, step)                                          \
+    fl_t_spawn_fails((cmd), (err), (step), __FILE__, __LINE__)
+struct fl_error fl_t_spawn_fails(const struct fl_cmd *cmd, int err,
+                                 enum fl_step step, const char *file,
+                                 int line);
+/* True when e->step is step, or FL_STEP_SPAWN under posix_spawn. */
+bool fl_t_step_is(const struct fl_error *e, enum fl_step step);
+
+/*
+ * A case whose command uses an option that posix_spawn cannot express:
+ * under the posix_spawn backend, assert that fl_spawn() says ENOTSUP (with
+ * an empty handle, nothing leaked) and end the case there, passing.
+ */
+#define UNSUPPORTED_ON_POSIX_SPAWN(cmd)                                      \
+    do {                                                                     \
+        if (BACKEND == FL_BACKEND_POSIX_SPAWN) {                             \
+            fl_t_spawn_fails((cmd), ENOTSUP, FL_STEP_NONE, __FILE__,         \
+                             __LINE__);                                      \
+            return;                                                          \
+        }                                                                    \
+    } while (0)
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Keeps p (malloc'd) until exit, so that leak checkers stay quiet. */
+void *t_keep(void *p);
+char *t_strdup(const char *s);
+__attribute__((format(printf, 1, 2))) char *t_fmt(const char *fmt, ...);
+
+/* Reads fd to EOF; the result is NUL-terminated and kept. */
+char *t_read_all(int fd);
+/* Reads fd to EOF, failing the test if no EOF arrives in timeout_ms
+ * (a hang detector with a large margin, never a speed test). */
+char *t_read_all_within(int fd, int timeout_ms);
+void t_write_all(int fd, const char *s, size_t n);
+
+/*
+ * Runs cmd with stdout to a pipe (unless cmd->stdio[1] is set or fd 1 is
+ * mapped), reads it to EOF, waits. *status gets the wait status. Returns
+ * the output.
+ */
+char *t_run(const struct fl_cmd *cmd, int *status);
+/* t_run() that must exit 0. */
+char *t_probe(const struct fl_cmd *cmd);
+/* Waits for the process (no timeout) and returns the status; fl_close()s. */
+int t_wait(struct fl_proc *p);
+/* Kills (SIGKILL) and reaps a process; fl_close()s. */
+void t_kill_wait(struct fl_proc *p);
+
+/* Value of the first "key value" line, or NULL. Kept. */
+char *t_get(const char *out, const char *key);
+/* Value as a number (base 0), failing when absent. */
+long long t_get_num(const char *out, const char *key);
+/* Number of lines that start with prefix. */
+int t_count_lines(const char *out, const char *prefix);
+/* The probe's "fd N INO MODE TARGET" lines. Returns the count. */
+struct t_fd {
+    int fd;
+    unsigned long ino;
+    char mode[4];       /* "r", "w" or "rw" */
+    char target[256];
+};
+int t_fds(const char *out, struct t_fd *fds, int max);
+/* The fd list must be exactly want[0..n). */
+#define ASSERT_FDS_EXACTLY(out, ...)                                         \
+    fl_t_fds_exactly((out), (int[]){ __VA_ARGS__ },                          \
+                     sizeof((int[]){ __VA_ARGS__ }) / sizeof(int),           \
+                     __FILE__, __LINE__)
+void fl_t_fds_exactly(const char *out, const int *want, size_t n,
+                      const char *file, int line);
+/* The entry for fd, failing when it is absent. */
+struct t_fd t_fd_entry(const char *out, int fd);
+/* Inode of an fd of this process. */
+unsigned long t_ino(int fd);
+/* Opens a fresh file (unlinked temp file) and moves it to fd number at
+ * (which must be free); returns at. cloexec says whether FD_CLOEXEC. */
+int t_file_at(int at, bool cloexec);
+/* True when fd is open in this process. */
+bool t_fd_open(int fd);
+
+/* A temporary directory, removed at exit. */
+char *t_tmpdir(void);
+/* Writes a file with the given content and mode; returns path (kept). */
+char *t_write_file(const char *dir, const char *name, const char *content,
+                   mode_t mode);
+char *t_read_file(const char *path);
+
+/* A mask from the probe's SigBlk/SigIgn/SigCgt line. */
+unsigned long long t_sigmask_of(const char *out, const char *key);
+#define SIGBIT(sig) (1ULL << ((sig) - 1))
+
+/* n scaled by the environment variable FL_TEST_SCALE (default 1), and by
+ * 1/4 for the fork backend, at least 1: the stress cases' loop counts. */
+int t_scaled(int n);
+
+/* Called in the loop of a background thread (churn, flood): every 64th
+ * call sleeps 20 us, so that on a small machine the thread under test
+ * still gets the CPU while the churn goes on. */
+void t_pace(unsigned i);
+
+/*
+ * For a case whose behaviour differs for root (permissions): when run as
+ * root, re-runs this case and backend as uid/gid 65534 in a child (spawned
+ * with the clone backend), asserts that it passed (or skips with it), and
+ * returns true: the caller returns. Returns false in that child, or when
+ * not root: the caller goes on.
+ */
+bool t_rerun_as_nobody(void);
+
+/* Kills every child of this process (by scanning /proc) and reaps them. */
+void t_kill_children(void);
+
+#endif

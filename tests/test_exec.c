@@ -1,0 +1,752 @@
+/*
+ * test_exec.c: finding and executing the program (pitfalls 10-16, 18).
+ *
+ * An exec failure is an error of fl_spawn(), never "spawned, then exit 127";
+ * PATH is the child's, searched with glibc's errno rules, skipping empty and
+ * relative entries unless asked; argument sizes are checked before the
+ * clone.
+ */
+#include "test.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static const char planted[] = "#!/bin/sh\necho planted\nexit 42\n";
+
+/* ---- exec errors are synchronous (pitfall 10) ---------------------------- */
+
+TEST(missing_program_is_enoent_with_no_pid_and_no_zombie)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("/nonexistent/prog"),
+        .backend = BACKEND,
+    };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    /* Only exec could have failed: even posix_spawn names the step. */
+    ASSERT_STR_EQ(fl_step_name(e.step), "exec");
+    ASSERT_STR_EQ(e.path, "/nonexistent/prog");
+    /* No child at all, not even a zombie. */
+    siginfo_t si = { 0 };
+    ASSERT_EQ(waitid(P_ALL, 0, &si, WEXITED | WNOHANG), -1);
+    ASSERT_ERR(errno, ECHILD);
+}
+
+TEST(file_without_execute_permission_is_eacces)
+{
+    char *d = t_tmpdir();
+    char *f = t_write_file(d, "noexec", "#!/bin/sh\nexit 0\n", 0644);
+    struct fl_cmd cmd = { .argv = ARGV(f), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+    ASSERT_STR_EQ(fl_step_name(e.step), "exec");
+    ASSERT_STR_EQ(e.path, f);
+}
+
+TEST(directory_as_program_is_eacces)
+{
+    char *d = t_tmpdir();
+    struct fl_cmd cmd = { .argv = ARGV(d), .backend = BACKEND };
+    SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+}
+
+TEST(program_exiting_127_is_a_successful_spawn)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "127"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 127);
+
+    struct fl_cmd sh = { .argv = ARGV("/bin/sh", "-c", "exit 127"),
+                         .backend = BACKEND };
+    SPAWN(&sh, &p);
+    ASSERT_EXITED(t_wait(&p), 127);
+}
+
+TEST(exit_status_is_reported)
+{
+    for (int code = 0; code < 256; code += 51) {
+        char s[8];
+        snprintf(s, sizeof s, "%d", code);
+        struct fl_cmd cmd = { .argv = PROBE("exit", s), .backend = BACKEND };
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        ASSERT_EXITED(t_wait(&p), code);
+    }
+}
+
+TEST(bin_true_runs)
+{
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
+TEST(argv_is_passed_verbatim)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV(fl_test_probe, "args", "", "a b", "*", "$HOME", "'\"\\"),
+        .backend = BACKEND,
+    };
+    char *out = t_probe(&cmd);
+    ASSERT_EQ(t_get_num(out, "argc"), 7);
+    ASSERT_STR_EQ(t_get(out, "arg 0"), fl_test_probe);
+    ASSERT_STR_EQ(t_get(out, "arg 1"), "args");
+    ASSERT_STR_EQ(t_get(out, "arg 2"), "");
+    ASSERT_STR_EQ(t_get(out, "arg 3"), "a b");
+    ASSERT_STR_EQ(t_get(out, "arg 4"), "*");
+    ASSERT_STR_EQ(t_get(out, "arg 5"), "$HOME");
+    ASSERT_STR_EQ(t_get(out, "arg 6"), "'\"\\");
+}
+
+TEST(path_field_is_executed_with_argv0_as_given)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("not-a-program", "args"),
+        .path = fl_test_probe,
+        .backend = BACKEND,
+    };
+    char *out = t_probe(&cmd);
+    ASSERT_STR_EQ(t_get(out, "arg 0"), "not-a-program");
+}
+
+TEST(a_program_found_in_path_keeps_its_argv0)
+{
+    char *d = t_tmpdir();
+    ASSERT_SYS(symlink(fl_test_probe, t_fmt("%s/fl-probe", d)));
+    struct fl_cmd cmd = {
+        .argv = ARGV("fl-probe", "args"),
+        .env_set = (const char *const[]){ t_fmt("PATH=%s", d), NULL },
+        .backend = BACKEND,
+    };
+    ASSERT_STR_EQ(t_get(t_probe(&cmd), "arg 0"), "fl-probe");
+}
+
+TEST(path_field_without_slash_is_searched_too)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("my-name", "-c", "exit 4"),
+        .path = "sh",
+        .env_set = (const char *const[]){ "PATH=/nonexistent:/bin", NULL },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 4);
+}
+
+TEST(relative_program_with_slash_is_relative_to_child_cwd)
+{
+    char *d = t_tmpdir();
+    t_write_file(d, "prog", "#!/bin/sh\necho ran-prog\n", 0755);
+    struct fl_cmd cmd = {
+        .argv = ARGV("./prog"),
+        .cwd = d,
+        .backend = BACKEND,
+    };
+    int st;
+    char *out = t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+    ASSERT_STR_EQ(out, "ran-prog\n");
+}
+
+/* ---- scripts and interpreters (pitfalls 11, 12) -------------------------- */
+
+TEST(script_with_shebang_runs)
+{
+    char *d = t_tmpdir();
+    char *f = t_write_file(d, "s.sh", "#!/bin/sh\necho \"hi $1\"\n", 0755);
+    struct fl_cmd cmd = { .argv = ARGV(f, "there"), .backend = BACKEND };
+    int st;
+    char *out = t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+    ASSERT_STR_EQ(out, "hi there\n");
+}
+
+TEST(missing_interpreter_is_enoent_naming_the_interpreter)
+{
+    char *d = t_tmpdir();
+    char *f = t_write_file(d, "s", "#!/nonexistent/interp -x\necho hi\n", 0755);
+    struct fl_cmd cmd = { .argv = ARGV(f), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.path, f);
+    ASSERT_STR_CONTAINS(e.detail, "/nonexistent/interp");
+    char buf[512];
+    fl_error_format(&e, buf, sizeof buf);
+    ASSERT_STR_CONTAINS(buf, "/nonexistent/interp");
+    ASSERT_STR_CONTAINS(buf, "No such file or directory");
+}
+
+TEST(crlf_shebang_is_enoent_naming_the_interpreter)
+{
+    char *d = t_tmpdir();
+    char *f = t_write_file(d, "dos.sh", "#!/bin/sh\r\necho hi\r\n", 0755);
+    struct fl_cmd cmd = { .argv = ARGV(f), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_STR_CONTAINS(e.detail, "/bin/sh");
+    /* The carriage return is shown, escaped or not: it is the cause. */
+    ASSERT(strstr(e.detail, "\\r") || strchr(e.detail, '\r'));
+}
+
+TEST(script_without_shebang_is_enoexec_by_default)
+{
+    char *d = t_tmpdir();
+    char *f = t_write_file(d, "noshebang", "echo hi\n", 0755);
+    struct fl_cmd cmd = { .argv = ARGV(f), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOEXEC, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.path, f);
+}
+
+TEST(script_without_shebang_runs_with_shell_fallback)
+{
+    char *d = t_tmpdir();
+    char *f = t_write_file(d, "noshebang", "echo \"hi $1 $#\"\n", 0755);
+    struct fl_cmd cmd = {
+        .argv = ARGV(f, "x"),
+        .flags = FL_SHELL_FALLBACK,
+        .backend = BACKEND,
+    };
+    int st;
+    char *out = t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+    ASSERT_STR_EQ(out, "hi x 1\n");
+}
+
+TEST(shell_fallback_does_not_change_a_real_program)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "3"),
+        .flags = FL_SHELL_FALLBACK,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 3);
+}
+
+/* ---- PATH search (pitfall 13) -------------------------------------------- */
+
+/* PATH=/noperm:/nonexec-dir:/usr/bin:/bin, as in pitfall 13. */
+static const char *path13(char **nonexec_dir)
+{
+    char *d = t_tmpdir();
+    char *noperm = t_fmt("%s/noperm", d);
+    char *nx = t_fmt("%s/nonexec", d);
+    ASSERT_SYS(mkdir(noperm, 0));
+    ASSERT_SYS(mkdir(nx, 0755));
+    t_write_file(nx, "tool", "#!/bin/sh\nexit 0\n", 0644);
+    ASSERT_SYS(mkdir(t_fmt("%s/dirtool", nx), 0755)); /* a directory */
+    *nonexec_dir = nx;
+    return t_fmt("PATH=%s:%s:/usr/bin:/bin", noperm, nx);
+}
+
+TEST(path_search_finds_true_past_unusable_entries)
+{
+    /* As root, the unreadable directory would not be unreadable. */
+    if (t_rerun_as_nobody())
+        return;
+    char *nx;
+    const char *path = path13(&nx);
+    struct fl_cmd cmd = {
+        .argv = ARGV("true"),
+        .env_set = (const char *const[]){ path, NULL },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    ASSERT_STR_EQ(buf, "/usr/bin/true");
+}
+
+TEST(path_search_with_only_a_non_executable_match_is_eacces)
+{
+    /* As root, the unreadable directory would not be unreadable. */
+    if (t_rerun_as_nobody())
+        return;
+    char *nx;
+    const char *path = path13(&nx);
+    struct fl_cmd cmd = {
+        .argv = ARGV("tool"),
+        .env_set = (const char *const[]){ path, NULL },
+        .backend = BACKEND,
+    };
+    SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+    char buf[4096];
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, NULL), EACCES);
+}
+
+TEST(path_search_for_an_absent_program_is_enoent)
+{
+    /* As root, the unreadable directory would not be unreadable. */
+    if (t_rerun_as_nobody())
+        return;
+    char *nx;
+    const char *path = path13(&nx);
+    struct fl_cmd cmd = {
+        .argv = ARGV("fl-absent-program"),
+        .env_set = (const char *const[]){ path, NULL },
+        .backend = BACKEND,
+    };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_STR_CONTAINS(e.path, "fl-absent-program");
+    char buf[4096];
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, NULL), ENOENT);
+}
+
+TEST(path_search_skips_a_directory_named_like_the_program)
+{
+    char *nx;
+    const char *path13v = path13(&nx);
+    char *d = t_tmpdir();
+    t_write_file(d, "dirtool", "#!/bin/sh\necho real-dirtool\n", 0755);
+    /* nx/dirtool is a directory; d/dirtool is the program. */
+    const char *path = t_fmt("PATH=%s:%s", strchr(path13v, '=') + 1, d);
+    struct fl_cmd cmd = {
+        .argv = ARGV("dirtool"),
+        .env_set = (const char *const[]){ path, NULL },
+        .backend = BACKEND,
+    };
+    int st;
+    char *out = t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+    ASSERT_STR_EQ(out, "real-dirtool\n");
+}
+
+TEST(path_search_takes_the_first_match)
+{
+    char *a = t_tmpdir(), *b = t_tmpdir();
+    t_write_file(a, "fltool", "#!/bin/sh\necho A\n", 0755);
+    t_write_file(b, "fltool", "#!/bin/sh\necho B\n", 0755);
+    struct fl_cmd cmd = {
+        .argv = ARGV("fltool"),
+        .env_set = (const char *const[]){ t_fmt("PATH=%s:%s", a, b), NULL },
+        .backend = BACKEND,
+    };
+    int st;
+    ASSERT_STR_EQ(t_run(&cmd, &st), "A\n");
+    ASSERT_EXITED(st, 0);
+    cmd.env_set = (const char *const[]){ t_fmt("PATH=%s:%s", b, a), NULL };
+    ASSERT_STR_EQ(t_run(&cmd, &st), "B\n");
+}
+
+TEST(path_search_goes_on_past_missing_dirs_and_files_as_dirs)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("true"),
+        .env_set = (const char *const[]){
+            "PATH=/nonexistent-dir:/etc/passwd:/etc/passwd/x:/usr/bin:/bin",
+            NULL },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
+/* ---- empty and relative PATH entries (pitfall 14) ------------------------ */
+
+static void assert_runs_real_true(const char *path, const char *cwd)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("true"),
+        .cwd = cwd,
+        .env_set = (const char *const[]){ path, NULL },
+        .backend = BACKEND,
+    };
+    int st;
+    char *out = t_run(&cmd, &st);
+    ASSERT_STR_EQ(out, "");
+    ASSERT_EXITED(st, 0);
+}
+
+TEST(empty_path_entry_is_skipped_by_default)
+{
+    char *d = t_tmpdir();
+    t_write_file(d, "true", planted, 0755);
+    assert_runs_real_true("PATH=:/usr/bin:/bin", d);
+    assert_runs_real_true("PATH=/usr/bin::/bin", d);
+    /* A trailing empty entry only: nothing else to find. */
+    struct fl_cmd cmd = {
+        .argv = ARGV("true"),
+        .cwd = d,
+        .env_set = (const char *const[]){ "PATH=/nonexistent:", NULL },
+        .backend = BACKEND,
+    };
+    SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+}
+
+TEST(dot_path_entry_is_skipped_by_default)
+{
+    char *d = t_tmpdir();
+    t_write_file(d, "true", planted, 0755);
+    assert_runs_real_true("PATH=.:/usr/bin:/bin", d);
+    struct fl_cmd cmd = {
+        .argv = ARGV("true"),
+        .cwd = d,
+        .env_set = (const char *const[]){ "PATH=.", NULL },
+        .backend = BACKEND,
+    };
+    SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    char buf[4096];
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, NULL), ENOENT);
+}
+
+TEST(relative_path_entry_is_skipped_by_default)
+{
+    char *d = t_tmpdir();
+    ASSERT_SYS(mkdir(t_fmt("%s/bin", d), 0755));
+    t_write_file(t_fmt("%s/bin", d), "true", planted, 0755);
+    assert_runs_real_true("PATH=bin:/usr/bin:/bin", d);
+}
+
+TEST(relative_path_entries_are_used_with_path_relative)
+{
+    char *d = t_tmpdir();
+    ASSERT_SYS(mkdir(t_fmt("%s/bin", d), 0755));
+    t_write_file(d, "true", planted, 0755);
+    t_write_file(t_fmt("%s/bin", d), "true", planted, 0755);
+    static const char *paths[] = { "PATH=:/usr/bin", "PATH=.:/usr/bin",
+                                   "PATH=bin:/usr/bin" };
+    for (size_t i = 0; i < 3; i++) {
+        /* Relative to the child's cwd, not the parent's. */
+        struct fl_cmd cmd = {
+            .argv = ARGV("true"),
+            .cwd = d,
+            .flags = FL_PATH_RELATIVE,
+            .env_set = (const char *const[]){ paths[i], NULL },
+            .backend = BACKEND,
+        };
+        int st;
+        char *out = t_run(&cmd, &st);
+        ASSERT_STR_EQ(out, "planted\n");
+        ASSERT_EXITED(st, 42);
+    }
+}
+
+TEST(unset_path_searches_cs_path)
+{
+    char cs[1024];
+    ASSERT(confstr(_CS_PATH, cs, sizeof cs) > 0);
+    struct fl_cmd cmd = {
+        .argv = ARGV("sh", "-c", "exit 5"),
+        .env_unset = (const char *const[]){ "PATH", NULL },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 5);
+
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    /* The first directory of _CS_PATH that has sh. */
+    char *dir = strtok(cs, ":");
+    while (dir && access(t_fmt("%s/sh", dir), X_OK) != 0)
+        dir = strtok(NULL, ":");
+    ASSERT(dir);
+    ASSERT_STR_EQ(buf, t_fmt("%s/sh", dir));
+}
+
+TEST(env_clear_searches_cs_path)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("sh", "-c", "exit 6"),
+        .flags = FL_ENV_CLEAR,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 6);
+}
+
+/* ---- the child's PATH, not the parent's (pitfall 15) --------------------- */
+
+TEST(path_comes_from_the_child_environment)
+{
+    char *x = t_tmpdir(), *y = t_tmpdir();
+    t_write_file(x, "fl-only-in-x", "#!/bin/sh\necho from-x\n", 0755);
+    t_write_file(y, "fl-only-in-y", "#!/bin/sh\necho from-y\n", 0755);
+    char *old = getenv("PATH") ? t_strdup(getenv("PATH")) : NULL;
+    ASSERT_SYS(setenv("PATH", t_fmt("/usr/bin:/bin:%s", y), 1));
+
+    /* The child's PATH finds x's program, which the parent's would not. */
+    struct fl_cmd cmd = {
+        .argv = ARGV("fl-only-in-x"),
+        .env_set = (const char *const[]){ t_fmt("PATH=%s", x), NULL },
+        .backend = BACKEND,
+    };
+    int st;
+    ASSERT_STR_EQ(t_run(&cmd, &st), "from-x\n");
+    ASSERT_EXITED(st, 0);
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    ASSERT_STR_EQ(buf, t_fmt("%s/fl-only-in-x", x));
+
+    /* The parent's PATH finds y's program, the child's does not. */
+    struct fl_cmd cmd2 = {
+        .argv = ARGV("fl-only-in-y"),
+        .env_set = (const char *const[]){ "PATH=/usr/bin:/bin", NULL },
+        .backend = BACKEND,
+    };
+    SPAWN_FAILS(&cmd2, ENOENT, FL_STEP_EXEC);
+
+    /* An explicit .env is the child's environment too. */
+    struct fl_cmd cmd3 = {
+        .argv = ARGV("fl-only-in-x"),
+        .env = (char *const[]){ t_fmt("PATH=%s", x), NULL },
+        .backend = BACKEND,
+    };
+    ASSERT_STR_EQ(t_run(&cmd3, &st), "from-x\n");
+
+    /* And with no PATH in the parent at all. */
+    ASSERT_SYS(unsetenv("PATH"));
+    ASSERT_STR_EQ(t_run(&cmd, &st), "from-x\n");
+    if (old)
+        setenv("PATH", old, 1);
+}
+
+/* ---- long PATH (pitfall 16) ---------------------------------------------- */
+
+/* "PATH=" + 262 components of 250 characters + ":/usr/bin:/bin": 64 KiB. */
+static char *long_path(void)
+{
+    size_t n = 262, comp = 250;
+    char *s = t_keep(malloc(5 + n * (comp + 1) + 32));
+    char *p = stpcpy(s, "PATH=");
+    for (size_t i = 0; i < n; i++) {
+        p += sprintf(p, "/nonexistent-%03zu-", i);
+        size_t used = strlen("/nonexistent-000-");
+        memset(p, 'x', comp - used);
+        p += comp - used;
+        *p++ = ':';
+    }
+    strcpy(p, "/usr/bin:/bin");
+    return s;
+}
+
+TEST(a_64k_path_is_searched)
+{
+    char *path = long_path();
+    ASSERT_GE(strlen(path), 64 * 1024);
+    struct fl_cmd cmd = {
+        .argv = ARGV("true"),
+        .env_set = (const char *const[]){ path, NULL },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+    /* Not found anywhere in it. */
+    cmd.argv = ARGV("fl-absent-program");
+    SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+}
+
+struct small_stack_arg {
+    char *path;
+    int r, status, r_absent;
+};
+
+static void *spawn_on_small_stack(void *argp)
+{
+    struct small_stack_arg *a = argp;
+    struct fl_cmd cmd = {
+        .argv = ARGV("true"),
+        .env_set = (const char *const[]){ a->path, NULL },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    a->r = fl_spawn(&cmd, &p, NULL);
+    if (a->r == 0) {
+        fl_wait(&p, -1, &a->status);
+        fl_close(&p);
+    }
+    cmd.argv = ARGV("fl-absent-program");
+    a->r_absent = fl_spawn(&cmd, &p, NULL);
+    if (a->r_absent == 0)
+        t_kill_wait(&p);
+    return NULL;
+}
+
+TEST(a_64k_path_is_searched_from_a_thread_with_a_64k_stack)
+{
+    /* Everything the search needs must live in the parent's heap: neither
+     * the parent's preparation nor the child may put PATH on this stack. */
+    struct small_stack_arg a = { .path = long_path() };
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+#if defined(__SANITIZE_ADDRESS__)
+    size_t size = 256 * 1024; /* ASan's redzones make frames larger */
+#else
+    size_t size = 64 * 1024;
+#endif
+    ASSERT_OK(pthread_attr_setstacksize(&attr, size));
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, &attr, spawn_on_small_stack, &a));
+    pthread_join(t, NULL);
+    pthread_attr_destroy(&attr);
+    ASSERT_OK(a.r);
+    ASSERT_EXITED(a.status, 0);
+    ASSERT_ERR(a.r_absent, ENOENT);
+}
+
+/* ---- fl_resolve ---------------------------------------------------------- */
+
+TEST(resolve_returns_the_path_that_would_run)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("sh"),
+        .env_set = (const char *const[]){ "PATH=/nonexistent:/bin", NULL },
+        .backend = BACKEND,
+    };
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    ASSERT_STR_EQ(buf, "/bin/sh");
+
+    /* A name with a slash is used as is. */
+    cmd.argv = ARGV(fl_test_probe);
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    ASSERT_STR_EQ(buf, fl_test_probe);
+    /* .path wins over argv[0]. */
+    cmd.argv = ARGV("whatever");
+    cmd.path = "/bin/sh";
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    ASSERT_STR_EQ(buf, "/bin/sh");
+}
+
+TEST(resolve_checks_a_relative_candidate_against_cwd)
+{
+    char *d = t_tmpdir();
+    ASSERT_SYS(mkdir(t_fmt("%s/bin", d), 0755));
+    t_write_file(t_fmt("%s/bin", d), "fl-rel-tool", planted, 0755);
+    struct fl_cmd cmd = {
+        .argv = ARGV("fl-rel-tool"),
+        .cwd = d,
+        .flags = FL_PATH_RELATIVE,
+        .env_set = (const char *const[]){ "PATH=bin:/usr/bin", NULL },
+        .backend = BACKEND,
+    };
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    size_t n = strlen(buf);
+    ASSERT(n >= 15 && strcmp(buf + n - 15, "bin/fl-rel-tool") == 0);
+    /* Without the flag the relative entry does not count. */
+    cmd.flags = 0;
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, NULL), ENOENT);
+    /* Nor without the cwd that makes it exist. */
+    cmd.flags = FL_PATH_RELATIVE;
+    cmd.cwd = "/";
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, NULL), ENOENT);
+}
+
+TEST(resolve_with_a_small_buffer_is_erange)
+{
+    struct fl_cmd cmd = { .argv = ARGV("/bin/sh"), .backend = BACKEND };
+    char buf[7]; /* "/bin/sh" needs 8 */
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, NULL), ERANGE);
+    char ok[8];
+    ASSERT_OK(fl_resolve(&cmd, ok, sizeof ok, NULL));
+    ASSERT_STR_EQ(ok, "/bin/sh");
+}
+
+TEST(resolve_reports_errors_like_spawn)
+{
+    char buf[4096];
+    struct fl_error e;
+    struct fl_cmd cmd = {
+        .argv = ARGV("/nonexistent/prog"),
+        .backend = BACKEND,
+    };
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, &e), ENOENT);
+    ASSERT_EQ(e.err, ENOENT);
+    struct fl_cmd bad = { .argv = ARGV(NULL), .backend = BACKEND };
+    ASSERT_ERR(fl_resolve(&bad, buf, sizeof buf, &e), EINVAL);
+}
+
+/* ---- argument sizes (pitfall 18) ----------------------------------------- */
+
+static char *string_of(size_t n, char c)
+{
+    char *s = t_keep(malloc(n + 1));
+    memset(s, c, n);
+    s[n] = 0;
+    return s;
+}
+
+TEST(an_argument_of_131071_bytes_is_accepted)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true", string_of(131071, 'x')),
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
+TEST(an_argument_of_131072_bytes_is_e2big_naming_max_arg_strlen)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true", "a", string_of(131072, 'x')),
+        .backend = BACKEND,
+    };
+    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_PREPARE);
+    ASSERT_STR_CONTAINS(e.detail, "MAX_ARG_STRLEN");
+}
+
+TEST(an_environment_string_of_131072_bytes_is_e2big)
+{
+    char *var = string_of(131072, 'v');
+    memcpy(var, "BIG=", 4);
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .env_set = (const char *const[]){ var, NULL },
+        .backend = BACKEND,
+    };
+    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_PREPARE);
+    ASSERT_STR_CONTAINS(e.detail, "MAX_ARG_STRLEN");
+}
+
+/* n arguments of 100000 bytes each, with an empty environment. */
+static char **many_args(size_t n)
+{
+    char **argv = t_keep(calloc(n + 2, sizeof *argv));
+    argv[0] = "/bin/true";
+    char *s = string_of(100000, 'y');
+    for (size_t i = 1; i <= n; i++)
+        argv[i] = s;
+    return argv;
+}
+
+TEST(arguments_just_below_arg_max_are_accepted)
+{
+    long argmax = sysconf(_SC_ARG_MAX);
+    ASSERT_GT(argmax, 0);
+    /* Leave room for the pointers and the strings the kernel adds. */
+    size_t n = (size_t)(argmax - 64 * 1024) / 100001;
+    struct fl_cmd cmd = {
+        .argv = many_args(n),
+        .flags = FL_ENV_CLEAR,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
+TEST(arguments_above_arg_max_are_e2big)
+{
+    long argmax = sysconf(_SC_ARG_MAX);
+    size_t n = (size_t)argmax / 100001 + 2;
+    struct fl_cmd cmd = {
+        .argv = many_args(n),
+        .flags = FL_ENV_CLEAR,
+        .backend = BACKEND,
+    };
+    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_PREPARE);
+    ASSERT(e.detail[0] != 0);
+    /* The detail says the total is too large, not one string. */
+    ASSERT_NULL(strstr(e.detail, "MAX_ARG_STRLEN"));
+}

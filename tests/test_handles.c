@@ -1,0 +1,468 @@
+/*
+ * test_handles.c: owning a process through struct fl_proc: wait with a
+ * timeout, kill through the pidfd, close, foreign reapers, and which
+ * backend ran.
+ */
+#include "test.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <time.h>
+
+static void sleeper(struct fl_proc *p)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("sleep", "60"),
+        .stdio = { { .kind = FL_NULL }, { .kind = FL_NULL } },
+        .backend = BACKEND,
+    };
+    SPAWN(&cmd, p);
+}
+
+/* ---- fl_wait ------------------------------------------------------------- */
+
+TEST(wait_times_out_and_the_process_keeps_running)
+{
+    struct fl_proc p;
+    sleeper(&p);
+    int st = 12345;
+    ASSERT_ERR(fl_wait(&p, 100, &st), ETIMEDOUT);
+    ASSERT_OK(fl_kill(&p, 0));
+    ASSERT_EQ(kill(p.pid, 0), 0);
+    ASSERT_ERR(fl_wait(&p, 1, &st), ETIMEDOUT);
+    ASSERT_OK(fl_kill(&p, SIGTERM));
+    ASSERT_OK(fl_wait(&p, -1, &st));
+    ASSERT_SIGNALED(st, SIGTERM);
+    fl_close(&p);
+}
+
+TEST(wait_with_timeout_zero_polls)
+{
+    struct fl_proc p;
+    sleeper(&p);
+    ASSERT_ERR(fl_wait(&p, 0, NULL), ETIMEDOUT);
+    ASSERT_OK(fl_kill(&p, SIGKILL));
+    /* Polling until the end is seen. */
+    int st = 0, r;
+    while ((r = fl_wait(&p, 0, &st)) == ETIMEDOUT)
+        nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
+    ASSERT_OK(r);
+    ASSERT_SIGNALED(st, SIGKILL);
+    fl_close(&p);
+}
+
+TEST(wait_with_timeout_returns_the_status_of_a_quick_exit)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "4"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    int st = 0;
+    ASSERT_OK(fl_wait(&p, 30000, &st));
+    ASSERT_EXITED(st, 4);
+    fl_close(&p);
+}
+
+TEST(wait_with_a_bad_timeout_is_einval_and_harmless)
+{
+    struct fl_proc p;
+    sleeper(&p);
+    ASSERT_ERR(fl_wait(&p, -2, NULL), EINVAL);
+    ASSERT_ERR(fl_wait(&p, -1000, NULL), EINVAL);
+    ASSERT_OK(fl_kill(&p, 0));
+    t_kill_wait(&p);
+}
+
+TEST(wait_with_a_null_status_reaps)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "1"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_OK(fl_wait(&p, -1, NULL));
+    ASSERT_ERR(fl_wait(&p, -1, NULL), ESRCH);
+    fl_close(&p);
+}
+
+TEST(wait_twice_is_esrch)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "2"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    int st;
+    ASSERT_OK(fl_wait(&p, -1, &st));
+    ASSERT_EXITED(st, 2);
+    ASSERT_ERR(fl_wait(&p, -1, &st), ESRCH);
+    ASSERT_ERR(fl_wait(&p, 0, &st), ESRCH);
+    fl_close(&p);
+}
+
+TEST(a_killed_process_reports_the_signal)
+{
+    struct fl_cmd cmd = { .argv = PROBE("kill-self", "9"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_SIGNALED(t_wait(&p), SIGKILL);
+}
+
+static void on_usr2(int sig)
+{
+    (void)sig;
+}
+
+struct interrupter {
+    pthread_t target;
+    atomic_bool stop;
+};
+
+static void *interrupt_loop(void *argp)
+{
+    struct interrupter *a = argp;
+    while (!atomic_load(&a->stop)) {
+        pthread_kill(a->target, SIGUSR2);
+        nanosleep(&(struct timespec){ 0, 200 * 1000 }, NULL);
+    }
+    return NULL;
+}
+
+TEST(wait_retries_after_a_signal_handler_interrupts_it)
+{
+    /* A handler without SA_RESTART interrupts the wait again and again. */
+    struct sigaction sa = { .sa_handler = on_usr2 }, old, ign = {
+        .sa_handler = SIG_IGN };
+    sigemptyset(&sa.sa_mask);
+    ASSERT_SYS(sigaction(SIGUSR2, &sa, &old));
+    struct interrupter *a = t_keep(calloc(1, sizeof *a));
+    a->target = pthread_self();
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, interrupt_loop, a));
+
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "0.3", "exit", "3"),
+                          .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    int st = 0;
+    int r = fl_wait(&p, -1, &st);
+    struct fl_proc q;
+    sleeper(&q);
+    int rq = fl_wait(&q, 300, NULL);
+
+    atomic_store(&a->stop, true);
+    pthread_join(t, NULL);
+    sigaction(SIGUSR2, &ign, NULL);
+    sigaction(SIGUSR2, &old, NULL);
+    t_kill_wait(&q);
+    ASSERT_OK(r);
+    ASSERT_EXITED(st, 3);
+    ASSERT_ERR(rq, ETIMEDOUT);
+    fl_close(&p);
+}
+
+/* ---- fl_kill ------------------------------------------------------------- */
+
+TEST(kill_after_reap_is_esrch)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_OK(fl_wait(&p, -1, NULL));
+    ASSERT_ERR(fl_kill(&p, SIGKILL), ESRCH);
+    ASSERT_ERR(fl_kill(&p, 0), ESRCH);
+    fl_close(&p);
+}
+
+TEST(kill_never_reaches_a_reused_pid)
+{
+    /* After the reap, the numeric pid may belong to another process: here
+     * one of ours, which must survive fl_kill on the old handle. */
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_OK(fl_wait(&p, -1, NULL));
+    struct fl_proc other;
+    sleeper(&other);
+    p.pid = other.pid; /* as if the pid had been reused */
+    ASSERT_ERR(fl_kill(&p, SIGKILL), ESRCH);
+    ASSERT_OK(fl_kill(&other, 0));
+    ASSERT_ERR(fl_wait(&other, 0, NULL), ETIMEDOUT);
+    t_kill_wait(&other);
+    fl_close(&p);
+}
+
+TEST(kill_with_an_invalid_signal_is_einval)
+{
+    struct fl_proc p;
+    sleeper(&p);
+    ASSERT_ERR(fl_kill(&p, 1000), EINVAL);
+    ASSERT_ERR(fl_kill(&p, -1), EINVAL);
+    ASSERT_OK(fl_kill(&p, 0));
+    t_kill_wait(&p);
+}
+
+TEST(kill_of_a_zombie_is_ok_until_reaped)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    /* Wait for the end without reaping: the pidfd becomes readable. */
+    ASSERT_GE(p.pidfd, 0);
+    struct pollfd pfd = { .fd = p.pidfd, .events = POLLIN };
+    ASSERT_EQ(poll(&pfd, 1, 30000), 1);
+    ASSERT_OK(fl_kill(&p, SIGTERM));
+    int st;
+    ASSERT_OK(fl_wait(&p, -1, &st));
+    ASSERT_EXITED(st, 0);
+    fl_close(&p);
+}
+
+/* ---- the pidfd ----------------------------------------------------------- */
+
+TEST(pidfd_is_there_and_cloexec)
+{
+    struct fl_proc p;
+    sleeper(&p);
+    ASSERT_GE(p.pidfd, 0);
+    ASSERT_EQ(fcntl(p.pidfd, F_GETFD), FD_CLOEXEC);
+    char link[64], target[64] = "";
+    snprintf(link, sizeof link, "/proc/self/fd/%d", p.pidfd);
+    ASSERT_GT(readlink(link, target, sizeof target - 1), 0);
+    ASSERT_STR_CONTAINS(target, "pidfd");
+    t_kill_wait(&p);
+}
+
+/* ---- fl_close ------------------------------------------------------------ */
+
+TEST(close_leaves_a_running_child_running_for_waitpid)
+{
+    struct fl_proc p;
+    sleeper(&p);
+    pid_t pid = p.pid;
+    fl_close(&p);
+    ASSERT_EQ(p.pid, 0);
+    ASSERT_EQ(p.pidfd, -1);
+    ASSERT_EQ(kill(pid, 0), 0);
+    /* The emptied handle is inert. */
+    ASSERT_ERR(fl_wait(&p, 0, NULL), ESRCH);
+    ASSERT_ERR(fl_kill(&p, SIGKILL), ESRCH);
+    ASSERT_EQ(kill(pid, 0), 0);
+    /* The caller reaps it. */
+    ASSERT_SYS(kill(pid, SIGTERM));
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_SIGNALED(st, SIGTERM);
+}
+
+TEST(close_twice_and_on_an_empty_handle_is_safe)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "0"),
+        .stdio = { { .kind = FL_PIPE },
+                   { .kind = FL_PIPE },
+                   { .kind = FL_PIPE } },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_OK(fl_wait(&p, -1, NULL));
+    fl_close(&p);
+    ASSERT_EQ(p.stdio[0], -1);
+    ASSERT_EQ(p.stdio[1], -1);
+    ASSERT_EQ(p.stdio[2], -1);
+    fl_close(&p);
+
+    struct fl_cmd bad = { .argv = ARGV("/nonexistent/x"), .backend = BACKEND };
+    struct fl_proc e;
+    ASSERT_ERR(fl_spawn(&bad, &e, NULL), ENOENT);
+    fl_close(&e);
+    fl_close(&e);
+    ASSERT_ERR(fl_wait(&e, -1, NULL), ESRCH);
+    ASSERT_ERR(fl_kill(&e, 0), ESRCH);
+}
+
+TEST(close_keeps_a_pipe_end_the_caller_took)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("echo", "kept"),
+        .stdio = { [1] = { .kind = FL_PIPE } },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    int fd = p.stdio[1];
+    p.stdio[1] = -1;
+    ASSERT_OK(fl_wait(&p, -1, NULL));
+    fl_close(&p);
+    ASSERT(t_fd_open(fd));
+    ASSERT_STR_EQ(t_read_all(fd), "kept\n");
+    close(fd);
+}
+
+/* ---- foreign reapers (pitfall 26) ---------------------------------------- */
+
+TEST(a_status_taken_by_waitpid_gives_echild)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "5"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    int st;
+    ASSERT_EQ(waitpid(p.pid, &st, 0), p.pid);
+    ASSERT_EXITED(st, 5);
+    ASSERT_ERR(fl_wait(&p, -1, &st), ECHILD);
+    /* Reported once; then the handle is done. */
+    int r = fl_wait(&p, -1, &st);
+    ASSERT(r == ESRCH || r == ECHILD);
+    ASSERT_ERR(fl_kill(&p, SIGKILL), ESRCH);
+    fl_close(&p);
+}
+
+static atomic_int reaped;
+
+static void reap_all(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        atomic_fetch_add(&reaped, 1);
+    errno = saved;
+}
+
+TEST(foreign_reaper_gives_echild_or_the_right_status) /* stress */
+{
+    struct sigaction sa = { .sa_handler = reap_all, .sa_flags = SA_RESTART },
+                     old;
+    sigemptyset(&sa.sa_mask);
+    ASSERT_SYS(sigaction(SIGCHLD, &sa, &old));
+    int echild = 0;
+    int n = t_scaled(200);
+    for (int i = 0; i < n; i++) {
+        char code[8];
+        snprintf(code, sizeof code, "%d", i % 100);
+        struct fl_cmd cmd = { .argv = PROBE("exit", code), .backend = BACKEND };
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        int st = -1;
+        int r = fl_wait(&p, -1, &st);
+        fl_close(&p);
+        if (r == ECHILD) {
+            echild++;
+            continue;
+        }
+        ASSERT_OK(r);
+        ASSERT_EXITED(st, i % 100);
+    }
+    sigaction(SIGCHLD, &old, NULL);
+    printf("ECHILD %d of %d, %d reaped by the handler\n", echild, n,
+           atomic_load(&reaped));
+}
+
+/* ---- backends ------------------------------------------------------------ */
+
+TEST(the_backend_that_ran_is_reported)
+{
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EQ(p.backend, BACKEND);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
+TEST(auto_backend_is_clone)
+{
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true") }; /* all defaults */
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EQ(p.backend, FL_BACKEND_CLONE);
+    ASSERT_EXITED(t_wait(&p), 0);
+    cmd.flags = FL_NO_FORK;
+    SPAWN(&cmd, &p);
+    ASSERT_EQ(p.backend, FL_BACKEND_CLONE);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
+TEST(no_fork_refuses_only_the_fork_backend)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .flags = FL_NO_FORK,
+        .backend = BACKEND,
+    };
+    if (BACKEND == FL_BACKEND_FORK) {
+        SPAWN_FAILS(&cmd, ENOTSUP, FL_STEP_NONE);
+        return;
+    }
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EQ(p.backend, BACKEND);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
+TEST(posix_spawn_refuses_what_it_cannot_express)
+{
+    /* Whatever backend this run is for: each of these asks posix_spawn
+     * for something it cannot do, and must be refused, not dropped. */
+    static gid_t g[] = { 65534 };
+    struct fl_rlimit rl[] = { { RLIMIT_CORE, 0, 0 } };
+    struct fl_cmd base = {
+        .argv = ARGV("/bin/true"),
+        .backend = FL_BACKEND_POSIX_SPAWN,
+    };
+    struct fl_cmd c[7];
+    for (int i = 0; i < 7; i++)
+        c[i] = base;
+    c[0].rlimits = rl, c[0].nrlimits = 1;
+    c[1].flags = FL_SET_UMASK, c[1].umask = 077;
+    c[2].flags = FL_SET_UID, c[2].uid = 65534;
+    c[3].flags = FL_SET_GID, c[3].gid = 65534;
+    c[4].flags = FL_SET_GROUPS, c[4].groups = g, c[4].ngroups = 1;
+    c[5].pdeathsig = SIGKILL;
+    c[6].cgroup = "/sys/fs/cgroup";
+    static const char *what[] = { "rlimits", "umask", "uid", "gid", "groups",
+                                  "pdeathsig", "cgroup" };
+    for (int i = 0; i < 7; i++) {
+        printf("posix_spawn with %s\n", what[i]);
+        struct fl_error e = SPAWN_FAILS(&c[i], ENOTSUP, FL_STEP_NONE);
+        ASSERT_EQ(e.step, FL_STEP_PREPARE);
+    }
+}
+
+TEST(posix_spawn_runs_a_script_with_shell_fallback)
+{
+    char *d = t_tmpdir();
+    char *f = t_write_file(d, "noshebang", "echo fallback\n", 0755);
+    struct fl_cmd cmd = {
+        .argv = ARGV(f),
+        .flags = FL_SHELL_FALLBACK | FL_NO_FORK,
+        .backend = FL_BACKEND_POSIX_SPAWN,
+    };
+    int st;
+    ASSERT_STR_EQ(t_run(&cmd, &st), "fallback\n");
+    ASSERT_EXITED(st, 0);
+}
+
+TEST(posix_spawn_runs_what_it_can_express)
+{
+    char *d = t_tmpdir();
+    sigset_t m;
+    sigemptyset(&m);
+    sigaddset(&m, SIGUSR1);
+    int f = t_file_at(20, true);
+    struct fl_cmd cmd = {
+        .argv = PROBE("cwd", "signals", "fds", "proc"),
+        .cwd = d,
+        .env_set = (const char *const[]){ "A=1", NULL },
+        .stdio = { [0] = { .kind = FL_NULL }, [2] = { .kind = FL_TO_STDOUT } },
+        .fds = (struct fl_fd_map[]){ { 3, 20 } },
+        .nfds = 1,
+        .flags = FL_SETSID | FL_NO_FORK,
+        .sigmask = &m,
+        .backend = FL_BACKEND_POSIX_SPAWN,
+    };
+    char *out = t_probe(&cmd);
+    ASSERT_STR_EQ(t_get(out, "cwd"), d);
+    ASSERT_EQ(t_sigmask_of(out, "SigBlk"), SIGBIT(SIGUSR1));
+    ASSERT_FDS_EXACTLY(out, 0, 1, 2, 3);
+    ASSERT_EQ(t_fd_entry(out, 3).ino, t_ino(f));
+    ASSERT_EQ(t_get_num(out, "sid"), t_get_num(out, "pid"));
+    close(f);
+}

@@ -1,0 +1,494 @@
+/*
+ * test_process.c: where the child is placed and what it is allowed:
+ * session, process group, rlimits, umask, credentials, pdeathsig, cgroup,
+ * cwd. The posix_spawn backend says ENOTSUP for what it cannot express.
+ */
+#include "test.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+/* ---- cwd ----------------------------------------------------------------- */
+
+TEST(cwd_is_applied)
+{
+    char *d = t_tmpdir();
+    struct fl_cmd cmd = { .argv = PROBE("cwd"), .cwd = d, .backend = BACKEND };
+    ASSERT_STR_EQ(t_get(t_probe(&cmd), "cwd"), d);
+    /* The parent's cwd is unchanged. */
+    char buf[4096];
+    ASSERT(getcwd(buf, sizeof buf));
+    ASSERT(strcmp(buf, d) != 0);
+}
+
+TEST(cwd_is_inherited_by_default)
+{
+    char buf[4096];
+    ASSERT(getcwd(buf, sizeof buf));
+    struct fl_cmd cmd = { .argv = PROBE("cwd"), .backend = BACKEND };
+    ASSERT_STR_EQ(t_get(t_probe(&cmd), "cwd"), buf);
+}
+
+/* ---- session and process group ------------------------------------------- */
+
+TEST(setsid_makes_the_child_a_session_leader)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("proc"),
+        .flags = FL_SETSID,
+        .backend = BACKEND,
+    };
+    char *out = t_probe(&cmd);
+    long long pid = t_get_num(out, "pid");
+    ASSERT_EQ(t_get_num(out, "sid"), pid);
+    ASSERT_EQ(t_get_num(out, "pgid"), pid);
+    ASSERT_EQ(t_get_num(out, "ppid"), getpid());
+}
+
+TEST(default_keeps_the_parents_group_and_session)
+{
+    struct fl_cmd cmd = { .argv = PROBE("proc"), .backend = BACKEND };
+    char *out = t_probe(&cmd);
+    ASSERT_EQ(t_get_num(out, "pgid"), getpgid(0));
+    ASSERT_EQ(t_get_num(out, "sid"), getsid(0));
+}
+
+TEST(new_pgroup_holds_when_spawn_returns)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("sleep", "60"),
+        .flags = FL_NEW_PGROUP,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EQ(getpgid(p.pid), p.pid);
+    ASSERT_EQ(getsid(p.pid), getsid(0));
+    /* The group can be signalled at once. */
+    ASSERT_SYS(kill(-p.pid, SIGTERM));
+    ASSERT_SIGNALED(t_wait(&p), SIGTERM);
+}
+
+TEST(join_pgroup_joins_an_existing_group)
+{
+    struct fl_cmd leader = {
+        .argv = PROBE("sleep", "60"),
+        .flags = FL_NEW_PGROUP,
+        .backend = BACKEND,
+    };
+    struct fl_proc l;
+    SPAWN(&leader, &l);
+    struct fl_cmd cmd = {
+        .argv = PROBE("proc"),
+        .flags = FL_JOIN_PGROUP,
+        .pgid = l.pid,
+        .backend = BACKEND,
+    };
+    char *out = t_probe(&cmd);
+    ASSERT_EQ(t_get_num(out, "pgid"), l.pid);
+    t_kill_wait(&l);
+}
+
+TEST(join_pgroup_of_a_missing_group_fails_at_setpgid)
+{
+    /* A pid that is no process at all, so no group of our session. */
+    pid_t none = 4194000;
+    while (kill(none, 0) == 0 || errno != ESRCH)
+        none--;
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .flags = FL_JOIN_PGROUP,
+        .pgid = none,
+        .backend = BACKEND,
+    };
+    SPAWN_FAILS(&cmd, EPERM, FL_STEP_SETPGID);
+}
+
+/* ---- rlimits ------------------------------------------------------------- */
+
+TEST(rlimit_nofile_soft_and_hard)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("rlimits"),
+        .rlimits = (struct fl_rlimit[]){ { RLIMIT_NOFILE, 100, 200 } },
+        .nrlimits = 1,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    ASSERT_STR_EQ(t_get(t_probe(&cmd), "rlimit NOFILE"), "100 200");
+    /* The parent's limit is unchanged. */
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    ASSERT_NE(rl.rlim_max, 200);
+}
+
+TEST(rlimits_apply_in_order_and_allow_infinity)
+{
+    /* NPROC within the current hard limit, so that it works unprivileged. */
+    struct rlimit np;
+    getrlimit(RLIMIT_NPROC, &np);
+    rlim_t hard = np.rlim_max == RLIM_INFINITY ? 6000 : np.rlim_max;
+    rlim_t soft = hard > 5000 ? 5000 : hard;
+    struct fl_cmd cmd = {
+        .argv = PROBE("rlimits"),
+        .rlimits = (struct fl_rlimit[]){
+            { RLIMIT_CORE, 1024, 4096 },
+            { RLIMIT_CORE, 512, 4096 },
+            { RLIMIT_FSIZE, RLIM_INFINITY, RLIM_INFINITY },
+            { RLIMIT_NPROC, soft, hard },
+        },
+        .nrlimits = 4,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    char *out = t_probe(&cmd);
+    ASSERT_STR_EQ(t_get(out, "rlimit CORE"), "512 4096");
+    ASSERT_STR_EQ(t_get(out, "rlimit FSIZE"), "inf inf");
+    ASSERT_STR_EQ(t_get(out, "rlimit NPROC"),
+                  t_fmt("%llu %llu", (unsigned long long)soft,
+                        (unsigned long long)hard));
+}
+
+TEST(rlimits_are_inherited_by_default)
+{
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    struct fl_cmd cmd = { .argv = PROBE("rlimits"), .backend = BACKEND };
+    char want[64];
+    snprintf(want, sizeof want, "%llu %llu", (unsigned long long)rl.rlim_cur,
+             (unsigned long long)rl.rlim_max);
+    ASSERT_STR_EQ(t_get(t_probe(&cmd), "rlimit NOFILE"), want);
+}
+
+/* ---- umask --------------------------------------------------------------- */
+
+TEST(umask_is_set)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("umask"),
+        .flags = FL_SET_UMASK,
+        .umask = 027,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    mode_t old = umask(022);
+    char *out = t_probe(&cmd);
+    mode_t parent = umask(old);
+    ASSERT_STR_EQ(t_get(out, "umask"), "0027");
+    ASSERT_EQ(parent, 022); /* the parent's umask is its own */
+    /* Zero is a value, with the flag. */
+    cmd.umask = 0;
+    ASSERT_STR_EQ(t_get(t_probe(&cmd), "umask"), "0000");
+}
+
+TEST(umask_is_inherited_without_the_flag)
+{
+    mode_t old = umask(077);
+    struct fl_cmd cmd = {
+        .argv = PROBE("umask"),
+        .umask = 0, /* ignored without FL_SET_UMASK */
+        .backend = BACKEND,
+    };
+    char *out = t_probe(&cmd);
+    umask(old);
+    ASSERT_STR_EQ(t_get(out, "umask"), "0077");
+}
+
+/* ---- credentials (pitfall 43) -------------------------------------------- */
+
+static atomic_bool busy_stop;
+
+/* Runs, and pauses now and then so as not to starve a 2-core machine. */
+static void *busy(void *arg)
+{
+    (void)arg;
+    volatile unsigned long n = 0;
+    while (!atomic_load(&busy_stop))
+        t_pace((unsigned)++n);
+    return NULL;
+}
+
+static void require_root(void)
+{
+    if (geteuid() != 0)
+        SKIP("needs root");
+}
+
+static void assert_ids(const char *out, unsigned uid, unsigned gid,
+                       const char *groups)
+{
+    ASSERT_EQ(t_get_num(out, "uid"), uid);
+    ASSERT_EQ(t_get_num(out, "euid"), uid);
+    ASSERT_EQ(t_get_num(out, "suid"), uid);
+    ASSERT_EQ(t_get_num(out, "gid"), gid);
+    ASSERT_EQ(t_get_num(out, "egid"), gid);
+    ASSERT_EQ(t_get_num(out, "sgid"), gid);
+    ASSERT_STR_EQ(t_get(out, "groups"), groups);
+}
+
+TEST(set_ids_from_a_process_with_busy_threads) /* stress */
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("ids"),
+        .flags = FL_SET_UID | FL_SET_GID | FL_SET_GROUPS,
+        .uid = 65534,
+        .gid = 65534,
+        .groups = (gid_t[]){ 65534 },
+        .ngroups = 1,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    require_root();
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        ASSERT_OK(pthread_create(&t[i], NULL, busy, NULL));
+    for (int i = 0, n = t_scaled(100); i < n; i++)
+        assert_ids(t_probe(&cmd), 65534, 65534, "65534");
+    atomic_store(&busy_stop, true);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    /* The parent's ids are untouched (no setxid broadcast). */
+    ASSERT_EQ(getuid(), 0);
+    ASSERT_EQ(geteuid(), 0);
+    ASSERT_EQ(getgid(), 0);
+}
+
+TEST(set_groups_to_none_and_several)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("ids"),
+        .flags = FL_SET_GROUPS,
+        .ngroups = 0,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    require_root();
+    ASSERT_STR_EQ(t_get(t_probe(&cmd), "groups"), "");
+    cmd.groups = (gid_t[]){ 10, 20, 30 };
+    cmd.ngroups = 3;
+    ASSERT_STR_EQ(t_get(t_probe(&cmd), "groups"), "10 20 30");
+}
+
+TEST(set_uid_alone_keeps_the_gid)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("ids"),
+        .flags = FL_SET_UID,
+        .uid = 1234,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    require_root();
+    char *out = t_probe(&cmd);
+    ASSERT_EQ(t_get_num(out, "uid"), 1234);
+    ASSERT_EQ(t_get_num(out, "suid"), 1234);
+    ASSERT_EQ(t_get_num(out, "gid"), getgid());
+}
+
+TEST(set_uid_to_root_as_another_user_fails_at_setuid)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .flags = FL_SET_UID,
+        .uid = 0,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    if (t_rerun_as_nobody())
+        return;
+    SPAWN_FAILS(&cmd, EPERM, FL_STEP_SETUID);
+    cmd.flags = FL_SET_GID;
+    cmd.gid = 0;
+    SPAWN_FAILS(&cmd, EPERM, FL_STEP_SETGID);
+    cmd.flags = FL_SET_GROUPS;
+    cmd.groups = (gid_t[]){ 0 };
+    cmd.ngroups = 1;
+    SPAWN_FAILS(&cmd, EPERM, FL_STEP_SETGROUPS);
+}
+
+TEST(too_many_groups_is_einval)
+{
+    static gid_t many[65537];
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .flags = FL_SET_GROUPS,
+        .groups = many,
+        .ngroups = 65537, /* NGROUPS_MAX is 65536 */
+        .backend = BACKEND,
+    };
+    /* Checked before anything starts, so every backend says so. */
+    SPAWN_FAILS(&cmd, EINVAL, FL_STEP_PREPARE);
+}
+
+/* ---- pdeathsig (pitfall 28) ---------------------------------------------- */
+
+struct pdeath_arg {
+    struct fl_cmd cmd;
+    struct fl_proc proc;
+    int r;
+};
+
+static void *spawn_and_exit(void *argp)
+{
+    struct pdeath_arg *a = argp;
+    a->r = fl_spawn(&a->cmd, &a->proc, NULL);
+    return NULL;
+}
+
+static struct fl_proc spawn_from_exiting_thread(const struct fl_cmd *cmd)
+{
+    struct pdeath_arg *a = t_keep(calloc(1, sizeof *a));
+    a->cmd = *cmd;
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, spawn_and_exit, a));
+    pthread_join(t, NULL);
+    ASSERT_OK(a->r);
+    return a->proc;
+}
+
+TEST(pdeathsig_is_sent_when_the_spawning_thread_exits)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("sleep", "60"),
+        .pdeathsig = SIGKILL,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_proc p = spawn_from_exiting_thread(&cmd);
+    int st = 0;
+    int r = fl_wait(&p, 30000, &st);
+    if (r == ETIMEDOUT)
+        t_kill_wait(&p);
+    ASSERT_OK(r);
+    fl_close(&p);
+    ASSERT_SIGNALED(st, SIGKILL);
+}
+
+TEST(pdeathsig_survives_the_uid_change)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("sleep", "60"),
+        .flags = FL_SET_UID | FL_SET_GID,
+        .uid = 65534,
+        .gid = 65534,
+        .pdeathsig = SIGTERM,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    require_root();
+    struct fl_proc p = spawn_from_exiting_thread(&cmd);
+    int st = 0;
+    int r = fl_wait(&p, 30000, &st);
+    if (r == ETIMEDOUT)
+        t_kill_wait(&p);
+    ASSERT_OK(r);
+    fl_close(&p);
+    ASSERT_SIGNALED(st, SIGTERM);
+}
+
+TEST(no_pdeathsig_by_default)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "60"), .backend = BACKEND };
+    struct fl_proc p = spawn_from_exiting_thread(&cmd);
+    /* Give a wrongly set signal time to arrive; then it must be ours. */
+    nanosleep(&(struct timespec){ 0, 200 * 1000 * 1000 }, NULL);
+    ASSERT_OK(fl_kill(&p, SIGUSR2));
+    ASSERT_SIGNALED(t_wait(&p), SIGUSR2);
+}
+
+TEST(invalid_pdeathsig_is_einval)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .pdeathsig = 1000,
+        .backend = BACKEND,
+    };
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN) {
+        /* Malformed and inexpressible: posix_spawn may say either. */
+        struct fl_proc p;
+        int r = fl_spawn(&cmd, &p, NULL);
+        ASSERT(r == EINVAL || r == ENOTSUP);
+        return;
+    }
+    struct fl_error e = SPAWN_FAILS(&cmd, EINVAL, FL_STEP_NONE);
+    ASSERT(e.step == FL_STEP_PREPARE || e.step == FL_STEP_PDEATHSIG);
+}
+
+/* ---- cgroup -------------------------------------------------------------- */
+
+/* A fresh cgroup v2 directory, or NULL. *rel gets its path in the
+ * hierarchy as /proc/PID/cgroup shows it. */
+static char *make_cgroup(char **rel)
+{
+    static const char *roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+    for (size_t i = 0; i < 2; i++) {
+        char *probe = t_fmt("%s/cgroup.procs", roots[i]);
+        char *ctl = t_fmt("%s/cgroup.controllers", roots[i]);
+        if (access(probe, W_OK) != 0 || access(ctl, F_OK) != 0)
+            continue;
+        /* Our own place in the v2 hierarchy ("0::/x"). */
+        char *self = t_read_file("/proc/self/cgroup");
+        char *v2 = strstr(self, "0::");
+        if (!v2)
+            continue;
+        v2 += 3;
+        v2[strcspn(v2, "\n")] = 0;
+        const char *base = strcmp(v2, "/") == 0 ? "" : v2;
+        char *name = t_fmt("fl-test-%d-%s", (int)getpid(),
+                           fl_backend_name(BACKEND));
+        /* A new leaf below our own cgroup. */
+        char *dir = t_fmt("%s%s/%s", roots[i], base, name);
+        if (mkdir(dir, 0755) != 0)
+            continue;
+        *rel = t_fmt("%s/%s", base, name);
+        return dir;
+    }
+    return NULL;
+}
+
+TEST(cgroup_places_the_child)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("cgroup"),
+        .cgroup = "/sys/fs/cgroup/unified",
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    require_root();
+    char *rel;
+    char *dir = make_cgroup(&rel);
+    if (!dir)
+        SKIP("no writable cgroup v2 hierarchy");
+    cmd.cgroup = dir;
+    int st;
+    struct fl_cmd c = cmd;
+    c.stdio[1].kind = FL_PIPE;
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&c, &p, &e);
+    char *out = "";
+    if (r == 0) {
+        out = t_read_all(p.stdio[1]);
+        st = t_wait(&p);
+    }
+    rmdir(dir);
+    ASSERT_OK(r);
+    ASSERT_EXITED(st, 0);
+    ASSERT_STR_CONTAINS(out, t_fmt("cgroup 0::%s\n", rel));
+}
+
+TEST(missing_cgroup_fails_at_the_cgroup_step)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .cgroup = "/sys/fs/cgroup/fl-test-does-not-exist",
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_CGROUP);
+    ASSERT_STR_EQ(e.path, "/sys/fs/cgroup/fl-test-does-not-exist");
+}

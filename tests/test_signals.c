@@ -1,0 +1,421 @@
+/*
+ * test_signals.c: signals in and around the child (pitfalls 22-25).
+ *
+ * By default the child starts with an empty mask and every disposition
+ * SIG_DFL; FL_KEEP_SIGNALS keeps the ignored ones and the thread's mask;
+ * .sigmask and .sigdefault say exactly. Handlers never run in the child.
+ */
+#include "test.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+static const int ignored[] = { SIGPIPE, SIGINT, SIGQUIT, SIGCHLD, SIGTTIN,
+                               SIGTTOU };
+#define NIGNORED (sizeof ignored / sizeof ignored[0])
+
+static unsigned long long ignored_bits(void)
+{
+    unsigned long long m = 0;
+    for (size_t i = 0; i < NIGNORED; i++)
+        m |= SIGBIT(ignored[i]);
+    return m;
+}
+
+/*
+ * glibc's posix_spawn child sets its internal signals (32 and 33, below
+ * SIGRTMIN) to SIG_IGN rather than SIG_DFL, exec keeps that, and
+ * posix_spawnattr_setsigdefault() cannot name them (forkless.h documents
+ * it). That is the only difference tolerated, and only for posix_spawn.
+ */
+static unsigned long long sig_ign_of(const char *out)
+{
+    unsigned long long m = t_sigmask_of(out, "SigIgn");
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN)
+        m &= ~(SIGBIT(32) | SIGBIT(33));
+    return m;
+}
+
+static void ignore_all(struct sigaction *old)
+{
+    struct sigaction sa = { .sa_handler = SIG_IGN };
+    for (size_t i = 0; i < NIGNORED; i++)
+        ASSERT_SYS(sigaction(ignored[i], &sa, &old[i]));
+}
+
+static void restore_all(const struct sigaction *old)
+{
+    for (size_t i = 0; i < NIGNORED; i++)
+        sigaction(ignored[i], &old[i], NULL);
+}
+
+/* ---- handlers never run in the child (pitfall 22) ------------------------ */
+
+static pid_t parent_pid;
+static atomic_long handled, handled_elsewhere;
+static volatile unsigned long canary = 0xC0FFEE;
+static atomic_bool flood_stop;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    pid_t me = (pid_t)syscall(SYS_getpid);
+    if (me != parent_pid) {
+        atomic_fetch_add(&handled_elsewhere, 1);
+        canary = 0xDEAD; /* a handler in a CLONE_VM child writes here */
+    } else {
+        atomic_fetch_add(&handled, 1);
+    }
+    errno = saved;
+}
+
+static void *flood(void *arg)
+{
+    (void)arg;
+    for (unsigned i = 0; !atomic_load(&flood_stop); i++) {
+        kill(parent_pid, SIGUSR1);
+        t_pace(i);
+    }
+    return NULL;
+}
+
+TEST(handler_never_runs_in_the_child_during_a_signal_flood) /* stress */
+{
+    parent_pid = getpid();
+    struct sigaction sa = { .sa_handler = on_usr1 }, old, ign = {
+        .sa_handler = SIG_IGN };
+    sigemptyset(&sa.sa_mask);
+    ASSERT_SYS(sigaction(SIGUSR1, &sa, &old));
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, flood, NULL));
+    for (int i = 0, n = t_scaled(1000); i < n; i++) {
+        struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        ASSERT_EXITED(t_wait(&p), 0);
+    }
+    atomic_store(&flood_stop, true);
+    pthread_join(t, NULL);
+    /* SIG_IGN drops a pending SIGUSR1 before SIG_DFL comes back. */
+    sigaction(SIGUSR1, &ign, NULL);
+    sigaction(SIGUSR1, &old, NULL);
+    ASSERT_EQ(atomic_load(&handled_elsewhere), 0);
+    ASSERT_EQ(canary, 0xC0FFEE);
+    ASSERT_GT(atomic_load(&handled), 0);
+}
+
+/* ---- the mask (pitfall 23) ----------------------------------------------- */
+
+struct from_thread {
+    struct fl_cmd cmd;
+    sigset_t mask;
+    char *out;
+    int r, status;
+};
+
+static void *spawn_probe_with_mask(void *argp)
+{
+    struct from_thread *a = argp;
+    pthread_sigmask(SIG_SETMASK, &a->mask, NULL);
+    struct fl_cmd c = a->cmd;
+    c.stdio[1].kind = FL_PIPE;
+    struct fl_proc p;
+    a->r = fl_spawn(&c, &p, NULL);
+    if (a->r == 0) {
+        a->out = t_read_all(p.stdio[1]);
+        fl_wait(&p, -1, &a->status);
+        fl_close(&p);
+    }
+    return NULL;
+}
+
+static struct from_thread *run_in_thread(const struct fl_cmd *cmd,
+                                         const sigset_t *mask)
+{
+    struct from_thread *a = t_keep(calloc(1, sizeof *a));
+    a->cmd = *cmd;
+    a->mask = *mask;
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, spawn_probe_with_mask, a));
+    pthread_join(t, NULL);
+    return a;
+}
+
+TEST(child_mask_is_empty_when_spawned_from_a_thread_blocking_everything)
+{
+    sigset_t all;
+    sigfillset(&all);
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    struct from_thread *a = run_in_thread(&cmd, &all);
+    ASSERT_OK(a->r);
+    ASSERT_EXITED(a->status, 0);
+    ASSERT_EQ(t_sigmask_of(a->out, "SigBlk"), 0);
+}
+
+TEST(child_is_killable_when_the_parent_blocks_sigterm)
+{
+    sigset_t m, old;
+    sigemptyset(&m);
+    sigaddset(&m, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &m, &old);
+    struct fl_cmd cmd = {
+        .argv = PROBE("sleep", "60"),
+        .stdio = { { .kind = FL_NULL }, { .kind = FL_NULL } },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    ASSERT_OK(fl_kill(&p, SIGTERM));
+    ASSERT_SIGNALED(t_wait(&p), SIGTERM);
+}
+
+TEST(keep_signals_keeps_the_calling_threads_mask)
+{
+    sigset_t m;
+    sigemptyset(&m);
+    sigaddset(&m, SIGUSR2);
+    sigaddset(&m, SIGTERM);
+    struct fl_cmd cmd = {
+        .argv = PROBE("signals"),
+        .flags = FL_KEEP_SIGNALS,
+        .backend = BACKEND,
+    };
+    struct from_thread *a = run_in_thread(&cmd, &m);
+    ASSERT_OK(a->r);
+    ASSERT_EXITED(a->status, 0);
+    ASSERT_EQ(t_sigmask_of(a->out, "SigBlk"),
+              SIGBIT(SIGUSR2) | SIGBIT(SIGTERM));
+}
+
+TEST(sigmask_sets_the_childs_mask)
+{
+    sigset_t want, all;
+    sigemptyset(&want);
+    sigaddset(&want, SIGUSR2);
+    sigaddset(&want, SIGHUP);
+    sigfillset(&all);
+    struct fl_cmd cmd = {
+        .argv = PROBE("signals"),
+        .sigmask = &want,
+        .backend = BACKEND,
+    };
+    /* Whatever the spawning thread blocks. */
+    struct from_thread *a = run_in_thread(&cmd, &all);
+    ASSERT_OK(a->r);
+    ASSERT_EQ(t_sigmask_of(a->out, "SigBlk"), SIGBIT(SIGUSR2) | SIGBIT(SIGHUP));
+
+    /* With FL_KEEP_SIGNALS too: an explicit mask wins over the thread's. */
+    cmd.flags = FL_KEEP_SIGNALS;
+    a = run_in_thread(&cmd, &all);
+    ASSERT_OK(a->r);
+    ASSERT_EQ(t_sigmask_of(a->out, "SigBlk"), SIGBIT(SIGUSR2) | SIGBIT(SIGHUP));
+}
+
+TEST(spawn_restores_the_callers_signal_mask)
+{
+    sigset_t m, old, now;
+    sigemptyset(&m);
+    sigaddset(&m, SIGUSR1);
+    sigaddset(&m, SIGWINCH);
+    pthread_sigmask(SIG_SETMASK, &m, &old);
+    struct fl_cmd ok = { .argv = ARGV("/bin/true"), .backend = BACKEND };
+    struct fl_cmd bad = { .argv = ARGV("/nonexistent/x"), .backend = BACKEND };
+    struct fl_proc p;
+    int r1 = fl_spawn(&ok, &p, NULL);
+    pthread_sigmask(SIG_SETMASK, NULL, &now);
+    bool same1 = sigismember(&now, SIGUSR1) && sigismember(&now, SIGWINCH) &&
+                 !sigismember(&now, SIGTERM) && !sigismember(&now, SIGINT);
+    int st = r1 == 0 ? t_wait(&p) : -1;
+    int r2 = fl_spawn(&bad, &p, NULL);
+    pthread_sigmask(SIG_SETMASK, NULL, &now);
+    bool same2 = sigismember(&now, SIGUSR1) && sigismember(&now, SIGWINCH) &&
+                 !sigismember(&now, SIGTERM) && !sigismember(&now, SIGINT);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    ASSERT_OK(r1);
+    ASSERT_EXITED(st, 0);
+    ASSERT_ERR(r2, ENOENT);
+    ASSERT(same1);
+    ASSERT(same2);
+}
+
+/* ---- dispositions (pitfall 24) ------------------------------------------- */
+
+/* Spawns the probe's signals report; the wait may say ECHILD while SIGCHLD
+ * is ignored in the parent. */
+static char *signals_report(struct fl_cmd *cmd)
+{
+    struct fl_cmd c = *cmd;
+    c.stdio[1].kind = FL_PIPE;
+    struct fl_proc p;
+    SPAWN(&c, &p);
+    char *out = t_read_all(p.stdio[1]);
+    int st = 0;
+    int r = fl_wait(&p, -1, &st);
+    fl_close(&p);
+    if (r == 0)
+        ASSERT_EXITED(st, 0);
+    else
+        ASSERT_ERR(r, ECHILD);
+    return out;
+}
+
+TEST(ignored_signals_are_default_in_the_child)
+{
+    struct sigaction old[NIGNORED];
+    ignore_all(old);
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    char *out = signals_report(&cmd);
+    /* The parent's own dispositions are untouched. */
+    for (size_t i = 0; i < NIGNORED; i++) {
+        struct sigaction now;
+        sigaction(ignored[i], NULL, &now);
+        if (now.sa_handler != SIG_IGN) {
+            restore_all(old);
+            FAIL("signal %d is no longer ignored in the parent", ignored[i]);
+        }
+    }
+    restore_all(old);
+    ASSERT_EQ(sig_ign_of(out), 0);
+    ASSERT_EQ(t_sigmask_of(out, "SigCgt"), 0);
+    ASSERT_EQ(t_sigmask_of(out, "SigBlk"), 0);
+}
+
+TEST(keep_signals_keeps_ignored_signals)
+{
+    struct sigaction old[NIGNORED];
+    ignore_all(old);
+    struct fl_cmd cmd = {
+        .argv = PROBE("signals"),
+        .flags = FL_KEEP_SIGNALS,
+        .backend = BACKEND,
+    };
+    char *out = signals_report(&cmd);
+    restore_all(old);
+    ASSERT_EQ(sig_ign_of(out), ignored_bits());
+}
+
+TEST(sigdefault_with_keep_signals_resets_only_those)
+{
+    struct sigaction old[NIGNORED];
+    sigset_t dfl;
+    sigemptyset(&dfl);
+    sigaddset(&dfl, SIGPIPE);
+    sigaddset(&dfl, SIGTTOU);
+    struct fl_cmd cmd = {
+        .argv = PROBE("signals"),
+        .flags = FL_KEEP_SIGNALS,
+        .sigdefault = &dfl,
+        .backend = BACKEND,
+    };
+    ignore_all(old);
+    char *out = signals_report(&cmd);
+    restore_all(old);
+    ASSERT_EQ(sig_ign_of(out),
+              ignored_bits() & ~(SIGBIT(SIGPIPE) | SIGBIT(SIGTTOU)));
+}
+
+static void on_term(int sig)
+{
+    (void)sig;
+}
+
+TEST(handled_signals_are_default_in_the_child)
+{
+    struct sigaction sa = { .sa_handler = on_term }, old;
+    sigemptyset(&sa.sa_mask);
+    ASSERT_SYS(sigaction(SIGTERM, &sa, &old));
+    struct fl_cmd cmd = {
+        .argv = PROBE("signals", "sleep", "60"),
+        .stdio = { [1] = { .kind = FL_PIPE } },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    sigaction(SIGTERM, &old, NULL);
+    char line[256] = "";
+    /* The report comes before the sleep. */
+    ssize_t n = 0, r;
+    while ((r = read(p.stdio[1], line + n, sizeof line - 1 - (size_t)n)) > 0) {
+        n += r;
+        line[n] = 0;
+        if (strstr(line, "SigCgt"))
+            break;
+    }
+    ASSERT_EQ(t_sigmask_of(line, "SigCgt"), 0);
+    ASSERT_OK(fl_kill(&p, SIGTERM));
+    ASSERT_SIGNALED(t_wait(&p), SIGTERM);
+}
+
+/* ---- SIGCHLD ignored in the parent (pitfall 25) -------------------------- */
+
+TEST(wait_with_sigchld_ignored_gives_the_status_or_echild)
+{
+    struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+    ASSERT_SYS(sigaction(SIGCHLD, &ign, &old));
+    for (int i = 0; i < 20; i++) {
+        struct fl_cmd cmd = {
+            .argv = PROBE("exit", "7"),
+            .backend = BACKEND,
+        };
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        int st = 0;
+        int r = fl_wait(&p, i % 2 ? -1 : 30000, &st);
+        fl_close(&p);
+        if (r == 0)
+            ASSERT_EXITED(st, 7);
+        else
+            ASSERT_ERR(r, ECHILD);
+    }
+    /* And the child's own SIGCHLD is SIG_DFL. */
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    char *out = signals_report(&cmd);
+    sigaction(SIGCHLD, &old, NULL);
+    ASSERT_EQ(sig_ign_of(out) & SIGBIT(SIGCHLD), 0);
+}
+
+TEST(wait_with_sa_nocldwait_gives_the_status_or_echild)
+{
+    struct sigaction sa = { .sa_handler = SIG_DFL, .sa_flags = SA_NOCLDWAIT },
+                     old;
+    ASSERT_SYS(sigaction(SIGCHLD, &sa, &old));
+    for (int i = 0; i < 20; i++) {
+        struct fl_cmd cmd = { .argv = PROBE("exit", "7"), .backend = BACKEND };
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        int st = 0;
+        int r = fl_wait(&p, -1, &st);
+        fl_close(&p);
+        if (r == 0)
+            ASSERT_EXITED(st, 7);
+        else
+            ASSERT_ERR(r, ECHILD);
+    }
+    sigaction(SIGCHLD, &old, NULL);
+}
+
+TEST(wait_with_sigchld_ignored_and_a_running_child_times_out)
+{
+    struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+    ASSERT_SYS(sigaction(SIGCHLD, &ign, &old));
+    struct fl_cmd cmd = {
+        .argv = PROBE("sleep", "60"),
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_ERR(fl_wait(&p, 50, NULL), ETIMEDOUT);
+    ASSERT_OK(fl_kill(&p, SIGKILL));
+    int st = 0;
+    int r = fl_wait(&p, -1, &st);
+    fl_close(&p);
+    sigaction(SIGCHLD, &old, NULL);
+    if (r == 0)
+        ASSERT_SIGNALED(st, SIGKILL);
+    else
+        ASSERT_ERR(r, ECHILD);
+}

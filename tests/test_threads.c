@@ -1,0 +1,192 @@
+/*
+ * test_threads.c: spawning from many threads at once, and while other
+ * threads hold libc locks (pitfalls 5, 42).
+ */
+#include "test.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+
+struct worker {
+    int id;
+    int failures;
+    char what[256];
+};
+
+static void *spawn_250(void *argp)
+{
+    struct worker *w = argp;
+    for (int i = 0; i < 250 && !w->failures; i++) {
+        char text[32], code[8];
+        snprintf(text, sizeof text, "w%d-%d", w->id, i);
+        snprintf(code, sizeof code, "%d", (w->id * 250 + i) % 256);
+        struct fl_cmd cmd = {
+            .argv = PROBE("cat", "echo", text, "exit", code),
+            .stdio = { { .kind = FL_PIPE },
+                       { .kind = FL_PIPE },
+                       { .kind = FL_NULL } },
+            .backend = BACKEND,
+        };
+        struct fl_proc p;
+        int r = fl_spawn(&cmd, &p, NULL);
+        if (r != 0) {
+            snprintf(w->what, sizeof w->what, "spawn %d: %s", i, strerror(r));
+            w->failures++;
+            break;
+        }
+        close(p.stdio[0]);
+        p.stdio[0] = -1;
+        char buf[64];
+        ssize_t n = 0, k;
+        while ((k = read(p.stdio[1], buf + n, sizeof buf - 1 - (size_t)n)) > 0)
+            n += k;
+        buf[n > 0 ? n : 0] = 0;
+        int st = -1;
+        r = fl_wait(&p, -1, &st);
+        fl_close(&p);
+        char want[40];
+        snprintf(want, sizeof want, "%s\n", text);
+        if (r != 0 || strcmp(buf, want) != 0 || !WIFEXITED(st) ||
+            WEXITSTATUS(st) != atoi(code)) {
+            snprintf(w->what, sizeof w->what,
+                     "spawn %d: wait %d, output \"%s\", status 0x%x", i, r,
+                     buf, st);
+            w->failures++;
+        }
+    }
+    return NULL;
+}
+
+TEST(four_threads_spawn_250_each_with_pipes) /* stress */
+{
+    struct worker w[4];
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (struct worker){ .id = i };
+        ASSERT_OK(pthread_create(&t[i], NULL, spawn_250, &w[i]));
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < 4; i++)
+        if (w[i].failures)
+            FAIL("thread %d: %s", i, w[i].what);
+}
+
+/* ---- malloc churn in another thread (pitfall 42) ------------------------- */
+
+static atomic_bool churn_stop;
+
+static void *churn_malloc(void *arg)
+{
+    (void)arg;
+    void *keep[64] = { 0 };
+    for (unsigned i = 0; !atomic_load(&churn_stop); i++) {
+        unsigned k = i % 64;
+        free(keep[k]);
+        keep[k] = malloc(16 + (i * 7919) % 70000);
+        if (keep[k])
+            memset(keep[k], (int)i, 16);
+        t_pace(i);
+    }
+    for (int k = 0; k < 64; k++)
+        free(keep[k]);
+    return NULL;
+}
+
+TEST(every_option_while_another_thread_churns_malloc) /* stress */
+{
+    char *d = t_tmpdir();
+    int f = t_file_at(40, true);
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGUSR1);
+    bool full = BACKEND != FL_BACKEND_POSIX_SPAWN;
+    bool root = geteuid() == 0;
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, churn_malloc, NULL));
+    for (int i = 0, n = t_scaled(600); i < n; i++) {
+        struct fl_cmd cmd = {
+            .argv = PROBE("exit", "3"),
+            .cwd = d,
+            .env_set = (const char *const[]){ "A=1", "PATH=/usr/bin:/bin",
+                                              NULL },
+            .env_unset = (const char *const[]){ "HOME", NULL },
+            .stdio = { { .kind = FL_PIPE }, { .kind = FL_FILE, .path = "out",
+                                      .flags = O_WRONLY | O_CREAT | O_APPEND },
+                       { .kind = FL_TO_STDOUT } },
+            .fds = (struct fl_fd_map[]){ { 3, 40 }, { 4, 40 } },
+            .nfds = 2,
+            .flags = FL_NEW_PGROUP | FL_NO_FORK * (BACKEND != FL_BACKEND_FORK),
+            .sigmask = &mask,
+            .backend = BACKEND,
+        };
+        /* Static: a compound literal inside the if would die with it. */
+        static const struct fl_rlimit no_core[] = { { RLIMIT_CORE, 0, 0 } };
+        static const gid_t nobody_groups[] = { 65534 };
+        if (full) {
+            cmd.rlimits = no_core;
+            cmd.nrlimits = 1;
+            cmd.flags |= FL_SET_UMASK;
+            cmd.umask = 022;
+            cmd.pdeathsig = SIGKILL;
+            if (root) {
+                cmd.flags |= FL_SET_UID | FL_SET_GID | FL_SET_GROUPS;
+                cmd.uid = cmd.gid = 65534;
+                cmd.groups = nobody_groups;
+                cmd.ngroups = 1;
+            }
+        }
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        ASSERT_EXITED(t_wait(&p), 3);
+    }
+    atomic_store(&churn_stop, true);
+    pthread_join(t, NULL);
+    close(f);
+}
+
+/* ---- no atfork handlers (pitfall 5) -------------------------------------- */
+
+static atomic_int atfork_calls;
+
+static void count_atfork(void)
+{
+    atomic_fetch_add(&atfork_calls, 1);
+}
+
+TEST(atfork_handlers_do_not_run)
+{
+    if (BACKEND == FL_BACKEND_FORK) {
+        /* Whether a fork() runs them is the fork backend's own business. */
+        struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        ASSERT_EXITED(t_wait(&p), 0);
+        return;
+    }
+    ASSERT_OK(pthread_atfork(count_atfork, count_atfork, count_atfork));
+    for (int i = 0; i < 20; i++) {
+        struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        ASSERT_EXITED(t_wait(&p), 0);
+    }
+    ASSERT_EQ(atomic_load(&atfork_calls), 0);
+}
+
+TEST(handles_from_many_threads_wait_independently)
+{
+    /* Thread-safe for different handles: spawn here, wait there. */
+    struct fl_proc p[8];
+    for (int i = 0; i < 8; i++) {
+        char code[8];
+        snprintf(code, sizeof code, "%d", 10 + i);
+        struct fl_cmd cmd = { .argv = PROBE("sleep", "0.05", "exit", code),
+                              .backend = BACKEND };
+        SPAWN(&cmd, &p[i]);
+    }
+    for (int i = 7; i >= 0; i--)
+        ASSERT_EXITED(t_wait(&p[i]), 10 + i);
+}

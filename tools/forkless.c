@@ -1,0 +1,65 @@
+/* forkless.c: the `forkless` command: dispatches to `run` and `bench`. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "forkless.h"
+
+#ifdef FL_HAVE_BENCH
+#include "bench.h"
+#endif
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("forkless: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void print_help(FILE *out)
+{
+    fputs("Usage: forkless run [OPTIONS] [--] PROGRAM [ARG]...\n"
+          "       forkless bench [SUITE] [OPTIONS]\n"
+          "       forkless --help | --version\n"
+          "\n"
+          "Start programs without fork(): clone(CLONE_VM|CLONE_VFORK), a clean child,\n"
+          "exact errors and exit codes.\n"
+          "\n"
+          "  run     run one program (see forkless run --help)\n"
+          "  bench   measure process creation against its peers\n"
+          "          (see forkless bench --help)\n", out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        cli_error("no command given");
+        print_help(stderr);
+        return EXIT_FORKLESS_ERROR;
+    }
+    const char *command = argv[1];
+    if (strcmp(command, "run") == 0)
+        return run_main(argc - 1, argv + 1);
+    if (strcmp(command, "bench") == 0) {
+#ifdef FL_HAVE_BENCH
+        return fl_bench_main(argc - 1, argv + 1);
+#else
+        cli_error("bench: this build has no benchmarks");
+        return EXIT_FORKLESS_ERROR;
+#endif
+    }
+    if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0) {
+        print_help(stdout);
+        return 0;
+    }
+    if (strcmp(command, "--version") == 0) {
+        printf("forkless %s\n", FL_VERSION_STRING);
+        return 0;
+    }
+    cli_error("unknown command \"%s\" (try forkless --help)", command);
+    return EXIT_FORKLESS_ERROR;
+}

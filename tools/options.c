@@ -1,0 +1,413 @@
+/* options.c: the options of `forkless run`. This file decides what each
+ * option means; the library does the work. */
+#include "options.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "parse.h"
+
+enum { DEFAULT_KILL_AFTER_MS = 5000 };
+
+enum {
+    OPT_STDIN = 256, OPT_STDOUT, OPT_STDERR, OPT_APPEND, OPT_STDERR_TO_STDOUT,
+    OPT_FD, OPT_KEEP_FDS, OPT_KEEP_SIGNALS, OPT_SETSID, OPT_PGROUP,
+    OPT_RLIMIT, OPT_UMASK, OPT_USER, OPT_CGROUP, OPT_KILL_WITH_PARENT,
+    OPT_TIMEOUT, OPT_KILL_AFTER, OPT_BACKEND, OPT_NO_FORK, OPT_SHELL_FALLBACK,
+    OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+    { "chdir", required_argument, NULL, 'C' },
+    { "env", required_argument, NULL, 'e' },
+    { "unset", required_argument, NULL, 'u' },
+    { "clear-env", no_argument, NULL, 'i' },
+    { "stdin", required_argument, NULL, OPT_STDIN },
+    { "stdout", required_argument, NULL, OPT_STDOUT },
+    { "stderr", required_argument, NULL, OPT_STDERR },
+    { "append", no_argument, NULL, OPT_APPEND },
+    { "stderr-to-stdout", no_argument, NULL, OPT_STDERR_TO_STDOUT },
+    { "fd", required_argument, NULL, OPT_FD },
+    { "keep-fds", no_argument, NULL, OPT_KEEP_FDS },
+    { "keep-signals", no_argument, NULL, OPT_KEEP_SIGNALS },
+    { "setsid", no_argument, NULL, OPT_SETSID },
+    { "pgroup", no_argument, NULL, OPT_PGROUP },
+    { "rlimit", required_argument, NULL, OPT_RLIMIT },
+    { "umask", required_argument, NULL, OPT_UMASK },
+    { "user", required_argument, NULL, OPT_USER },
+    { "cgroup", required_argument, NULL, OPT_CGROUP },
+    { "kill-with-parent", no_argument, NULL, OPT_KILL_WITH_PARENT },
+    { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "kill-after", required_argument, NULL, OPT_KILL_AFTER },
+    { "backend", required_argument, NULL, OPT_BACKEND },
+    { "no-fork", no_argument, NULL, OPT_NO_FORK },
+    { "shell-fallback", no_argument, NULL, OPT_SHELL_FALLBACK },
+    { "verbose", no_argument, NULL, 'v' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, OPT_VERSION },
+    { NULL, 0, NULL, 0 },
+};
+
+static void print_run_help(void)
+{
+    fputs(
+"Usage: forkless run [OPTIONS] [--] PROGRAM [ARG]...\n"
+"Run PROGRAM in a clean child: signals at their defaults, only fds 0-2 open.\n"
+"\n"
+"Environment and directory:\n"
+"  -C, --chdir DIR         run in DIR\n"
+"  -e, --env NAME=VALUE    set a variable (PROGRAM is searched in the child's\n"
+"                          PATH, not in ours)\n"
+"  -u, --unset NAME        remove a variable\n"
+"  -i, --clear-env         start from an empty environment\n"
+"Files (FILE paths are relative to the current directory, not to DIR):\n"
+"      --stdin FILE        read stdin from FILE\n"
+"      --stdout FILE       write stdout to FILE (truncated)\n"
+"      --stderr FILE       write stderr to FILE (truncated)\n"
+"      --append            append to the --stdout/--stderr files instead\n"
+"      --stderr-to-stdout  send stderr wherever stdout goes\n"
+"      --fd CHILD=PARENT   give the child fd CHILD as a copy of our fd PARENT\n"
+"      --keep-fds          keep every inherited fd open (default: close all\n"
+"                          but 0-2 and those of --fd)\n"
+"Process:\n"
+"      --keep-signals      keep ignored signals and the signal mask\n"
+"      --setsid            run in a new session\n"
+"      --pgroup            run in a new process group\n"
+"      --rlimit NAME=SOFT[:HARD]  set a resource limit (NOFILE, CORE, AS, ...;\n"
+"                          a value may be \"unlimited\"; SOFT alone sets both)\n"
+"      --umask OCTAL       set the umask\n"
+"      --user USER[:GROUP] run as USER (name or id) with its groups\n"
+"      --cgroup DIR        start in the cgroup DIR\n"
+"      --kill-with-parent  the child gets SIGKILL when forkless dies\n"
+"      --timeout DURATION  after DURATION send SIGTERM to the child's process\n"
+"                          group, then SIGKILL; exit 124. DURATION: 1.5, 500ms,\n"
+"                          2s, 3m, 1h; 0 means no timeout\n"
+"      --kill-after DURATION  how long to wait after SIGTERM (default 5s)\n"
+"How to start it:\n"
+"      --backend NAME      auto, clone, posix_spawn or fork\n"
+"      --no-fork           fail rather than use a fork()-based backend\n"
+"      --shell-fallback    run a file without #! through /bin/sh\n"
+"  -v, --verbose           report the backend, path, pid and time on stderr\n"
+"  -h, --help              show this help\n"
+"      --version           show the version\n"
+"\n"
+"Exit status: the program's own; 128+N if killed by signal N; 124 timed out;\n"
+"125 a forkless error or a setup step failed; 126 found but not executable;\n"
+"127 not found.\n", stdout);
+}
+
+/* The long name of an option, for messages: "--chdir". */
+static const char *option_name(int val)
+{
+    for (const struct option *o = long_options; o->name; o++)
+        if (o->val == val)
+            return o->name;
+    return "?";
+}
+
+static char *absolute_path(const char *path)
+{
+    if (path[0] == '/')
+        return strdup(path);
+    char *cwd = getcwd(NULL, 0);
+    char *out = NULL;
+    if (cwd && asprintf(&out, "%s/%s", cwd, path) < 0)
+        out = NULL;
+    free(cwd);
+    return out;
+}
+
+/* Removes the entries that edit variable name (name_len bytes) from list:
+ * the last -e or -u of a name wins, as on the command line, while the
+ * library applies all sets before all unsets. */
+static void drop_edits_of(const char **list, size_t *n, const char *name, size_t name_len)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < *n; i++) {
+        size_t len = strcspn(list[i], "=");
+        if (len != name_len || memcmp(list[i], name, len) != 0)
+            list[kept++] = list[i];
+    }
+    *n = kept;
+    list[kept] = NULL;
+}
+
+static bool fd_is_open(int fd)
+{
+    return fcntl(fd, F_GETFD) != -1;
+}
+
+static int parse_backend(const char *name, enum fl_backend *backend)
+{
+    static const enum fl_backend all[] = {
+        FL_BACKEND_AUTO, FL_BACKEND_CLONE, FL_BACKEND_POSIX_SPAWN, FL_BACKEND_FORK,
+    };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        if (strcmp(name, fl_backend_name(all[i])) == 0) {
+            *backend = all[i];
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Applies one option. Returns 0, or -1 after printing why. */
+static int apply_option(struct run_options *o, int opt, const char *arg)
+{
+    struct fl_cmd *cmd = &o->cmd;
+    switch (opt) {
+    case 'C':
+        cmd->cwd = arg;
+        return 0;
+    case 'e': {
+        const char *eq = strchr(arg, '=');
+        if (!eq || eq == arg) {
+            cli_error("--env: expected NAME=VALUE, got \"%s\"", arg);
+            return -1;
+        }
+        drop_edits_of(o->env_set, &o->nenv_set, arg, (size_t)(eq - arg));
+        drop_edits_of(o->env_unset, &o->nenv_unset, arg, (size_t)(eq - arg));
+        o->env_set[o->nenv_set++] = arg;
+        return 0;
+    }
+    case 'u':
+        if (arg[0] == '\0' || strchr(arg, '=')) {
+            cli_error("--unset: invalid variable name \"%s\"", arg);
+            return -1;
+        }
+        drop_edits_of(o->env_set, &o->nenv_set, arg, strlen(arg));
+        drop_edits_of(o->env_unset, &o->nenv_unset, arg, strlen(arg));
+        o->env_unset[o->nenv_unset++] = arg;
+        return 0;
+    case 'i':
+        cmd->flags |= FL_ENV_CLEAR;
+        return 0;
+    case OPT_STDIN:
+    case OPT_STDOUT:
+    case OPT_STDERR: {
+        int fd = opt - OPT_STDIN;
+        free(o->stdio_path[fd]);
+        o->stdio_path[fd] = absolute_path(arg);
+        if (!o->stdio_path[fd]) {
+            cli_error("--%s: cannot make \"%s\" absolute: %s", option_name(opt), arg,
+                      strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    case OPT_APPEND:
+        o->append = true;
+        return 0;
+    case OPT_STDERR_TO_STDOUT:
+        o->stderr_to_stdout = true;
+        return 0;
+    case OPT_FD: {
+        struct fl_fd_map map;
+        if (parse_fd_map(arg, &map.child_fd, &map.parent_fd) != 0) {
+            cli_error("--fd: expected CHILD=PARENT fd numbers, got \"%s\"", arg);
+            return -1;
+        }
+        if (!fd_is_open(map.parent_fd)) {
+            cli_error("--fd %s: file descriptor %d is not open", arg, map.parent_fd);
+            return -1;
+        }
+        for (size_t i = 0; i < cmd->nfds; i++) {
+            if (o->fds[i].child_fd == map.child_fd) {
+                cli_error("--fd %s: child fd %d is given twice", arg, map.child_fd);
+                return -1;
+            }
+        }
+        o->fds[cmd->nfds++] = map;
+        return 0;
+    }
+    case OPT_KEEP_FDS:
+        cmd->flags |= FL_KEEP_FDS;
+        return 0;
+    case OPT_KEEP_SIGNALS:
+        cmd->flags |= FL_KEEP_SIGNALS;
+        return 0;
+    case OPT_SETSID:
+        cmd->flags |= FL_SETSID;
+        return 0;
+    case OPT_PGROUP:
+        cmd->flags |= FL_NEW_PGROUP;
+        return 0;
+    case OPT_RLIMIT: {
+        struct fl_rlimit *rl = &o->rlimits[cmd->nrlimits];
+        int r = parse_rlimit(arg, &rl->resource, &rl->soft, &rl->hard);
+        if (r == -2) {
+            cli_error("--rlimit: unknown resource in \"%s\" (AS, CORE, CPU, DATA, FSIZE, "
+                      "LOCKS, MEMLOCK, MSGQUEUE, NICE, NOFILE, NPROC, RSS, RTPRIO, "
+                      "RTTIME, SIGPENDING, STACK)", arg);
+            return -1;
+        }
+        if (r != 0) {
+            cli_error("--rlimit: expected NAME=SOFT[:HARD], got \"%s\"", arg);
+            return -1;
+        }
+        o->rlimit_args[cmd->nrlimits++] = arg;
+        return 0;
+    }
+    case OPT_UMASK:
+        if (parse_umask(arg, &cmd->umask) != 0) {
+            cli_error("--umask: invalid octal mode \"%s\"", arg);
+            return -1;
+        }
+        cmd->flags |= FL_SET_UMASK;
+        return 0;
+    case OPT_USER:
+        free(o->credentials.groups);
+        o->credentials.groups = NULL;
+        if (resolve_credentials(arg, &o->credentials) != 0)
+            return -1;
+        cmd->uid = o->credentials.uid;
+        cmd->gid = o->credentials.gid;
+        cmd->groups = o->credentials.groups;
+        cmd->ngroups = o->credentials.ngroups;
+        cmd->flags |= FL_SET_UID | FL_SET_GID | FL_SET_GROUPS;
+        return 0;
+    case OPT_CGROUP:
+        cmd->cgroup = arg;
+        return 0;
+    case OPT_KILL_WITH_PARENT:
+        cmd->pdeathsig = SIGKILL;
+        return 0;
+    case OPT_TIMEOUT:
+    case OPT_KILL_AFTER: {
+        int64_t ms;
+        if (parse_duration_ms(arg, &ms) != 0) {
+            cli_error("--%s: invalid duration \"%s\"", option_name(opt), arg);
+            return -1;
+        }
+        if (opt == OPT_TIMEOUT)
+            o->supervise.timeout_ms = ms;
+        else
+            o->supervise.kill_after_ms = ms;
+        return 0;
+    }
+    case OPT_BACKEND:
+        if (parse_backend(arg, &cmd->backend) != 0) {
+            cli_error("--backend: unknown backend \"%s\" (auto, clone, posix_spawn, fork)",
+                      arg);
+            return -1;
+        }
+        return 0;
+    case OPT_NO_FORK:
+        cmd->flags |= FL_NO_FORK;
+        return 0;
+    case OPT_SHELL_FALLBACK:
+        cmd->flags |= FL_SHELL_FALLBACK;
+        return 0;
+    case 'v':
+        o->verbose = true;
+        return 0;
+    }
+    cli_error("internal error: option %d not handled", opt);
+    return -1;
+}
+
+/* The settings that depend on several options at once. */
+static int finish_options(struct run_options *o)
+{
+    struct fl_cmd *cmd = &o->cmd;
+    if (o->stderr_to_stdout && o->stdio_path[2]) {
+        cli_error("--stderr and --stderr-to-stdout cannot be used together");
+        return -1;
+    }
+    for (int fd = 0; fd < 3; fd++) {
+        if (!o->stdio_path[fd])
+            continue;
+        cmd->stdio[fd].kind = FL_FILE;
+        cmd->stdio[fd].path = o->stdio_path[fd];
+        cmd->stdio[fd].flags = fd == 0 ? O_RDONLY
+                             : O_WRONLY | O_CREAT | (o->append ? O_APPEND : O_TRUNC);
+        cmd->stdio[fd].mode = 0666;
+    }
+    if (o->stderr_to_stdout)
+        cmd->stdio[2].kind = FL_TO_STDOUT;
+    cmd->env_set = o->nenv_set ? o->env_set : NULL;
+    cmd->env_unset = o->nenv_unset ? o->env_unset : NULL;
+    cmd->fds = cmd->nfds ? o->fds : NULL;
+    cmd->rlimits = cmd->nrlimits ? o->rlimits : NULL;
+
+    /* A timeout kills the child's whole process group, so it needs one of
+     * its own (a new session is a new group too). */
+    if (o->supervise.timeout_ms > 0 && !(cmd->flags & FL_SETSID))
+        cmd->flags |= FL_NEW_PGROUP;
+    o->supervise.own_group = (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)) != 0;
+    return 0;
+}
+
+int parse_run_options(struct run_options *o, int argc, char **argv)
+{
+    size_t room = (size_t)argc + 1;
+    o->env_set = calloc(room, sizeof *o->env_set);
+    o->env_unset = calloc(room, sizeof *o->env_unset);
+    o->fds = calloc(room, sizeof *o->fds);
+    o->rlimits = calloc(room, sizeof *o->rlimits);
+    o->rlimit_args = calloc(room, sizeof *o->rlimit_args);
+    if (!o->env_set || !o->env_unset || !o->fds || !o->rlimits || !o->rlimit_args) {
+        cli_error("out of memory");
+        return EXIT_FORKLESS_ERROR;
+    }
+    o->supervise.kill_after_ms = DEFAULT_KILL_AFTER_MS;
+
+    /* "+": options end at PROGRAM, so its own options are left alone.
+     * ":": report a missing argument as ':' instead of '?'. */
+    opterr = 0;
+    optind = 1;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "+:C:e:u:ivh", long_options, NULL)) != -1) {
+        if (opt == 'h') {
+            print_run_help();
+            return 0;
+        }
+        if (opt == OPT_VERSION) {
+            printf("forkless %s\n", FL_VERSION_STRING);
+            return 0;
+        }
+        if (opt == ':') {
+            /* Name it as it was typed: --chdir or -C. */
+            if (strncmp(argv[optind - 1], "--", 2) == 0)
+                cli_error("%s needs an argument", argv[optind - 1]);
+            else
+                cli_error("-%c needs an argument", optopt);
+            return EXIT_FORKLESS_ERROR;
+        }
+        if (opt == '?') {
+            if (optopt > 0 && optopt < 256)
+                cli_error("unknown option -%c (see forkless run --help)", optopt);
+            else if (optopt >= 256)
+                cli_error("--%s takes no argument", option_name(optopt));
+            else
+                cli_error("unknown option %s (see forkless run --help)", argv[optind - 1]);
+            return EXIT_FORKLESS_ERROR;
+        }
+        if (apply_option(o, opt, optarg) != 0)
+            return EXIT_FORKLESS_ERROR;
+    }
+    if (optind >= argc) {
+        cli_error("run: no program given (see forkless run --help)");
+        return EXIT_FORKLESS_ERROR;
+    }
+    o->cmd.argv = argv + optind;
+    return finish_options(o) == 0 ? -1 : EXIT_FORKLESS_ERROR;
+}
+
+void free_run_options(struct run_options *o)
+{
+    free(o->env_set);
+    free(o->env_unset);
+    free(o->fds);
+    free(o->rlimits);
+    free(o->rlimit_args);
+    free(o->credentials.groups);
+    for (int fd = 0; fd < 3; fd++)
+        free(o->stdio_path[fd]);
+}

@@ -1,0 +1,40 @@
+/* options.h: the options of `forkless run`, turned into a struct fl_cmd
+ * and the settings of the supervisor. */
+#ifndef FL_TOOLS_OPTIONS_H
+#define FL_TOOLS_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "forkless.h"
+#include "supervise.h"
+#include "user.h"
+
+struct run_options {
+    struct fl_cmd cmd;
+    /* Arrays that cmd points into; each has room for argc entries, since
+     * every option that adds one uses at least one argument. */
+    const char **env_set;
+    size_t nenv_set;
+    const char **env_unset;
+    size_t nenv_unset;
+    struct fl_fd_map *fds;
+    struct fl_rlimit *rlimits;
+    const char **rlimit_args;  /* the --rlimit texts, for messages */
+    struct credentials credentials;
+    char *stdio_path[3];     /* --stdin/--stdout/--stderr, made absolute */
+    bool append;
+    bool stderr_to_stdout;
+    bool verbose;
+    struct supervise_options supervise;
+};
+
+/* Parses the arguments of `forkless run` (argv[0] is "run") into o, which
+ * starts zeroed. Returns -1 when the command is ready to run, else the
+ * exit status: 0 after --help or --version, 125 after a message. */
+int parse_run_options(struct run_options *o, int argc, char **argv);
+
+/* Frees what parse_run_options() allocated. */
+void free_run_options(struct run_options *o);
+
+#endif

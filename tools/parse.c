@@ -1,0 +1,197 @@
+/* parse.c: strict parsers for option values. Strict means: no leading
+ * spaces, no signs, no trailing junk, no silent wrap-around; strtol and
+ * strtod accept too much ("-1" as ULONG_MAX, " 5", "inf", "0x10"). */
+#include "parse.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Reads the decimal digits at *p into *value, advancing *p. Fails on no
+ * digits or overflow. */
+static int read_decimal(const char **p, uint64_t *value)
+{
+    const char *s = *p;
+    uint64_t v = 0;
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    for (; isdigit((unsigned char)*s); s++) {
+        if (__builtin_mul_overflow(v, 10, &v) ||
+            __builtin_add_overflow(v, (uint64_t)(*s - '0'), &v))
+            return -1;
+    }
+    *p = s;
+    *value = v;
+    return 0;
+}
+
+int parse_duration_ms(const char *text, int64_t *ms)
+{
+    static const struct { const char *suffix; uint64_t ns; } units[] = {
+        { "", 1000000000ull }, { "s", 1000000000ull }, { "ms", 1000000ull },
+        { "m", 60000000000ull }, { "h", 3600000000000ull },
+    };
+    const char *p = text;
+    uint64_t whole = 0;
+    bool have_digits = false;
+
+    if (isdigit((unsigned char)*p)) {
+        if (read_decimal(&p, &whole) != 0)
+            return -1;
+        have_digits = true;
+    }
+    const char *fraction = NULL;
+    if (*p == '.') {
+        fraction = ++p;
+        while (isdigit((unsigned char)*p))
+            p++;
+        if (p > fraction)
+            have_digits = true;
+    }
+    if (!have_digits)
+        return -1;
+
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(p, units[i].suffix) != 0)
+            continue;
+        uint64_t ns;
+        if (__builtin_mul_overflow(whole, units[i].ns, &ns))
+            return -1;
+        /* Digit by digit: the fraction adds less than one unit, so this
+         * cannot overflow the unit, only the sum can. */
+        uint64_t scale = units[i].ns;
+        for (const char *f = fraction; f && isdigit((unsigned char)*f); f++) {
+            scale /= 10;
+            if (__builtin_add_overflow(ns, scale * (uint64_t)(*f - '0'), &ns))
+                return -1;
+        }
+        *ms = (int64_t)(ns / 1000000 + (ns % 1000000 != 0));
+        return 0;
+    }
+    return -1;
+}
+
+int parse_fd_number(const char *text, int *fd)
+{
+    const char *p = text;
+    uint64_t v;
+    if (read_decimal(&p, &v) != 0 || *p != '\0' || v > INT_MAX)
+        return -1;
+    *fd = (int)v;
+    return 0;
+}
+
+int parse_id(const char *text, unsigned *id)
+{
+    const char *p = text;
+    uint64_t v;
+    if (read_decimal(&p, &v) != 0 || *p != '\0' || v >= UINT_MAX)
+        return -1;
+    *id = (unsigned)v;
+    return 0;
+}
+
+int parse_fd_map(const char *text, int *child_fd, int *parent_fd)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || (size_t)(eq - text) >= 16)
+        return -1;
+    char child[16];
+    memcpy(child, text, (size_t)(eq - text));
+    child[eq - text] = '\0';
+    return parse_fd_number(child, child_fd) == 0 &&
+           parse_fd_number(eq + 1, parent_fd) == 0 ? 0 : -1;
+}
+
+int parse_umask(const char *text, mode_t *mask)
+{
+    unsigned long v = 0;
+    if (*text == '\0' || strlen(text) > 4)
+        return -1;
+    for (const char *p = text; *p; p++) {
+        if (*p < '0' || *p > '7')
+            return -1;
+        v = v * 8 + (unsigned long)(*p - '0');
+    }
+    if (v > 0777)
+        return -1;
+    *mask = (mode_t)v;
+    return 0;
+}
+
+int rlimit_resource_by_name(const char *name)
+{
+    static const struct { const char *name; int resource; } names[] = {
+        { "AS", RLIMIT_AS },           { "CORE", RLIMIT_CORE },
+        { "CPU", RLIMIT_CPU },         { "DATA", RLIMIT_DATA },
+        { "FSIZE", RLIMIT_FSIZE },     { "LOCKS", RLIMIT_LOCKS },
+        { "MEMLOCK", RLIMIT_MEMLOCK }, { "MSGQUEUE", RLIMIT_MSGQUEUE },
+        { "NICE", RLIMIT_NICE },       { "NOFILE", RLIMIT_NOFILE },
+        { "NPROC", RLIMIT_NPROC },     { "RSS", RLIMIT_RSS },
+        { "RTPRIO", RLIMIT_RTPRIO },   { "RTTIME", RLIMIT_RTTIME },
+        { "SIGPENDING", RLIMIT_SIGPENDING }, { "STACK", RLIMIT_STACK },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcasecmp(name, names[i].name) == 0)
+            return names[i].resource;
+    return -1;
+}
+
+/* A limit value: decimal or "unlimited"; "" means "keep *value". */
+static int parse_rlimit_value(const char *text, size_t len, rlim_t *value)
+{
+    if (len == 0)
+        return 0;
+    if ((len == 9 && strncasecmp(text, "unlimited", 9) == 0) ||
+        (len == 8 && strncasecmp(text, "infinity", 8) == 0)) {
+        *value = RLIM_INFINITY;
+        return 0;
+    }
+    const char *p = text;
+    uint64_t v;
+    if (read_decimal(&p, &v) != 0 || (size_t)(p - text) != len ||
+        v >= (uint64_t)RLIM_INFINITY)
+        return -1;
+    *value = (rlim_t)v;
+    return 0;
+}
+
+int parse_rlimit(const char *text, int *resource, rlim_t *soft, rlim_t *hard)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text || (size_t)(eq - text) >= 16)
+        return eq ? -2 : -1;
+    char name[16];
+    memcpy(name, text, (size_t)(eq - text));
+    name[eq - text] = '\0';
+    int r = rlimit_resource_by_name(name);
+    if (r < 0)
+        return -2;
+
+    const char *value = eq + 1;
+    const char *colon = strchr(value, ':');
+    size_t soft_len = colon ? (size_t)(colon - value) : strlen(value);
+    if (!colon && soft_len == 0)
+        return -1;
+    if (colon && soft_len == 0 && colon[1] == '\0')
+        return -1;  /* "NAME=:" sets nothing: surely a mistake */
+
+    /* The child inherits our limits, so "keep" means our current value. */
+    struct rlimit current;
+    if (getrlimit(r, &current) != 0)
+        return -1;
+    rlim_t s = current.rlim_cur, h = current.rlim_max;
+    if (parse_rlimit_value(value, soft_len, &s) != 0)
+        return -1;
+    if (!colon)
+        h = s;
+    else if (parse_rlimit_value(colon + 1, strlen(colon + 1), &h) != 0)
+        return -1;
+    *resource = r;
+    *soft = s;
+    *hard = h;
+    return 0;
+}

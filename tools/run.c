@@ -1,0 +1,146 @@
+/* run.c: `forkless run [OPTIONS] [--] PROGRAM [ARG]...`: spawns the
+ * command that options.c built, waits for it (supervise.c), and turns the
+ * outcome into the exit codes of design decision D8 (see cli.h). */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "cli.h"
+#include "forkless.h"
+#include "options.h"
+#include "supervise.h"
+
+/* Does the file an exec step failed on exist? Then ENOENT came from its
+ * #! interpreter (or a library), and the program itself was found. */
+static bool exec_path_exists(const struct fl_cmd *cmd, const char *path)
+{
+    struct stat st;
+    if (!strchr(path, '/'))
+        return false;  /* a bare name: the PATH search found nothing */
+    if (path[0] == '/' || !cmd->cwd)
+        return stat(path, &st) == 0;
+    char *full = NULL;
+    bool exists = asprintf(&full, "%s/%s", cmd->cwd, path) >= 0 && stat(full, &st) == 0;
+    free(full);
+    return exists;
+}
+
+/* The exit status for a failed fl_spawn(), per D8. */
+static int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e)
+{
+    if (e->step != FL_STEP_EXEC)
+        return EXIT_FORKLESS_ERROR;
+    if (e->err == ENOENT && !exec_path_exists(cmd, e->path))
+        return EXIT_NOT_FOUND;
+    return EXIT_CANNOT_EXECUTE;
+}
+
+static double seconds_since(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/* The exit status for a child that ended, per D8. */
+static int child_status(int status, bool timed_out)
+{
+    if (timed_out)
+        return EXIT_TIMED_OUT;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return EXIT_FORKLESS_ERROR;  /* stopped/continued: fl_wait never says so */
+}
+
+static void report_end(pid_t pid, int status, bool timed_out, const struct timespec *start)
+{
+    double elapsed = seconds_since(start);
+    if (timed_out)
+        cli_error("pid %d timed out after %.3f s", (int)pid, elapsed);
+    else if (WIFSIGNALED(status))
+        cli_error("pid %d killed by signal %d (%s) after %.3f s", (int)pid,
+                  WTERMSIG(status), strsignal(WTERMSIG(status)), elapsed);
+    else
+        cli_error("pid %d exited with status %d after %.3f s", (int)pid,
+                  WEXITSTATUS(status), elapsed);
+}
+
+static int run_command(struct run_options *o)
+{
+    struct fl_cmd *cmd = &o->cmd;
+    struct fl_error error;
+    char message[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 128];
+    char resolved[4096] = "?";
+    struct timespec start;
+
+    if (o->verbose && fl_resolve(cmd, resolved, sizeof resolved, NULL) != 0)
+        strcpy(resolved, "?");
+
+    /* Blocked now, so that a signal between the spawn and the wait is
+     * queued for the supervisor instead of killing forkless. The child
+     * gets an empty mask, or with --keep-signals the mask we had. */
+    sigset_t old_mask;
+    supervise_block_signals(&old_mask);
+    if (cmd->flags & FL_KEEP_SIGNALS)
+        cmd->sigmask = &old_mask;
+    /* An ignored SIGCHLD, inherited from our parent, makes the kernel
+     * discard the child's status. The child starts with SIGCHLD at its
+     * default anyway, unless --keep-signals asks to keep the SIG_IGN: then
+     * keep it for us too and report the lost status. (struct fl_cmd has no
+     * way to give the child a SIG_IGN that we do not have.) */
+    if (!(cmd->flags & FL_KEEP_SIGNALS))
+        signal(SIGCHLD, SIG_DFL);
+
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    struct fl_proc proc;
+    int r = fl_spawn(cmd, &proc, &error);
+    if (r != 0) {
+        fl_error_format(&error, message, sizeof message);
+        /* The record says which limit by index only. */
+        if (error.step == FL_STEP_RLIMIT && error.index >= 0 &&
+            (size_t)error.index < cmd->nrlimits)
+            cli_error("%s (--rlimit %s)", message, o->rlimit_args[error.index]);
+        else
+            cli_error("%s", message);
+        return spawn_failure_status(cmd, &error);
+    }
+    if (o->verbose)
+        cli_error("started %s as pid %d with the %s backend", resolved, (int)proc.pid,
+                  fl_backend_name(proc.backend));
+
+    int status = 0;
+    bool timed_out = false;
+    r = supervise(&proc, &o->supervise, &status, &timed_out);
+    pid_t pid = proc.pid;
+    fl_close(&proc);
+    if (r == ECHILD) {
+        cli_error("pid %d ended, but its exit status was lost (SIGCHLD is ignored, "
+                  "or another waiter took it)", (int)pid);
+        return EXIT_FORKLESS_ERROR;
+    }
+    if (r != 0) {
+        cli_error("waiting for pid %d: %s", (int)pid, strerror(r));
+        return EXIT_FORKLESS_ERROR;
+    }
+    if (o->verbose)
+        report_end(pid, status, timed_out, &start);
+    return child_status(status, timed_out);
+}
+
+int run_main(int argc, char **argv)
+{
+    struct run_options o = { 0 };
+    int status = parse_run_options(&o, argc, argv);
+    if (status < 0)
+        status = run_command(&o);
+    free_run_options(&o);
+    return status;
+}
