@@ -347,7 +347,7 @@ int fl__plan_init(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_error 
         r = fl__plan_pipes(p, e);
     if (!r)
         r = build_fd_plan(p, e);
-    if (!r && cmd->sigdefault && (p->flags & FL_KEEP_SIGNALS))
+    if (!r && cmd->sigdefault)
         p->sigdefault_bits = fl__sigset_bits(cmd->sigdefault);
     if (!r && cmd->pdeathsig)
         p->parent_pid = getpid();

@@ -419,3 +419,32 @@ TEST(wait_with_sigchld_ignored_and_a_running_child_times_out)
     else
         ASSERT_ERR(r, ECHILD);
 }
+
+/* A real-time signal the process ignored before it first spawned is reset
+ * like the others. */
+TEST(ignored_realtime_signal_is_default_in_the_child)
+{
+    struct sigaction sa = { .sa_handler = SIG_IGN }, old;
+    ASSERT_SYS(sigaction(SIGRTMIN + 2, &sa, &old));
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    char *out = signals_report(&cmd);
+    sigaction(SIGRTMIN + 2, &old, NULL);
+    ASSERT_EQ(sig_ign_of(out), 0);
+}
+
+/* One ignored after the first spawn is named in .sigdefault, as the header
+ * says for the clone backend; every backend then resets it. */
+TEST(sigdefault_resets_a_realtime_signal_ignored_later)
+{
+    struct fl_cmd first = { .argv = PROBE("signals"), .backend = BACKEND };
+    signals_report(&first);
+    struct sigaction sa = { .sa_handler = SIG_IGN }, old;
+    ASSERT_SYS(sigaction(SIGRTMIN + 3, &sa, &old));
+    sigset_t def;
+    sigemptyset(&def);
+    sigaddset(&def, SIGRTMIN + 3);
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .sigdefault = &def, .backend = BACKEND };
+    char *out = signals_report(&cmd);
+    sigaction(SIGRTMIN + 3, &old, NULL);
+    ASSERT_EQ(sig_ign_of(out), 0);
+}
