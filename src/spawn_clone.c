@@ -193,15 +193,22 @@ static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
  * handlers itself before it unblocks anything. */
 static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
 {
+    static int pidfd_flag_usable = 1;
     sigset_t old;
     fl__block_signals(&old);
     fl__child_mask(p, &old);
-    long pid = clone(fl__child_entry, stack_top,
-                     CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, p, pidfd);
-    if (pid < 0 && errno == EINVAL) {
-        /* A kernel before 5.2 has no CLONE_PIDFD. */
+    long pid = -1;
+    errno = EINVAL;
+    if (__atomic_load_n(&pidfd_flag_usable, __ATOMIC_RELAXED))
+        pid = clone(fl__child_entry, stack_top,
+                    CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, p, pidfd);
+    if (pid < 0 && (errno == EINVAL || errno == EPERM || errno == ENOSYS)) {
+        /* A kernel before 5.2 has no CLONE_PIDFD, and a seccomp filter may
+         * deny it: the handle then works from the pid (or pidfd_open). */
         *pidfd = -1;
         pid = clone(fl__child_entry, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, p);
+        if (pid >= 0)
+            __atomic_store_n(&pidfd_flag_usable, 0, __ATOMIC_RELAXED);
     }
     pid = pid < 0 ? -errno : pid;
     fl__restore_signals(&old);

@@ -103,6 +103,13 @@ static int set_attributes(struct fl__plan *p, posix_spawnattr_t *at)
     return r;
 }
 
+/* Errors that execve() gives for the file itself. */
+static bool is_exec_error(int r)
+{
+    return r == ENOEXEC || r == ETXTBSY || r == ELOOP || r == ENAMETOOLONG ||
+           r == EISDIR || r == E2BIG || r == ELIBBAD;
+}
+
 /* The same search as the clone child's, one posix_spawn() per candidate. */
 static int spawn_candidates(struct fl__plan *p, posix_spawn_file_actions_t *fa,
                             posix_spawnattr_t *at, pid_t *pid)
@@ -127,7 +134,11 @@ static int spawn_candidates(struct fl__plan *p, posix_spawn_file_actions_t *fa,
             if (i == 0)
                 first_err = r;
         } else {
-            p->cerr = (struct fl__child_err){ r, FL_STEP_EXEC, (int)i };
+            /* Out of processes or memory: creating the child failed. */
+            enum fl_step step = r == EAGAIN || r == ENOMEM ? FL_STEP_CLONE
+                                : is_exec_error(r)          ? FL_STEP_EXEC
+                                                            : FL_STEP_SPAWN;
+            p->cerr = (struct fl__child_err){ r, step, (int)i };
             return r;
         }
     }
@@ -167,7 +178,7 @@ int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
     } else if ((r = add_file_actions(p, &fa)) || (r = set_attributes(p, &at))) {
         fl__fail(e, r, FL_STEP_PREPARE, -1, fl__program(p->cmd), "posix_spawn attributes");
     } else if ((r = spawn_candidates(p, &fa, &at, &pid))) {
-        if (!only_exec_can_fail(p))
+        if (p->cerr.step == FL_STEP_EXEC && !only_exec_can_fail(p))
             p->cerr.step = FL_STEP_SPAWN;
         fl__fail_child(p, e);
     }

@@ -1,0 +1,386 @@
+/*
+ * test_seccomp.c: kernel features denied by a seccomp filter, as older
+ * container profiles do (pitfalls 7, 8, 25).
+ *
+ * Each case forks a subprocess of the test, which installs a raw BPF
+ * filter (PR_SET_NO_NEW_PRIVS + PR_SET_SECCOMP, no libseccomp) that makes
+ * only the named system calls fail with EPERM, or in the second run with
+ * ENOSYS:
+ *
+ *   close_range      the child cannot close the inherited fds that way
+ *   clone3           no clone3(), so no CLONE_CLEAR_SIGHAND either
+ *   clone+PIDFD      clone() with CLONE_PIDFD in its flags (arg 0)
+ *   pidfd_open       no pidfd after the fact
+ *
+ * The filter is inherited by the spawned child (and the probe): it leaves
+ * every other call alone, so the probe still runs.
+ *
+ * forkless must then be correct (the child has exactly fds 0-2 and the
+ * mapped ones, the status comes from fl_wait(), a timed wait times out,
+ * fl_kill() reaches the child), or fail cleanly (empty handle, nothing
+ * leaked) with an error whose text names what was denied. Never silently
+ * wrong. Each case prints a REPORT line; "degraded=" says which backends
+ * failed cleanly instead of working.
+ */
+#include "test.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+#if defined(__x86_64__)
+#define FL_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define FL_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#elif defined(__i386__)
+#define FL_AUDIT_ARCH AUDIT_ARCH_I386
+#endif
+
+enum {
+    DENY_CLOSE_RANGE = 1,
+    DENY_CLONE3 = 2,
+    DENY_CLONE_PIDFD = 4,
+    DENY_PIDFD_OPEN = 8,
+};
+
+static int install_filter(unsigned deny, int err)
+{
+#ifndef FL_AUDIT_ARCH
+    (void)deny;
+    (void)err;
+    errno = ENOTSUP;
+    return -1;
+#else
+    struct sock_filter f[32];
+    int n = 0;
+    const unsigned ret_err = SECCOMP_RET_ERRNO | ((unsigned)err & 0xffff);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                          offsetof(struct seccomp_data, arch));
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                          FL_AUDIT_ARCH, 1, 0);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                          offsetof(struct seccomp_data, nr));
+    static const struct {
+        unsigned bit;
+        long nr;
+    } plain[] = { { DENY_CLOSE_RANGE, SYS_close_range },
+                  { DENY_CLONE3, SYS_clone3 },
+                  { DENY_PIDFD_OPEN, SYS_pidfd_open } };
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        if (!(deny & plain[i].bit))
+            continue;
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                              (unsigned)plain[i].nr, 0, 1);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ret_err);
+    }
+    if (deny & DENY_CLONE_PIDFD) {
+        /* clone(flags, ...): the flags are argument 0 on x86-64 and
+         * arm64; CLONE_PIDFD is in their low 32 bits (little-endian). */
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                              SYS_clone, 0, 3);
+        f[n++] = (struct sock_filter)BPF_STMT(
+            BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K,
+                                              CLONE_PIDFD, 0, 1);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ret_err);
+    }
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog prog = { .len = (unsigned short)n, .filter = f };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return -1;
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+#endif
+}
+
+/* What the subprocess found, sent to the test process through a pipe. */
+struct outcome {
+    int spawns;          /* spawns that worked, and were checked */
+    int clean_failures;  /* spawns that failed cleanly */
+    int err;             /* the first clean failure */
+    char message[512];   /* its fl_error_format() */
+    int pidfd_seen;      /* a handle had a pidfd */
+    int filter_works;    /* the denied call really failed with err */
+};
+
+static int count_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        FAIL("opendir: %s", strerror(errno));
+    struct dirent *de;
+    while ((de = readdir(d)))
+        n += de->d_name[0] >= '0' && de->d_name[0] <= '9';
+    closedir(d);
+    return n - 1;
+}
+
+/* A spawn either works, or fails cleanly with an error that names the
+ * denied feature. Returns true when it worked. */
+static bool spawn_or_clean_failure(const struct fl_cmd *cmd,
+                                   struct fl_proc *p, struct outcome *o,
+                                   const char *const *names)
+{
+    struct fl_error e;
+    memset(p, 0x5a, sizeof *p);
+    int before = count_fds();
+    int r = fl_spawn(cmd, p, &e);
+    if (r == 0)
+        return true;
+    char buf[512];
+    fl_error_format(&e, buf, sizeof buf);
+    /* The denied calls create the process: exec never ran. */
+    if (e.step == FL_STEP_EXEC)
+        FAIL("fl_spawn failed (%s) and blames exec, but a denied system "
+             "call stopped the process creation: %s", fl_t_errname(r), buf);
+    if (p->pid != 0 || p->pidfd != -1 || p->stdio[0] != -1 ||
+        p->stdio[1] != -1 || p->stdio[2] != -1)
+        FAIL("failure left a non-empty handle: %s", buf);
+    if (count_fds() != before)
+        FAIL("failure leaked an fd: %s", buf);
+    if (e.err != r)
+        FAIL("error.err %d != returned %d", e.err, r);
+    bool named = false;
+    for (const char *const *n = names; *n; n++)
+        named |= strstr(buf, *n) != NULL;
+    if (!named)
+        FAIL("fl_spawn failed (%s) with an error that does not name what "
+             "was denied: %s", fl_t_errname(r), buf);
+    if (!o->clean_failures++) {
+        o->err = r;
+        snprintf(o->message, sizeof o->message, "%s", buf);
+    }
+    return false;
+}
+
+static void run_denied(unsigned deny, int err, struct outcome *o)
+{
+    /* Check the filter first: the denied call must fail with err. */
+    if (install_filter(deny, err) != 0)
+        FAIL("installing the seccomp filter: %s", strerror(errno));
+    if (deny & DENY_CLOSE_RANGE)
+        o->filter_works = syscall(SYS_close_range, 1000, 1000, 0) == -1 &&
+                          errno == err;
+    else if (deny & DENY_PIDFD_OPEN)
+        o->filter_works = syscall(SYS_pidfd_open, getpid(), 0) == -1 &&
+                          errno == err;
+    else if (deny & DENY_CLONE3)
+        o->filter_works = syscall(SYS_clone3, NULL, 0) == -1 && errno == err;
+    if (!o->filter_works)
+        FAIL("the filter does not deny as asked");
+
+    /* Names the error text may use for what was denied. */
+    static const char *const names[] = { "clone", "close", "pidfd",
+                                         "spawn", NULL };
+    /* An inheritable fd that must not reach the child, and one mapped. */
+    int leak = t_file_at(7, false);
+    int keep = t_file_at(12, false);
+    int big = fcntl(leak, F_DUPFD, 300); /* no FD_CLOEXEC either */
+    ASSERT_GE(big, 300);
+
+    int n = t_scaled(8);
+    for (int i = 0; i < n; i++) {
+        char code[16];
+        snprintf(code, sizeof code, "%d", 20 + i);
+        struct fl_cmd cmd = {
+            .argv = PROBE("fds", "exit", code),
+            .stdio = { [1] = { .kind = FL_PIPE } },
+            .fds = (struct fl_fd_map[]){ { 5, keep } },
+            .nfds = 1,
+            .backend = BACKEND,
+        };
+        struct fl_proc p;
+        if (!spawn_or_clean_failure(&cmd, &p, o, names))
+            continue;
+        o->pidfd_seen |= p.pidfd >= 0;
+        char *out = t_read_all(p.stdio[1]);
+        close(p.stdio[1]);
+        p.stdio[1] = -1;
+        int st = -1;
+        ASSERT_OK(fl_wait(&p, -1, &st));
+        ASSERT_EXITED(st, 20 + i);
+        /* Closed although close_range is denied: never silently leaked. */
+        ASSERT_FDS_EXACTLY(out, 0, 1, 2, 5);
+        ASSERT_EQ(t_fd_entry(out, 5).ino, t_ino(keep));
+        ASSERT_ERR(fl_wait(&p, 0, &st), ESRCH);
+        fl_close(&p);
+        o->spawns++;
+    }
+
+    /* Timed wait, kill and status, with or without a pidfd. */
+    struct fl_cmd sl = { .argv = PROBE("sleep", "30"), .backend = BACKEND };
+    struct fl_proc p;
+    if (spawn_or_clean_failure(&sl, &p, o, names)) {
+        int st = -1;
+        ASSERT_ERR(fl_wait(&p, 0, &st), ETIMEDOUT);
+        ASSERT_ERR(fl_wait(&p, 20, &st), ETIMEDOUT);
+        ASSERT_OK(fl_kill(&p, 0));
+        ASSERT_OK(fl_kill(&p, SIGTERM));
+        ASSERT_OK(fl_wait(&p, 30000, &st));
+        ASSERT_SIGNALED(st, SIGTERM);
+        /* Reaped: nothing more is sent to the numeric pid. */
+        ASSERT_ERR(fl_kill(&p, SIGTERM), ESRCH);
+        fl_close(&p);
+        o->spawns++;
+    }
+    /* An exec error still comes back as such. */
+    struct fl_cmd bad = { .argv = ARGV("/nonexistent/fl-prog"),
+                          .backend = BACKEND };
+    struct fl_error e;
+    int r = fl_spawn(&bad, &p, &e);
+    if (r == 0) {
+        t_kill_wait(&p);
+        FAIL("a missing program was spawned");
+    }
+    if (r != ENOENT) {
+        /* Allowed only as the same clean failure as above. */
+        ASSERT(o->clean_failures > 0);
+        ASSERT_ERR(r, o->err);
+    }
+    close(big);
+    close(leak);
+    close(keep);
+}
+
+static void run_case(const char *scenario, unsigned deny, int err,
+                     const char *pitfalls)
+{
+    int pp[2];
+    ASSERT_SYS(pipe2(pp, O_CLOEXEC));
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        close(pp[0]);
+        struct outcome o = { 0 };
+        run_denied(deny, err, &o);
+        if (write(pp[1], &o, sizeof o) != (ssize_t)sizeof o)
+            _exit(3);
+        _exit(0);
+    }
+    close(pp[1]);
+    struct outcome o;
+    ssize_t got = 0, k;
+    while ((size_t)got < sizeof o &&
+           (k = read(pp[0], (char *)&o + got, sizeof o - (size_t)got)) != 0) {
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            break;
+        got += k;
+    }
+    close(pp[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        printf("REPORT scenario=%s spawns=0 signals=0 faults=0 cases=1 "
+               "failures=1 pitfalls=%s backend=%s denied_with=%s "
+               "reason=subprocess_failed_see_stderr\n",
+               scenario, pitfalls, fl_backend_name(BACKEND),
+               fl_t_errname(err));
+        FAIL("the subprocess with the filter failed (status 0x%x), see above",
+             st);
+    }
+    if ((size_t)got != sizeof o)
+        FAIL("no outcome from the subprocess");
+    char extra[900] = "";
+    if (o.clean_failures) {
+        /* A REPORT value has no spaces. */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", o.message);
+        for (char *c = msg; *c; c++)
+            if (*c == ' ' || *c == '"' || *c == '\'')
+                *c = '_';
+        snprintf(extra, sizeof extra, " degraded=%s error=%s message=%s",
+                 fl_backend_name(BACKEND), fl_t_errname(o.err), msg);
+        dprintf(2, "note: backend %s failed cleanly with %s: %s\n",
+                fl_backend_name(BACKEND), fl_t_errname(o.err), o.message);
+    }
+    printf("REPORT scenario=%s spawns=%d signals=0 faults=0 cases=1 "
+           "failures=0 pitfalls=%s backend=%s denied_with=%s "
+           "clean_failures=%d pidfd=%s%s\n",
+           scenario, o.spawns, pitfalls, fl_backend_name(BACKEND),
+           fl_t_errname(err), o.clean_failures,
+           o.pidfd_seen ? "yes" : "no", extra);
+}
+
+TEST(close_range_denied_eperm)
+{
+    run_case("seccomp_close_range_eperm", DENY_CLOSE_RANGE, EPERM, "7");
+}
+
+TEST(close_range_denied_enosys)
+{
+    run_case("seccomp_close_range_enosys", DENY_CLOSE_RANGE, ENOSYS, "7");
+}
+
+TEST(clone3_denied_eperm)
+{
+    run_case("seccomp_clone3_eperm", DENY_CLONE3, EPERM, "8");
+}
+
+TEST(clone3_denied_enosys)
+{
+    run_case("seccomp_clone3_enosys", DENY_CLONE3, ENOSYS, "8");
+}
+
+TEST(pidfd_open_denied_eperm)
+{
+    run_case("seccomp_pidfd_open_eperm", DENY_PIDFD_OPEN, EPERM, "25,37");
+}
+
+TEST(pidfd_open_denied_enosys)
+{
+    run_case("seccomp_pidfd_open_enosys", DENY_PIDFD_OPEN, ENOSYS, "25,37");
+}
+
+TEST(no_pidfd_at_all_eperm)
+{
+    run_case("seccomp_no_pidfd_eperm",
+             DENY_CLONE3 | DENY_CLONE_PIDFD | DENY_PIDFD_OPEN, EPERM,
+             "8,25,37");
+}
+
+TEST(no_pidfd_at_all_enosys)
+{
+    run_case("seccomp_no_pidfd_enosys",
+             DENY_CLONE3 | DENY_CLONE_PIDFD | DENY_PIDFD_OPEN, ENOSYS,
+             "8,25,37");
+}
+
+TEST(everything_denied_eperm)
+{
+    run_case("seccomp_everything_eperm",
+             DENY_CLOSE_RANGE | DENY_CLONE3 | DENY_CLONE_PIDFD |
+                 DENY_PIDFD_OPEN,
+             EPERM, "7,8,25,37");
+}
+
+TEST(everything_denied_enosys)
+{
+    run_case("seccomp_everything_enosys",
+             DENY_CLOSE_RANGE | DENY_CLONE3 | DENY_CLONE_PIDFD |
+                 DENY_PIDFD_OPEN,
+             ENOSYS, "7,8,25,37");
+}
