@@ -182,7 +182,8 @@ struct fl_cmd {
 
     /* The base environment ("NAME=VALUE" strings, NULL-terminated). NULL
      * means a copy of the caller's environ, taken in the parent before the
-     * child starts. Ignored with FL_ENV_CLEAR. */
+     * child starts. Ignored with FL_ENV_CLEAR. Its strings are passed as
+     * they are: one without '=' is not checked. */
     char *const *env;
     /* Edits applied in order on top of the base: set "NAME=VALUE" (a
      * string without '=' is EINVAL), then unset NAME (a name with '=' or an
@@ -332,9 +333,14 @@ struct fl_proc {
  *   EINVAL   a malformed command: no argv or argv[0], bad flag bits, an env
  *            edit without '=', two maps to one child fd, a negative fd,
  *            a bad backend, FL_TO_STDOUT on fd 1, a reserved field not zero
- *   EBADF    an FL_FD or map names a parent fd that is not open
- *   E2BIG    an argument or environment string longer than MAX_ARG_STRLEN,
- *            or all of them together over ARG_MAX (error->detail says which)
+ *   EBADF    an FL_FD or map names a parent fd that is not open (step
+ *            prepare), or a map's child_fd is not below the child's
+ *            RLIMIT_NOFILE (step dup, index = the child fd)
+ *   E2BIG    an argument or environment string longer than MAX_ARG_STRLEN
+ *            (index = the string's index), or all of them together over
+ *            ARG_MAX, a quarter of the stack limit (index -1);
+ *            error->detail says which
+ *   ENAMETOOLONG  the program, .cwd or a file path is longer than PATH_MAX
  *   ENOTSUP  the chosen backend cannot express an option, or FL_NO_FORK
  *            forbids the backend
  *   ENOMEM, EMFILE, EAGAIN (RLIMIT_NPROC), ...   from the parent's steps

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -65,17 +66,34 @@ static int check_stdio(const struct fl_cmd *cmd, struct fl_error *e)
     return 0;
 }
 
+/* The child's fd limit: its own RLIMIT_NOFILE if the command sets one. */
+static rlim_t child_nofile(const struct fl_cmd *cmd)
+{
+    struct rlimit l = { RLIM_INFINITY, RLIM_INFINITY };
+    getrlimit(RLIMIT_NOFILE, &l);
+    for (size_t i = 0; i < cmd->nrlimits; i++)
+        if (cmd->rlimits[i].resource == RLIMIT_NOFILE)
+            l.rlim_cur = cmd->rlimits[i].soft;
+    return l.rlim_cur;
+}
+
 static int check_fd_maps(const struct fl_cmd *cmd, struct fl_error *e)
 {
     char what[FL_ERROR_DETAIL_MAX];
     if (cmd->nfds && !cmd->fds)
         return invalid(e, "nfds is set but fds is NULL");
+    rlim_t limit = cmd->nfds ? child_nofile(cmd) : 0;
     for (size_t i = 0; i < cmd->nfds; i++) {
         const struct fl_fd_map *m = &cmd->fds[i];
         if (m->child_fd < 0 || m->parent_fd < 0) {
             snprintf(what, sizeof what, "fd map %zu: negative fd (%d <- %d)", i,
                      m->child_fd, m->parent_fd);
             return invalid(e, what);
+        }
+        if ((rlim_t)m->child_fd >= limit) {
+            snprintf(what, sizeof what, "child fd %d is not below RLIMIT_NOFILE (%llu)",
+                     m->child_fd, (unsigned long long)limit);
+            return fl__fail(e, EBADF, FL_STEP_DUP, m->child_fd, "", what);
         }
         for (size_t j = 0; j < i; j++)
             if (cmd->fds[j].child_fd == m->child_fd) {

@@ -361,7 +361,7 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
     /* "+": options end at PROGRAM, so its own options are left alone.
      * ":": report a missing argument as ':' instead of '?'. */
     opterr = 0;
-    optind = 1;
+    optind = 0;  /* 0, not 1: glibc then also forgets a half-read option cluster */
     int opt;
     while ((opt = getopt_long(argc, argv, "+:C:e:u:ivh", long_options, NULL)) != -1) {
         if (opt == 'h') {
