@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "suite.h"
 
@@ -16,6 +17,11 @@ const struct fl_suite fl_suites[] = {
     { "heap", "spawn cost against the parent's resident heap (fork vs vfork "
               "vs posix_spawn vs clone vs forkless)",
       fl_bench_heap, fl_bench_heap_usage },
+    { "threads", "spawns/s from T threads at once (posix_spawn vs forkless vs fork_exec)", fl_bench_threads, fl_bench_threads_usage },
+    { "peers", "forkless against other runtimes' spawn APIs (Python, Node, Rust, Java, libuv, GLib)", fl_bench_peers, fl_bench_peers_usage },
+    { "worker", "a worker fed through a shared ring while the parent writes its heap (thread vs fork vs fork_exec vs posix_spawn vs forkless)", fl_bench_worker, fl_bench_worker_usage },
+    { "loop", "start `true` 10000 times in a row (fork vs vfork + execvp vs posix_spawnp vs forkless)", fl_bench_loop, fl_bench_loop_usage },
+    { "call", "N + 2 as a program (fork_exec, posix_spawn, forkless; dynamic vs static) vs a function call", fl_bench_call, fl_bench_call_usage },
 };
 const size_t fl_nsuites = sizeof fl_suites / sizeof fl_suites[0];
 
@@ -28,10 +34,110 @@ static void usage(FILE *f)
             fl_suites[0].name);
     for (size_t i = 0; i < fl_nsuites; i++)
         fprintf(f, "  %-8s %s\n", fl_suites[i].name, fl_suites[i].what);
+    fprintf(f, "  %-8s every suite above with small counts (see: forkless bench all --help)\n",
+            "all");
+}
+
+/* Is name an item of the comma list? */
+static int in_list(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* `forkless bench all [--out DIR] [--full] [--suites LIST]`: every suite of
+ * fl_suites[] (or those in LIST) in turn, each called as
+ *   NAME --quick [--json DIR/NAME.json --csv DIR/NAME.csv]
+ * (--full leaves out --quick). Returns 0 when every suite returned 0, else
+ * the largest status. */
+static int bench_all(int argc, char **argv)
+{
+    const char *out = NULL, *only = NULL;
+    int quick = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int m;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("usage: forkless bench all [--out DIR] [--full] [--suites LIST]\n\n"
+                   "Runs every suite with small counts: each is called as\n"
+                   "  forkless bench SUITE --quick [--json DIR/SUITE.json --csv DIR/SUITE.csv]\n"
+                   "  --out DIR   write each suite's rows to DIR/SUITE.json and DIR/SUITE.csv\n"
+                   "              (DIR is created when missing)\n"
+                   "  --full      the suites' own defaults instead of --quick\n"
+                   "  --suites LIST  only these suites, comma separated (default: all)\n");
+            return 0;
+        }
+        if ((m = fl_opt_value("all", argc, argv, &i, "--out", &v))) {
+            if (m < 0)
+                return 2;
+            if (!*v)
+                return fl_usage_error("all", "--out wants a directory");
+            out = v;
+        } else if (strcmp(argv[i], "--full") == 0) {
+            quick = 0;
+        } else if ((m = fl_opt_value("all", argc, argv, &i, "--suites", &v))) {
+            if (m < 0)
+                return 2;
+            only = v;
+        } else {
+            return fl_usage_error("all", "unknown option \"%s\"", argv[i]);
+        }
+    }
+    if (only) {
+        size_t found = 0;
+        for (size_t k = 0; k < fl_nsuites; k++)
+            found += in_list(only, fl_suites[k].name);
+        for (const char *p = only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+            found -= 1;
+        if (found != 0)
+            return fl_usage_error("all", "--suites \"%s\": names a suite that does "
+                                  "not exist (see forkless bench --help)", only);
+    }
+    if (out && mkdir(out, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "forkless bench all: mkdir %s: %s\n", out, strerror(errno));
+        return 1;
+    }
+    int worst = 0, ran = 0;
+    for (size_t k = 0; k < fl_nsuites; k++) {
+        const struct fl_suite *s = &fl_suites[k];
+        if (only && !in_list(only, s->name))
+            continue;
+        char json[4096], csv[4096];
+        char *sargv[8];
+        int n = 0;
+        sargv[n++] = (char *)s->name;
+        if (quick)
+            sargv[n++] = "--quick";
+        if (out) {
+            snprintf(json, sizeof json, "%s/%s.json", out, s->name);
+            snprintf(csv, sizeof csv, "%s/%s.csv", out, s->name);
+            sargv[n++] = "--json";
+            sargv[n++] = json;
+            sargv[n++] = "--csv";
+            sargv[n++] = csv;
+        }
+        sargv[n] = NULL;
+        printf("%s== forkless bench %s%s%s%s%s%s ==\n", ran++ ? "\n" : "", s->name,
+               quick ? " --quick" : "", out ? " --json " : "", out ? json : "",
+               out ? " --csv " : "", out ? csv : "");
+        fflush(stdout);
+        int r = s->main(n, sargv);
+        fflush(stdout);
+        if (r != 0)
+            fprintf(stderr, "forkless bench all: %s exited %d\n", s->name, r);
+        if (r > worst)
+            worst = r;
+    }
+    return worst;
 }
 
 int fl_bench_main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "all") == 0)
+        return bench_all(argc - 1, argv + 1);
     const struct fl_suite *s = &fl_suites[0];
     int first = 1;   /* the suite's argv[0] */
     if (argc > 1 && argv[1][0] != '-') {

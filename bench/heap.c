@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +31,10 @@
 #define MIN_SAMPLES 20      /* a budgeted arm still takes at least this many */
 #define WARMUP 3
 #define MEM_MARGIN_MIB 512  /* room for page tables, the child, the rest */
+#define MAX_HEAP_MIB 65536  /* 64 GiB */
+#define MAX_RESERVE_GIB 65536
+#define QUICK_N 20
+#define QUICK_BUDGET_S 2
 
 struct opts {
     unsigned long heaps[MAX_HEAPS];
@@ -39,6 +46,11 @@ struct opts {
     unsigned long budget_s;
     const char *arms;
     const char *json;
+    const char *csv;
+    unsigned long reserve_gib;
+    int quick;
+    int overcommit_demo;
+    int set_heap, set_n, set_budget;   /* given explicitly: --quick keeps them */
 };
 
 void fl_bench_heap_usage(FILE *f)
@@ -52,7 +64,9 @@ void fl_bench_heap_usage(FILE *f)
         "run after the others, interleaved among themselves: a fork makes the\n"
         "parent's memory copy-on-write, which would slow whatever runs next.\n\n"
         "Options:\n"
-        "  --heap LIST     heap sizes in MiB, comma separated (default 0,1024,4096)\n"
+        "  --heap LIST     heap sizes in MiB, comma separated, each at most 65536\n"
+        "                  (64 GiB) (default 0,1024,4096); a heap larger than\n"
+        "                  MemAvailable less a %d MiB margin is refused\n"
         "  --pages KIND    4k, thp or both: madvise(NOHUGEPAGE/HUGEPAGE) on the heap\n"
         "                  (default 4k); the row shows the AnonHugePages obtained\n"
         "  --target T      PATH of the program to start, or \"tiny\": the bench's\n"
@@ -64,10 +78,27 @@ void fl_bench_heap_usage(FILE *f)
         "                  (default %d)\n"
         "  --arms LIST     the arms to run, comma separated (default: all but the\n"
         "                  ones marked below)\n"
+        "  --reserve GIB   before measuring, map GIB GiB of PROT_NONE address space\n"
+        "                  (MAP_NORESERVE, never touched) and keep it mapped: shows\n"
+        "                  that reserved but unused address space costs the arms\n"
+        "                  nothing measurable (column reserve_gib; default 0)\n"
+        "  --quick         small counts: -n %d, --budget %d, --heap 0,256 (each\n"
+        "                  unless given); what `forkless bench all` passes\n"
         "  --json FILE     also write the rows as JSON\n"
+        "  --csv FILE      also write the rows as CSV: a header line, then one line\n"
+        "                  per arm and heap, the same fields as the JSON rows\n"
+        "  --overcommit-demo\n"
+        "                  root only, and runs only this demo: sets\n"
+        "                  vm.overcommit_memory=2 for a moment (the old value is\n"
+        "                  restored afterwards, also on SIGINT/SIGTERM), maps a\n"
+        "                  writable heap larger than half of what the commit limit\n"
+        "                  has left, then starts TARGET once with fork_exec (the\n"
+        "                  fork must commit a copy of the heap: ENOMEM) and once\n"
+        "                  with forkless (commits no copy: ok)\n"
         "  -h, --help      this text\n\n"
         "Arms:\n",
-        DEFAULT_N, MIN_SAMPLES, DEFAULT_BUDGET_S);
+        MEM_MARGIN_MIB, DEFAULT_N, MIN_SAMPLES, DEFAULT_BUDGET_S, QUICK_N,
+        QUICK_BUDGET_S);
     fl_arms_list(f);
 }
 
@@ -87,11 +118,13 @@ static int parse(int argc, char **argv, struct opts *o)
         if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
             if (m < 0)
                 return 2;
-            int n = fl_parse_ulong_list(v, 0, 1ul << 30, o->heaps, MAX_HEAPS);
+            int n = fl_parse_ulong_list(v, 0, MAX_HEAP_MIB, o->heaps, MAX_HEAPS);
             if (n < 0)
-                return fl_usage_error(SUITE, "--heap wants a comma list of MiB "
-                                      "(at most %d), not \"%s\"", MAX_HEAPS, v);
+                return fl_usage_error(SUITE, "--heap wants a comma list of at most "
+                                      "%d sizes in MiB, each from 0 to %d (64 GiB), "
+                                      "not \"%s\"", MAX_HEAPS, MAX_HEAP_MIB, v);
             o->nheaps = (size_t)n;
+            o->set_heap = 1;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--pages", &v))) {
             if (m < 0)
                 return 2;
@@ -115,12 +148,30 @@ static int parse(int argc, char **argv, struct opts *o)
             if (fl_parse_ulong(v, 1, 10000000, &o->n) != 0)
                 return fl_usage_error(SUITE, "-n wants a whole number from 1 to "
                                       "10000000, not \"%s\"", v);
+            o->set_n = 1;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--budget", &v))) {
             if (m < 0)
                 return 2;
             if (fl_parse_ulong(v, 0, 86400, &o->budget_s) != 0)
                 return fl_usage_error(SUITE, "--budget wants seconds (0 to 86400), "
                                       "not \"%s\"", v);
+            o->set_budget = 1;
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--reserve", &v))) {
+            if (m < 0)
+                return 2;
+            if (fl_parse_ulong(v, 0, MAX_RESERVE_GIB, &o->reserve_gib) != 0)
+                return fl_usage_error(SUITE, "--reserve wants GiB (0 to %d), not "
+                                      "\"%s\"", MAX_RESERVE_GIB, v);
+        } else if (strcmp(a, "--quick") == 0) {
+            o->quick = 1;
+        } else if (strcmp(a, "--overcommit-demo") == 0) {
+            o->overcommit_demo = 1;
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--csv", &v))) {
+            if (m < 0)
+                return 2;
+            if (!*v)
+                return fl_usage_error(SUITE, "--csv wants a file name");
+            o->csv = v;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--arms", &v))) {
             if (m < 0)
                 return 2;
@@ -134,6 +185,14 @@ static int parse(int argc, char **argv, struct opts *o)
         } else {
             return fl_usage_error(SUITE, "unknown option \"%s\"", a);
         }
+    }
+    if (o->quick) {
+        if (!o->set_n)
+            o->n = QUICK_N;
+        if (!o->set_budget)
+            o->budget_s = QUICK_BUDGET_S;
+        if (!o->set_heap)
+            o->heaps[0] = 0, o->heaps[1] = 256, o->nheaps = 2;
     }
     return -1;   /* go on */
 }
@@ -270,6 +329,172 @@ static int run_cell(const struct opts *o, const struct fl_arm *const *arms,
     return run_group(o, arms, narms, 1, t, samples, res);
 }
 
+/* ---- --overcommit-demo ---------------------------------------------------- */
+
+#define OVERCOMMIT_FILE "/proc/sys/vm/overcommit_memory"
+
+/* The value to put back, formatted beforehand so that the signal handler
+ * only calls open/write/close; oc_pid: only the process that changed it
+ * restores it (never a forked child running atexit). */
+static char oc_old[32];
+static size_t oc_old_len;
+static volatile sig_atomic_t oc_changed;
+static pid_t oc_pid;
+
+static int oc_write(const char *val, size_t len)
+{
+    int fd = open(OVERCOMMIT_FILE, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    ssize_t w = write(fd, val, len);
+    int e = w == (ssize_t)len ? 0 : (w < 0 ? errno : EIO);
+    close(fd);
+    return e;
+}
+
+/* Async-signal-safe. */
+static int oc_restore(void)
+{
+    if (!oc_changed || getpid() != oc_pid)
+        return 0;
+    int e = oc_write(oc_old, oc_old_len);
+    if (e == 0)
+        oc_changed = 0;
+    return e;
+}
+
+static void oc_atexit(void)
+{
+    if (oc_restore() != 0) {
+        static const char m[] = "forkless bench heap: could not restore "
+                                OVERCOMMIT_FILE "\n";
+        ssize_t w = write(2, m, sizeof m - 1);
+        (void)w;
+    }
+}
+
+static void oc_signal(int sig)
+{
+    oc_atexit();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static const char *oc_result(int rc, const char *err, char *buf, size_t size)
+{
+    if (rc == 0)
+        return "ok";
+    if (strstr(err, strerror(ENOMEM)))
+        snprintf(buf, size, "ENOMEM (%s)", err);
+    else
+        snprintf(buf, size, "failed (%s)", err);
+    return buf;
+}
+
+/* Under vm.overcommit_memory=2 every private writable mapping is charged
+ * against CommitLimit when it is mapped, whether touched or not, and a fork
+ * charges the child for a copy of all of them. A heap H with
+ * Committed_AS + H <= CommitLimit < Committed_AS + 2H can be mapped but not
+ * forked; a forkless child shares the parent's memory and is charged
+ * nothing for it. H = 2/3 of what is left keeps a third of it as margin on
+ * both sides, for the rest of the system moving meanwhile. The heap is not
+ * touched: the charge does not depend on it, and the demo stays short. */
+static int overcommit_demo(const struct fl_arm_target *t, const char *tname)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "forkless bench heap: --overcommit-demo needs root: it "
+                "writes " OVERCOMMIT_FILE " (run it as root, or leave it out)\n");
+        return 2;
+    }
+    const struct fl_arm *fork_arm = fl_arm_find("fork_exec");
+    const struct fl_arm *fl_arm = fl_arm_find("forkless");
+    if (!fork_arm || !fl_arm) {
+        fprintf(stderr, "forkless bench heap: the fork_exec and forkless arms are "
+                "missing\n");
+        return 1;
+    }
+    long old = fl_read_long_file(OVERCOMMIT_FILE);
+    long ratio = fl_read_long_file("/proc/sys/vm/overcommit_ratio");
+    if (old < 0) {
+        fprintf(stderr, "forkless bench heap: cannot read " OVERCOMMIT_FILE "\n");
+        return 1;
+    }
+    snprintf(oc_old, sizeof oc_old, "%ld\n", old);
+    oc_old_len = strlen(oc_old);
+    oc_pid = getpid();
+    atexit(oc_atexit);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = oc_signal;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+    struct sigaction saved[4];
+    for (size_t k = 0; k < 4; k++)
+        sigaction(sigs[k], &sa, &saved[k]);
+
+    printf("forkless bench heap --overcommit-demo: target %s\n", tname);
+    printf("vm.overcommit_memory was %ld, vm.overcommit_ratio is %ld; setting "
+           "vm.overcommit_memory=2 (strict commit accounting) for the demo\n",
+           old, ratio);
+    fflush(stdout);
+    int r = 0, e;
+    oc_changed = 1;
+    if ((e = oc_write("2\n", 2)) != 0) {
+        oc_changed = 0;
+        fprintf(stderr, "forkless bench heap: writing 2 to " OVERCOMMIT_FILE ": %s\n",
+                strerror(e));
+        r = 1;
+        goto out;
+    }
+    long limit = fl_meminfo_mib("CommitLimit");
+    long committed = fl_meminfo_mib("Committed_AS");
+    if (limit < 0 || committed < 0 || limit - committed < 64) {
+        fprintf(stderr, "forkless bench heap: CommitLimit %ld MiB, Committed_AS "
+                "%ld MiB: no room for a demo heap\n", limit, committed);
+        r = 1;
+        goto out;
+    }
+    long left = limit - committed;
+    long heap_mib = left * 2 / 3;
+    printf("CommitLimit %ld MiB, Committed_AS %ld MiB: %ld MiB left to commit\n",
+           limit, committed, left);
+    printf("heap %ld MiB (2/3 of it, untouched): fits once (%ld <= %ld MiB) but "
+           "not twice, as a fork needs (%ld > %ld MiB)\n", heap_mib,
+           committed + heap_mib, limit, committed + 2 * heap_mib, limit);
+    size_t bytes = (size_t)heap_mib << 20;
+    void *heap = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (heap == MAP_FAILED) {
+        fprintf(stderr, "forkless bench heap: mmap %ld MiB: %s (the system "
+                "committed more meanwhile?)\n", heap_mib, strerror(errno));
+        r = 1;
+        goto out;
+    }
+    char err1[512] = "", err2[512] = "", b1[640], b2[640];
+    int r1 = fork_arm->run(t, err1, sizeof err1);
+    int r2 = fl_arm->run(t, err2, sizeof err2);
+    munmap(heap, bytes);
+    printf("fork_exec: %s\n", oc_result(r1, err1, b1, sizeof b1));
+    printf("forkless: %s\n", oc_result(r2, err2, b2, sizeof b2));
+    if (r2 != 0)
+        r = 1;
+    if (r1 == 0)
+        printf("note: fork_exec succeeded: the commit limit moved meanwhile?\n");
+out:
+    if ((e = oc_restore()) != 0) {
+        fprintf(stderr, "forkless bench heap: restoring vm.overcommit_memory=%ld: "
+                "%s; restore it by hand: sysctl vm.overcommit_memory=%ld\n",
+                old, strerror(e), old);
+        r = 1;
+    } else {
+        printf("vm.overcommit_memory restored to %ld\n",
+               fl_read_long_file(OVERCOMMIT_FILE));
+    }
+    for (size_t k = 0; k < 4; k++)
+        sigaction(sigs[k], &saved[k], NULL);
+    return r;
+}
+
 /* The median of (arm, heap index, page index) in the table of results. */
 #define RES(h, p, a) results[((h) * o.npages + (p)) * narms + (a)]
 
@@ -295,10 +520,17 @@ int fl_bench_heap(int argc, char **argv)
         if (o.heaps[h] > max_heap)
             max_heap = o.heaps[h];
     long avail = fl_mem_available_mib();
-    if (max_heap > 0 && avail >= 0 && (long)max_heap + MEM_MARGIN_MIB > avail)
-        return fl_usage_error(SUITE, "a %lu MiB heap needs %lu MiB available, "
-                              "but MemAvailable is %ld MiB", max_heap,
-                              max_heap + MEM_MARGIN_MIB, avail);
+    if (!o.overcommit_demo && max_heap > 0 && avail >= 0
+        && (long)max_heap + MEM_MARGIN_MIB > avail) {
+        fprintf(stderr, "forkless bench heap: refused: a %lu MiB heap needs %lu MiB "
+                "of memory (the heap, resident, + %d MiB margin), but this machine "
+                "has only %ld MiB available (MemAvailable in /proc/meminfo; "
+                "MemTotal %ld MiB); choose a --heap of at most %ld MiB\n",
+                max_heap, max_heap + MEM_MARGIN_MIB, MEM_MARGIN_MIB, avail,
+                fl_meminfo_mib("MemTotal"),
+                avail > MEM_MARGIN_MIB ? avail - MEM_MARGIN_MIB : 0);
+        return 2;
+    }
 
     char path[PATH_MAX];
     int is_tiny;
@@ -308,9 +540,22 @@ int fl_bench_heap(int argc, char **argv)
     struct fl_arm_target t = { path, targv };
     const char *tname = is_tiny ? "tiny" : path;
 
-    struct fl_json j;
-    if ((r = fl_json_open(&j, o.json, SUITE)) != 0) {
-        fprintf(stderr, "forkless bench heap: %s: %s\n", o.json, strerror(r));
+    if (o.overcommit_demo)
+        return overcommit_demo(&t, tname);
+
+    struct fl_rows j;
+    if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
+        fprintf(stderr, "forkless bench heap: opening %s%s%s: %s\n",
+                o.json ? o.json : "", o.json && o.csv ? " / " : "",
+                o.csv ? o.csv : "", strerror(r));
+        return 1;
+    }
+    struct fl_reserve resv;
+    if ((r = fl_reserve_map(&resv, o.reserve_gib)) != 0) {
+        fprintf(stderr, "forkless bench heap: --reserve %lu: mmap of %lu GiB "
+                "PROT_NONE, MAP_NORESERVE: %s\n", o.reserve_gib, o.reserve_gib,
+                strerror(r));
+        fl_rows_close(&j);
         return 1;
     }
     char machine[512];
@@ -322,15 +567,19 @@ int fl_bench_heap(int argc, char **argv)
            is_tiny ? path : "", o.n);
     double load0 = fl_loadavg();
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (o.reserve_gib)
+        printf("reserved %lu GiB of address space (PROT_NONE, MAP_NORESERVE, never "
+               "touched) at %p, mapped for the whole run\n", o.reserve_gib, resv.base);
     printf("load average %.2f at start\n", load0);
     if (load0 > 0.75 * (double)cpus)
         fprintf(stderr, "forkless bench heap: warning: the machine is busy (load "
                 "%.2f on %ld CPUs); other processes will add noise to the times\n",
                 load0, cpus);
-    fl_json_str(&j, "machine", machine);
-    fl_json_num(&j, "loadavg_start", load0);
-    fl_json_str(&j, "target", tname);
-    fl_json_str(&j, "target_path", path);
+    fl_rows_meta_str(&j, "machine", machine);
+    fl_rows_meta_num(&j, "loadavg_start", load0);
+    fl_rows_meta_str(&j, "target", tname);
+    fl_rows_meta_str(&j, "target_path", path);
+    fl_rows_meta_int(&j, "reserve_gib", (long long)o.reserve_gib);
 
     uint64_t *samples = calloc(narms * o.n, sizeof *samples);
     struct cell_result *results = calloc(o.nheaps * o.npages * narms, sizeof *results);
@@ -349,8 +598,13 @@ int fl_bench_heap(int argc, char **argv)
             struct fl_heap heap;
             int e = fl_heap_alloc(&heap, o.heaps[h], o.pages[p]);
             if (e) {
-                fprintf(stderr, "forkless bench heap: mmap %lu MiB: %s\n",
-                        o.heaps[h], strerror(e));
+                fprintf(stderr, "forkless bench heap: mmap %lu MiB: %s "
+                        "(vm.overcommit_memory %ld, CommitLimit %ld MiB, "
+                        "Committed_AS %ld MiB, MemAvailable %ld MiB)\n",
+                        o.heaps[h], strerror(e),
+                        fl_read_long_file("/proc/sys/vm/overcommit_memory"),
+                        fl_meminfo_mib("CommitLimit"), fl_meminfo_mib("Committed_AS"),
+                        fl_mem_available_mib());
                 r = 1;
                 break;
             }
@@ -373,18 +627,19 @@ int fl_bench_heap(int argc, char **argv)
                     printf("   x%.2f %s", ratio, FL_ARM_REFERENCE);
                 putchar('\n');
                 notes += c->s.n < o.n;
-                fl_json_row(&j);
-                fl_json_str(&j, "suite", SUITE);
-                fl_json_str(&j, "method", arms[a]->name);
-                fl_json_int(&j, "heap_mib", (long long)o.heaps[h]);
-                fl_json_str(&j, "pages", pn);
-                fl_json_str(&j, "target", tname);
-                fl_json_int(&j, "n", (long long)c->s.n);
-                fl_json_num(&j, "min_us", c->s.min_us);
-                fl_json_num(&j, "median_us", c->s.median_us);
-                fl_json_num(&j, "max_us", c->s.max_us);
-                fl_json_num(&j, "ratio_clone_vm", ratio);
-                fl_json_int(&j, "anon_huge_mib", huge[h * o.npages + p]);
+                fl_rows_begin(&j);
+                fl_rows_str(&j, "method", arms[a]->name);
+                fl_rows_int(&j, "heap_mib", (long long)o.heaps[h]);
+                fl_rows_str(&j, "pages", pn);
+                fl_rows_int(&j, "reserve_gib", (long long)o.reserve_gib);
+                fl_rows_str(&j, "target", tname);
+                fl_rows_int(&j, "n", (long long)c->s.n);
+                fl_rows_num(&j, "min_us", c->s.min_us);
+                fl_rows_num(&j, "median_us", c->s.median_us);
+                fl_rows_num(&j, "max_us", c->s.max_us);
+                fl_rows_num(&j, "ratio_clone_vm", ratio);
+                fl_rows_int(&j, "anon_huge_mib", huge[h * o.npages + p]);
+                fl_rows_end(&j);
             }
             fflush(stdout);
         }
@@ -411,9 +666,12 @@ out:
     free(samples);
     free(results);
     free(huge);
-    int jr = fl_json_close(&j);
+    fl_reserve_unmap(&resv);
+    int jr = fl_rows_close(&j);
     if (jr && r == 0) {
-        fprintf(stderr, "forkless bench heap: %s: %s\n", o.json, strerror(jr));
+        fprintf(stderr, "forkless bench heap: writing %s%s%s: %s\n",
+                o.json ? o.json : "", o.json && o.csv ? " / " : "",
+                o.csv ? o.csv : "", strerror(jr));
         r = 1;
     }
     return r;

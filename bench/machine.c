@@ -60,8 +60,49 @@ double fl_loadavg(void)
 
 long fl_mem_available_mib(void)
 {
-    long kib = proc_kib("/proc/meminfo", "MemAvailable");
+    return fl_meminfo_mib("MemAvailable");
+}
+
+long fl_meminfo_mib(const char *name)
+{
+    long kib = proc_kib("/proc/meminfo", name);
     return kib < 0 ? -1 : kib / 1024;
+}
+
+long fl_read_long_file(const char *path)
+{
+    long v = -1;
+    FILE *f = fopen(path, "re");
+    if (f) {
+        if (fscanf(f, "%ld", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+int fl_reserve_map(struct fl_reserve *r, size_t gib)
+{
+    r->base = NULL;
+    r->bytes = 0;
+    if (gib == 0)
+        return 0;
+    size_t bytes = gib << 30;
+    void *p = mmap(NULL, bytes, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return errno;
+    r->base = p;
+    r->bytes = bytes;
+    return 0;
+}
+
+void fl_reserve_unmap(struct fl_reserve *r)
+{
+    if (r->base)
+        munmap(r->base, r->bytes);
+    r->base = NULL;
+    r->bytes = 0;
 }
 
 long fl_anon_huge_kib(void)

@@ -14,6 +14,24 @@ double fl_loadavg(void);
 /* MemAvailable from /proc/meminfo in MiB, or -1 when it cannot be read. */
 long fl_mem_available_mib(void);
 
+/* Any "<name>: <n> kB" line of /proc/meminfo (MemTotal, CommitLimit,
+ * Committed_AS, ...) in MiB, or -1. */
+long fl_meminfo_mib(const char *name);
+
+/* A whole number from a one-line file such as /proc/sys/vm/overcommit_memory,
+ * or -1. */
+long fl_read_long_file(const char *path);
+
+/* An address-space reservation: gib GiB of PROT_NONE, MAP_NORESERVE,
+ * never touched (no memory, no commit charge, only a VMA). gib 0 gives none.
+ * Returns 0 or an errno value (of mmap). */
+struct fl_reserve {
+    void *base;
+    size_t bytes;
+};
+int fl_reserve_map(struct fl_reserve *r, size_t gib);
+void fl_reserve_unmap(struct fl_reserve *r);
+
 /* AnonHugePages of this process (/proc/self/smaps_rollup) in KiB, or -1. */
 long fl_anon_huge_kib(void);
 

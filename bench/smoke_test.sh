@@ -1,6 +1,7 @@
 #!/bin/sh
 # smoke_test.sh FORKLESS OUTDIR: `forkless bench heap` runs every arm, writes
-# valid JSON, and refuses bad options with exit status 2. It checks that the
+# valid JSON and CSV and keeps a --reserve mapped; `forkless bench all` runs
+# a suite with --quick; bad options are refused with exit status 2. It checks that the
 # bench works, never how fast anything is.
 set -u
 fl=$1
@@ -37,6 +38,212 @@ for bad in "-n 0" "-n 5x" "--heap 1,,2" "--pages 2m" "--arms nope" "--target /" 
         fail=1
     fi
 done
+# worker, loop and call: tiny counts; each runs, prints its rows, writes
+# JSON that parses (python3 -m json.tool) and a CSV with a line per row.
+smoke_suite() {   # NAME ROWS ARGS...
+    name=$1
+    want=$2
+    shift 2
+    "$fl" bench "$name" "$@" --json "$out/bench_smoke_$name.json" \
+        --csv "$out/bench_smoke_$name.csv" >"$out/bench_smoke_$name.txt"
+    rc=$?
+    cat "$out/bench_smoke_$name.txt"
+    if [ $rc -ne 0 ]; then
+        echo "FAIL: bench $name exited $rc"
+        fail=1
+    fi
+    if [ "$want" = static ]; then   # call: 7 rows, or 4 without the static program
+        if grep -q 'static rows skipped' "$out/bench_smoke_$name.txt"; then want=4; else want=7; fi
+    fi
+    got=$(grep -c "^$name " "$out/bench_smoke_$name.txt")
+    if [ "$got" -ne "$want" ]; then
+        echo "FAIL: bench $name: expected $want rows, got $got"
+        fail=1
+    fi
+    got=$(wc -l <"$out/bench_smoke_$name.csv")
+    if [ "$got" -ne $((want + 1)) ]; then
+        echo "FAIL: bench $name: expected $((want + 1)) CSV lines, got $got"
+        fail=1
+    fi
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -m json.tool "$out/bench_smoke_$name.json" >/dev/null &&
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["suite"]==sys.argv[2] and len(d["rows"])==int(sys.argv[3]) and all("method" in r for r in d["rows"]), d' \
+            "$out/bench_smoke_$name.json" "$name" "$want" || { echo "FAIL: bench $name: bad JSON"; fail=1; }
+    fi
+}
+smoke_suite worker 5 --heap 4 --records 20000 -r 1
+smoke_suite loop 4 -n 3 -r 2
+smoke_suite call static -n 3 --calls 1000
+for bad in "worker -r 0" "worker --records 1x" "worker --arms nope" "worker --arms fork,fork" \
+           "worker --cycle 0" "worker --heap" "worker --frob" "loop -n 0" "loop -r x" \
+           "loop --target /nonexistent/true" "loop --frob" "call -n 0" "call --calls x" "call --frob"; do
+    # shellcheck disable=SC2086
+    "$fl" bench $bad >/dev/null 2>&1
+    rc=$?
+    if [ $rc -ne 2 ]; then
+        echo "FAIL: forkless bench $bad exited $rc, expected 2"
+        fail=1
+    fi
+done
+# threads: 2 targets x 2 thread counts x 3 arms = 12 rows.
+"$fl" bench threads --threads 1,2 -n 2 -r 1 --heap 8 \
+    --json "$out/bench_threads.json" --csv "$out/bench_threads.csv" \
+    >"$out/bench_threads.txt"
+rc=$?
+cat "$out/bench_threads.txt"
+if [ $rc -ne 0 ]; then
+    echo "FAIL: bench threads exited $rc"
+    fail=1
+fi
+rows=$(grep -c '^threads ' "$out/bench_threads.txt")
+if [ "$rows" -ne 12 ]; then
+    echo "FAIL: bench threads: expected 12 rows, got $rows"
+    fail=1
+fi
+if command -v python3 >/dev/null 2>&1; then
+    python3 -m json.tool "$out/bench_threads.json" >/dev/null &&
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["suite"]=="threads" and len(d["rows"])==12 and all("method" in r for r in d["rows"]), d' \
+        "$out/bench_threads.json" || { echo "FAIL: bench threads: bad JSON"; fail=1; }
+fi
+for bad in "-n 0" "-r 0" "--threads 0" "--threads 1,,2" "--seconds 0" "--seconds x" \
+           "--arms nope" "--target /" "--heap x" "--frob"; do
+    # shellcheck disable=SC2086
+    "$fl" bench threads $bad >/dev/null 2>&1
+    rc=$?
+    if [ $rc -ne 2 ]; then
+        echo "FAIL: forkless bench threads $bad exited $rc, expected 2"
+        fail=1
+    fi
+done
+
+# peers: 7 peers (forkless and 6 others) x 2 heaps = 14 rows, each "ok" or
+# "skipped" (a runtime that is not installed), never "failed".
+"$fl" bench peers --heap 0,8 -n 2 --rounds 1 \
+    --json "$out/bench_peers.json" --csv "$out/bench_peers.csv" \
+    >"$out/bench_peers.txt"
+rc=$?
+cat "$out/bench_peers.txt"
+if [ $rc -ne 0 ]; then
+    echo "FAIL: bench peers exited $rc"
+    fail=1
+fi
+rows=$(grep -c '^peers heap ' "$out/bench_peers.txt")
+if [ "$rows" -ne 14 ]; then
+    echo "FAIL: bench peers: expected 14 rows, got $rows"
+    fail=1
+fi
+if command -v python3 >/dev/null 2>&1; then
+    python3 -m json.tool "$out/bench_peers.json" >/dev/null &&
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["rows"]; assert d["suite"]=="peers" and len(r)==14 and all("method" in x and x["status"] in ("ok","skipped") for x in r) and sum(x["method"]=="forkless" and x["status"]=="ok" for x in r)==2, r' \
+        "$out/bench_peers.json" || { echo "FAIL: bench peers: bad JSON"; fail=1; }
+fi
+for bad in "-n 0" "--heap 1,,2" "--rounds 0" "--peers nope" "--target /" "--frob"; do
+    # shellcheck disable=SC2086
+    "$fl" bench peers $bad >/dev/null 2>&1
+    rc=$?
+    if [ $rc -ne 2 ]; then
+        echo "FAIL: forkless bench peers $bad exited $rc, expected 2"
+        fail=1
+    fi
+done
+for s in threads peers; do
+    "$fl" bench $s --help >/dev/null 2>&1 || { echo "FAIL: bench $s --help"; fail=1; }
+done
+
+# heap --csv and --reserve: the CSV (a header, a line per row) has the same
+# rows as the JSON, and the reservation is in the header and in every row.
+"$fl" bench heap --target tiny --heap 0,8 -n 3 --budget 0 --reserve 64 \
+    --csv "$out/bench_smoke_heap.csv" --json "$out/bench_smoke_heap.json" \
+    >"$out/bench_smoke_reserve.txt"
+rc=$?
+if [ $rc -ne 0 ]; then
+    echo "FAIL: bench heap --reserve 64 --csv exited $rc"
+    fail=1
+fi
+grep -q '^reserved 64 GiB' "$out/bench_smoke_reserve.txt" ||
+    { echo "FAIL: bench heap --reserve 64: no \"reserved 64 GiB\" line"; fail=1; }
+if [ ! -s "$out/bench_smoke_heap.csv" ]; then
+    echo "FAIL: bench heap --csv: no CSV written"
+    fail=1
+else
+    head -n 1 "$out/bench_smoke_heap.csv" | grep -q '^suite,method,heap_mib,.*reserve_gib,.*median_us' ||
+        { echo "FAIL: bad CSV header: $(head -n 1 "$out/bench_smoke_heap.csv")"; fail=1; }
+    csvrows=$(($(wc -l <"$out/bench_smoke_heap.csv") - 1))
+    tabrows=$(grep -c '^heap ' "$out/bench_smoke_reserve.txt")
+    if [ "$csvrows" -lt 2 ] || [ "$csvrows" -ne "$tabrows" ]; then
+        echo "FAIL: bench heap --csv: $csvrows CSV rows, $tabrows in the table"
+        fail=1
+    fi
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -m json.tool "$out/bench_smoke_heap.json" >/dev/null ||
+            { echo "FAIL: bench heap --json: invalid JSON"; fail=1; }
+        python3 -c '
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+js = json.load(open(sys.argv[2]))
+assert js["reserve_gib"] == 64, js
+assert len(rows) == len(js["rows"]), (len(rows), len(js["rows"]))
+for c, j in zip(rows, js["rows"]):
+    assert c["method"] == j["method"] and int(c["heap_mib"]) == j["heap_mib"], (c, j)
+    assert int(c["reserve_gib"]) == 64 == j["reserve_gib"], (c, j)
+' "$out/bench_smoke_heap.csv" "$out/bench_smoke_heap.json" ||
+            { echo "FAIL: bench heap: CSV and JSON rows differ"; fail=1; }
+    fi
+fi
+
+# bench all: runs each suite with --quick, its rows in DIR/NAME.{json,csv}.
+"$fl" bench all --suites heap --out "$out/bench_smoke_all" >"$out/bench_smoke_all.txt"
+rc=$?
+if [ $rc -ne 0 ]; then
+    echo "FAIL: bench all --suites heap exited $rc"
+    fail=1
+fi
+grep -q '^== forkless bench heap --quick --json ' "$out/bench_smoke_all.txt" ||
+    { echo "FAIL: bench all did not run heap --quick --json"; fail=1; }
+for f in heap.json heap.csv; do
+    [ -s "$out/bench_smoke_all/$f" ] || { echo "FAIL: bench all wrote no $f"; fail=1; }
+done
+if [ -s "$out/bench_smoke_all/heap.csv" ] && [ "$(wc -l <"$out/bench_smoke_all/heap.csv")" -lt 2 ]; then
+    echo "FAIL: bench all: heap.csv has no rows"
+    fail=1
+fi
+if command -v python3 >/dev/null 2>&1 && [ -s "$out/bench_smoke_all/heap.json" ]; then
+    python3 -m json.tool "$out/bench_smoke_all/heap.json" >/dev/null ||
+        { echo "FAIL: bench all: heap.json is not valid JSON"; fail=1; }
+fi
+for bad in "heap --reserve 1x" "heap --heap 65537" "heap --csv" "all --frob" \
+           "all --suites nosuchsuite" "all --suites heap,"; do
+    # shellcheck disable=SC2086
+    "$fl" bench $bad >/dev/null 2>&1
+    rc=$?
+    if [ $rc -ne 2 ]; then
+        echo "FAIL: forkless bench $bad exited $rc, expected 2"
+        fail=1
+    fi
+done
+# A heap the machine cannot hold is refused (tried only where 64 GiB do not
+# fit, so that it never really maps one).
+avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo 2>/dev/null)
+if [ -n "$avail" ] && [ "$avail" -lt 66048 ]; then
+    "$fl" bench heap --heap 65536 -n 1 >/dev/null 2>"$out/bench_smoke_big.err"
+    rc=$?
+    if [ $rc -ne 2 ] || ! grep -q 'MemAvailable' "$out/bench_smoke_big.err"; then
+        echo "FAIL: a 64 GiB heap with $avail MiB available: exit $rc, expected 2 and a message"
+        cat "$out/bench_smoke_big.err"
+        fail=1
+    fi
+fi
+# --overcommit-demo is refused without root; never run here, as root it
+# changes a system setting for a moment.
+if [ "$(id -u)" -ne 0 ]; then
+    "$fl" bench heap --overcommit-demo >/dev/null 2>&1
+    rc=$?
+    if [ $rc -ne 2 ]; then
+        echo "FAIL: --overcommit-demo as non-root exited $rc, expected 2"
+        fail=1
+    fi
+fi
+
 "$fl" bench nosuchsuite >/dev/null 2>&1
 rc=$?
 if [ $rc -ne 2 ]; then

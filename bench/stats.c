@@ -189,3 +189,207 @@ int fl_json_close(struct fl_json *j)
     j->f = NULL;
     return err;
 }
+
+/* ---- Rows: JSON and CSV ---------------------------------------------------- */
+
+static void rows_fail(struct fl_rows *w, int e)
+{
+    if (!w->err)
+        w->err = e;
+}
+
+int fl_rows_open(struct fl_rows *w, const char *suite, const char *json_path,
+                 const char *csv_path)
+{
+    memset(w, 0, sizeof *w);
+    w->suite = suite;
+    w->csv_path = csv_path;
+    int e = fl_json_open(&w->json, json_path, suite);
+    if (e)
+        return e;
+    if (csv_path) {
+        w->csv = fopen(csv_path, "w");
+        if (!w->csv) {
+            e = errno;
+            fl_json_close(&w->json);
+            return e;
+        }
+    }
+    return 0;
+}
+
+static int rows_active(const struct fl_rows *w)
+{
+    return w->json.f || w->csv;
+}
+
+void fl_rows_meta_str(struct fl_rows *w, const char *key, const char *val)
+{
+    if (w->nrows == 0 && !w->in_row)
+        fl_json_str(&w->json, key, val);
+}
+
+void fl_rows_meta_num(struct fl_rows *w, const char *key, double val)
+{
+    if (w->nrows == 0 && !w->in_row)
+        fl_json_num(&w->json, key, val);
+}
+
+void fl_rows_meta_int(struct fl_rows *w, const char *key, long long val)
+{
+    if (w->nrows == 0 && !w->in_row)
+        fl_json_int(&w->json, key, val);
+}
+
+static void clear_cur(struct fl_rows *w)
+{
+    for (size_t k = 0; k < w->ncur; k++) {
+        free(w->cur[k].key);
+        free(w->cur[k].val);
+    }
+    w->ncur = 0;
+}
+
+static void add_field(struct fl_rows *w, const char *key, enum fl_kind kind,
+                      const char *val)
+{
+    if (!rows_active(w) || !w->in_row)
+        return;
+    if (w->ncur == FL_ROWS_MAX_FIELDS) {
+        if (!w->err)
+            fprintf(stderr, "forkless bench %s: more than %d fields in a row; "
+                    "\"%s\" dropped\n", w->suite, FL_ROWS_MAX_FIELDS, key);
+        rows_fail(w, EINVAL);
+        return;
+    }
+    struct fl_field *f = &w->cur[w->ncur];
+    f->key = strdup(key);
+    f->val = val ? strdup(val) : NULL;
+    f->kind = kind;
+    if (!f->key || (val && !f->val)) {
+        free(f->key);
+        free(f->val);
+        rows_fail(w, ENOMEM);
+        return;
+    }
+    w->ncur++;
+}
+
+void fl_rows_begin(struct fl_rows *w)
+{
+    if (!rows_active(w))
+        return;
+    if (w->in_row)
+        fl_rows_end(w);
+    w->in_row = 1;
+    add_field(w, "suite", FL_KIND_STR, w->suite);
+}
+
+void fl_rows_str(struct fl_rows *w, const char *key, const char *val)
+{
+    add_field(w, key, FL_KIND_STR, val);
+}
+
+void fl_rows_int(struct fl_rows *w, const char *key, long long val)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", val);
+    add_field(w, key, FL_KIND_INT, buf);
+}
+
+void fl_rows_num(struct fl_rows *w, const char *key, double val)
+{
+    char buf[64];
+    if (isfinite(val))
+        snprintf(buf, sizeof buf, "%.3f", val);
+    add_field(w, key, FL_KIND_NUM, isfinite(val) ? buf : NULL);
+}
+
+static void csv_cell(FILE *f, const char *s)
+{
+    if (!s)
+        return;
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+void fl_rows_end(struct fl_rows *w)
+{
+    if (!rows_active(w) || !w->in_row)
+        return;
+    w->in_row = 0;
+    if (w->json.f) {
+        fl_json_row(&w->json);
+        for (size_t k = 0; k < w->ncur; k++) {
+            const struct fl_field *f = &w->cur[k];
+            if (f->kind == FL_KIND_STR || !f->val) {
+                fl_json_str(&w->json, f->key, f->val);
+            } else {
+                key(&w->json, f->key);   /* a number, already formatted */
+                fputs(f->val, w->json.f);
+            }
+        }
+    }
+    if (w->csv) {
+        int same = 1;
+        if (w->nrows == 0) {
+            for (size_t k = 0; k < w->ncur; k++) {
+                w->cols[k] = strdup(w->cur[k].key);
+                if (!w->cols[k])
+                    rows_fail(w, ENOMEM);
+                csv_cell(w->csv, w->cur[k].key);
+                fputc(k + 1 < w->ncur ? ',' : '\n', w->csv);
+            }
+            w->ncols = w->ncur;
+        } else {
+            same = w->ncur == w->ncols;
+            for (size_t k = 0; same && k < w->ncur; k++)
+                same = w->cols[k] && strcmp(w->cols[k], w->cur[k].key) == 0;
+        }
+        if (same) {
+            for (size_t k = 0; k < w->ncur; k++) {
+                csv_cell(w->csv, w->cur[k].val);
+                fputc(k + 1 < w->ncur ? ',' : '\n', w->csv);
+            }
+        } else {
+            if (!w->err)
+                fprintf(stderr, "forkless bench %s: %s: row %zu has other columns "
+                        "than the first; left out of the CSV\n", w->suite,
+                        w->csv_path, w->nrows + 1);
+            rows_fail(w, EINVAL);
+        }
+    }
+    w->nrows++;
+    clear_cur(w);
+}
+
+int fl_rows_close(struct fl_rows *w)
+{
+    if (w->in_row)
+        fl_rows_end(w);
+    clear_cur(w);
+    int err = w->err;
+    int e = fl_json_close(&w->json);
+    if (e && !err)
+        err = e;
+    if (w->csv) {
+        if (ferror(w->csv) && !err)
+            err = EIO;
+        if (fclose(w->csv) != 0 && !err)
+            err = errno;
+        w->csv = NULL;
+    }
+    for (size_t k = 0; k < w->ncols; k++)
+        free(w->cols[k]);
+    w->ncols = 0;
+    return err;
+}

@@ -1,5 +1,5 @@
-/* stats.h: timing, sample summaries, interleaving and JSON rows, shared by
- * every bench suite. */
+/* stats.h: timing, sample summaries, interleaving and the JSON/CSV row
+ * writer (struct fl_rows, below), shared by every bench suite. */
 #ifndef FL_BENCH_STATS_H
 #define FL_BENCH_STATS_H
 
@@ -36,7 +36,8 @@ int fl_interleave_take(size_t i, size_t rounds, size_t want);
  * data), so every arm gets each neighbour equally often instead. */
 void fl_interleave_order(size_t *order, size_t narms, uint64_t *seed);
 
-/* A minimal JSON writer for {"suite": ..., <header fields>, "rows": [...]}:
+/* A minimal JSON writer for {"suite": ..., <header fields>, "rows": [...]}
+ * (suites use struct fl_rows below, which writes JSON through it and CSV):
  *
  *     struct fl_json j;
  *     fl_json_open(&j, path, "heap");      header fields: fl_json_str...
@@ -66,5 +67,84 @@ void fl_json_num(struct fl_json *j, const char *key, double val);  /* NaN -> nul
 void fl_json_int(struct fl_json *j, const char *key, long long val);
 /* Ends everything and closes the file. Returns 0 or an errno value. */
 int fl_json_close(struct fl_json *j);
+
+/* ---- Rows: one writer for --json FILE and --csv FILE ----------------------
+ *
+ * Every suite reports its results as rows, one per arm (method) and
+ * condition (heap size, thread count, ...). One struct fl_rows writes the
+ * same row records to both files, either of which may be absent:
+ *
+ *     struct fl_rows w;
+ *     if ((e = fl_rows_open(&w, "heap", o.json, o.csv)) != 0) ...;  errno
+ *     fl_rows_meta_str(&w, "machine", machine);   header: JSON only, and
+ *     fl_rows_meta_num(&w, "loadavg_start", l);   only before the first row
+ *     for each arm and condition:
+ *         fl_rows_begin(&w);
+ *         fl_rows_str(&w, "method", arm->name);   always give "method"
+ *         fl_rows_int(&w, "heap_mib", 1024);
+ *         fl_rows_num(&w, "median_us", med);
+ *         fl_rows_end(&w);
+ *     if ((e = fl_rows_close(&w)) != 0) ...;      errno (EINVAL: see below)
+ *
+ * JSON:  {"suite": NAME, <meta fields>, "rows": [{"suite": NAME, ...}, ...]}
+ * CSV:   a header line with the keys of the first row, then one line per
+ *        row, values in the same order (RFC 4180 quoting where needed).
+ *        No meta fields: put what a plot needs (reserve_gib, pages, ...) in
+ *        the rows themselves.
+ * Every row starts with the field "suite" (added by fl_rows_begin), and
+ * every row must then give the same keys in the same order as the first
+ * (a CSV needs one header); a row that does not is written to the JSON,
+ * left out of the CSV, and makes fl_rows_close return EINVAL with a message
+ * on stderr. Numbers (fl_rows_num) are written with 3 decimals; NaN or
+ * infinity becomes null in the JSON and an empty cell in the CSV.
+ * At most FL_ROWS_MAX_FIELDS fields per row (more are dropped, EINVAL).
+ * A writer with both paths NULL does nothing, so a suite calls it
+ * unconditionally. Column names the plots (bench/plot) read:
+ *   heap:    method, heap_mib, median_us           (+ pages, reserve_gib)
+ *   threads: method, threads, median_spawns_per_s
+ *   peers:   method, heap_mib, median_us
+ */
+#define FL_ROWS_MAX_FIELDS 48
+
+enum fl_kind { FL_KIND_STR, FL_KIND_INT, FL_KIND_NUM };
+
+struct fl_field {
+    char *key;          /* owned copies */
+    char *val;          /* formatted; NULL for null */
+    enum fl_kind kind;
+};
+
+struct fl_rows {
+    const char *suite;
+    const char *csv_path;
+    struct fl_json json;
+    FILE *csv;
+    char *cols[FL_ROWS_MAX_FIELDS];  /* the CSV header, from the first row */
+    size_t ncols;
+    struct fl_field cur[FL_ROWS_MAX_FIELDS];
+    size_t ncur;
+    int in_row;
+    size_t nrows;
+    int err;             /* first error: errno value, or EINVAL */
+};
+
+/* Opens json_path and/or csv_path (either may be NULL) for suite NAME.
+ * Returns 0 or an errno value; on failure nothing is left open. */
+int fl_rows_open(struct fl_rows *w, const char *suite, const char *json_path,
+                 const char *csv_path);
+/* Header fields (JSON top level); ignored after the first row. */
+void fl_rows_meta_str(struct fl_rows *w, const char *key, const char *val);
+void fl_rows_meta_num(struct fl_rows *w, const char *key, double val);
+void fl_rows_meta_int(struct fl_rows *w, const char *key, long long val);
+/* Starts a row (ending an unfinished one) with "suite" = NAME. */
+void fl_rows_begin(struct fl_rows *w);
+void fl_rows_str(struct fl_rows *w, const char *key, const char *val); /* NULL: null */
+void fl_rows_int(struct fl_rows *w, const char *key, long long val);
+void fl_rows_num(struct fl_rows *w, const char *key, double val);
+/* Writes the row to both files. */
+void fl_rows_end(struct fl_rows *w);
+/* Ends the files and closes them. Returns 0 or the first error (an errno
+ * value); safe on a writer that never opened anything. */
+int fl_rows_close(struct fl_rows *w);
 
 #endif

@@ -21,6 +21,22 @@ extern const size_t fl_nsuites;
 int fl_bench_heap(int argc, char **argv);
 void fl_bench_heap_usage(FILE *f);
 
+/* The threads suite (threads.c). */
+int fl_bench_threads(int argc, char **argv);
+void fl_bench_threads_usage(FILE *f);
+
+/* The peers suite (peers.c). */
+int fl_bench_peers(int argc, char **argv);
+void fl_bench_peers_usage(FILE *f);
+
+/* The worker, loop and call suites (worker.c, loop.c, call.c). */
+int fl_bench_worker(int argc, char **argv);
+void fl_bench_worker_usage(FILE *f);
+int fl_bench_loop(int argc, char **argv);
+void fl_bench_loop_usage(FILE *f);
+int fl_bench_call(int argc, char **argv);
+void fl_bench_call_usage(FILE *f);
+
 /* Prints "forkless bench SUITE: MESSAGE" and a hint to --help on stderr;
  * returns 2 so that callers can `return fl_usage_error(...)`. */
 __attribute__((format(printf, 2, 3)))

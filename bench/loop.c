@@ -1,0 +1,381 @@
+/* loop.c: the "loop" suite. Starts `true` N times in a row with fork +
+ * execvp, vfork + execvp, posix_spawnp and forkless (a PATH search by
+ * name each time), and times each whole loop. Each repeat runs every arm's
+ * loop once, in a fresh random order; the table gives each arm's mean and
+ * spread over the repeats (as `perf stat --repeat` does) and its median
+ * against posix_spawnp's. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "forkless.h"
+#include "helpers.h"
+#include "machine.h"
+#include "stats.h"
+#include "suite.h"
+
+#define SUITE "loop"
+#define DEFAULT_N 10000ul
+#define DEFAULT_REPEATS 5ul
+#define BASELINE "posix_spawnp"
+#define QUICK_N 100ul
+#define QUICK_REPEATS 3ul
+
+extern char **environ;
+
+/* Starts the target once by name and reaps it. 0, or -1 with err set. */
+typedef int (*loop_fn)(char *const *argv, char *err, size_t errsz);
+
+static int reap(pid_t pid, char *err, size_t errsz)
+{
+    int st;
+    pid_t r;
+    do
+        r = waitpid(pid, &st, 0);
+    while (r < 0 && errno == EINTR);
+    if (r < 0) {
+        snprintf(err, errsz, "waitpid: %s", strerror(errno));
+        return -1;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    if (WIFEXITED(st))
+        snprintf(err, errsz, "child exited with status %d%s", WEXITSTATUS(st),
+                 WEXITSTATUS(st) == 127 ? " (exec failed?)" : "");
+    else if (WIFSIGNALED(st))
+        snprintf(err, errsz, "child killed by signal %d", WTERMSIG(st));
+    else
+        snprintf(err, errsz, "child wait status 0x%x", st);
+    return -1;
+}
+
+static int loop_fork(char *const *argv, char *err, size_t errsz)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errsz, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    return reap(pid, err, errsz);
+}
+
+/* Its own frame: the vfork child borrows the caller's stack until exec. */
+__attribute__((noinline)) static pid_t start_vfork(char *const *argv)
+{
+    pid_t pid = vfork();
+    if (pid == 0) {
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int loop_vfork(char *const *argv, char *err, size_t errsz)
+{
+    pid_t pid = start_vfork(argv);
+    if (pid < 0) {
+        snprintf(err, errsz, "vfork: %s", strerror(errno));
+        return -1;
+    }
+    return reap(pid, err, errsz);
+}
+
+static int loop_posix_spawnp(char *const *argv, char *err, size_t errsz)
+{
+    pid_t pid;
+    int e = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+    if (e) {
+        snprintf(err, errsz, "posix_spawnp: %s", strerror(e));
+        return -1;
+    }
+    return reap(pid, err, errsz);
+}
+
+static int loop_forkless(char *const *argv, char *err, size_t errsz)
+{
+    struct fl_cmd cmd = { .argv = argv };
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    if (r) {
+        char msg[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 64];
+        snprintf(err, errsz, "fl_spawn: %s", fl_error_format(&e, msg, sizeof msg));
+        return -1;
+    }
+    int st = 0;
+    r = fl_wait(&p, -1, &st);
+    fl_close(&p);
+    if (r) {
+        snprintf(err, errsz, "fl_wait: %s", strerror(r));
+        return -1;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    snprintf(err, errsz, "child wait status 0x%x", st);
+    return -1;
+}
+
+static const struct {
+    const char *name;
+    const char *what;
+    loop_fn run;
+} arms[] = {
+    { "fork_execvp", "fork() + execvp() + waitpid()", loop_fork },
+    { "vfork_execvp", "vfork() + execvp() + waitpid()", loop_vfork },
+    { "posix_spawnp", "glibc posix_spawnp(), no attributes, + waitpid()", loop_posix_spawnp },
+    { "forkless", "fl_spawn() by name (PATH search), defaults, + fl_wait()", loop_forkless },
+};
+#define NARMS (sizeof arms / sizeof arms[0])
+
+struct opts {
+    unsigned long n, repeats;
+    const char *target;
+    const char *json, *csv;
+};
+
+/* One row of the table (and of --json). */
+struct row {
+    const char *method;
+    size_t repeats;
+    unsigned long n;
+    struct fl_spread s;      /* seconds per loop */
+    struct fl_mmm m;         /* seconds per loop */
+    double us_per_spawn;     /* median / n */
+    double ratio_baseline;   /* median / posix_spawnp's median */
+};
+
+void fl_bench_loop_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: forkless bench loop [OPTIONS]\n\n"
+        "Starts TARGET N times in a row, waiting for each, with every arm, and times\n"
+        "each whole loop. Every repeat runs each arm's loop once, in a fresh random\n"
+        "order. Prints seconds per loop as mean +- the standard deviation of the\n"
+        "mean (what `perf stat --repeat` prints), the median, min and max, and the\n"
+        "median against %s's.\n\n"
+        "Options:\n"
+        "  -n N            spawns per loop (default %lu)\n"
+        "  -r N            repeats (default %lu)\n"
+        "  --target T      the program: a name is searched in PATH by every arm on\n"
+        "                  every spawn, as the seed's execvp(\"true\") does; a path\n"
+        "                  is used as is (default: true, which is /bin/true or\n"
+        "                  /usr/bin/true)\n"
+        "  --quick         small counts: -n %lu -r %lu (each unless given); what\n"
+        "                  `forkless bench all` passes\n"
+        "  --json FILE     also write the rows as JSON\n"
+        "  --csv FILE      also write the rows as CSV: a header line, then one line\n"
+        "                  per row, the same fields as the JSON rows\n"
+        "  -h, --help      this text\n\n"
+        "Arms:\n", BASELINE, DEFAULT_N, DEFAULT_REPEATS, QUICK_N, QUICK_REPEATS);
+    for (size_t a = 0; a < NARMS; a++)
+        fprintf(f, "  %-15s %s\n", arms[a].name, arms[a].what);
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    *o = (struct opts){ .n = DEFAULT_N, .repeats = DEFAULT_REPEATS, .target = "true" };
+    int quick = 0, set_n = 0, set_repeats = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int m;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fl_bench_loop_usage(stdout);
+            return 0;
+        }
+        if ((m = fl_opt_value(SUITE, argc, argv, &i, "-n", &v))) {
+            if (m < 0)
+                return 2;
+            set_n = 1;
+            if (fl_parse_ulong(v, 1, 100000000, &o->n) != 0)
+                return fl_usage_error(SUITE, "-n wants a whole number from 1 to "
+                                      "100000000, not \"%s\"", v);
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "-r", &v))) {
+            if (m < 0)
+                return 2;
+            set_repeats = 1;
+            if (fl_parse_ulong(v, 1, 10000, &o->repeats) != 0)
+                return fl_usage_error(SUITE, "-r wants a whole number from 1 to 10000, "
+                                      "not \"%s\"", v);
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--target", &v))) {
+            if (m < 0)
+                return 2;
+            if (!*v)
+                return fl_usage_error(SUITE, "--target is empty");
+            o->target = v;
+        } else if (strcmp(a, "--quick") == 0) {
+            quick = 1;
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--csv", &v))) {
+            if (m < 0)
+                return 2;
+            if (!*v)
+                return fl_usage_error(SUITE, "--csv wants a file name");
+            o->csv = v;
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--json", &v))) {
+            if (m < 0)
+                return 2;
+            if (!*v)
+                return fl_usage_error(SUITE, "--json wants a file name");
+            o->json = v;
+        } else {
+            return fl_usage_error(SUITE, "unknown option \"%s\"", a);
+        }
+    }
+    if (quick) {
+        if (!set_n)
+            o->n = QUICK_N;
+        if (!set_repeats)
+            o->repeats = QUICK_REPEATS;
+    }
+    return -1;
+}
+
+int fl_bench_loop(int argc, char **argv)
+{
+    struct opts o;
+    int r = parse(argc, argv, &o);
+    if (r >= 0)
+        return r;
+
+    /* Where the target is, for the header, and a check that it runs at all
+     * (fl_resolve uses the same rules as the forkless arm). */
+    char *targv[] = { (char *)o.target, NULL };
+    char resolved[PATH_MAX];
+    struct fl_cmd rc = { .argv = targv };
+    struct fl_error fe;
+    int e = fl_resolve(&rc, resolved, sizeof resolved, &fe);
+    if (e) {
+        char msg[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 64];
+        return fl_usage_error(SUITE, "--target \"%s\": %s", o.target,
+                              fl_error_format(&fe, msg, sizeof msg));
+    }
+
+    struct fl_rows j;
+    if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
+        fprintf(stderr, "forkless bench loop: writing %s%s%s: %s\n", o.json ? o.json : "", o.json && o.csv ? " / " : "", o.csv ? o.csv : "", strerror(r));
+        return 1;
+    }
+    char machine[512];
+    fl_machine_line(machine, sizeof machine);
+    double load0 = fl_loadavg();
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("forkless bench loop: %s\n", machine);
+    printf("target \"%s\" (%s%s), %lu spawn+wait per loop, %lu repeats of every arm's "
+           "loop in random order; seconds per loop\n", o.target,
+           strchr(o.target, '/') ? "" : "PATH search each time, now ", resolved, o.n,
+           o.repeats);
+    printf("load average %.2f at start\n", load0);
+    if (load0 > 0.75 * (double)cpus)
+        fprintf(stderr, "forkless bench loop: warning: the machine is busy (load %.2f on "
+                "%ld CPUs); other processes will add noise to the times\n", load0, cpus);
+    fl_rows_meta_str(&j, "machine", machine);
+    fl_rows_meta_num(&j, "loadavg_start", load0);
+    fl_rows_meta_str(&j, "target", o.target);
+    fl_rows_meta_str(&j, "target_path", resolved);
+
+    double *secs = calloc(NARMS * o.repeats, sizeof *secs);
+    if (!secs) {
+        fprintf(stderr, "forkless bench loop: out of memory\n");
+        r = 1;
+        goto out;
+    }
+    size_t order[NARMS];
+    uint64_t seed = 0x6c6f6f70u;   /* repeatable */
+    char err[512];
+    r = 0;
+    for (unsigned long rep = 0; rep < o.repeats && r == 0; rep++) {
+        fl_interleave_order(order, NARMS, &seed);
+        for (size_t k = 0; k < NARMS && r == 0; k++) {
+            size_t a = order[k];
+            fprintf(stderr, "loop: repeat %lu/%lu: %s x %lu...\n", rep + 1, o.repeats,
+                    arms[a].name, o.n);
+            uint64_t t0 = fl_bench_now_ns();
+            for (unsigned long i = 0; i < o.n; i++) {
+                if (arms[a].run(targv, err, sizeof err) != 0) {
+                    fprintf(stderr, "forkless bench loop: %s: spawn %lu: %s\n",
+                            arms[a].name, i + 1, err);
+                    r = 1;
+                    break;
+                }
+            }
+            uint64_t t1 = fl_bench_now_ns();
+            secs[a * o.repeats + rep] = (double)(t1 - t0) / 1e9;
+        }
+    }
+    if (r)
+        goto out;
+
+    struct row rows[NARMS];
+    size_t base = SIZE_MAX, flk = SIZE_MAX;
+    for (size_t a = 0; a < NARMS; a++) {
+        struct row *w = &rows[a];
+        w->method = arms[a].name;
+        w->repeats = o.repeats;
+        w->n = o.n;
+        fl_spread_of(&secs[a * o.repeats], o.repeats, &w->s);
+        uint64_t ns[o.repeats];
+        for (size_t i = 0; i < o.repeats; i++)
+            ns[i] = (uint64_t)llround(secs[a * o.repeats + i] * 1e9);
+        fl_mmm_of(ns, o.repeats, &w->m);
+        w->m.min /= 1e9, w->m.median /= 1e9, w->m.max /= 1e9;
+        w->us_per_spawn = w->m.median * 1e6 / (double)o.n;
+        if (strcmp(w->method, BASELINE) == 0)
+            base = a;
+        if (strcmp(w->method, "forkless") == 0)
+            flk = a;
+    }
+    for (size_t a = 0; a < NARMS; a++) {
+        struct row *w = &rows[a];
+        w->ratio_baseline = w->m.median / rows[base].m.median;
+        printf("loop %-13s n %lu x %zu  %8.4f +- %.4f s (+- %5.2f%%)  median %8.4f  "
+               "min %8.4f  max %8.4f s  %7.1f us/spawn  x%.3f %s\n",
+               w->method, w->n, w->repeats, w->s.mean, w->s.sem,
+               w->s.mean > 0 ? 100.0 * w->s.sem / w->s.mean : 0.0, w->m.median,
+               w->m.min, w->m.max, w->us_per_spawn, w->ratio_baseline, BASELINE);
+    }
+    printf("+- is the standard deviation of the mean over the repeats, as perf stat prints "
+           "it (JSON also has the plain standard deviation)\n");
+    int holds = rows[flk].m.median <= rows[base].m.median;
+    printf("forkless median %.4f s vs %s %.4f s: x%.3f (done when <= 1: %s)\n",
+           rows[flk].m.median, BASELINE, rows[base].m.median, rows[flk].ratio_baseline,
+           holds ? "holds" : "does NOT hold");
+    printf("load average %.2f at end\n", fl_loadavg());
+    for (size_t a = 0; a < NARMS; a++) {
+        const struct row *w = &rows[a];
+        fl_rows_begin(&j);
+        fl_rows_str(&j, "method", w->method);
+        fl_rows_str(&j, "target", o.target);
+        fl_rows_int(&j, "n", (long long)w->n);
+        fl_rows_int(&j, "repeats", (long long)w->repeats);
+        fl_rows_num(&j, "mean_s", w->s.mean);
+        fl_rows_num(&j, "stddev_s", w->s.stddev);
+        fl_rows_num(&j, "sem_s", w->s.sem);
+        fl_rows_num(&j, "min_s", w->m.min);
+        fl_rows_num(&j, "median_s", w->m.median);
+        fl_rows_num(&j, "max_s", w->m.max);
+        fl_rows_num(&j, "us_per_spawn", w->us_per_spawn);
+        fl_rows_num(&j, "ratio_" BASELINE, w->ratio_baseline);
+        fl_rows_end(&j);
+    }
+out:
+    free(secs);
+    int jr = fl_rows_close(&j);
+    if (jr && r == 0) {
+        fprintf(stderr, "forkless bench loop: writing %s%s%s: %s\n", o.json ? o.json : "", o.json && o.csv ? " / " : "", o.csv ? o.csv : "", strerror(jr));
+        r = 1;
+    }
+    return r;
+}

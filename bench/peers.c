@@ -1,0 +1,660 @@
+/* peers.c: the "peers" suite. The same work as forkless's, done in other
+ * runtimes with their own spawn API, side by side in one run: a parent with
+ * a resident heap spawns and waits for the same target n times. Each peer is
+ * a small program under bench/peers/ that allocates and touches its own heap
+ * in its runtime, times its spawns and prints one line per spawn; forkless
+ * runs in-process here, with the same heap. The peers run in rounds: each
+ * round runs every peer (and forkless) once with a chunk of n, in a fresh
+ * random order. A peer that is not installed is listed as skipped. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "arms.h"
+#include "btarget.h"
+#include "forkless.h"
+#include "machine.h"
+#include "stats.h"
+#include "suite.h"
+
+#define SUITE "peers"
+#define MAX_HEAPS 8
+#define DEFAULT_N 200
+#define DEFAULT_ROUNDS 4
+#define WARMUP 3
+#define MEM_MARGIN_MIB 768   /* the JVM, page tables, the rest */
+
+#ifndef FL_PEERS_SRC_DIR
+#define FL_PEERS_SRC_DIR ""
+#endif
+#ifndef FL_PEERS_BIN_DIR
+#define FL_PEERS_BIN_DIR ""
+#endif
+#ifndef FL_PEER_RUST_BUILT
+#define FL_PEER_RUST_BUILT 0
+#endif
+#ifndef FL_PEER_JAVA_BUILT
+#define FL_PEER_JAVA_BUILT 0
+#endif
+#ifndef FL_PEER_UV_BUILT
+#define FL_PEER_UV_BUILT 0
+#endif
+#ifndef FL_PEER_GLIB_BUILT
+#define FL_PEER_GLIB_BUILT 0
+#endif
+
+enum peer_kind { P_FORKLESS, P_PYTHON, P_NODE, P_RUST, P_JAVA, P_UV, P_GLIB };
+
+struct peer_def {
+    const char *name;
+    const char *what;
+    enum peer_kind kind;
+};
+
+static const struct peer_def peer_defs[] = {
+    { "forkless", "fl_spawn() defaults + fl_wait(), in this process (the reference)",
+      P_FORKLESS },
+    { "python", "python3 subprocess.run([target]) (peers/peer.py)", P_PYTHON },
+    { "node", "node child_process.spawnSync(target) (peers/peer.js)", P_NODE },
+    { "rust", "Rust std::process::Command::status() (peers/peer.rs, built with rustc)",
+      P_RUST },
+    { "java", "Java ProcessBuilder.start().waitFor() (peers/Peer.java, built with javac)",
+      P_JAVA },
+    { "libuv", "libuv uv_spawn() + uv_run() (peers/peer_uv.c, needs libuv1-dev)", P_UV },
+    { "glib", "GLib g_spawn_sync() (peers/peer_glib.c, needs libglib2.0-dev)", P_GLIB },
+};
+#define NPEERS (sizeof peer_defs / sizeof peer_defs[0])
+
+struct opts {
+    unsigned long heaps[MAX_HEAPS];
+    size_t nheaps;
+    const char *target;
+    unsigned long n;
+    unsigned long rounds;
+    int want[NPEERS];
+    const char *json;
+    const char *csv;
+};
+
+void fl_bench_peers_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: forkless bench peers [OPTIONS]\n\n"
+        "Spawn+wait TARGET n times from a parent holding a resident heap, in\n"
+        "other runtimes with their own spawn API and with forkless, in one run.\n"
+        "Each peer is a program that allocates and touches its own heap, then\n"
+        "times its spawns (its start-up is not timed). The peers run in rounds,\n"
+        "each round every peer once with a chunk of n, in a fresh random order.\n"
+        "It prints min/median/max us per spawn, each peer's median against\n"
+        "forkless's, and the runtimes' versions. A peer whose runtime is\n"
+        "missing, or that was not built, is listed as skipped with the reason.\n\n"
+        "Options:\n"
+        "  --heap LIST     heap sizes in MiB, comma separated (default 0,1024)\n"
+        "  --target T      PATH of the program to start, a name in $PATH, or\n"
+        "                  \"tiny\" (the bench's static program; default /bin/true)\n"
+        "  -n N            spawns per peer per heap (default %d)\n"
+        "  --rounds R      rounds n is split into (default %d)\n"
+        "  --peers LIST    the peers to run, comma separated (default: all)\n"
+        "  --json FILE     also write the rows as JSON\n"
+        "  --csv FILE      also write the rows as CSV (a header line, then one\n"
+        "                  line per row)\n"
+        "  -h, --help      this text\n\n"
+        "Peers (sources in %s; set FORKLESS_PEERS_SRC and FORKLESS_PEERS_BIN to\n"
+        "use others):\n", DEFAULT_N, DEFAULT_ROUNDS,
+        FL_PEERS_SRC_DIR[0] ? FL_PEERS_SRC_DIR : "bench/peers");
+    for (size_t i = 0; i < NPEERS; i++)
+        fprintf(f, "  %-9s %s\n", peer_defs[i].name, peer_defs[i].what);
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    *o = (struct opts){ .heaps = { 0, 1024 }, .nheaps = 2, .target = "/bin/true",
+                        .n = DEFAULT_N, .rounds = DEFAULT_ROUNDS };
+    for (size_t p = 0; p < NPEERS; p++)
+        o->want[p] = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int m;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fl_bench_peers_usage(stdout);
+            return 0;
+        }
+        if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
+            if (m < 0)
+                return 2;
+            int n = fl_parse_ulong_list(v, 0, 1ul << 20, o->heaps, MAX_HEAPS);
+            if (n < 0)
+                return fl_usage_error(SUITE, "--heap wants a comma list of MiB "
+                                      "(at most %d), not \"%s\"", MAX_HEAPS, v);
+            o->nheaps = (size_t)n;
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--target", &v))) {
+            if (m < 0)
+                return 2;
+            o->target = v;
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "-n", &v))) {
+            if (m < 0)
+                return 2;
+            if (fl_parse_ulong(v, 1, 1000000, &o->n) != 0)
+                return fl_usage_error(SUITE, "-n wants a whole number from 1 to "
+                                      "1000000, not \"%s\"", v);
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--rounds", &v))) {
+            if (m < 0)
+                return 2;
+            if (fl_parse_ulong(v, 1, 1000, &o->rounds) != 0)
+                return fl_usage_error(SUITE, "--rounds wants a whole number from 1 "
+                                      "to 1000, not \"%s\"", v);
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--peers", &v))) {
+            if (m < 0)
+                return 2;
+            memset(o->want, 0, sizeof o->want);
+            o->want[0] = 1;   /* forkless is always the reference */
+            const char *p = v;
+            for (;;) {
+                const char *end = strchr(p, ',');
+                size_t len = end ? (size_t)(end - p) : strlen(p);
+                size_t k = NPEERS;
+                for (size_t q = 0; q < NPEERS; q++)
+                    if (strlen(peer_defs[q].name) == len &&
+                        memcmp(peer_defs[q].name, p, len) == 0)
+                        k = q;
+                if (k == NPEERS)
+                    return fl_usage_error(SUITE, "--peers: unknown peer \"%.*s\"",
+                                          (int)len, p);
+                o->want[k] = 1;
+                if (!end)
+                    break;
+                p = end + 1;
+            }
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--json", &v))) {
+            if (m < 0)
+                return 2;
+            if (!*v)
+                return fl_usage_error(SUITE, "--json wants a file name");
+            o->json = v;
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--csv", &v))) {
+            if (m < 0)
+                return 2;
+            if (!*v)
+                return fl_usage_error(SUITE, "--csv wants a file name");
+            o->csv = v;
+        } else {
+            return fl_usage_error(SUITE, "unknown option \"%s\"", a);
+        }
+    }
+    return -1;   /* go on */
+}
+
+/* ---- finding the peers -------------------------------------------------- */
+
+struct peer {
+    const struct peer_def *def;
+    int present;
+    char skip[256];          /* why it is not present */
+    char failed[512];        /* why it failed during the run, or "" */
+    char prog[PATH_MAX];     /* the runtime or the binary */
+    char script[PATH_MAX];   /* the script, the class dir, or "" */
+    char version[256];
+    uint64_t *samples;       /* ns, n per heap */
+    size_t got;
+};
+
+/* snprintf into a message buffer: truncation of a long path is fine. */
+__attribute__((format(printf, 3, 4)))
+static void set_msg(char *dst, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dst, size, fmt, ap);
+    va_end(ap);
+}
+
+static const char *dir_of(const char *env, const char *def)
+{
+    const char *v = getenv(env);
+    return v && *v ? v : def;
+}
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Finds name in $PATH with the PATH rules of fl_spawn(). */
+static int find_prog(const char *name, char *buf, size_t size)
+{
+    char *const argv[] = { (char *)name, NULL };
+    struct fl_cmd cmd = { .argv = argv };
+    return fl_resolve(&cmd, buf, size, NULL);
+}
+
+static void find_peer(struct peer *p)
+{
+    const char *src = dir_of("FORKLESS_PEERS_SRC", FL_PEERS_SRC_DIR);
+    const char *bin = dir_of("FORKLESS_PEERS_BIN", FL_PEERS_BIN_DIR);
+    p->present = 0;
+    switch (p->def->kind) {
+    case P_FORKLESS:
+        set_msg(p->version, sizeof p->version, "forkless %s", FL_VERSION_STRING);
+        p->present = 1;
+        return;
+    case P_PYTHON:
+    case P_NODE: {
+        const char *rt = p->def->kind == P_PYTHON ? "python3" : "node";
+        const char *sc = p->def->kind == P_PYTHON ? "peer.py" : "peer.js";
+        set_msg(p->script, sizeof p->script, "%s/%s", src, sc);
+        if (find_prog(rt, p->prog, sizeof p->prog) != 0)
+            set_msg(p->skip, sizeof p->skip, "%s not found", rt);
+        else if (!is_file(p->script))
+            set_msg(p->skip, sizeof p->skip, "%s not found (set FORKLESS_PEERS_SRC)",
+                     p->script);
+        else
+            p->present = 1;
+        return;
+    }
+    case P_JAVA:
+        set_msg(p->script, sizeof p->script, "%s", bin);
+        {
+            char cls[PATH_MAX];
+            snprintf(cls, sizeof cls, "%s/Peer.class", bin);
+            if (!is_file(cls))
+                set_msg(p->skip, sizeof p->skip, FL_PEER_JAVA_BUILT ?
+                         "%s not built (build the peer_java target)" :
+                         "javac not found at build time (%s not built)", cls);
+            else if (find_prog("java", p->prog, sizeof p->prog) != 0)
+                set_msg(p->skip, sizeof p->skip, "java not found");
+            else
+                p->present = 1;
+        }
+        return;
+    case P_RUST:
+    case P_UV:
+    case P_GLIB: {
+        static const char *const file[] = { [P_RUST] = "peer_rust",
+                                            [P_UV] = "peer_uv",
+                                            [P_GLIB] = "peer_glib" };
+        static const char *const why[] = {
+            [P_RUST] = "rustc not found at build time",
+            [P_UV] = "libuv-dev not installed (pkg-config found no libuv at build time)",
+            [P_GLIB] = "libglib2.0-dev not installed (pkg-config found no glib-2.0 "
+                       "at build time)" };
+        int built = p->def->kind == P_RUST ? FL_PEER_RUST_BUILT
+                  : p->def->kind == P_UV ? FL_PEER_UV_BUILT : FL_PEER_GLIB_BUILT;
+        set_msg(p->prog, sizeof p->prog, "%s/%s", bin, file[p->def->kind]);
+        if (!is_file(p->prog) || access(p->prog, X_OK) != 0)
+            set_msg(p->skip, sizeof p->skip, built ? "%s not built" : "%s",
+                     built ? p->prog : why[p->def->kind]);
+        else
+            p->present = 1;
+        return;
+    }
+    }
+}
+
+/* ---- running a peer ----------------------------------------------------- */
+
+/* Runs the peer for a chunk of spawns at heap mib; appends its samples.
+ * Returns 0, or 1 with p->failed set. */
+static int run_peer(struct peer *p, unsigned long mib, unsigned long chunk,
+                    const char *target)
+{
+    char smib[32], sn[32], xmx[48];
+    snprintf(smib, sizeof smib, "%lu", mib);
+    snprintf(sn, sizeof sn, "%lu", chunk);
+    snprintf(xmx, sizeof xmx, "-Xmx%lum", mib + 512);
+    char *argv[12];
+    int k = 0;
+    argv[k++] = p->prog;
+    if (p->def->kind == P_PYTHON || p->def->kind == P_NODE)
+        argv[k++] = p->script;
+    if (p->def->kind == P_JAVA) {
+        argv[k++] = xmx;
+        argv[k++] = "-cp";
+        argv[k++] = p->script;
+        argv[k++] = "Peer";
+    }
+    argv[k++] = smib;
+    argv[k++] = sn;
+    argv[k++] = (char *)target;
+    argv[k] = NULL;
+
+    struct fl_cmd cmd = { .argv = argv, .stdio = { [1] = { .kind = FL_PIPE } } };
+    struct fl_proc proc;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &proc, &e);
+    if (r) {
+        char msg[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 64];
+        set_msg(p->failed, sizeof p->failed, "%s",
+                 fl_error_format(&e, msg, sizeof msg));
+        return 1;
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf)
+            break;
+        if (len + 1 >= cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t got = read(proc.stdio[1], buf + len, cap - len - 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        len += (size_t)got;
+    }
+    int st = 0;
+    int wr = fl_wait(&proc, -1, &st);
+    fl_close(&proc);
+    if (!buf) {
+        set_msg(p->failed, sizeof p->failed, "out of memory reading its output");
+        return 1;
+    }
+    buf[len] = '\0';
+    if (wr || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        if (wr)
+            set_msg(p->failed, sizeof p->failed, "fl_wait: %s", strerror(wr));
+        else if (WIFEXITED(st))
+            set_msg(p->failed, sizeof p->failed, "exited with status %d",
+                     WEXITSTATUS(st));
+        else
+            set_msg(p->failed, sizeof p->failed, "killed by signal %d",
+                     WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        free(buf);
+        return 1;
+    }
+    unsigned long taken = 0;
+    for (char *line = buf, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        if (strncmp(line, "# version ", 10) == 0) {
+            set_msg(p->version, sizeof p->version, "%s", line + 10);
+            continue;
+        }
+        if (!*line || line[0] == '#')
+            continue;
+        char *end;
+        double us = strtod(line, &end);
+        if (end == line || *end || !(us >= 0) || taken == chunk) {
+            set_msg(p->failed, sizeof p->failed, "unexpected output \"%.60s\"", line);
+            free(buf);
+            return 1;
+        }
+        p->samples[p->got++] = (uint64_t)(us * 1e3 + 0.5);
+        taken++;
+    }
+    free(buf);
+    if (taken != chunk) {
+        set_msg(p->failed, sizeof p->failed, "printed %lu samples, expected %lu",
+                 taken, chunk);
+        return 1;
+    }
+    return 0;
+}
+
+/* forkless in this process: a chunk of timed spawn+wait. */
+static int run_forkless(struct peer *p, const struct fl_arm *arm,
+                        const struct fl_arm_target *t, unsigned long chunk)
+{
+    char err[2048];
+    for (unsigned long i = 0; i < chunk; i++) {
+        uint64_t t0 = fl_bench_now_ns();
+        int r = arm->run(t, err, sizeof err);
+        uint64_t t1 = fl_bench_now_ns();
+        if (r) {
+            set_msg(p->failed, sizeof p->failed, "%s", err);
+            return 1;
+        }
+        p->samples[p->got++] = t1 - t0;
+    }
+    return 0;
+}
+
+/* ---- the suite ---------------------------------------------------------- */
+
+struct row {
+    const char *method;
+    unsigned long heap_mib;
+    const char *status;      /* "ok", "skipped" or "failed" */
+    const char *reason;
+    const char *version;
+    struct fl_summary s;
+    double ratio;            /* median / forkless median */
+};
+
+static void write_rows(struct fl_rows *j, const struct row *rows, size_t nrows,
+                       const char *tname)
+{
+    for (size_t i = 0; i < nrows; i++) {
+        const struct row *w = &rows[i];
+        int ok = strcmp(w->status, "ok") == 0;
+        fl_rows_begin(j);
+        fl_rows_str(j, "method", w->method);
+        fl_rows_int(j, "heap_mib", (long long)w->heap_mib);
+        fl_rows_str(j, "target", tname);
+        fl_rows_str(j, "status", w->status);
+        fl_rows_str(j, "reason", w->reason);
+        fl_rows_str(j, "version", w->version);
+        fl_rows_int(j, "n", (long long)w->s.n);
+        fl_rows_num(j, "min_us", ok ? w->s.min_us : NAN);
+        fl_rows_num(j, "median_us", ok ? w->s.median_us : NAN);
+        fl_rows_num(j, "max_us", ok ? w->s.max_us : NAN);
+        fl_rows_num(j, "ratio_forkless", ok ? w->ratio : NAN);
+        fl_rows_end(j);
+    }
+}
+
+int fl_bench_peers(int argc, char **argv)
+{
+    struct opts o;
+    int r = parse(argc, argv, &o);
+    if (r >= 0)
+        return r;
+
+    unsigned long max_heap = 0;
+    for (size_t h = 0; h < o.nheaps; h++)
+        if (o.heaps[h] > max_heap)
+            max_heap = o.heaps[h];
+    long avail = fl_mem_available_mib();
+    /* This process's heap and one peer's at a time. */
+    if (max_heap > 0 && avail >= 0 && (long)(2 * max_heap) + MEM_MARGIN_MIB > avail)
+        return fl_usage_error(SUITE, "a %lu MiB heap here and in a peer needs %lu "
+                              "MiB available, but MemAvailable is %ld MiB", max_heap,
+                              2 * max_heap + MEM_MARGIN_MIB, avail);
+
+    char path[PATH_MAX];
+    int is_tiny;
+    if ((r = fl_bench_target(SUITE, o.target, path, sizeof path, &is_tiny)) != 0)
+        return r;
+    char *targv[] = { path, NULL };
+    struct fl_arm_target t = { path, targv };
+    const char *tname = is_tiny ? "tiny" : path;
+    const struct fl_arm *arm = fl_arm_find("forkless");
+    unsigned long rounds = o.rounds < o.n ? o.rounds : o.n;
+
+    struct peer peers[NPEERS];
+    size_t np = 0;
+    memset(peers, 0, sizeof peers);
+    for (size_t q = 0; q < NPEERS; q++) {
+        if (!o.want[q])
+            continue;
+        peers[np].def = &peer_defs[q];
+        find_peer(&peers[np]);
+        np++;
+    }
+    struct row *rows = calloc(np * o.nheaps, sizeof *rows);
+    for (size_t i = 0; i < np; i++)
+        peers[i].samples = calloc(o.n, sizeof *peers[i].samples);
+    struct fl_rows j;
+    memset(&j, 0, sizeof j);   /* closing a writer never opened is safe */
+    int oom = !rows || !arm;
+    for (size_t i = 0; i < np; i++)
+        oom |= !peers[i].samples;
+    if (oom) {
+        fprintf(stderr, "forkless bench peers: out of memory\n");
+        r = 1;
+        goto out;
+    }
+    if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
+        fprintf(stderr, "forkless bench peers: opening %s%s%s: %s\n",
+                o.json ? o.json : "", o.json && o.csv ? " / " : "",
+                o.csv ? o.csv : "", strerror(r));
+        r = 1;
+        goto out;
+    }
+
+    char machine[512];
+    fl_machine_line(machine, sizeof machine);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double load0 = fl_loadavg();
+    printf("forkless bench peers: %s\n", machine);
+    printf("target %s%s%s; %lu spawn+wait per peer per heap in %lu rounds "
+           "(each round every peer once, random order); each peer allocates and "
+           "touches its own heap, forkless runs in this process with the same "
+           "heap; times in us per spawn+wait\n", tname, is_tiny ? " = " : "",
+           is_tiny ? path : "", o.n, rounds);
+    printf("load average %.2f at start\n", load0);
+    if (load0 > 0.75 * (double)cpus)
+        fprintf(stderr, "forkless bench peers: warning: the machine is busy (load "
+                "%.2f on %ld CPUs); other processes will add noise to the times\n",
+                load0, cpus);
+    fl_rows_meta_str(&j, "machine", machine);
+    fl_rows_meta_num(&j, "loadavg_start", load0);
+    fl_rows_meta_str(&j, "target", tname);
+    fl_rows_meta_str(&j, "target_path", path);
+    fl_rows_meta_int(&j, "rounds", (long long)rounds);
+
+    int all_faster = 1, compared = 0;
+    uint64_t seed = 0x7065657273212121u;   /* repeatable */
+    for (size_t h = 0; h < o.nheaps && r == 0; h++) {
+        unsigned long mib = o.heaps[h];
+        fprintf(stderr, "peers: heap %lu MiB: touching...\n", mib);
+        struct fl_heap heap;
+        int e = fl_heap_alloc(&heap, mib, FL_PAGES_4K);
+        if (e) {
+            fprintf(stderr, "forkless bench peers: mmap %lu MiB: %s\n", mib,
+                    strerror(e));
+            r = 1;
+            break;
+        }
+        char err[2048];
+        for (int w = 0; w < WARMUP && r == 0; w++)
+            if (arm->run(&t, err, sizeof err) != 0) {
+                fprintf(stderr, "forkless bench peers: forkless: %s\n", err);
+                r = 1;
+            }
+        for (size_t i = 0; i < np; i++) {
+            peers[i].got = 0;
+            peers[i].failed[0] = '\0';
+        }
+        for (unsigned long rd = 0; rd < rounds && r == 0; rd++) {
+            unsigned long chunk = o.n / rounds + (rd < o.n % rounds);
+            size_t order[NPEERS];
+            fl_interleave_order(order, np, &seed);
+            for (size_t x = 0; x < np && r == 0; x++) {
+                struct peer *p = &peers[order[x]];
+                if (!p->present || p->failed[0])
+                    continue;
+                fprintf(stderr, "peers: heap %lu MiB: round %lu/%lu: %s\n", mib,
+                        rd + 1, rounds, p->def->name);
+                if (p->def->kind == P_FORKLESS) {
+                    if (run_forkless(p, arm, &t, chunk) != 0) {
+                        fprintf(stderr, "forkless bench peers: forkless: %s\n",
+                                p->failed);
+                        r = 1;
+                    }
+                } else if (run_peer(p, mib, chunk, path) != 0) {
+                    fprintf(stderr, "forkless bench peers: %s: %s\n", p->def->name,
+                            p->failed);
+                }
+            }
+        }
+        fl_heap_free(&heap);
+        if (r)
+            break;
+        struct row *fr = NULL;
+        for (size_t i = 0; i < np; i++) {
+            struct peer *p = &peers[i];
+            struct row *w = &rows[h * np + i];
+            *w = (struct row){ .method = p->def->name, .heap_mib = mib,
+                               .version = p->version };
+            if (!p->present) {
+                w->status = "skipped";
+                w->reason = p->skip;
+            } else if (p->failed[0]) {
+                w->status = "failed";
+                w->reason = p->failed;
+            } else {
+                w->status = "ok";
+                w->reason = "";
+                fl_summarize(p->samples, p->got, &w->s);
+            }
+            if (p->def->kind == P_FORKLESS)
+                fr = w;
+        }
+        for (size_t i = 0; i < np; i++) {
+            struct row *w = &rows[h * np + i];
+            printf("peers heap %5lu MiB  %-9s ", mib, w->method);
+            if (strcmp(w->status, "ok") != 0) {
+                printf("%s: %s\n", w->status, w->reason);
+                continue;
+            }
+            w->ratio = fr ? w->s.median_us / fr->s.median_us : NAN;
+            printf("n %4zu  min %8.1f  median %8.1f  max %9.1f us   x%5.2f forkless"
+                   "   %s\n", w->s.n, w->s.min_us, w->s.median_us, w->s.max_us,
+                   w->ratio, w->version);
+            if (w != fr && fr) {
+                compared++;
+                if (!(w->ratio > 1.0))
+                    all_faster = 0;
+            }
+        }
+        fflush(stdout);
+    }
+    if (r == 0) {
+        write_rows(&j, rows, np * o.nheaps, tname);
+        printf("peer versions:");
+        for (size_t i = 0; i < np; i++)
+            printf("%s %s: %s", i ? ";" : "", peers[i].def->name,
+                   peers[i].present ? (peers[i].version[0] ? peers[i].version : "?")
+                                    : "skipped");
+        putchar('\n');
+        if (compared)
+            printf("forkless faster (median) than every present peer at every heap: "
+                   "%s\n", all_faster ? "yes" : "no");
+        else
+            printf("no peer ran: nothing to compare forkless with\n");
+        printf("load average %.2f at end\n", fl_loadavg());
+    }
+out:
+    for (size_t i = 0; i < np; i++)
+        free(peers[i].samples);
+    free(rows);
+    int jr = fl_rows_close(&j);
+    if (jr && r == 0) {
+        fprintf(stderr, "forkless bench peers: writing %s%s%s: %s\n",
+                o.json ? o.json : "", o.json && o.csv ? " / " : "",
+                o.csv ? o.csv : "", strerror(jr));
+        r = 1;
+    }
+    return r;
+}

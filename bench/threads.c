@@ -1,0 +1,522 @@
+/* threads.c: the "threads" suite. T threads of one parent each start the
+ * same program over and over (spawn+wait), for T = 1, 2, 4 ... 2x the CPUs,
+ * with posix_spawn, forkless and fork_exec, from a parent that holds a
+ * resident heap (1 GiB by default, for every arm: posix_spawn and forkless
+ * do not depend on it, fork_exec does). It reports spawns per second,
+ * the scaling efficiency rate(T) / (T x rate(1)) of each arm, and each
+ * arm's throughput against posix_spawn at the same T. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arms.h"
+#include "btarget.h"
+#include "machine.h"
+#include "stats.h"
+#include "suite.h"
+
+#define SUITE "threads"
+#define MAX_T 32
+#define MAX_TARGETS 4
+#define MAX_THREADS 1024
+#define DEFAULT_ARMS "posix_spawn,forkless,fork_exec"
+#define BASELINE "posix_spawn"
+#define DEFAULT_SECONDS 1.0
+#define DEFAULT_REPEATS 3
+#define DEFAULT_HEAP_MIB 1024
+#define MEM_MARGIN_MIB 512
+
+struct opts {
+    unsigned long threads[MAX_T];
+    size_t nthreads;
+    const char *targets[MAX_TARGETS];
+    size_t ntargets;
+    char targets_buf[1024];
+    double seconds;
+    unsigned long n;           /* spawns per thread; 0: use seconds */
+    unsigned long repeats;
+    unsigned long heap_mib;
+    const char *arms;
+    const char *json;
+    const char *csv;
+};
+
+void fl_bench_threads_usage(FILE *f)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    fprintf(f,
+        "usage: forkless bench threads [OPTIONS]\n\n"
+        "T threads of one parent each start TARGET and wait for it, over and\n"
+        "over, for a fixed time (or a fixed count) per cell; a cell is one arm\n"
+        "at one T. Each repeat runs every cell once, the arms in a fresh random\n"
+        "order per T (arms that fork last: a fork makes the parent's memory\n"
+        "copy-on-write, which would slow whatever runs next). The parent holds\n"
+        "a resident heap for every arm (--heap): fork_exec's cost grows with\n"
+        "it, posix_spawn's and forkless's do not. It prints spawns/s (min,\n"
+        "median, max over the repeats), the scaling efficiency\n"
+        "rate(T) / (T x rate(1)) (against the smallest T when 1 is not in the\n"
+        "list) and each arm's median throughput against " BASELINE ".\n\n"
+        "Options:\n"
+        "  --threads LIST  thread counts, comma separated (default 1, 2, 4 ...\n"
+        "                  up to 2x the CPUs: %ld here)\n"
+        "  --targets LIST  programs to start, one pass each: \"tiny\" (the bench's\n"
+        "                  static program that only exits), a PATH or a name in\n"
+        "                  $PATH (default tiny,/bin/true)\n"
+        "  --target T      the same, with one target\n"
+        "  --seconds S     time per cell (default %.0f)\n"
+        "  -n N            spawns per thread per cell instead of a time\n"
+        "  -r N            repeats (default %d)\n"
+        "  --heap MIB      the parent's resident heap (default %d; 0: none)\n"
+        "  --arms LIST     arms, comma separated (default " DEFAULT_ARMS ")\n"
+        "  --json FILE     also write the rows as JSON\n"
+        "  --csv FILE      also write the rows as CSV (a header line, then one\n"
+        "                  line per row)\n"
+        "  -h, --help      this text\n\n"
+        "Arms:\n",
+        2 * (cpus > 0 ? cpus : 1), DEFAULT_SECONDS, DEFAULT_REPEATS,
+        DEFAULT_HEAP_MIB);
+    fl_arms_list(f);
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    *o = (struct opts){ .seconds = DEFAULT_SECONDS, .repeats = DEFAULT_REPEATS,
+                        .heap_mib = DEFAULT_HEAP_MIB, .arms = DEFAULT_ARMS };
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned long top = 2 * (unsigned long)(cpus > 0 ? cpus : 1);
+    for (unsigned long t = 1; o->nthreads < MAX_T; t *= 2) {
+        o->threads[o->nthreads++] = t > top ? top : t;
+        if (t >= top)
+            break;
+    }
+    o->targets[0] = "tiny";
+    o->targets[1] = "/bin/true";
+    o->ntargets = 2;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int m;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fl_bench_threads_usage(stdout);
+            return 0;
+        }
+        if ((m = fl_opt_value(SUITE, argc, argv, &i, "--threads", &v))) {
+            if (m < 0)
+                return 2;
+            int n = fl_parse_ulong_list(v, 1, MAX_THREADS, o->threads, MAX_T);
+            if (n < 0)
+                return fl_usage_error(SUITE, "--threads wants a comma list of "
+                                      "thread counts from 1 to %d (at most %d), "
+                                      "not \"%s\"", MAX_THREADS, MAX_T, v);
+            o->nthreads = (size_t)n;
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--targets", &v)) ||
+                   (m = fl_opt_value(SUITE, argc, argv, &i, "--target", &v))) {
+            if (m < 0)
+                return 2;
+            if (strlen(v) >= sizeof o->targets_buf)
+                return fl_usage_error(SUITE, "--targets is too long");
+            strcpy(o->targets_buf, v);
+            o->ntargets = 0;
+            char *p = o->targets_buf;
+            for (;;) {
+                char *end = strchr(p, ',');
+                if (end)
+                    *end = '\0';
+                if (!*p || o->ntargets == MAX_TARGETS)
+                    return fl_usage_error(SUITE, "--targets wants 1 to %d "
+                                          "non-empty names, not \"%s\"",
+                                          MAX_TARGETS, v);
+                o->targets[o->ntargets++] = p;
+                if (!end)
+                    break;
+                p = end + 1;
+            }
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--seconds", &v))) {
+            if (m < 0)
+                return 2;
+            char *end;
+            errno = 0;
+            double s = strtod(v, &end);
+            if (errno || end == v || *end || !(s > 0) || s > 3600)
+                return fl_usage_error(SUITE, "--seconds wants a number of seconds "
+                                      "above 0 and up to 3600, not \"%s\"", v);
+            o->seconds = s;
+            o->n = 0;
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "-n", &v))) {
+            if (m < 0)
+                return 2;
+            if (fl_parse_ulong(v, 1, 10000000, &o->n) != 0)
+                return fl_usage_error(SUITE, "-n wants a whole number from 1 to "
+                                      "10000000, not \"%s\"", v);
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "-r", &v))) {
+            if (m < 0)
+                return 2;
+            if (fl_parse_ulong(v, 1, 1000, &o->repeats) != 0)
+                return fl_usage_error(SUITE, "-r wants a whole number from 1 to "
+                                      "1000, not \"%s\"", v);
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
+            if (m < 0)
+                return 2;
+            if (fl_parse_ulong(v, 0, 1ul << 30, &o->heap_mib) != 0)
+                return fl_usage_error(SUITE, "--heap wants MiB, not \"%s\"", v);
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--arms", &v))) {
+            if (m < 0)
+                return 2;
+            o->arms = v;
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--json", &v))) {
+            if (m < 0)
+                return 2;
+            if (!*v)
+                return fl_usage_error(SUITE, "--json wants a file name");
+            o->json = v;
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--csv", &v))) {
+            if (m < 0)
+                return 2;
+            if (!*v)
+                return fl_usage_error(SUITE, "--csv wants a file name");
+            o->csv = v;
+        } else {
+            return fl_usage_error(SUITE, "unknown option \"%s\"", a);
+        }
+    }
+    return -1;   /* go on */
+}
+
+/* ---- one cell: T threads, one arm --------------------------------------- */
+
+struct cell {
+    const struct fl_arm *arm;
+    const struct fl_arm_target *t;
+    pthread_mutex_t lock;       /* guards go */
+    pthread_cond_t cond;
+    int go;
+    uint64_t deadline_ns;       /* set before the release; 0 with -n */
+    unsigned long n;            /* spawns per thread with -n */
+    atomic_ulong spawns;
+    atomic_int failed;
+    char err[512];              /* the first failure */
+};
+
+static void *worker(void *p)
+{
+    struct cell *c = p;
+    char err[512];
+    unsigned long done = 0;
+    pthread_mutex_lock(&c->lock);
+    while (!c->go)
+        pthread_cond_wait(&c->cond, &c->lock);
+    pthread_mutex_unlock(&c->lock);
+    for (;;) {
+        if (atomic_load_explicit(&c->failed, memory_order_relaxed))
+            break;
+        if (c->n ? done >= c->n : fl_bench_now_ns() >= c->deadline_ns)
+            break;
+        if (c->arm->run(c->t, err, sizeof err) != 0) {
+            pthread_mutex_lock(&c->lock);
+            if (!atomic_exchange(&c->failed, 1))
+                snprintf(c->err, sizeof c->err, "%s", err);
+            pthread_mutex_unlock(&c->lock);
+            break;
+        }
+        done++;
+    }
+    atomic_fetch_add(&c->spawns, done);
+    return NULL;
+}
+
+/* Runs one cell; *rate gets spawns per second. Returns 0 or 1. */
+static int run_cell(const struct opts *o, const struct fl_arm *arm,
+                    const struct fl_arm_target *t, unsigned long nthr,
+                    double *rate, unsigned long *spawns)
+{
+    struct cell c = { .arm = arm, .t = t, .n = o->n };
+    pthread_t tid[MAX_THREADS];
+    atomic_init(&c.spawns, 0);
+    atomic_init(&c.failed, 0);
+    pthread_mutex_init(&c.lock, NULL);
+    pthread_cond_init(&c.cond, NULL);
+    unsigned long started = 0;
+    for (; started < nthr; started++) {
+        int e = pthread_create(&tid[started], NULL, worker, &c);
+        if (e) {
+            /* Release the ones that started and make them stop at once. */
+            atomic_store(&c.failed, 1);
+            snprintf(c.err, sizeof c.err, "pthread_create: %s", strerror(e));
+            break;
+        }
+    }
+    /* The deadline is written under the lock that releases the workers. */
+    pthread_mutex_lock(&c.lock);
+    uint64_t t0 = fl_bench_now_ns();
+    c.deadline_ns = o->n ? 0 : t0 + (uint64_t)(o->seconds * 1e9);
+    c.go = 1;
+    pthread_cond_broadcast(&c.cond);
+    pthread_mutex_unlock(&c.lock);
+    for (unsigned long k = 0; k < started; k++)
+        pthread_join(tid[k], NULL);
+    uint64_t t1 = fl_bench_now_ns();
+    pthread_cond_destroy(&c.cond);
+    pthread_mutex_destroy(&c.lock);
+    if (atomic_load(&c.failed)) {
+        fprintf(stderr, "forkless bench threads: %s: %s\n", arm->name, c.err);
+        return 1;
+    }
+    *spawns = atomic_load(&c.spawns);
+    *rate = (double)*spawns / ((double)(t1 - t0) / 1e9);
+    return 0;
+}
+
+/* ---- the suite ---------------------------------------------------------- */
+
+/* One row of the table: an arm at one T for one target. */
+struct row {
+    const char *target;       /* as named: "tiny" or the path */
+    const char *method;
+    unsigned long threads;
+    size_t repeats;
+    double rate_min, rate_median, rate_max;   /* spawns per second */
+    double spawns_median;     /* spawns per cell (median) */
+    double efficiency;        /* rate(T) / (T x rate(Tmin)/Tmin) */
+    double ratio_baseline;    /* median rate / baseline's median rate */
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+static void write_rows(struct fl_rows *j, const struct row *rows, size_t nrows)
+{
+    for (size_t i = 0; i < nrows; i++) {
+        const struct row *w = &rows[i];
+        fl_rows_begin(j);
+        fl_rows_str(j, "method", w->method);
+        fl_rows_str(j, "target", w->target);
+        fl_rows_int(j, "threads", (long long)w->threads);
+        fl_rows_int(j, "repeats", (long long)w->repeats);
+        fl_rows_num(j, "min_spawns_per_s", w->rate_min);
+        fl_rows_num(j, "median_spawns_per_s", w->rate_median);
+        fl_rows_num(j, "max_spawns_per_s", w->rate_max);
+        fl_rows_num(j, "spawns_per_cell_median", w->spawns_median);
+        fl_rows_num(j, "efficiency", w->efficiency);
+        fl_rows_num(j, "ratio_" BASELINE, w->ratio_baseline);
+        fl_rows_end(j);
+    }
+}
+
+int fl_bench_threads(int argc, char **argv)
+{
+    struct opts o;
+    int r = parse(argc, argv, &o);
+    if (r >= 0)
+        return r;
+
+    const struct fl_arm *arms[fl_narms];
+    size_t narms;
+    char err[256];
+    if (fl_arms_select(o.arms, arms, &narms, err, sizeof err) != 0)
+        return fl_usage_error(SUITE, "--arms: %s", err);
+    size_t base = SIZE_MAX;
+    for (size_t a = 0; a < narms; a++)
+        if (strcmp(arms[a]->name, BASELINE) == 0)
+            base = a;
+
+    long avail = fl_mem_available_mib();
+    if (o.heap_mib > 0 && avail >= 0 && (long)o.heap_mib + MEM_MARGIN_MIB > avail)
+        return fl_usage_error(SUITE, "a %lu MiB heap needs %lu MiB available, "
+                              "but MemAvailable is %ld MiB", o.heap_mib,
+                              o.heap_mib + MEM_MARGIN_MIB, avail);
+
+    char paths[MAX_TARGETS][PATH_MAX];
+    const char *tnames[MAX_TARGETS];
+    for (size_t k = 0; k < o.ntargets; k++) {
+        int is_tiny;
+        if ((r = fl_bench_target(SUITE, o.targets[k], paths[k], sizeof paths[k],
+                                 &is_tiny)) != 0)
+            return r;
+        tnames[k] = is_tiny ? "tiny" : paths[k];
+    }
+
+    /* The smallest T is the reference of the scaling efficiency. */
+    size_t tref = 0;
+    for (size_t k = 1; k < o.nthreads; k++)
+        if (o.threads[k] < o.threads[tref])
+            tref = k;
+
+    size_t ncells = o.ntargets * o.nthreads * narms;
+    double *rates = calloc(ncells * o.repeats, sizeof *rates);
+    double *counts = calloc(ncells * o.repeats, sizeof *counts);
+    struct row *rows = calloc(ncells, sizeof *rows);
+    if (!rates || !counts || !rows) {
+        fprintf(stderr, "forkless bench threads: out of memory\n");
+        free(rates);
+        free(counts);
+        free(rows);
+        return 1;
+    }
+#define CELL(k, ti, a) (((k) * o.nthreads + (ti)) * narms + (a))
+
+    struct fl_rows j;
+    if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
+        fprintf(stderr, "forkless bench threads: opening %s%s%s: %s\n",
+                o.json ? o.json : "", o.json && o.csv ? " / " : "",
+                o.csv ? o.csv : "", strerror(r));
+        free(rates);
+        free(counts);
+        free(rows);
+        return 1;
+    }
+    char machine[512];
+    fl_machine_line(machine, sizeof machine);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double load0 = fl_loadavg();
+    printf("forkless bench threads: %s\n", machine);
+    if (o.n)
+        printf("T threads each spawn+wait %lu times per cell", o.n);
+    else
+        printf("T threads spawn+wait for %.2f s per cell", o.seconds);
+    printf("; %lu repeats, arms in random order per T (forking arms last); "
+           "parent heap %lu MiB resident for every arm; rates in spawns/s; "
+           "eff = rate(T) / (T x rate(%lu))\n", o.repeats, o.heap_mib,
+           o.threads[tref]);
+    printf("load average %.2f at start\n", load0);
+    if (load0 > 0.75 * (double)cpus)
+        fprintf(stderr, "forkless bench threads: warning: the machine is busy "
+                "(load %.2f on %ld CPUs); other processes will add noise\n",
+                load0, cpus);
+    fl_rows_meta_str(&j, "machine", machine);
+    fl_rows_meta_num(&j, "loadavg_start", load0);
+    fl_rows_meta_int(&j, "heap_mib", (long long)o.heap_mib);
+    fl_rows_meta_num(&j, "seconds_per_cell", o.n ? NAN : o.seconds);
+    fl_rows_meta_int(&j, "spawns_per_thread", (long long)o.n);
+    fl_rows_meta_str(&j, "baseline", BASELINE);
+
+    fprintf(stderr, "threads: heap %lu MiB: touching...\n", o.heap_mib);
+    struct fl_heap heap;
+    int e = fl_heap_alloc(&heap, o.heap_mib, FL_PAGES_4K);
+    if (e) {
+        fprintf(stderr, "forkless bench threads: mmap %lu MiB: %s\n", o.heap_mib,
+                strerror(e));
+        r = 1;
+        goto out;
+    }
+
+    uint64_t seed = 0x7468726561647321u;   /* repeatable */
+    for (size_t k = 0; k < o.ntargets && r == 0; k++) {
+        char *targv[] = { paths[k], NULL };
+        struct fl_arm_target t = { paths[k], targv };
+        /* Warm up every arm once (page cache, dynamic linking of the target). */
+        for (size_t a = 0; a < narms && r == 0; a++) {
+            char e2[512];
+            if (arms[a]->run(&t, e2, sizeof e2) != 0) {
+                fprintf(stderr, "forkless bench threads: %s: %s\n", arms[a]->name, e2);
+                r = 1;
+            }
+        }
+        for (size_t rep = 0; rep < o.repeats && r == 0; rep++) {
+            fprintf(stderr, "threads: target %s: repeat %zu/%lu...\n", tnames[k],
+                    rep + 1, o.repeats);
+            for (size_t ti = 0; ti < o.nthreads && r == 0; ti++) {
+                size_t order[fl_narms];
+                fl_interleave_order(order, narms, &seed);
+                for (int forks = 0; forks <= 1 && r == 0; forks++) {
+                    for (size_t x = 0; x < narms && r == 0; x++) {
+                        size_t a = order[x];
+                        if (arms[a]->forks != forks)
+                            continue;
+                        unsigned long sp = 0;
+                        double rate = 0;
+                        r = run_cell(&o, arms[a], &t, o.threads[ti], &rate, &sp);
+                        rates[CELL(k, ti, a) * o.repeats + rep] = rate;
+                        counts[CELL(k, ti, a) * o.repeats + rep] = (double)sp;
+                    }
+                }
+            }
+        }
+        if (r)
+            break;
+        for (size_t ti = 0; ti < o.nthreads; ti++) {
+            for (size_t a = 0; a < narms; a++) {
+                struct row *w = &rows[CELL(k, ti, a)];
+                double *v = &rates[CELL(k, ti, a) * o.repeats];
+                *w = (struct row){ .target = tnames[k], .method = arms[a]->name,
+                                   .threads = o.threads[ti], .repeats = o.repeats };
+                w->rate_median = median_of(v, o.repeats);   /* sorts v */
+                w->rate_min = v[0];
+                w->rate_max = v[o.repeats - 1];
+                w->spawns_median = median_of(&counts[CELL(k, ti, a) * o.repeats],
+                                             o.repeats);
+            }
+        }
+        for (size_t ti = 0; ti < o.nthreads; ti++) {
+            for (size_t a = 0; a < narms; a++) {
+                struct row *w = &rows[CELL(k, ti, a)];
+                const struct row *one = &rows[CELL(k, tref, a)];
+                w->efficiency = w->rate_median /
+                    ((double)w->threads * one->rate_median / (double)one->threads);
+                w->ratio_baseline = base == SIZE_MAX ? NAN :
+                    w->rate_median / rows[CELL(k, ti, base)].rate_median;
+                printf("threads %-14s T %3lu  %-12s rate/s min %9.0f  median %9.0f  "
+                       "max %9.0f  eff %5.2f", w->target, w->threads, w->method,
+                       w->rate_min, w->rate_median, w->rate_max, w->efficiency);
+                if (isfinite(w->ratio_baseline))
+                    printf("   x%.2f %s", w->ratio_baseline, BASELINE);
+                putchar('\n');
+            }
+        }
+        fflush(stdout);
+    }
+    fl_heap_free(&heap);
+    if (r == 0) {
+        write_rows(&j, rows, ncells);
+        /* The done-when condition of the suite: forkless keeps up with
+         * posix_spawn at every T. */
+        size_t fa = SIZE_MAX;
+        for (size_t a = 0; a < narms; a++)
+            if (strcmp(arms[a]->name, "forkless") == 0)
+                fa = a;
+        if (fa != SIZE_MAX && base != SIZE_MAX) {
+            double worst = INFINITY;
+            const struct row *wr = NULL;
+            for (size_t k = 0; k < o.ntargets; k++)
+                for (size_t ti = 0; ti < o.nthreads; ti++) {
+                    const struct row *w = &rows[CELL(k, ti, fa)];
+                    if (w->ratio_baseline < worst)
+                        worst = w->ratio_baseline, wr = w;
+                }
+            if (wr)
+                printf("forkless/%s throughput >= 0.95 at every T: %s (lowest "
+                       "x%.2f, %s T %lu)\n", BASELINE, worst >= 0.95 ? "yes" : "no",
+                       worst, wr->target, wr->threads);
+        }
+        printf("load average %.2f at end\n", fl_loadavg());
+    }
+out:
+    free(rates);
+    free(counts);
+    free(rows);
+    int jr = fl_rows_close(&j);
+    if (jr && r == 0) {
+        fprintf(stderr, "forkless bench threads: writing %s%s%s: %s\n",
+                o.json ? o.json : "", o.json && o.csv ? " / " : "",
+                o.csv ? o.csv : "", strerror(jr));
+        r = 1;
+    }
+    return r;
+}
