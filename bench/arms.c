@@ -20,8 +20,7 @@
 
 extern char **environ;
 
-/* Reaps pid and checks for a clean exit 0. */
-static int reap(pid_t pid, char *err, size_t errsz)
+int fl_arm_wait(pid_t pid, char *err, size_t errsz)
 {
     int st;
     pid_t r;
@@ -32,6 +31,14 @@ static int reap(pid_t pid, char *err, size_t errsz)
         snprintf(err, errsz, "waitpid: %s", strerror(errno));
         return -1;
     }
+    return st;
+}
+
+int fl_arm_reap(pid_t pid, char *err, size_t errsz)
+{
+    int st = fl_arm_wait(pid, err, errsz);
+    if (st < 0)
+        return -1;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
         return 0;
     if (WIFEXITED(st))
@@ -57,7 +64,7 @@ static int arm_fork_exec(const struct fl_arm_target *t, char *err, size_t errsz)
         execve(t->path, t->argv, environ);
         _exit(127);
     }
-    return reap(pid, err, errsz);
+    return fl_arm_reap(pid, err, errsz);
 }
 
 /* ---- vfork + execve ------------------------------------------------------ */
@@ -82,7 +89,7 @@ static int arm_vfork_exec(const struct fl_arm_target *t, char *err, size_t errsz
         snprintf(err, errsz, "vfork: %s", strerror(errno));
         return -1;
     }
-    return reap(pid, err, errsz);
+    return fl_arm_reap(pid, err, errsz);
 }
 
 /* ---- posix_spawn --------------------------------------------------------- */
@@ -95,7 +102,7 @@ static int arm_posix_spawn(const struct fl_arm_target *t, char *err, size_t errs
         snprintf(err, errsz, "posix_spawn: %s", strerror(e));
         return -1;
     }
-    return reap(pid, err, errsz);
+    return fl_arm_reap(pid, err, errsz);
 }
 
 /* ---- clone(CLONE_VM|CLONE_VFORK): the physical limit --------------------- */
@@ -137,12 +144,12 @@ static int arm_clone_vm(const struct fl_arm_target *t, char *err, size_t errsz)
         snprintf(err, errsz, "clone: %s", strerror(errno));
         return -1;
     }
-    return reap(pid, err, errsz);
+    return fl_arm_reap(pid, err, errsz);
 }
 
 /* ---- forkless ------------------------------------------------------------ */
 
-static int fl_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz)
+int fl_arm_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz)
 {
     struct fl_proc p;
     struct fl_error e;
@@ -159,6 +166,14 @@ static int fl_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz)
         snprintf(err, errsz, "fl_wait: %s", strerror(r));
         return -1;
     }
+    return st;
+}
+
+static int fl_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz)
+{
+    int st = fl_arm_spawn_wait(cmd, err, errsz);
+    if (st < 0)
+        return -1;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
         return 0;
     if (WIFEXITED(st))

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* What every arm starts: an absolute path, its argv, and environ. */
 struct fl_arm_target {
@@ -42,6 +43,19 @@ const struct fl_arm *fl_arm_find(const char *name);
  * once. Returns 0, or -1 with a message in err. */
 int fl_arms_select(const char *list, const struct fl_arm **out, size_t *n,
                    char *err, size_t errsz);
+
+/* Waits for pid (retrying on EINTR). Returns its wait status, or -1 with a
+ * message in err. Also used by the call suite. */
+int fl_arm_wait(pid_t pid, char *err, size_t errsz);
+
+/* fl_arm_wait, then checks for a clean exit 0. Returns 0, or -1 with a
+ * message in err. Also used by the loop suite. */
+int fl_arm_reap(pid_t pid, char *err, size_t errsz);
+
+/* fl_spawn + fl_wait of cmd. Returns the wait status, or -1 with a message
+ * in err. Also used by the loop and call suites. */
+struct fl_cmd;
+int fl_arm_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz);
 
 /* Prints the arm names and descriptions, one per line, indented. */
 void fl_arms_list(FILE *f);

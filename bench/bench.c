@@ -211,6 +211,44 @@ int fl_opt_value(const char *suite, int argc, char **argv, int *i,
     return 1;
 }
 
+int fl_opt_ulong(const char *suite, int argc, char **argv, int *i,
+                 const char *name, unsigned long min, unsigned long max,
+                 unsigned long *out)
+{
+    const char *v;
+    int m = fl_opt_value(suite, argc, argv, i, name, &v);
+    if (m <= 0)
+        return m;
+    if (fl_parse_ulong(v, min, max, out) != 0) {
+        fl_usage_error(suite, "%s wants a whole number from %lu to %lu, not \"%s\"",
+                       name, min, max, v);
+        return -1;
+    }
+    return 1;
+}
+
+int fl_opt_outputs(const char *suite, int argc, char **argv, int *i,
+                   const char **csv, const char **json)
+{
+    static const char *const names[] = { "--csv", "--json" };
+    const char **out[] = { csv, json };
+    for (size_t k = 0; k < 2; k++) {
+        const char *v;
+        int m = fl_opt_value(suite, argc, argv, i, names[k], &v);
+        if (m == 0)
+            continue;
+        if (m < 0)
+            return -1;
+        if (!*v) {
+            fl_usage_error(suite, "%s wants a file name", names[k]);
+            return -1;
+        }
+        *out[k] = v;
+        return 1;
+    }
+    return 0;
+}
+
 int fl_parse_ulong(const char *s, unsigned long min, unsigned long max,
                    unsigned long *out)
 {

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arms.h"
 #include "forkless.h"
 #include "helpers.h"
 #include "machine.h"
@@ -39,20 +40,6 @@ int fl_plus_two(int number);   /* plustwo.c */
  * err set. */
 typedef int (*call_fn)(const char *path, char *const *argv, char *err, size_t errsz);
 
-static int reap_status(pid_t pid, char *err, size_t errsz)
-{
-    int st;
-    pid_t r;
-    do
-        r = waitpid(pid, &st, 0);
-    while (r < 0 && errno == EINTR);
-    if (r < 0) {
-        snprintf(err, errsz, "waitpid: %s", strerror(errno));
-        return -1;
-    }
-    return st;
-}
-
 static int call_fork_exec(const char *path, char *const *argv, char *err, size_t errsz)
 {
     pid_t pid = fork();
@@ -64,7 +51,7 @@ static int call_fork_exec(const char *path, char *const *argv, char *err, size_t
         execv(path, argv);
         _exit(127);
     }
-    return reap_status(pid, err, errsz);
+    return fl_arm_wait(pid, err, errsz);
 }
 
 static int call_posix_spawn(const char *path, char *const *argv, char *err, size_t errsz)
@@ -75,28 +62,13 @@ static int call_posix_spawn(const char *path, char *const *argv, char *err, size
         snprintf(err, errsz, "posix_spawn: %s", strerror(e));
         return -1;
     }
-    return reap_status(pid, err, errsz);
+    return fl_arm_wait(pid, err, errsz);
 }
 
 static int call_forkless(const char *path, char *const *argv, char *err, size_t errsz)
 {
     struct fl_cmd cmd = { .argv = argv, .path = path };
-    struct fl_proc p;
-    struct fl_error e;
-    int r = fl_spawn(&cmd, &p, &e);
-    if (r) {
-        char msg[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 64];
-        snprintf(err, errsz, "fl_spawn: %s", fl_error_format(&e, msg, sizeof msg));
-        return -1;
-    }
-    int st = 0;
-    r = fl_wait(&p, -1, &st);
-    fl_close(&p);
-    if (r) {
-        snprintf(err, errsz, "fl_wait: %s", strerror(r));
-        return -1;
-    }
-    return st;
+    return fl_arm_spawn_wait(&cmd, err, errsz);
 }
 
 static const struct {
@@ -169,40 +141,26 @@ static int parse(int argc, char **argv, struct opts *o)
     *o = (struct opts){ .n = DEFAULT_N, .calls = DEFAULT_CALLS };
     int quick = 0, set_n = 0, set_calls = 0;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
+        const char *a = argv[i];
         int m;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fl_bench_call_usage(stdout);
             return 0;
         }
-        if ((m = fl_opt_value(SUITE, argc, argv, &i, "-n", &v))) {
+        if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 10000000, &o->n))) {
             if (m < 0)
                 return 2;
             set_n = 1;
-            if (fl_parse_ulong(v, 1, 10000000, &o->n) != 0)
-                return fl_usage_error(SUITE, "-n wants a whole number from 1 to "
-                                      "10000000, not \"%s\"", v);
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--calls", &v))) {
+        } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "--calls", 1, 1000000000,
+                                     &o->calls))) {
             if (m < 0)
                 return 2;
             set_calls = 1;
-            if (fl_parse_ulong(v, 1, 1000000000, &o->calls) != 0)
-                return fl_usage_error(SUITE, "--calls wants a whole number from 1 to "
-                                      "1000000000, not \"%s\"", v);
         } else if (strcmp(a, "--quick") == 0) {
             quick = 1;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--csv", &v))) {
+        } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
             if (m < 0)
                 return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--csv wants a file name");
-            o->csv = v;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--json", &v))) {
-            if (m < 0)
-                return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--json wants a file name");
-            o->json = v;
         } else {
             return fl_usage_error(SUITE, "unknown option \"%s\"", a);
         }
@@ -330,7 +288,7 @@ int fl_bench_call(int argc, char **argv)
 
     struct fl_rows j;
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
-        fprintf(stderr, "forkless bench call: writing %s%s%s: %s\n", o.json ? o.json : "", o.json && o.csv ? " / " : "", o.csv ? o.csv : "", strerror(r));
+        fl_rows_error(SUITE, "writing", o.json, o.csv, r);
         return 1;
     }
     struct row rows[NSPAWNERS * NPROGS + 1];
@@ -358,19 +316,13 @@ int fl_bench_call(int argc, char **argv)
     char machine[512];
     fl_machine_line(machine, sizeof machine);
     double load0 = fl_loadavg();
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     printf("forkless bench call: %s\n", machine);
     printf("plustwo: dynamic %s, static %s\n", paths[P_DYNAMIC],
            have[P_STATIC] ? paths[P_STATIC] : "(not built: the toolchain could not link "
                                               "-static; static rows skipped)");
     printf("%lu samples per spawning arm, interleaved in random order (fork_exec after "
            "the others), %lu calls per function sample; us per call\n", o.n, o.calls);
-    printf("load average %.2f at start\n", load0);
-    if (load0 > 0.75 * (double)cpus)
-        fprintf(stderr, "forkless bench call: warning: the machine is busy (load %.2f on "
-                "%ld CPUs); other processes will add noise to the times\n", load0, cpus);
-    fl_rows_meta_str(&j, "machine", machine);
-    fl_rows_meta_num(&j, "loadavg_start", load0);
+    fl_rows_start(&j, SUITE, machine, load0);
     fl_rows_meta_str(&j, "plustwo", paths[P_DYNAMIC]);
     fl_rows_meta_str(&j, "plustwo_static", have[P_STATIC] ? paths[P_STATIC] : "");
     fl_rows_meta_int(&j, "function_calls_per_sample", (long long)o.calls);
@@ -443,7 +395,7 @@ out:
         free(rows[k].ps);
     int jr = fl_rows_close(&j);
     if (jr && r == 0) {
-        fprintf(stderr, "forkless bench call: writing %s%s%s: %s\n", o.json ? o.json : "", o.json && o.csv ? " / " : "", o.csv ? o.csv : "", strerror(jr));
+        fl_rows_error(SUITE, "writing", o.json, o.csv, jr);
         r = 1;
     }
     return r;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "arms.h"
+#include "btarget.h"
 #include "machine.h"
 #include "stats.h"
 #include "suite.h"
@@ -142,12 +143,10 @@ static int parse(int argc, char **argv, struct opts *o)
             if (!*v)
                 return fl_usage_error(SUITE, "--target is empty");
             o->target = v;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "-n", &v))) {
+        } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 10000000,
+                                     &o->n))) {
             if (m < 0)
                 return 2;
-            if (fl_parse_ulong(v, 1, 10000000, &o->n) != 0)
-                return fl_usage_error(SUITE, "-n wants a whole number from 1 to "
-                                      "10000000, not \"%s\"", v);
             o->set_n = 1;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--budget", &v))) {
             if (m < 0)
@@ -166,22 +165,13 @@ static int parse(int argc, char **argv, struct opts *o)
             o->quick = 1;
         } else if (strcmp(a, "--overcommit-demo") == 0) {
             o->overcommit_demo = 1;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--csv", &v))) {
+        } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
             if (m < 0)
                 return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--csv wants a file name");
-            o->csv = v;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--arms", &v))) {
             if (m < 0)
                 return 2;
             o->arms = v;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--json", &v))) {
-            if (m < 0)
-                return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--json wants a file name");
-            o->json = v;
         } else {
             return fl_usage_error(SUITE, "unknown option \"%s\"", a);
         }
@@ -195,60 +185,6 @@ static int parse(int argc, char **argv, struct opts *o)
             o->heaps[0] = 0, o->heaps[1] = 256, o->nheaps = 2;
     }
     return -1;   /* go on */
-}
-
-/* Resolves --target to an absolute executable path. */
-static int resolve_target(const char *t, char *buf, size_t size, int *is_tiny)
-{
-    *is_tiny = strcmp(t, "tiny") == 0;
-    if (*is_tiny) {
-        if (fl_find_tiny(buf, size) != 0) {
-            fprintf(stderr, "forkless bench heap: the \"tiny\" target was not found "
-                    "next to the forkless binary, in ../bench, in the build tree "
-                    "or in the install tree; build the `tiny` target or set "
-                    "FORKLESS_TINY=PATH\n");
-            return 1;
-        }
-        return 0;
-    }
-    char cand[PATH_MAX];
-    if (strchr(t, '/')) {
-        snprintf(cand, sizeof cand, "%s", t);
-    } else {
-        /* A bare name: search PATH, as a shell would. */
-        const char *path = getenv("PATH");
-        if (!path)
-            path = "/usr/bin:/bin";
-        cand[0] = '\0';
-        while (*path) {
-            size_t len = strcspn(path, ":");
-            if (len > 0 && path[0] == '/') {
-                snprintf(cand, sizeof cand, "%.*s/%s", (int)len, path, t);
-                if (access(cand, X_OK) == 0)
-                    break;
-            }
-            cand[0] = '\0';
-            path += len + (path[len] == ':');
-        }
-    }
-    char real[PATH_MAX];
-    struct stat st;
-    int e = 0;
-    if (!cand[0])
-        e = ENOENT;
-    else if (!realpath(cand, real) || stat(real, &st) != 0)
-        e = errno;
-    else if (!S_ISREG(st.st_mode))
-        e = S_ISDIR(st.st_mode) ? EISDIR : EACCES;
-    else if (access(real, X_OK) != 0)
-        e = errno;
-    if (e) {
-        fl_usage_error(SUITE, "--target \"%s\": not an executable file (%s)", t,
-                       strerror(e));
-        return 2;
-    }
-    snprintf(buf, size, "%s", real);
-    return 0;
 }
 
 struct cell_result {
@@ -534,7 +470,7 @@ int fl_bench_heap(int argc, char **argv)
 
     char path[PATH_MAX];
     int is_tiny;
-    if ((r = resolve_target(o.target, path, sizeof path, &is_tiny)) != 0)
+    if ((r = fl_bench_target(SUITE, o.target, path, sizeof path, &is_tiny)) != 0)
         return r;
     char *targv[] = { path, NULL };
     struct fl_arm_target t = { path, targv };
@@ -545,9 +481,7 @@ int fl_bench_heap(int argc, char **argv)
 
     struct fl_rows j;
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
-        fprintf(stderr, "forkless bench heap: opening %s%s%s: %s\n",
-                o.json ? o.json : "", o.json && o.csv ? " / " : "",
-                o.csv ? o.csv : "", strerror(r));
+        fl_rows_error(SUITE, "opening", o.json, o.csv, r);
         return 1;
     }
     struct fl_reserve resv;
@@ -566,17 +500,10 @@ int fl_bench_heap(int argc, char **argv)
            "times in us per spawn+wait\n", tname, is_tiny ? " = " : "",
            is_tiny ? path : "", o.n);
     double load0 = fl_loadavg();
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (o.reserve_gib)
         printf("reserved %lu GiB of address space (PROT_NONE, MAP_NORESERVE, never "
                "touched) at %p, mapped for the whole run\n", o.reserve_gib, resv.base);
-    printf("load average %.2f at start\n", load0);
-    if (load0 > 0.75 * (double)cpus)
-        fprintf(stderr, "forkless bench heap: warning: the machine is busy (load "
-                "%.2f on %ld CPUs); other processes will add noise to the times\n",
-                load0, cpus);
-    fl_rows_meta_str(&j, "machine", machine);
-    fl_rows_meta_num(&j, "loadavg_start", load0);
+    fl_rows_start(&j, SUITE, machine, load0);
     fl_rows_meta_str(&j, "target", tname);
     fl_rows_meta_str(&j, "target_path", path);
     fl_rows_meta_int(&j, "reserve_gib", (long long)o.reserve_gib);
@@ -669,9 +596,7 @@ out:
     fl_reserve_unmap(&resv);
     int jr = fl_rows_close(&j);
     if (jr && r == 0) {
-        fprintf(stderr, "forkless bench heap: writing %s%s%s: %s\n",
-                o.json ? o.json : "", o.json && o.csv ? " / " : "",
-                o.csv ? o.csv : "", strerror(jr));
+        fl_rows_error(SUITE, "writing", o.json, o.csv, jr);
         r = 1;
     }
     return r;

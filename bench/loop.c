@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arms.h"
 #include "forkless.h"
 #include "helpers.h"
 #include "machine.h"
@@ -36,29 +37,6 @@ extern char **environ;
 /* Starts the target once by name and reaps it. 0, or -1 with err set. */
 typedef int (*loop_fn)(char *const *argv, char *err, size_t errsz);
 
-static int reap(pid_t pid, char *err, size_t errsz)
-{
-    int st;
-    pid_t r;
-    do
-        r = waitpid(pid, &st, 0);
-    while (r < 0 && errno == EINTR);
-    if (r < 0) {
-        snprintf(err, errsz, "waitpid: %s", strerror(errno));
-        return -1;
-    }
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-        return 0;
-    if (WIFEXITED(st))
-        snprintf(err, errsz, "child exited with status %d%s", WEXITSTATUS(st),
-                 WEXITSTATUS(st) == 127 ? " (exec failed?)" : "");
-    else if (WIFSIGNALED(st))
-        snprintf(err, errsz, "child killed by signal %d", WTERMSIG(st));
-    else
-        snprintf(err, errsz, "child wait status 0x%x", st);
-    return -1;
-}
-
 static int loop_fork(char *const *argv, char *err, size_t errsz)
 {
     pid_t pid = fork();
@@ -70,7 +48,7 @@ static int loop_fork(char *const *argv, char *err, size_t errsz)
         execvp(argv[0], argv);
         _exit(127);
     }
-    return reap(pid, err, errsz);
+    return fl_arm_reap(pid, err, errsz);
 }
 
 /* Its own frame: the vfork child borrows the caller's stack until exec. */
@@ -91,7 +69,7 @@ static int loop_vfork(char *const *argv, char *err, size_t errsz)
         snprintf(err, errsz, "vfork: %s", strerror(errno));
         return -1;
     }
-    return reap(pid, err, errsz);
+    return fl_arm_reap(pid, err, errsz);
 }
 
 static int loop_posix_spawnp(char *const *argv, char *err, size_t errsz)
@@ -102,27 +80,15 @@ static int loop_posix_spawnp(char *const *argv, char *err, size_t errsz)
         snprintf(err, errsz, "posix_spawnp: %s", strerror(e));
         return -1;
     }
-    return reap(pid, err, errsz);
+    return fl_arm_reap(pid, err, errsz);
 }
 
 static int loop_forkless(char *const *argv, char *err, size_t errsz)
 {
     struct fl_cmd cmd = { .argv = argv };
-    struct fl_proc p;
-    struct fl_error e;
-    int r = fl_spawn(&cmd, &p, &e);
-    if (r) {
-        char msg[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 64];
-        snprintf(err, errsz, "fl_spawn: %s", fl_error_format(&e, msg, sizeof msg));
+    int st = fl_arm_spawn_wait(&cmd, err, errsz);
+    if (st < 0)
         return -1;
-    }
-    int st = 0;
-    r = fl_wait(&p, -1, &st);
-    fl_close(&p);
-    if (r) {
-        snprintf(err, errsz, "fl_wait: %s", strerror(r));
-        return -1;
-    }
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
         return 0;
     snprintf(err, errsz, "child wait status 0x%x", st);
@@ -196,20 +162,15 @@ static int parse(int argc, char **argv, struct opts *o)
             fl_bench_loop_usage(stdout);
             return 0;
         }
-        if ((m = fl_opt_value(SUITE, argc, argv, &i, "-n", &v))) {
+        if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 100000000, &o->n))) {
             if (m < 0)
                 return 2;
             set_n = 1;
-            if (fl_parse_ulong(v, 1, 100000000, &o->n) != 0)
-                return fl_usage_error(SUITE, "-n wants a whole number from 1 to "
-                                      "100000000, not \"%s\"", v);
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "-r", &v))) {
+        } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-r", 1, 10000,
+                                     &o->repeats))) {
             if (m < 0)
                 return 2;
             set_repeats = 1;
-            if (fl_parse_ulong(v, 1, 10000, &o->repeats) != 0)
-                return fl_usage_error(SUITE, "-r wants a whole number from 1 to 10000, "
-                                      "not \"%s\"", v);
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--target", &v))) {
             if (m < 0)
                 return 2;
@@ -218,18 +179,9 @@ static int parse(int argc, char **argv, struct opts *o)
             o->target = v;
         } else if (strcmp(a, "--quick") == 0) {
             quick = 1;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--csv", &v))) {
+        } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
             if (m < 0)
                 return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--csv wants a file name");
-            o->csv = v;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--json", &v))) {
-            if (m < 0)
-                return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--json wants a file name");
-            o->json = v;
         } else {
             return fl_usage_error(SUITE, "unknown option \"%s\"", a);
         }
@@ -265,24 +217,18 @@ int fl_bench_loop(int argc, char **argv)
 
     struct fl_rows j;
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
-        fprintf(stderr, "forkless bench loop: writing %s%s%s: %s\n", o.json ? o.json : "", o.json && o.csv ? " / " : "", o.csv ? o.csv : "", strerror(r));
+        fl_rows_error(SUITE, "writing", o.json, o.csv, r);
         return 1;
     }
     char machine[512];
     fl_machine_line(machine, sizeof machine);
     double load0 = fl_loadavg();
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     printf("forkless bench loop: %s\n", machine);
     printf("target \"%s\" (%s%s), %lu spawn+wait per loop, %lu repeats of every arm's "
            "loop in random order; seconds per loop\n", o.target,
            strchr(o.target, '/') ? "" : "PATH search each time, now ", resolved, o.n,
            o.repeats);
-    printf("load average %.2f at start\n", load0);
-    if (load0 > 0.75 * (double)cpus)
-        fprintf(stderr, "forkless bench loop: warning: the machine is busy (load %.2f on "
-                "%ld CPUs); other processes will add noise to the times\n", load0, cpus);
-    fl_rows_meta_str(&j, "machine", machine);
-    fl_rows_meta_num(&j, "loadavg_start", load0);
+    fl_rows_start(&j, SUITE, machine, load0);
     fl_rows_meta_str(&j, "target", o.target);
     fl_rows_meta_str(&j, "target_path", resolved);
 
@@ -374,7 +320,7 @@ out:
     free(secs);
     int jr = fl_rows_close(&j);
     if (jr && r == 0) {
-        fprintf(stderr, "forkless bench loop: writing %s%s%s: %s\n", o.json ? o.json : "", o.json && o.csv ? " / " : "", o.csv ? o.csv : "", strerror(jr));
+        fl_rows_error(SUITE, "writing", o.json, o.csv, jr);
         r = 1;
     }
     return r;

@@ -14,6 +14,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "helpers.h"
+
 void fl_machine_line(char *buf, size_t size)
 {
     struct utsname u;
@@ -143,46 +145,15 @@ void fl_heap_free(struct fl_heap *h)
     h->bytes = 0;
 }
 
-static int try_path(char *buf, size_t size, const char *path)
-{
-    char real[PATH_MAX];
-    if (!path || !*path || access(path, X_OK) != 0 || !realpath(path, real))
-        return 0;
-    if ((size_t)snprintf(buf, size, "%s", real) >= size)
-        return 0;
-    return 1;
-}
+#ifndef FL_TINY_PATH
+#define FL_TINY_PATH NULL
+#endif
+#ifndef FL_TINY_INSTALL_PATH
+#define FL_TINY_INSTALL_PATH NULL
+#endif
 
 int fl_find_tiny(char *buf, size_t size)
 {
-    if (try_path(buf, size, getenv("FORKLESS_TINY")))
-        return 0;
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            char cand[PATH_MAX + 32];
-            snprintf(cand, sizeof cand, "%s/tiny", exe);
-            if (try_path(buf, size, cand))
-                return 0;
-            snprintf(cand, sizeof cand, "%s/../bench/tiny", exe);
-            if (try_path(buf, size, cand))
-                return 0;
-            snprintf(cand, sizeof cand, "%s/../libexec/forkless/tiny", exe);
-            if (try_path(buf, size, cand))
-                return 0;
-        }
-    }
-#ifdef FL_TINY_PATH
-    if (try_path(buf, size, FL_TINY_PATH))
-        return 0;
-#endif
-#ifdef FL_TINY_INSTALL_PATH
-    if (try_path(buf, size, FL_TINY_INSTALL_PATH))
-        return 0;
-#endif
-    return ENOENT;
+    return fl_find_helper("tiny", "FORKLESS_TINY", FL_TINY_PATH,
+                          FL_TINY_INSTALL_PATH, buf, size);
 }

@@ -142,18 +142,13 @@ static int parse(int argc, char **argv, struct opts *o)
             if (m < 0)
                 return 2;
             o->target = v;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "-n", &v))) {
+        } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 1000000, &o->n))) {
             if (m < 0)
                 return 2;
-            if (fl_parse_ulong(v, 1, 1000000, &o->n) != 0)
-                return fl_usage_error(SUITE, "-n wants a whole number from 1 to "
-                                      "1000000, not \"%s\"", v);
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--rounds", &v))) {
+        } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "--rounds", 1, 1000,
+                                     &o->rounds))) {
             if (m < 0)
                 return 2;
-            if (fl_parse_ulong(v, 1, 1000, &o->rounds) != 0)
-                return fl_usage_error(SUITE, "--rounds wants a whole number from 1 "
-                                      "to 1000, not \"%s\"", v);
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--peers", &v))) {
             if (m < 0)
                 return 2;
@@ -176,18 +171,9 @@ static int parse(int argc, char **argv, struct opts *o)
                     break;
                 p = end + 1;
             }
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--json", &v))) {
+        } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
             if (m < 0)
                 return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--json wants a file name");
-            o->json = v;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--csv", &v))) {
-            if (m < 0)
-                return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--csv wants a file name");
-            o->csv = v;
         } else {
             return fl_usage_error(SUITE, "unknown option \"%s\"", a);
         }
@@ -515,16 +501,13 @@ int fl_bench_peers(int argc, char **argv)
         goto out;
     }
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
-        fprintf(stderr, "forkless bench peers: opening %s%s%s: %s\n",
-                o.json ? o.json : "", o.json && o.csv ? " / " : "",
-                o.csv ? o.csv : "", strerror(r));
+        fl_rows_error(SUITE, "opening", o.json, o.csv, r);
         r = 1;
         goto out;
     }
 
     char machine[512];
     fl_machine_line(machine, sizeof machine);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     double load0 = fl_loadavg();
     printf("forkless bench peers: %s\n", machine);
     printf("target %s%s%s; %lu spawn+wait per peer per heap in %lu rounds "
@@ -532,13 +515,7 @@ int fl_bench_peers(int argc, char **argv)
            "touches its own heap, forkless runs in this process with the same "
            "heap; times in us per spawn+wait\n", tname, is_tiny ? " = " : "",
            is_tiny ? path : "", o.n, rounds);
-    printf("load average %.2f at start\n", load0);
-    if (load0 > 0.75 * (double)cpus)
-        fprintf(stderr, "forkless bench peers: warning: the machine is busy (load "
-                "%.2f on %ld CPUs); other processes will add noise to the times\n",
-                load0, cpus);
-    fl_rows_meta_str(&j, "machine", machine);
-    fl_rows_meta_num(&j, "loadavg_start", load0);
+    fl_rows_start(&j, SUITE, machine, load0);
     fl_rows_meta_str(&j, "target", tname);
     fl_rows_meta_str(&j, "target_path", path);
     fl_rows_meta_int(&j, "rounds", (long long)rounds);
@@ -651,9 +628,7 @@ out:
     free(rows);
     int jr = fl_rows_close(&j);
     if (jr && r == 0) {
-        fprintf(stderr, "forkless bench peers: writing %s%s%s: %s\n",
-                o.json ? o.json : "", o.json && o.csv ? " / " : "",
-                o.csv ? o.csv : "", strerror(jr));
+        fl_rows_error(SUITE, "writing", o.json, o.csv, jr);
         r = 1;
     }
     return r;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 uint64_t fl_bench_now_ns(void)
 {
@@ -392,4 +393,25 @@ int fl_rows_close(struct fl_rows *w)
         free(w->cols[k]);
     w->ncols = 0;
     return err;
+}
+
+void fl_rows_error(const char *suite, const char *doing, const char *json,
+                   const char *csv, int e)
+{
+    fprintf(stderr, "forkless bench %s: %s %s%s%s: %s\n", suite, doing,
+            json ? json : "", json && csv ? " / " : "", csv ? csv : "",
+            strerror(e));
+}
+
+void fl_rows_start(struct fl_rows *w, const char *suite, const char *machine,
+                   double load0)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("load average %.2f at start\n", load0);
+    if (load0 > 0.75 * (double)cpus)
+        fprintf(stderr, "forkless bench %s: warning: the machine is busy (load %.2f on "
+                "%ld CPUs); other processes will add noise to the times\n", suite,
+                load0, cpus);
+    fl_rows_meta_str(w, "machine", machine);
+    fl_rows_meta_num(w, "loadavg_start", load0);
 }

@@ -147,4 +147,15 @@ void fl_rows_end(struct fl_rows *w);
  * value); safe on a writer that never opened anything. */
 int fl_rows_close(struct fl_rows *w);
 
+/* The common start of a run: prints "load average L at start" (L is load0,
+ * from fl_loadavg), a warning on stderr when the machine looks busy, and
+ * puts "machine" and "loadavg_start" in the header of w. */
+void fl_rows_start(struct fl_rows *w, const char *suite, const char *machine,
+                   double load0);
+
+/* Prints "forkless bench SUITE: DOING JSON / CSV: strerror(e)" on stderr,
+ * for a failed fl_rows_open or fl_rows_close (json or csv may be NULL). */
+void fl_rows_error(const char *suite, const char *doing, const char *json,
+                   const char *csv, int e);
+
 #endif

@@ -49,6 +49,20 @@ int fl_usage_error(const char *suite, const char *fmt, ...);
 int fl_opt_value(const char *suite, int argc, char **argv, int *i,
                  const char *name, const char **val);
 
+/* fl_opt_value for an option whose value is a whole number in [min, max]
+ * (see fl_parse_ulong). Returns 0 when it is another option, 1 with *out
+ * set, or -1 for a missing or bad value (a usage error has been printed). */
+int fl_opt_ulong(const char *suite, int argc, char **argv, int *i,
+                 const char *name, unsigned long min, unsigned long max,
+                 unsigned long *out);
+
+/* Matches argv[*i] against --csv FILE and --json FILE (see fl_opt_value)
+ * and sets *csv or *json. Returns 0 when it is another option, 1 when it
+ * matched, or -1 for a missing or empty file name (a usage error has been
+ * printed). */
+int fl_opt_outputs(const char *suite, int argc, char **argv, int *i,
+                   const char **csv, const char **json);
+
 /* Parses a whole decimal number in [min, max]. Returns 0 or -1. */
 int fl_parse_ulong(const char *s, unsigned long min, unsigned long max,
                    unsigned long *out);

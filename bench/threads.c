@@ -151,18 +151,14 @@ static int parse(int argc, char **argv, struct opts *o)
                                       "above 0 and up to 3600, not \"%s\"", v);
             o->seconds = s;
             o->n = 0;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "-n", &v))) {
+        } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 10000000,
+                                     &o->n))) {
             if (m < 0)
                 return 2;
-            if (fl_parse_ulong(v, 1, 10000000, &o->n) != 0)
-                return fl_usage_error(SUITE, "-n wants a whole number from 1 to "
-                                      "10000000, not \"%s\"", v);
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "-r", &v))) {
+        } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-r", 1, 1000,
+                                     &o->repeats))) {
             if (m < 0)
                 return 2;
-            if (fl_parse_ulong(v, 1, 1000, &o->repeats) != 0)
-                return fl_usage_error(SUITE, "-r wants a whole number from 1 to "
-                                      "1000, not \"%s\"", v);
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
             if (m < 0)
                 return 2;
@@ -172,18 +168,9 @@ static int parse(int argc, char **argv, struct opts *o)
             if (m < 0)
                 return 2;
             o->arms = v;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--json", &v))) {
+        } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
             if (m < 0)
                 return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--json wants a file name");
-            o->json = v;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--csv", &v))) {
-            if (m < 0)
-                return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--csv wants a file name");
-            o->csv = v;
         } else {
             return fl_usage_error(SUITE, "unknown option \"%s\"", a);
         }
@@ -374,9 +361,7 @@ int fl_bench_threads(int argc, char **argv)
 
     struct fl_rows j;
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
-        fprintf(stderr, "forkless bench threads: opening %s%s%s: %s\n",
-                o.json ? o.json : "", o.json && o.csv ? " / " : "",
-                o.csv ? o.csv : "", strerror(r));
+        fl_rows_error(SUITE, "opening", o.json, o.csv, r);
         free(rates);
         free(counts);
         free(rows);
@@ -513,9 +498,7 @@ out:
     free(rows);
     int jr = fl_rows_close(&j);
     if (jr && r == 0) {
-        fprintf(stderr, "forkless bench threads: writing %s%s%s: %s\n",
-                o.json ? o.json : "", o.json && o.csv ? " / " : "",
-                o.csv ? o.csv : "", strerror(jr));
+        fl_rows_error(SUITE, "writing", o.json, o.csv, jr);
         r = 1;
     }
     return r;

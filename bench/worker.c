@@ -197,18 +197,9 @@ static int parse(int argc, char **argv, struct opts *o)
                 return 2;
         } else if (strcmp(a, "--quick") == 0) {
             quick = 1;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--csv", &v))) {
+        } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
             if (m < 0)
                 return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--csv wants a file name");
-            o->csv = v;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--json", &v))) {
-            if (m < 0)
-                return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--json wants a file name");
-            o->json = v;
         } else {
             return fl_usage_error(SUITE, "unknown option \"%s\"", a);
         }
@@ -573,7 +564,7 @@ int fl_bench_worker(int argc, char **argv)
     struct row rows[NARMS];
     size_t nrows = 0;
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
-        fprintf(stderr, "forkless bench worker: writing %s%s%s: %s\n", o.json ? o.json : "", o.json && o.csv ? " / " : "", o.csv ? o.csv : "", strerror(r));
+        fl_rows_error(SUITE, "writing", o.json, o.csv, r);
         r = 1;
         goto out;
     }
@@ -586,18 +577,12 @@ int fl_bench_worker(int argc, char **argv)
     char machine[512];
     fl_machine_line(machine, sizeof machine);
     double load0 = fl_loadavg();
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     printf("forkless bench worker: %s\n", machine);
     printf("heap %lu MiB (4 KiB pages), %lu records of 16 B through a %u-slot shared ring, "
            "one heap page dirtied per %lu records (round-robin), %lu rounds of every arm in "
            "random order; worker program %s\n", o.heap_mib, o.records, RING_SLOTS, o.cycle,
            o.rounds, worker);
-    printf("load average %.2f at start\n", load0);
-    if (load0 > 0.75 * (double)cpus)
-        fprintf(stderr, "forkless bench worker: warning: the machine is busy (load %.2f on "
-                "%ld CPUs); other processes will add noise to the times\n", load0, cpus);
-    fl_rows_meta_str(&j, "machine", machine);
-    fl_rows_meta_num(&j, "loadavg_start", load0);
+    fl_rows_start(&j, SUITE, machine, load0);
     fl_rows_meta_str(&j, "worker", worker);
     fl_rows_meta_int(&j, "heap_mib", (long long)o.heap_mib);
     fl_rows_meta_int(&j, "records", (long long)o.records);
@@ -704,7 +689,7 @@ out:
     close(c.memfd);
     int jr = fl_rows_close(&j);
     if (jr && r == 0) {
-        fprintf(stderr, "forkless bench worker: writing %s%s%s: %s\n", o.json ? o.json : "", o.json && o.csv ? " / " : "", o.csv ? o.csv : "", strerror(jr));
+        fl_rows_error(SUITE, "writing", o.json, o.csv, jr);
         r = 1;
     }
     return r;

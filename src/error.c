@@ -143,7 +143,11 @@ char *fl_error_format(const struct fl_error *e, char *buf, size_t size)
     if (!buf || !size)
         return buf;
     char msg[128];
-    const char *text = strerror_r(e->err, msg, sizeof msg);
+#if defined(__GLIBC__)
+    const char *text = strerror_r(e->err, msg, sizeof msg);   /* GNU */
+#else
+    const char *text = strerror_r(e->err, msg, sizeof msg) == 0 ? msg : "Unknown error"; /* XSI (musl) */
+#endif
     int n;
     if (e->path[0])
         n = snprintf(buf, size, "%s \"%s\": %s", fl_step_name(e->step), e->path, text);

@@ -76,9 +76,7 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
  * most 6 MiB). Saying so here beats a bare E2BIG from exec. */
 static int check_sizes(struct fl__plan *p, struct fl_error *e)
 {
-    static long page;
-    if (!page)
-        page = sysconf(_SC_PAGESIZE);
+    long page = sysconf(_SC_PAGESIZE);
     size_t max_str = 32 * (size_t)page, total = 0, count = 0;
     char what[FL_ERROR_DETAIL_MAX];
     char *const *lists[2] = { p->argv, p->envp };

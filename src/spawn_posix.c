@@ -76,7 +76,12 @@ static int add_file_actions(struct fl__plan *p, posix_spawn_file_actions_t *fa)
             r = posix_spawn_file_actions_addclose(fa, next);
         next = p->keep[i] + 1;
     }
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
     return r ? r : posix_spawn_file_actions_addclosefrom_np(fa, next);
+#else
+    (void)next;
+    return r ? r : ENOTSUP;   /* no addclosefrom_np (musl, glibc < 2.34) */
+#endif
 }
 
 static int set_attributes(struct fl__plan *p, posix_spawnattr_t *at)

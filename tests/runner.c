@@ -155,7 +155,11 @@ char *t_read_file(const char *path)
 
 const char *fl_t_errname(int e)
 {
+#if defined(__GLIBC__)
     const char *n = e ? strerrorname_np(e) : "0";
+#else
+    const char *n = e ? strerror(e) : "0";
+#endif
     return n ? n : "?";
 }
 
