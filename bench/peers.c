@@ -105,6 +105,7 @@ void fl_bench_peers_usage(FILE *f)
         "                  \"tiny\" (the bench's static program; default /bin/true)\n"
         "  -n N            spawns per peer per heap (default %d)\n"
         "  --rounds R      rounds n is split into (default %d)\n"
+        "  --quick         small counts: -n 20 --rounds 2 (each unless given)\n"
         "  --peers LIST    the peers to run, comma separated (default: all)\n"
         "  --json FILE     also write the rows as JSON\n"
         "  --csv FILE      also write the rows as CSV (a header line, then one\n"
@@ -123,9 +124,17 @@ static int parse(int argc, char **argv, struct opts *o)
                         .n = DEFAULT_N, .rounds = DEFAULT_ROUNDS };
     for (size_t p = 0; p < NPEERS; p++)
         o->want[p] = 1;
+    /* --quick sets small counts first, so that options given override them. */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--quick") == 0) {
+            o->n = 20;
+            o->rounds = 2;
+        }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int m;
+        if (strcmp(a, "--quick") == 0)
+            continue;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fl_bench_peers_usage(stdout);
             return 0;

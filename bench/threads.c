@@ -76,6 +76,7 @@ void fl_bench_threads_usage(FILE *f)
         "  --seconds S     time per cell (default %.0f)\n"
         "  -n N            spawns per thread per cell instead of a time\n"
         "  -r N            repeats (default %d)\n"
+        "  --quick         small counts: --seconds 0.2 -r 1 (each unless given)\n"
         "  --heap MIB      the parent's resident heap (default %d; 0: none)\n"
         "  --arms LIST     arms, comma separated (default " DEFAULT_ARMS ")\n"
         "  --json FILE     also write the rows as JSON\n"
@@ -102,9 +103,17 @@ static int parse(int argc, char **argv, struct opts *o)
     o->targets[0] = "tiny";
     o->targets[1] = "/bin/true";
     o->ntargets = 2;
+    /* --quick sets small counts first, so that options given override them. */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--quick") == 0) {
+            o->seconds = 0.2;
+            o->repeats = 1;
+        }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int m;
+        if (strcmp(a, "--quick") == 0)
+            continue;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fl_bench_threads_usage(stdout);
             return 0;
