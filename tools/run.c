@@ -102,6 +102,7 @@ static int run_command(struct run_options *o)
     clock_gettime(CLOCK_MONOTONIC, &start);
     struct fl_proc proc;
     int r = fl_spawn(cmd, &proc, &error);
+    cmd->sigmask = NULL;  /* it pointed at old_mask, which dies with this frame */
     if (r != 0) {
         fl_error_format(&error, message, sizeof message);
         /* The record says which limit by index only. */
