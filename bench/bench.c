@@ -227,6 +227,14 @@ int fl_opt_ulong(const char *suite, int argc, char **argv, int *i,
     return 1;
 }
 
+int fl_opt_quick(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--quick") == 0)
+            return 1;
+    return 0;
+}
+
 int fl_opt_outputs(const char *suite, int argc, char **argv, int *i,
                    const char **csv, const char **json)
 {

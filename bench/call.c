@@ -139,7 +139,10 @@ void fl_bench_call_usage(FILE *f)
 static int parse(int argc, char **argv, struct opts *o)
 {
     *o = (struct opts){ .n = DEFAULT_N, .calls = DEFAULT_CALLS };
-    int quick = 0, set_n = 0, set_calls = 0;
+    if (fl_opt_quick(argc, argv)) {
+        o->n = QUICK_N;
+        o->calls = QUICK_CALLS;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int m;
@@ -150,26 +153,18 @@ static int parse(int argc, char **argv, struct opts *o)
         if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 10000000, &o->n))) {
             if (m < 0)
                 return 2;
-            set_n = 1;
         } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "--calls", 1, 1000000000,
                                      &o->calls))) {
             if (m < 0)
                 return 2;
-            set_calls = 1;
         } else if (strcmp(a, "--quick") == 0) {
-            quick = 1;
+            /* applied before this loop, see fl_opt_quick() */
         } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
             if (m < 0)
                 return 2;
         } else {
             return fl_usage_error(SUITE, "unknown option \"%s\"", a);
         }
-    }
-    if (quick) {
-        if (!set_n)
-            o->n = QUICK_N;
-        if (!set_calls)
-            o->calls = QUICK_CALLS;
     }
     return -1;
 }

@@ -49,9 +49,7 @@ struct opts {
     const char *json;
     const char *csv;
     unsigned long reserve_gib;
-    int quick;
     int overcommit_demo;
-    int set_heap, set_n, set_budget;   /* given explicitly: --quick keeps them */
 };
 
 void fl_bench_heap_usage(FILE *f)
@@ -109,6 +107,11 @@ static int parse(int argc, char **argv, struct opts *o)
                         .pages = { FL_PAGES_4K }, .npages = 1,
                         .target = "/bin/true", .n = DEFAULT_N,
                         .budget_s = DEFAULT_BUDGET_S };
+    if (fl_opt_quick(argc, argv)) {
+        o->n = QUICK_N;
+        o->budget_s = QUICK_BUDGET_S;
+        o->heaps[0] = 0, o->heaps[1] = 256, o->nheaps = 2;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int m;
@@ -125,7 +128,6 @@ static int parse(int argc, char **argv, struct opts *o)
                                       "%d sizes in MiB, each from 0 to %d (64 GiB), "
                                       "not \"%s\"", MAX_HEAPS, MAX_HEAP_MIB, v);
             o->nheaps = (size_t)n;
-            o->set_heap = 1;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--pages", &v))) {
             if (m < 0)
                 return 2;
@@ -147,14 +149,12 @@ static int parse(int argc, char **argv, struct opts *o)
                                      &o->n))) {
             if (m < 0)
                 return 2;
-            o->set_n = 1;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--budget", &v))) {
             if (m < 0)
                 return 2;
             if (fl_parse_ulong(v, 0, 86400, &o->budget_s) != 0)
                 return fl_usage_error(SUITE, "--budget wants seconds (0 to 86400), "
                                       "not \"%s\"", v);
-            o->set_budget = 1;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--reserve", &v))) {
             if (m < 0)
                 return 2;
@@ -162,7 +162,7 @@ static int parse(int argc, char **argv, struct opts *o)
                 return fl_usage_error(SUITE, "--reserve wants GiB (0 to %d), not "
                                       "\"%s\"", MAX_RESERVE_GIB, v);
         } else if (strcmp(a, "--quick") == 0) {
-            o->quick = 1;
+            /* applied before this loop, see fl_opt_quick() */
         } else if (strcmp(a, "--overcommit-demo") == 0) {
             o->overcommit_demo = 1;
         } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
@@ -175,14 +175,6 @@ static int parse(int argc, char **argv, struct opts *o)
         } else {
             return fl_usage_error(SUITE, "unknown option \"%s\"", a);
         }
-    }
-    if (o->quick) {
-        if (!o->set_n)
-            o->n = QUICK_N;
-        if (!o->set_budget)
-            o->budget_s = QUICK_BUDGET_S;
-        if (!o->set_heap)
-            o->heaps[0] = 0, o->heaps[1] = 256, o->nheaps = 2;
     }
     return -1;   /* go on */
 }

@@ -154,7 +154,10 @@ void fl_bench_loop_usage(FILE *f)
 static int parse(int argc, char **argv, struct opts *o)
 {
     *o = (struct opts){ .n = DEFAULT_N, .repeats = DEFAULT_REPEATS, .target = "true" };
-    int quick = 0, set_n = 0, set_repeats = 0;
+    if (fl_opt_quick(argc, argv)) {
+        o->n = QUICK_N;
+        o->repeats = QUICK_REPEATS;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int m;
@@ -165,12 +168,10 @@ static int parse(int argc, char **argv, struct opts *o)
         if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 100000000, &o->n))) {
             if (m < 0)
                 return 2;
-            set_n = 1;
         } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-r", 1, 10000,
                                      &o->repeats))) {
             if (m < 0)
                 return 2;
-            set_repeats = 1;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--target", &v))) {
             if (m < 0)
                 return 2;
@@ -178,19 +179,13 @@ static int parse(int argc, char **argv, struct opts *o)
                 return fl_usage_error(SUITE, "--target is empty");
             o->target = v;
         } else if (strcmp(a, "--quick") == 0) {
-            quick = 1;
+            /* applied before this loop, see fl_opt_quick() */
         } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
             if (m < 0)
                 return 2;
         } else {
             return fl_usage_error(SUITE, "unknown option \"%s\"", a);
         }
-    }
-    if (quick) {
-        if (!set_n)
-            o->n = QUICK_N;
-        if (!set_repeats)
-            o->repeats = QUICK_REPEATS;
     }
     return -1;
 }

@@ -124,12 +124,10 @@ static int parse(int argc, char **argv, struct opts *o)
                         .n = DEFAULT_N, .rounds = DEFAULT_ROUNDS };
     for (size_t p = 0; p < NPEERS; p++)
         o->want[p] = 1;
-    /* --quick sets small counts first, so that options given override them. */
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--quick") == 0) {
-            o->n = 20;
-            o->rounds = 2;
-        }
+    if (fl_opt_quick(argc, argv)) {
+        o->n = 20;
+        o->rounds = 2;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int m;

@@ -60,6 +60,11 @@ int fl_opt_ulong(const char *suite, int argc, char **argv, int *i,
  * and sets *csv or *json. Returns 0 when it is another option, 1 when it
  * matched, or -1 for a missing or empty file name (a usage error has been
  * printed). */
+/* Is --quick among the options? A suite sets its small counts before it
+ * parses the rest, so that options given explicitly override them, and
+ * skips "--quick" itself in its option loop. */
+int fl_opt_quick(int argc, char **argv);
+
 int fl_opt_outputs(const char *suite, int argc, char **argv, int *i,
                    const char **csv, const char **json);
 

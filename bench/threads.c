@@ -103,12 +103,10 @@ static int parse(int argc, char **argv, struct opts *o)
     o->targets[0] = "tiny";
     o->targets[1] = "/bin/true";
     o->ntargets = 2;
-    /* --quick sets small counts first, so that options given override them. */
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--quick") == 0) {
-            o->seconds = 0.2;
-            o->repeats = 1;
-        }
+    if (fl_opt_quick(argc, argv)) {
+        o->seconds = 0.2;
+        o->repeats = 1;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int m;

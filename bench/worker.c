@@ -157,7 +157,11 @@ static int parse(int argc, char **argv, struct opts *o)
     *o = (struct opts){ .heap_mib = DEFAULT_HEAP_MIB, .records = DEFAULT_RECORDS,
                         .rounds = DEFAULT_ROUNDS, .cycle = 0,
                         .use = { 1, 1, 1, 1, 1 } };
-    int quick = 0, set_heap = 0, set_records = 0, set_rounds = 0;
+    if (fl_opt_quick(argc, argv)) {
+        o->heap_mib = QUICK_HEAP_MIB;
+        o->records = QUICK_RECORDS;
+        o->rounds = QUICK_ROUNDS;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int m;
@@ -168,13 +172,11 @@ static int parse(int argc, char **argv, struct opts *o)
         if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
             if (m < 0)
                 return 2;
-            set_heap = 1;
             if (fl_parse_ulong(v, 0, 1ul << 20, &o->heap_mib) != 0)
                 return fl_usage_error(SUITE, "--heap wants MiB (0 to 1048576), not \"%s\"", v);
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--records", &v))) {
             if (m < 0)
                 return 2;
-            set_records = 1;
             if (fl_parse_ulong(v, 1, 1ul << 40, &o->records) != 0)
                 return fl_usage_error(SUITE, "--records wants a whole number from 1, "
                                       "not \"%s\"", v);
@@ -187,7 +189,6 @@ static int parse(int argc, char **argv, struct opts *o)
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "-r", &v))) {
             if (m < 0)
                 return 2;
-            set_rounds = 1;
             if (fl_parse_ulong(v, 1, 100000, &o->rounds) != 0)
                 return fl_usage_error(SUITE, "-r wants rounds from 1 to 100000, not \"%s\"", v);
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--arms", &v))) {
@@ -196,21 +197,13 @@ static int parse(int argc, char **argv, struct opts *o)
             if (parse_arms(v, o->use) != 0)
                 return 2;
         } else if (strcmp(a, "--quick") == 0) {
-            quick = 1;
+            /* applied before this loop, see fl_opt_quick() */
         } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
             if (m < 0)
                 return 2;
         } else {
             return fl_usage_error(SUITE, "unknown option \"%s\"", a);
         }
-    }
-    if (quick) {
-        if (!set_heap)
-            o->heap_mib = QUICK_HEAP_MIB;
-        if (!set_records)
-            o->records = QUICK_RECORDS;
-        if (!set_rounds)
-            o->rounds = QUICK_ROUNDS;
     }
     if (o->cycle == 0) {   /* auto: every heap page dirtied at least once */
         uint64_t pages = ((uint64_t)o->heap_mib << 20) / PAGE;
