@@ -115,6 +115,8 @@ static int parse(int argc, char **argv, struct opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int m;
+        if (strcmp(a, "--quick") == 0)
+            continue;   /* applied before this loop, see fl_opt_quick() */
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fl_bench_heap_usage(stdout);
             return 0;
@@ -161,8 +163,6 @@ static int parse(int argc, char **argv, struct opts *o)
             if (fl_parse_ulong(v, 0, MAX_RESERVE_GIB, &o->reserve_gib) != 0)
                 return fl_usage_error(SUITE, "--reserve wants GiB (0 to %d), not "
                                       "\"%s\"", MAX_RESERVE_GIB, v);
-        } else if (strcmp(a, "--quick") == 0) {
-            /* applied before this loop, see fl_opt_quick() */
         } else if (strcmp(a, "--overcommit-demo") == 0) {
             o->overcommit_demo = 1;
         } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {

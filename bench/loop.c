@@ -161,6 +161,8 @@ static int parse(int argc, char **argv, struct opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int m;
+        if (strcmp(a, "--quick") == 0)
+            continue;   /* applied before this loop, see fl_opt_quick() */
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fl_bench_loop_usage(stdout);
             return 0;
@@ -178,8 +180,6 @@ static int parse(int argc, char **argv, struct opts *o)
             if (!*v)
                 return fl_usage_error(SUITE, "--target is empty");
             o->target = v;
-        } else if (strcmp(a, "--quick") == 0) {
-            /* applied before this loop, see fl_opt_quick() */
         } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
             if (m < 0)
                 return 2;
