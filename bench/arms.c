@@ -219,9 +219,20 @@ static int arm_forkless_keep(const struct fl_arm_target *t, char *err, size_t er
     return fl_spawn_wait(&cmd, err, errsz);
 }
 
+/* Without a closefrom file action (musl, glibc < 2.34) the posix_spawn
+ * backend refuses to close fds (ENOTSUP), so the arm keeps them there. */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+#define POSIX_ARM_FLAGS 0
+#define POSIX_ARM_WHAT "fl_spawn() defaults, posix_spawn backend"
+#else
+#define POSIX_ARM_FLAGS FL_KEEP_FDS
+#define POSIX_ARM_WHAT "fl_spawn() with FL_KEEP_FDS, posix_spawn backend (no closefrom in this libc)"
+#endif
+
 static int arm_forkless_posix(const struct fl_arm_target *t, char *err, size_t errsz)
 {
     struct fl_cmd cmd = { .argv = t->argv, .path = t->path,
+                          .flags = POSIX_ARM_FLAGS,
                           .backend = FL_BACKEND_POSIX_SPAWN };
     return fl_spawn_wait(&cmd, err, errsz);
 }
@@ -253,7 +264,7 @@ const struct fl_arm fl_arms[] = {
     { .name = "forkless_keep",
       .what = "fl_spawn() with FL_KEEP_FDS|FL_KEEP_SIGNALS (no cleaning)",
       .run = arm_forkless_keep },
-    { .name = "forkless_posix", .what = "fl_spawn() defaults, posix_spawn backend",
+    { .name = "forkless_posix", .what = POSIX_ARM_WHAT,
       .run = arm_forkless_posix },
     { .name = "forkless_fork", .what = "fl_spawn() defaults, fork backend",
       .run = arm_forkless_fork, .forks = 1 },

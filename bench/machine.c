@@ -5,7 +5,9 @@
 #include "machine.h"
 
 #include <errno.h>
+#if defined(__GLIBC__)
 #include <gnu/libc-version.h>
+#endif
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +26,15 @@ void fl_machine_line(char *buf, size_t size)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     double gib = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE)
                  / (1024.0 * 1024.0 * 1024.0);
-    snprintf(buf, size, "%s %s %s, %ld CPUs, %.1f GiB RAM, glibc %s",
-             u.sysname, u.release, u.machine, cpus, gib,
-             gnu_get_libc_version());
+#if defined(__GLIBC__)
+    char libc[64];
+    snprintf(libc, sizeof libc, "glibc %s", gnu_get_libc_version());
+#else
+    /* musl defines no version macro or call by design. */
+    const char *libc = "libc not glibc (musl?)";
+#endif
+    snprintf(buf, size, "%s %s %s, %ld CPUs, %.1f GiB RAM, %s",
+             u.sysname, u.release, u.machine, cpus, gib, libc);
 }
 
 /* Reads "<name>: <value> kB" from a /proc file; -1 when absent. */

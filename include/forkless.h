@@ -71,7 +71,10 @@ enum fl_backend {
      * drops a setting silently. It cannot say which step failed, so its
      * errors carry FL_STEP_SPAWN unless only exec could have failed.
      * glibc's posix_spawn() leaves signals 32 and 33 (its own SIGCANCEL
-     * and SIGSETXID) ignored in a child of a threaded parent. */
+     * and SIGSETXID) ignored in a child of a threaded parent. Closing the
+     * other fds needs posix_spawn_file_actions_addclosefrom_np (glibc
+     * 2.34 and later); with musl or an older glibc, a command without
+     * FL_KEEP_FDS is refused with ENOTSUP (see docs/musl.md). */
     FL_BACKEND_POSIX_SPAWN,
     /* fork() + the same child code + a CLOEXEC error pipe. Its cost grows
      * with the parent's memory; it is there for comparison and for systems
@@ -158,6 +161,16 @@ enum fl_flags {
      * name directories relative to the child's cwd; by default they are
      * skipped, so a planted ./true never runs by accident. */
     FL_PATH_RELATIVE  = 1u << 12,
+    /* When exec fails with ETXTBSY, wait 1, 2, 4, ... 512 ms and try
+     * again, ten times at most (about one second in all), then report
+     * ETXTBSY. A program file someone has open for writing cannot run;
+     * a file this process has just written and closed can still be held
+     * by another thread's child between its clone and its exec (the
+     * O_CLOEXEC copy of the write fd lives until then), a window that is
+     * rare but real in build tools that write and then run. The caller's
+     * thread waits while the child retries. Not with the posix_spawn
+     * backend (ENOTSUP): it would run the file actions again. */
+    FL_RETRY_ETXTBSY  = 1u << 13,
 };
 
 /*

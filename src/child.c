@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/prctl.h>
+#include <time.h>
 
 #include "internal.h"
 #include "sys.h"
@@ -312,6 +313,23 @@ static CHILD bool exists(const char *path)
     return fl__sys4(SYS_newfstatat, AT_FDCWD, path, st, 0) == 0;
 }
 
+/* Ten retries, 1 ms doubling to 512 ms: about a second in all. */
+#define ETXTBSY_RETRIES 10
+
+/* execve(), and with FL_RETRY_ETXTBSY again after a pause while a writer
+ * (most often another thread's child, not yet at its exec) holds the file. */
+static CHILD long exec_once(struct fl__plan *p, const char *path, char *const *argv)
+{
+    long r = fl__sys3(SYS_execve, path, argv, p->envp);
+    for (int i = 0; r == -ETXTBSY && (p->flags & FL_RETRY_ETXTBSY) &&
+                    i < ETXTBSY_RETRIES; i++) {
+        struct timespec pause = { .tv_sec = 0, .tv_nsec = (1L << i) * 1000000L };
+        fl__sys2(SYS_nanosleep, &pause, 0);
+        r = fl__sys3(SYS_execve, path, argv, p->envp);
+    }
+    return r;
+}
+
 /* Tries each candidate as execvp() does: a missing file moves on, EACCES is
  * remembered and reported only if nothing else runs, anything else stops.
  * Unlike execvp(), an unsearchable directory is not "permission denied". */
@@ -320,10 +338,10 @@ static CHILD void exec_candidates(struct fl__plan *p)
     int denied = -1;
     long first_err = -ENOENT;
     for (size_t i = 0; i < p->ncands; i++) {
-        long r = fl__sys3(SYS_execve, p->cands[i], p->argv, p->envp);
+        long r = exec_once(p, p->cands[i], p->argv);
         if (r == -ENOEXEC && (p->flags & FL_SHELL_FALLBACK)) {
             p->sh_argv[1] = (char *)p->cands[i];
-            r = fl__sys3(SYS_execve, "/bin/sh", p->sh_argv, p->envp);
+            r = exec_once(p, "/bin/sh", p->sh_argv);
         }
         if (r == -EACCES && !exists(p->cands[i])) {
             /* A PATH directory we may not search hides nothing. */

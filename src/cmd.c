@@ -16,7 +16,7 @@ extern char **environ;
     (FL_KEEP_FDS | FL_KEEP_SIGNALS | FL_SETSID | FL_NEW_PGROUP |             \
      FL_JOIN_PGROUP | FL_SET_UMASK | FL_SET_UID | FL_SET_GID |               \
      FL_SET_GROUPS | FL_ENV_CLEAR | FL_SHELL_FALLBACK | FL_NO_FORK |         \
-     FL_PATH_RELATIVE)
+     FL_PATH_RELATIVE | FL_RETRY_ETXTBSY)
 
 static int invalid(struct fl_error *e, const char *detail)
 {

@@ -12,14 +12,30 @@
 
 #include "internal.h"
 
+/* Closing every other fd in the child needs a closefrom file action, which
+ * glibc has from 2.34 and musl does not have at all. Listing the open fds
+ * and adding one close action each would leak an fd another thread opens
+ * in between, so without the action the backend refuses close-others. */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+#define HAVE_ADDCLOSEFROM 1
+#else
+#define HAVE_ADDCLOSEFROM 0
+#endif
+
 static int unsupported(struct fl__plan *p, struct fl_error *e)
 {
     const struct fl_cmd *c = p->cmd;
+    if (!HAVE_ADDCLOSEFROM && !(p->flags & FL_KEEP_FDS))
+        return fl__fail(e, ENOTSUP, FL_STEP_PREPARE, -1, fl__program(c),
+                        "this libc's posix_spawn cannot close inherited fds "
+                        "(no posix_spawn_file_actions_addclosefrom_np); "
+                        "set FL_KEEP_FDS or use another backend");
     const char *what = c->nrlimits                ? "rlimits"
                        : p->flags & FL_SET_UMASK ? "a umask"
                        : p->flags & (FL_SET_UID | FL_SET_GID | FL_SET_GROUPS) ? "credentials"
                        : c->pdeathsig            ? "a parent-death signal"
                        : c->cgroup               ? "a cgroup"
+                       : p->flags & FL_RETRY_ETXTBSY ? "an ETXTBSY retry"
                                                  : NULL;
     if (!what)
         return 0;
@@ -76,11 +92,11 @@ static int add_file_actions(struct fl__plan *p, posix_spawn_file_actions_t *fa)
             r = posix_spawn_file_actions_addclose(fa, next);
         next = p->keep[i] + 1;
     }
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+#if HAVE_ADDCLOSEFROM
     return r ? r : posix_spawn_file_actions_addclosefrom_np(fa, next);
 #else
     (void)next;
-    return r ? r : ENOTSUP;   /* no addclosefrom_np (musl, glibc < 2.34) */
+    return r ? r : ENOTSUP;   /* unsupported() has refused it already */
 #endif
 }
 

@@ -149,6 +149,25 @@ const char *fl_t_errname(int e);
                  WIFEXITED(s_) ? WEXITSTATUS(s_) : WTERMSIG(s_));            \
     } while (0)
 
+/*
+ * Whether the posix_spawn backend can close the child's other fds: it
+ * needs posix_spawn_file_actions_addclosefrom_np (glibc 2.34+, never
+ * musl). Without it, fl_spawn() refuses a command without FL_KEEP_FDS with
+ * ENOTSUP at step prepare (docs/musl.md). SPAWN() and SPAWN_FAILS() then
+ * assert exactly that refusal and skip the rest of the case, saying why.
+ */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+#define FL_T_POSIX_SPAWN_CLOSES_FDS 1
+#else
+#define FL_T_POSIX_SPAWN_CLOSES_FDS 0
+#endif
+
+/* For a case that calls fl_spawn() itself (from threads, or to look at
+ * what it returns) with close-others under the posix_spawn backend: where
+ * the libc cannot close fds, asserts the refusal and skips the case. */
+#define NEEDS_CLOSE_OTHERS() fl_t_needs_close_others(__FILE__, __LINE__)
+void fl_t_needs_close_others(const char *file, int line);
+
 /* fl_spawn() must succeed; on failure, prints the formatted error. */
 #define SPAWN(cmd, proc) fl_t_spawn((cmd), (proc), __FILE__, __LINE__)
 void fl_t_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,

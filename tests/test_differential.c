@@ -12,7 +12,9 @@
  *   FL_DIFF_VERBOSE=1 print the commands whose spawn failed (alike)
  *
  * The posix_spawn backend returns ENOTSUP for rlimits and umask: such a
- * command is then compared between clone and fork only, and counted.
+ * command is then compared between clone and fork only, and counted. On a
+ * libc without a closefrom file action (musl), every command keeps the
+ * inherited fds, since posix_spawn refuses close-others there.
  * glibc's posix_spawn leaves signals 32 and 33 ignored in the child of a
  * threaded parent (documented), so those two bits are not compared.
  */
@@ -135,7 +137,9 @@ static void generate(struct gen *g, const char *tmp, const char *file)
     for (size_t j = 0; j < n; j++)
         describe(g, "map%d<-%d ", g->maps[j].child_fd, g->maps[j].parent_fd);
 
-    if (chance(20)) {
+    /* Where the libc's posix_spawn cannot close fds (no closefrom file
+     * action), every command keeps them, so that it still takes part. */
+    if (chance(20) || !FL_T_POSIX_SPAWN_CLOSES_FDS) {
         c->flags |= FL_KEEP_FDS;
         describe(g, "keep-fds ");
     }

@@ -241,7 +241,7 @@ TEST(unknown_flag_bits_are_einval)
         .backend = BACKEND,
     };
     SPAWN_FAILS(&cmd, EINVAL, FL_STEP_PREPARE);
-    cmd.flags = FL_PATH_RELATIVE << 1;
+    cmd.flags = FL_RETRY_ETXTBSY << 1;
     SPAWN_FAILS(&cmd, EINVAL, FL_STEP_PREPARE);
 }
 
@@ -286,6 +286,7 @@ TEST(nonzero_reserved_field_is_einval)
 
 TEST(a_null_error_pointer_is_allowed)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = {
         .argv = ARGV("/nonexistent/prog"),
         .backend = BACKEND,
@@ -299,6 +300,7 @@ TEST(a_null_error_pointer_is_allowed)
 
 TEST(the_error_is_cleared_on_success)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
     struct fl_error e;
     struct fl_proc p;

@@ -134,6 +134,7 @@ TEST(cycle_3_4_swaps_the_files)
 
 TEST(cycle_1_2_swaps_stdout_and_stderr)
 {
+    NEEDS_CLOSE_OTHERS();
     char *d = t_tmpdir();
     char *report = t_fmt("%s/report", d);
     /* Give the parent's own fds 1 and 2 known files for the spawn. */
@@ -390,6 +391,7 @@ TEST(stdio_file_ignores_o_cloexec)
 
 TEST(stdio_fds_1_and_2_swapped_through_fl_fd)
 {
+    NEEDS_CLOSE_OTHERS();
     char *d = t_tmpdir();
     char *report = t_fmt("%s/report", d);
     int save1 = fcntl(1, F_DUPFD_CLOEXEC, 10);
@@ -500,6 +502,7 @@ TEST(stdin_pipe_gives_eof_when_closed)
 
 TEST(parent_with_0_1_2_closed_round_trips_through_pipes)
 {
+    NEEDS_CLOSE_OTHERS();
     int save[3];
     for (int i = 0; i < 3; i++)
         save[i] = fcntl(i, F_DUPFD_CLOEXEC, 10);
@@ -546,6 +549,7 @@ TEST(parent_with_0_1_2_closed_round_trips_through_pipes)
 
 TEST(parent_with_0_1_2_closed_and_files_mapped)
 {
+    NEEDS_CLOSE_OTHERS();
     int save[3];
     for (int i = 0; i < 3; i++)
         save[i] = fcntl(i, F_DUPFD_CLOEXEC, 10);

@@ -432,7 +432,8 @@ TEST(posix_spawn_runs_a_script_with_shell_fallback)
     char *f = t_write_file(d, "noshebang", "echo fallback\n", 0755);
     struct fl_cmd cmd = {
         .argv = ARGV(f),
-        .flags = FL_SHELL_FALLBACK | FL_NO_FORK,
+        .flags = FL_SHELL_FALLBACK | FL_NO_FORK |
+                 (FL_T_POSIX_SPAWN_CLOSES_FDS ? 0 : FL_KEEP_FDS),
         .backend = FL_BACKEND_POSIX_SPAWN,
     };
     int st;
@@ -440,13 +441,17 @@ TEST(posix_spawn_runs_a_script_with_shell_fallback)
     ASSERT_EXITED(st, 0);
 }
 
-TEST(posix_spawn_runs_what_it_can_express)
+/* cwd, env, a mapped fd, setsid and a mask through posix_spawn; with
+ * keep_fds, an inherited fd without CLOEXEC is in the child too (the only
+ * way to use this backend where the libc has no closefrom action). */
+static void posix_spawn_expresses(bool keep_fds)
 {
     char *d = t_tmpdir();
     sigset_t m;
     sigemptyset(&m);
     sigaddset(&m, SIGUSR1);
     int f = t_file_at(20, true);
+    int inherited = t_file_at(21, false);
     struct fl_cmd cmd = {
         .argv = PROBE("cwd", "signals", "fds", "proc"),
         .cwd = d,
@@ -454,15 +459,31 @@ TEST(posix_spawn_runs_what_it_can_express)
         .stdio = { [0] = { .kind = FL_NULL }, [2] = { .kind = FL_TO_STDOUT } },
         .fds = (struct fl_fd_map[]){ { 3, 20 } },
         .nfds = 1,
-        .flags = FL_SETSID | FL_NO_FORK,
+        .flags = FL_SETSID | FL_NO_FORK | (keep_fds ? FL_KEEP_FDS : 0),
         .sigmask = &m,
         .backend = FL_BACKEND_POSIX_SPAWN,
     };
     char *out = t_probe(&cmd);
     ASSERT_STR_EQ(t_get(out, "cwd"), d);
     ASSERT_EQ(t_sigmask_of(out, "SigBlk"), SIGBIT(SIGUSR1));
-    ASSERT_FDS_EXACTLY(out, 0, 1, 2, 3);
+    if (keep_fds) {
+        ASSERT_FDS_EXACTLY(out, 0, 1, 2, 3, 21);
+        ASSERT_EQ(t_fd_entry(out, 21).ino, t_ino(inherited));
+    } else {
+        ASSERT_FDS_EXACTLY(out, 0, 1, 2, 3);
+    }
     ASSERT_EQ(t_fd_entry(out, 3).ino, t_ino(f));
     ASSERT_EQ(t_get_num(out, "sid"), t_get_num(out, "pid"));
     close(f);
+    close(inherited);
+}
+
+TEST(posix_spawn_runs_what_it_can_express)
+{
+    posix_spawn_expresses(false);
+}
+
+TEST(posix_spawn_with_keep_fds_runs_what_it_can_express)
+{
+    posix_spawn_expresses(true);
 }

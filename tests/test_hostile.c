@@ -63,6 +63,7 @@ static bool proc_empty(const struct fl_proc *p)
 
 TEST(closed_stdio_in_parent)
 {
+    NEEDS_CLOSE_OTHERS();
     int n = t_scaled(20);
     int saved[3];
     for (int fd = 0; fd < 3; fd++) {
@@ -365,6 +366,7 @@ TEST(nofile_limit_one_million)
 
 TEST(parent_at_fd_limit_emfile)
 {
+    NEEDS_CLOSE_OTHERS();
     struct rlimit old;
     ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &old));
     /* Fill every free fd below 64, then lower the soft limit to 64. */
@@ -543,6 +545,7 @@ static void *long_path_thread(void *arg)
 
 TEST(long_path_small_stack_thread)
 {
+    NEEDS_CLOSE_OTHERS();
     /* 64 KiB of 250-character components that do not exist, then the
      * real directories. */
     size_t cap = 70 * 1024, len = 0;

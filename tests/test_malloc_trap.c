@@ -24,10 +24,37 @@
 #endif
 
 #ifndef FL_TRAP_DISABLED
+#if defined(__GLIBC__)
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 extern void __libc_free(void *);
+#define real_malloc __libc_malloc
+#define real_calloc __libc_calloc
+#define real_realloc __libc_realloc
+#define real_free __libc_free
+#else
+/* musl exports no __libc_malloc; its own malloc is the next definition
+ * (musl's dlsym does not allocate, so looking it up cannot recurse). */
+#include <dlfcn.h>
+static void *(*next_malloc)(size_t);
+static void *(*next_calloc)(size_t, size_t);
+static void *(*next_realloc)(void *, size_t);
+static void (*next_free)(void *);
+__attribute__((constructor(101))) static void find_next_allocator(void)
+{
+    next_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+    next_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+    next_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+    next_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+    if (!next_malloc || !next_calloc || !next_realloc || !next_free)
+        abort();
+}
+#define real_malloc next_malloc
+#define real_calloc next_calloc
+#define real_realloc next_realloc
+#define real_free next_free
+#endif
 
 static atomic_int owner;
 
@@ -44,25 +71,25 @@ static void trap_foreign_caller(void)
 void *malloc(size_t n)
 {
     trap_foreign_caller();
-    return __libc_malloc(n);
+    return real_malloc(n);
 }
 
 void *calloc(size_t n, size_t size)
 {
     trap_foreign_caller();
-    return __libc_calloc(n, size);
+    return real_calloc(n, size);
 }
 
 void *realloc(void *p, size_t n)
 {
     trap_foreign_caller();
-    return __libc_realloc(p, n);
+    return real_realloc(p, n);
 }
 
 void free(void *p)
 {
     trap_foreign_caller();
-    __libc_free(p);
+    real_free(p);
 }
 
 static atomic_bool stop;

@@ -392,6 +392,7 @@ TEST(pdeathsig_survives_the_uid_change)
 
 TEST(no_pdeathsig_by_default)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = { .argv = PROBE("sleep", "60"), .backend = BACKEND };
     struct fl_proc p = spawn_from_exiting_thread(&cmd);
     /* Give a wrongly set signal time to arrive; then it must be ours. */

@@ -146,6 +146,7 @@ static struct from_thread *run_in_thread(const struct fl_cmd *cmd,
 
 TEST(child_mask_is_empty_when_spawned_from_a_thread_blocking_everything)
 {
+    NEEDS_CLOSE_OTHERS();
     sigset_t all;
     sigfillset(&all);
     struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
@@ -175,6 +176,7 @@ TEST(child_is_killable_when_the_parent_blocks_sigterm)
 
 TEST(keep_signals_keeps_the_calling_threads_mask)
 {
+    NEEDS_CLOSE_OTHERS();
     sigset_t m;
     sigemptyset(&m);
     sigaddset(&m, SIGUSR2);
@@ -193,6 +195,7 @@ TEST(keep_signals_keeps_the_calling_threads_mask)
 
 TEST(sigmask_sets_the_childs_mask)
 {
+    NEEDS_CLOSE_OTHERS();
     sigset_t want, all;
     sigemptyset(&want);
     sigaddset(&want, SIGUSR2);
@@ -217,6 +220,7 @@ TEST(sigmask_sets_the_childs_mask)
 
 TEST(spawn_restores_the_callers_signal_mask)
 {
+    NEEDS_CLOSE_OTHERS();
     sigset_t m, old, now;
     sigemptyset(&m);
     sigaddset(&m, SIGUSR1);

@@ -262,6 +262,7 @@ static void run_storm(const char *scenario, int nspawners, int per_thread,
                       bool flood, bool churn_malloc, bool churn_fds,
                       bool churn_env, const char *pitfalls)
 {
+    NEEDS_CLOSE_OTHERS();
     parent_pid = getpid();
     atomic_store(&stop_bg, false);
     atomic_store(&handled, 0);

@@ -61,6 +61,7 @@ static void *spawn_250(void *argp)
 
 TEST(four_threads_spawn_250_each_with_pipes) /* stress */
 {
+    NEEDS_CLOSE_OTHERS();
     struct worker w[4];
     pthread_t t[4];
     for (int i = 0; i < 4; i++) {
@@ -189,4 +190,97 @@ TEST(handles_from_many_threads_wait_independently)
     }
     for (int i = 7; i >= 0; i--)
         ASSERT_EXITED(t_wait(&p[i]), 10 + i);
+}
+
+/* Pitfall 20: threads that each write a program, close it and run it at
+ * once. Another thread's child between its clone and its exec holds a copy
+ * of the write fd (O_CLOEXEC closes it only at exec), so exec can see
+ * ETXTBSY. Without FL_RETRY_ETXTBSY such a failure must be exactly that
+ * (counted, clean); with it, none may reach the caller. */
+struct writer {
+    int rounds, spawns, etxtbsy, failures;
+    bool retry;
+    char path[256];
+    char what[256];
+};
+
+static void *write_then_run(void *argp)
+{
+    struct writer *w = argp;
+    const char *path = w->path;
+    static const char script[] = "#!/bin/sh\nexit 7\n";
+    for (int i = 0; i < w->rounds && !w->failures; i++) {
+        unlink(path);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+        if (fd < 0 || write(fd, script, sizeof script - 1) != (ssize_t)sizeof script - 1) {
+            snprintf(w->what, sizeof w->what, "writing the program: %s", strerror(errno));
+            w->failures++;
+            break;
+        }
+        close(fd);
+        struct fl_cmd cmd = {
+            .argv = ARGV((char *)path),
+            .flags = w->retry ? FL_RETRY_ETXTBSY : 0,
+            .backend = BACKEND,
+        };
+        struct fl_proc p;
+        struct fl_error e;
+        int r = fl_spawn(&cmd, &p, &e);
+        w->spawns++;
+        if (r == ETXTBSY && e.step == FL_STEP_EXEC && p.pid == 0 && !w->retry) {
+            w->etxtbsy++;
+            continue;
+        }
+        int st = -1;
+        if (r == 0 && fl_wait(&p, -1, &st) == 0 && WIFEXITED(st) &&
+            WEXITSTATUS(st) == 7) {
+            fl_close(&p);
+            continue;
+        }
+        snprintf(w->what, sizeof w->what, "round %d: fl_spawn %s, step %s, status 0x%x",
+                 i, r ? strerror(r) : "ok", fl_step_name(e.step), st);
+        if (r == 0)
+            fl_close(&p);
+        w->failures++;
+    }
+    return NULL;
+}
+
+static int run_writers(bool retry, int *etxtbsy)
+{
+    enum { NTHREADS = 8 };
+    struct writer w[NTHREADS];
+    pthread_t t[NTHREADS];
+    char *dir = t_tmpdir();
+    for (int i = 0; i < NTHREADS; i++) {
+        w[i] = (struct writer){ .rounds = t_scaled(40), .retry = retry };
+        snprintf(w[i].path, sizeof w[i].path, "%s/prog-%d", dir, i);
+        ASSERT_OK(pthread_create(&t[i], NULL, write_then_run, &w[i]));
+    }
+    int spawns = 0;
+    *etxtbsy = 0;
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < NTHREADS; i++) {
+        if (w[i].failures)
+            FAIL("thread %d (%s): %s", i, retry ? "retry" : "no retry", w[i].what);
+        spawns += w[i].spawns;
+        *etxtbsy += w[i].etxtbsy;
+    }
+    return spawns;
+}
+
+TEST(programs_written_and_run_by_many_threads_never_fail_with_etxtbsy_when_retried) /* stress */
+{
+    int busy_plain = 0, busy_retried = 0;
+    int spawns = run_writers(false, &busy_plain);
+    if (BACKEND != FL_BACKEND_POSIX_SPAWN)
+        spawns += run_writers(true, &busy_retried);
+    printf("REPORT scenario=write_then_run_etxtbsy spawns=%d signals=0 faults=0 "
+           "cases=%d failures=0 pitfalls=20 backend=%s etxtbsy_without_retry=%d "
+           "etxtbsy_with_retry=%d%s\n",
+           spawns, BACKEND != FL_BACKEND_POSIX_SPAWN ? 2 : 1, fl_backend_name(BACKEND),
+           busy_plain, busy_retried,
+           BACKEND == FL_BACKEND_POSIX_SPAWN ? " note=posix_spawn_cannot_retry" : "");
+    ASSERT_EQ(busy_retried, 0);
 }

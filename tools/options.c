@@ -20,7 +20,7 @@ enum {
     OPT_FD, OPT_KEEP_FDS, OPT_KEEP_SIGNALS, OPT_SETSID, OPT_PGROUP,
     OPT_RLIMIT, OPT_UMASK, OPT_USER, OPT_CGROUP, OPT_KILL_WITH_PARENT,
     OPT_TIMEOUT, OPT_KILL_AFTER, OPT_BACKEND, OPT_NO_FORK, OPT_SHELL_FALLBACK,
-    OPT_VERSION,
+    OPT_RETRY_ETXTBSY, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -48,6 +48,7 @@ static const struct option long_options[] = {
     { "backend", required_argument, NULL, OPT_BACKEND },
     { "no-fork", no_argument, NULL, OPT_NO_FORK },
     { "shell-fallback", no_argument, NULL, OPT_SHELL_FALLBACK },
+    { "retry-etxtbsy", no_argument, NULL, OPT_RETRY_ETXTBSY },
     { "verbose", no_argument, NULL, 'v' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, OPT_VERSION },
@@ -93,6 +94,8 @@ static void print_run_help(void)
 "      --backend NAME      auto, clone, posix_spawn or fork\n"
 "      --no-fork           fail rather than use a fork()-based backend\n"
 "      --shell-fallback    run a file without #! through /bin/sh\n"
+"      --retry-etxtbsy     retry for about 1 s while PROGRAM is open for\n"
+"                          writing (\"Text file busy\")\n"
 "  -v, --verbose           report the backend, path, pid and time on stderr\n"
 "  -h, --help              show this help\n"
 "      --version           show the version\n"
@@ -304,6 +307,9 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
     case OPT_SHELL_FALLBACK:
         cmd->flags |= FL_SHELL_FALLBACK;
         return 0;
+    case OPT_RETRY_ETXTBSY:
+        cmd->flags |= FL_RETRY_ETXTBSY;
+        return 0;
     case 'v':
         o->verbose = true;
         return 0;
@@ -373,9 +379,11 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
             return 0;
         }
         if (opt == ':') {
-            /* Name it as it was typed: --chdir or -C. */
-            if (strncmp(argv[optind - 1], "--", 2) == 0)
-                cli_error("%s needs an argument", argv[optind - 1]);
+            /* Name it as it was typed: --chdir or -C. An argument is
+             * missing only when the option is the last word (musl leaves
+             * optind past the end, glibc on it). */
+            if (strncmp(argv[argc - 1], "--", 2) == 0)
+                cli_error("%s needs an argument", argv[argc - 1]);
             else
                 cli_error("-%c needs an argument", optopt);
             return EXIT_FORKLESS_ERROR;

@@ -51,6 +51,13 @@ expect_file() {
     [ "$(cat "$1")" = "$2" ] || fail "$1 holds \"$(cat "$1" 2>&1)\", expected \"$2\""
 }
 
+# backend_opts B: the options that select backend B. The posix_spawn
+# backend needs --keep-fds where the libc has no closefrom file action.
+backend_opts() {
+    echo --backend "$1"
+    [ "$1" != posix_spawn ] || [ "${FL_POSIX_SPAWN_CLOSES_FDS:-1}" = 1 ] || echo --keep-fds
+}
+
 # wait_for COMMAND...: retries COMMAND until it succeeds; fails after 20 s.
 wait_for() {
     local i
@@ -371,7 +378,7 @@ case_signals_reset_by_default() {
     trap '' PIPE
     local backend
     for backend in auto clone fork posix_spawn; do
-        run_fl run --backend $backend -- cat /proc/self/status
+        run_fl run $(backend_opts $backend) -- cat /proc/self/status
         expect_status 0
         # glibc's posix_spawn leaves its internal signals 32 and 33 ignored
         # in the child; it is only asked about the others.
@@ -683,7 +690,7 @@ case_forward_sighup_pgroup() {
 # ---------------------------------------------------------------- backends
 
 backend_test() {
-    run_fl run -v --backend "$1" -- sh -c 'echo ran'
+    run_fl run -v $(backend_opts "$1") -- sh -c 'echo ran'
     expect_status 0
     expect_out ran
     expect_err_has "$2 backend"
@@ -701,11 +708,11 @@ case_backend_fork() { backend_test fork fork; }
 case_backend_exit_codes() {
     local b
     for b in clone posix_spawn fork; do
-        run_fl run --backend $b -- sh -c 'exit 5'
+        run_fl run $(backend_opts $b) -- sh -c 'exit 5'
         [ "$STATUS" -eq 5 ] || fail "$b: exit $STATUS, expected 5: $(err)"
-        run_fl run --backend $b -- forkless-no-such-program
+        run_fl run $(backend_opts $b) -- forkless-no-such-program
         [ "$STATUS" -eq 127 ] || fail "$b: exit $STATUS, expected 127: $(err)"
-        run_fl run --backend $b -C /nonexistent-dir -- true
+        run_fl run $(backend_opts $b) -C /nonexistent-dir -- true
         [ "$STATUS" -eq 125 ] || fail "$b: exit $STATUS, expected 125: $(err)"
     done
 }
@@ -727,6 +734,43 @@ case_posix_spawn_refuses_unsupported() {
     # posix_spawn cannot set an rlimit: an error, never a dropped setting.
     run_fl run --backend posix_spawn --rlimit NOFILE=100 -- true
     expect_status 125
+}
+
+case_posix_spawn_closes_fds_or_says_it_cannot() {
+    # An fd inherited without CLOEXEC: closed in the child by default, or,
+    # where the libc's posix_spawn cannot close fds, a refusal naming why.
+    exec 7</dev/null
+    run_fl run --backend posix_spawn -- sh -c 'test -e /proc/self/fd/7 && echo leaked || echo closed'
+    if [ "${FL_POSIX_SPAWN_CLOSES_FDS:-1}" = 1 ]; then
+        expect_status 0
+        expect_out closed
+    else
+        expect_status 125
+        expect_err_has "cannot close inherited fds"
+        run_fl run --backend posix_spawn --keep-fds -- sh -c 'test -e /proc/self/fd/7 && echo leaked || echo closed'
+        expect_status 0
+        expect_out leaked
+    fi
+}
+
+case_retry_etxtbsy() {
+    printf '#!/bin/sh\nexit 4\n' >"$T/prog"
+    chmod 755 "$T/prog"
+    # Open for writing here: "Text file busy", with or without retries.
+    exec 8>>"$T/prog"
+    run_fl run -- "$T/prog"
+    expect_status 126
+    expect_err_has "Text file busy"
+    run_fl run --retry-etxtbsy -- "$T/prog"
+    expect_status 126
+    expect_err_has "Text file busy"
+    exec 8>&-
+    # A writer that lets go while the retries go on.
+    sh -c 'exec 8>>"$1"; echo open; sleep 0.2' sh "$T/prog" >"$T/holder" &
+    BACKGROUND_PIDS+=($!)
+    wait_for grep -q open "$T/holder"
+    run_fl run --retry-etxtbsy -- "$T/prog"
+    expect_status 4
 }
 
 case_shell_fallback() {
