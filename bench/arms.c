@@ -221,7 +221,7 @@ static int arm_forkless_keep(const struct fl_arm_target *t, char *err, size_t er
 
 /* Without a closefrom file action (musl, glibc < 2.34) the posix_spawn
  * backend refuses to close fds (ENOTSUP), so the arm keeps them there. */
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+#if FL_HAVE_ADDCLOSEFROM   /* CMake's probe */
 #define POSIX_ARM_FLAGS 0
 #define POSIX_ARM_WHAT "fl_spawn() defaults, posix_spawn backend"
 #else

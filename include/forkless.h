@@ -67,8 +67,8 @@ enum fl_backend {
     /* The same child, asked for by name. */
     FL_BACKEND_CLONE,
     /* The libc's posix_spawn(). Returns ENOTSUP for an option it cannot
-     * express (rlimits, umask, credentials, pdeathsig, cgroup): it never
-     * drops a setting silently. It cannot say which step failed, so its
+     * express (rlimits, umask, credentials, pdeathsig, cgroup,
+     * FL_RETRY_ETXTBSY): it never drops a setting silently. It cannot say which step failed, so its
      * errors carry FL_STEP_SPAWN unless only exec could have failed.
      * glibc's posix_spawn() leaves signals 32 and 33 (its own SIGCANCEL
      * and SIGSETXID) ignored in a child of a threaded parent. Closing the
@@ -163,13 +163,16 @@ enum fl_flags {
     FL_PATH_RELATIVE  = 1u << 12,
     /* When exec fails with ETXTBSY, wait 1, 2, 4, ... 512 ms and try
      * again, ten times at most (about one second in all), then report
-     * ETXTBSY. A program file someone has open for writing cannot run;
-     * a file this process has just written and closed can still be held
-     * by another thread's child between its clone and its exec (the
-     * O_CLOEXEC copy of the write fd lives until then), a window that is
-     * rare but real in build tools that write and then run. The caller's
-     * thread waits while the child retries. Not with the posix_spawn
-     * backend (ENOTSUP): it would run the file actions again. */
+     * ETXTBSY. A program file that is open for writing cannot run. A file
+     * this process has just written and closed can still be held: a child
+     * that another thread started with fork() or posix_spawn() (or with
+     * FL_KEEP_FDS) keeps its O_CLOEXEC copy of the write fd until its exec,
+     * a rare window but a real one in build tools that write, then run.
+     * Before the first pause the child closes its own FD_CLOEXEC fds, as
+     * exec would, so it never waits on its own copy. The calling thread
+     * stays suspended while the child retries, and signals to it wait too.
+     * Not with the posix_spawn backend (ENOTSUP): it would run the file
+     * actions again. */
     FL_RETRY_ETXTBSY  = 1u << 13,
 };
 

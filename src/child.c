@@ -15,7 +15,6 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/prctl.h>
-#include <time.h>
 
 #include "internal.h"
 #include "sys.h"
@@ -132,8 +131,9 @@ static CHILD bool kept(const struct fl__plan *p, int fd)
 
 /* Where close_range() is missing or denied (seccomp), close what
  * /proc/self/fd lists. Without /proc the spawn fails: closing nothing
- * silently would leak every fd. */
-static CHILD long close_by_walk(const struct fl__plan *p)
+ * silently would leak every fd. With cloexec_only, close just what exec
+ * would close (see exec_once). */
+static CHILD long close_by_walk(const struct fl__plan *p, bool cloexec_only)
 {
     char buf[1024] __attribute__((aligned(8)));
     int dfd = (int)fl__sys4(SYS_openat, AT_FDCWD, "/proc/self/fd",
@@ -155,7 +155,10 @@ static CHILD long close_by_walk(const struct fl__plan *p)
                 continue;
             while (*c >= '0' && *c <= '9')
                 fd = fd * 10 + (*c++ - '0');
-            if (fd > 2 && fd != dfd && !kept(p, fd))
+            if (fd == dfd || kept(p, fd))
+                continue;
+            long fdflags = cloexec_only ? fl__sys2(SYS_fcntl, fd, F_GETFD) : 0;
+            if (cloexec_only ? fdflags > 0 && (fdflags & FD_CLOEXEC) : fd > 2)
                 fl__sys1(SYS_close, fd);
         }
     }
@@ -180,7 +183,7 @@ static CHILD int close_other_fds(struct fl__plan *p)
     if (r == 0)
         r = fl__sys3(SYS_close_range, lo, ~0u, 0);
     if (r == -ENOSYS || r == -EPERM)
-        r = close_by_walk(p);
+        r = close_by_walk(p, false);
     return r < 0 ? fail(p, FL_STEP_CLOSE_FDS, -1, r) : 0;
 }
 
@@ -317,13 +320,18 @@ static CHILD bool exists(const char *path)
 #define ETXTBSY_RETRIES 10
 
 /* execve(), and with FL_RETRY_ETXTBSY again after a pause while a writer
- * (most often another thread's child, not yet at its exec) holds the file. */
+ * (most often another thread's child, not yet at its exec) holds the file.
+ * Before the first pause, the fds exec would close are closed now: with
+ * FL_KEEP_FDS they may include a copy of a write fd to this very program,
+ * and they would keep other threads' programs busy while this child waits. */
 static CHILD long exec_once(struct fl__plan *p, const char *path, char *const *argv)
 {
     long r = fl__sys3(SYS_execve, path, argv, p->envp);
-    for (int i = 0; r == -ETXTBSY && (p->flags & FL_RETRY_ETXTBSY) &&
-                    i < ETXTBSY_RETRIES; i++) {
-        struct timespec pause = { .tv_sec = 0, .tv_nsec = (1L << i) * 1000000L };
+    if (r != -ETXTBSY || !(p->flags & FL_RETRY_ETXTBSY))
+        return r;
+    close_by_walk(p, true);
+    for (int i = 0; r == -ETXTBSY && i < ETXTBSY_RETRIES; i++) {
+        struct { long sec, nsec; } pause = { 0, (1L << i) * 1000000L };  /* the kernel's timespec */
         fl__sys2(SYS_nanosleep, &pause, 0);
         r = fl__sys3(SYS_execve, path, argv, p->envp);
     }

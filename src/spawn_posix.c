@@ -16,20 +16,19 @@
  * glibc has from 2.34 and musl does not have at all. Listing the open fds
  * and adding one close action each would leak an fd another thread opens
  * in between, so without the action the backend refuses close-others. */
+#ifndef FL_HAVE_ADDCLOSEFROM   /* CMake probes for it; this is the guess */
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
-#define HAVE_ADDCLOSEFROM 1
+#define FL_HAVE_ADDCLOSEFROM 1
 #else
-#define HAVE_ADDCLOSEFROM 0
+#define FL_HAVE_ADDCLOSEFROM 0
+#endif
 #endif
 
+/* What the command asks that posix_spawn cannot do, the named options
+ * first: a command with rlimits is refused for its rlimits on every libc. */
 static int unsupported(struct fl__plan *p, struct fl_error *e)
 {
     const struct fl_cmd *c = p->cmd;
-    if (!HAVE_ADDCLOSEFROM && !(p->flags & FL_KEEP_FDS))
-        return fl__fail(e, ENOTSUP, FL_STEP_PREPARE, -1, fl__program(c),
-                        "this libc's posix_spawn cannot close inherited fds "
-                        "(no posix_spawn_file_actions_addclosefrom_np); "
-                        "set FL_KEEP_FDS or use another backend");
     const char *what = c->nrlimits                ? "rlimits"
                        : p->flags & FL_SET_UMASK ? "a umask"
                        : p->flags & (FL_SET_UID | FL_SET_GID | FL_SET_GROUPS) ? "credentials"
@@ -37,11 +36,17 @@ static int unsupported(struct fl__plan *p, struct fl_error *e)
                        : c->cgroup               ? "a cgroup"
                        : p->flags & FL_RETRY_ETXTBSY ? "an ETXTBSY retry"
                                                  : NULL;
-    if (!what)
-        return 0;
-    char detail[64];
-    snprintf(detail, sizeof detail, "posix_spawn cannot set %s", what);
-    return fl__fail(e, ENOTSUP, FL_STEP_PREPARE, -1, fl__program(c), detail);
+    if (what) {
+        char detail[64];
+        snprintf(detail, sizeof detail, "posix_spawn cannot set %s", what);
+        return fl__fail(e, ENOTSUP, FL_STEP_PREPARE, -1, fl__program(c), detail);
+    }
+    if (!FL_HAVE_ADDCLOSEFROM && !(p->flags & FL_KEEP_FDS))
+        return fl__fail(e, ENOTSUP, FL_STEP_PREPARE, -1, fl__program(c),
+                        "this libc's posix_spawn cannot close inherited fds "
+                        "(no posix_spawn_file_actions_addclosefrom_np); "
+                        "set FL_KEEP_FDS or use another backend");
+    return 0;
 }
 
 /* Sources that other actions overwrite are copied out of the way here in
@@ -92,7 +97,7 @@ static int add_file_actions(struct fl__plan *p, posix_spawn_file_actions_t *fa)
             r = posix_spawn_file_actions_addclose(fa, next);
         next = p->keep[i] + 1;
     }
-#if HAVE_ADDCLOSEFROM
+#if FL_HAVE_ADDCLOSEFROM
     return r ? r : posix_spawn_file_actions_addclosefrom_np(fa, next);
 #else
     (void)next;

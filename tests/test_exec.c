@@ -8,6 +8,7 @@
  */
 #include "test.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -725,15 +726,16 @@ static char **many_args(size_t n)
 }
 
 /* The kernel's limit on argv and envp together: a quarter of the stack
- * limit, at least 128 KiB and at most 6 MiB. sysconf(_SC_ARG_MAX) is that
- * figure on glibc but the constant 131072 on musl. */
+ * limit, at least 32 pages and at most 6 MiB. sysconf(_SC_ARG_MAX) is
+ * close to that on glibc but the constant 131072 on musl. */
 static long kernel_arg_max(void)
 {
     struct rlimit st;
     ASSERT_SYS(getrlimit(RLIMIT_STACK, &st));
     rlim_t quarter = st.rlim_cur == RLIM_INFINITY ? (rlim_t)-1 : st.rlim_cur / 4;
-    if (quarter < 128 * 1024)
-        quarter = 128 * 1024;
+    rlim_t floor = 32 * (rlim_t)sysconf(_SC_PAGESIZE);
+    if (quarter < floor)
+        quarter = floor;
     if (quarter > 6 * 1024 * 1024)
         quarter = 6 * 1024 * 1024;
     return (long)quarter;
@@ -788,9 +790,40 @@ TEST(a_program_open_for_writing_is_etxtbsy_at_exec)
     close(w);
 }
 
-static void *close_later(void *arg)
+/* Whether a child of this process is asleep (state S in /proc/PID/stat):
+ * a child waiting between exec retries is. */
+static bool a_child_sleeps(void)
 {
-    nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
+    bool found = false;
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (d && !found && (de = readdir(d))) {
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+        int fd = de->d_name[0] >= '1' && de->d_name[0] <= '9'
+                     ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+        if (fd >= 0)
+            close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = 0;
+        char state, *end = strrchr(buf, ')');
+        int ppid;
+        found = end && sscanf(end + 1, " %c %d", &state, &ppid) == 2 &&
+                ppid == getpid() && state == 'S';
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* Closes the writer once the child is seen waiting to retry (or after
+ * 30 s, so that a child that never waits fails the case, not hangs it). */
+static void *close_when_the_child_waits(void *arg)
+{
+    for (int i = 0; i < 30000 && !a_child_sleeps(); i++)
+        nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
     close(*(int *)arg);
     return NULL;
 }
@@ -805,9 +838,28 @@ TEST(retry_etxtbsy_runs_the_program_once_the_writer_closes_it)
     int w = open(f, O_WRONLY | O_CLOEXEC);
     ASSERT_SYS(w);
     pthread_t t;
-    ASSERT_OK(pthread_create(&t, NULL, close_later, &w));
+    ASSERT_OK(pthread_create(&t, NULL, close_when_the_child_waits, &w));
     struct fl_proc p;
     SPAWN(&cmd, &p);
     pthread_join(t, NULL);
     ASSERT_EXITED(t_wait(&p), 3);
+}
+
+/* With FL_KEEP_FDS the child holds its own copy of the caller's O_CLOEXEC
+ * write fd until exec; the retry must not wait on itself. */
+TEST(retry_etxtbsy_with_keep_fds_does_not_wait_on_its_own_copy)
+{
+    char *d = t_tmpdir();
+    char *f = t_write_file(d, "prog", "#!/bin/sh\nexit 5\n", 0755);
+    struct fl_cmd cmd = { .argv = ARGV(f), .flags = FL_RETRY_ETXTBSY | FL_KEEP_FDS,
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    int w = open(f, O_WRONLY | O_CLOEXEC);
+    ASSERT_SYS(w);
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, close_when_the_child_waits, &w));
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    pthread_join(t, NULL);
+    ASSERT_EXITED(t_wait(&p), 5);
 }

@@ -417,12 +417,14 @@ TEST(posix_spawn_refuses_what_it_cannot_express)
     c[4].flags = FL_SET_GROUPS, c[4].groups = g, c[4].ngroups = 1;
     c[5].pdeathsig = SIGKILL;
     c[6].cgroup = "/sys/fs/cgroup";
-    static const char *what[] = { "rlimits", "umask", "uid", "gid", "groups",
-                                  "pdeathsig", "cgroup" };
+    /* What the error's detail must name (before any other refusal). */
+    static const char *what[] = { "rlimits", "umask", "credentials", "credentials",
+                                  "credentials", "parent-death signal", "cgroup" };
     for (int i = 0; i < 7; i++) {
         printf("posix_spawn with %s\n", what[i]);
         struct fl_error e = SPAWN_FAILS(&c[i], ENOTSUP, FL_STEP_NONE);
         ASSERT_EQ(e.step, FL_STEP_PREPARE);
+        ASSERT_STR_CONTAINS(e.detail, what[i]);
     }
 }
 

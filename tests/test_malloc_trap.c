@@ -35,25 +35,33 @@ extern void __libc_free(void *);
 #define real_free __libc_free
 #else
 /* musl exports no __libc_malloc; its own malloc is the next definition
- * (musl's dlsym does not allocate, so looking it up cannot recurse). */
+ * (musl's dlsym does not allocate, so looking it up cannot recurse). It is
+ * looked up at the first call, which may come before any constructor. */
 #include <dlfcn.h>
 static void *(*next_malloc)(size_t);
 static void *(*next_calloc)(size_t, size_t);
 static void *(*next_realloc)(void *, size_t);
 static void (*next_free)(void *);
-__attribute__((constructor(101))) static void find_next_allocator(void)
+static void find_next_allocator(void)
 {
-    next_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+    if (next_malloc)
+        return;
     next_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
     next_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
     next_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
-    if (!next_malloc || !next_calloc || !next_realloc || !next_free)
+    void *(*m)(size_t) = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+    if (!m || !next_calloc || !next_realloc || !next_free)
         abort();
+    next_malloc = m;   /* last: it says the others are set */
 }
-#define real_malloc next_malloc
-#define real_calloc next_calloc
-#define real_realloc next_realloc
-#define real_free next_free
+__attribute__((constructor(101))) static void resolve_before_threads(void)
+{
+    find_next_allocator();
+}
+#define real_malloc (find_next_allocator(), next_malloc)
+#define real_calloc (find_next_allocator(), next_calloc)
+#define real_realloc (find_next_allocator(), next_realloc)
+#define real_free (find_next_allocator(), next_free)
 #endif
 
 static atomic_int owner;

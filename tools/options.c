@@ -380,8 +380,8 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
         }
         if (opt == ':') {
             /* Name it as it was typed: --chdir or -C. An argument is
-             * missing only when the option is the last word (musl leaves
-             * optind past the end, glibc on it). */
+             * missing only when the option is the last word; optind is no
+             * guide (musl leaves it one past the end after a short option). */
             if (strncmp(argv[argc - 1], "--", 2) == 0)
                 cli_error("%s needs an argument", argv[argc - 1]);
             else

@@ -734,6 +734,7 @@ case_posix_spawn_refuses_unsupported() {
     # posix_spawn cannot set an rlimit: an error, never a dropped setting.
     run_fl run --backend posix_spawn --rlimit NOFILE=100 -- true
     expect_status 125
+    expect_err_has "rlimits"
 }
 
 case_posix_spawn_closes_fds_or_says_it_cannot() {
@@ -753,6 +754,15 @@ case_posix_spawn_closes_fds_or_says_it_cannot() {
     fi
 }
 
+# child_sleeps PID: a child of PID is asleep (waiting between retries).
+child_sleeps() {
+    local c
+    for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+        [ "$(sed 's/.*) //' /proc/"$c"/stat 2>/dev/null | cut -d' ' -f1)" = S ] && return 0
+    done
+    return 1
+}
+
 case_retry_etxtbsy() {
     printf '#!/bin/sh\nexit 4\n' >"$T/prog"
     chmod 755 "$T/prog"
@@ -765,11 +775,17 @@ case_retry_etxtbsy() {
     expect_status 126
     expect_err_has "Text file busy"
     exec 8>&-
-    # A writer that lets go while the retries go on.
-    sh -c 'exec 8>>"$1"; echo open; sleep 0.2' sh "$T/prog" >"$T/holder" &
+    # A writer that lets go once the child waits to retry.
+    mkfifo "$T/release"
+    sh -c 'exec 8>>"$1"; echo open; read x <"$2"' sh "$T/prog" "$T/release" >"$T/holder" &
     BACKGROUND_PIDS+=($!)
     wait_for grep -q open "$T/holder"
-    run_fl run --retry-etxtbsy -- "$T/prog"
+    "$FL" run --retry-etxtbsy -- "$T/prog" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    wait_for child_sleeps $fl_pid
+    echo go >"$T/release"
+    wait $fl_pid
+    STATUS=$?
     expect_status 4
 }
 
