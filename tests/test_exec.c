@@ -828,30 +828,13 @@ static void *close_when_the_child_waits(void *arg)
     return NULL;
 }
 
-/* Pitfall 20: the writer closes the file while the child waits to retry. */
-TEST(retry_etxtbsy_runs_the_program_once_the_writer_closes_it)
+/* Runs a program the test holds open for writing, with FL_RETRY_ETXTBSY
+ * and extra flags; the writer lets go once the child waits to retry. */
+static void run_once_the_writer_lets_go(unsigned flags, int code)
 {
     char *d = t_tmpdir();
-    char *f = t_write_file(d, "prog", "#!/bin/sh\nexit 3\n", 0755);
-    struct fl_cmd cmd = { .argv = ARGV(f), .flags = FL_RETRY_ETXTBSY, .backend = BACKEND };
-    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    int w = open(f, O_WRONLY | O_CLOEXEC);
-    ASSERT_SYS(w);
-    pthread_t t;
-    ASSERT_OK(pthread_create(&t, NULL, close_when_the_child_waits, &w));
-    struct fl_proc p;
-    SPAWN(&cmd, &p);
-    pthread_join(t, NULL);
-    ASSERT_EXITED(t_wait(&p), 3);
-}
-
-/* With FL_KEEP_FDS the child holds its own copy of the caller's O_CLOEXEC
- * write fd until exec; the retry must not wait on itself. */
-TEST(retry_etxtbsy_with_keep_fds_does_not_wait_on_its_own_copy)
-{
-    char *d = t_tmpdir();
-    char *f = t_write_file(d, "prog", "#!/bin/sh\nexit 5\n", 0755);
-    struct fl_cmd cmd = { .argv = ARGV(f), .flags = FL_RETRY_ETXTBSY | FL_KEEP_FDS,
+    char *f = t_write_file(d, "prog", t_fmt("#!/bin/sh\nexit %d\n", code), 0755);
+    struct fl_cmd cmd = { .argv = ARGV(f), .flags = FL_RETRY_ETXTBSY | flags,
                           .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     int w = open(f, O_WRONLY | O_CLOEXEC);
@@ -861,5 +844,18 @@ TEST(retry_etxtbsy_with_keep_fds_does_not_wait_on_its_own_copy)
     struct fl_proc p;
     SPAWN(&cmd, &p);
     pthread_join(t, NULL);
-    ASSERT_EXITED(t_wait(&p), 5);
+    ASSERT_EXITED(t_wait(&p), code);
+}
+
+/* Pitfall 20: the writer closes the file while the child waits to retry. */
+TEST(retry_etxtbsy_runs_the_program_once_the_writer_closes_it)
+{
+    run_once_the_writer_lets_go(0, 3);
+}
+
+/* With FL_KEEP_FDS the child holds its own copy of the caller's O_CLOEXEC
+ * write fd until exec; the retry must not wait on itself. */
+TEST(retry_etxtbsy_with_keep_fds_does_not_wait_on_its_own_copy)
+{
+    run_once_the_writer_lets_go(FL_KEEP_FDS, 5);
 }
