@@ -169,10 +169,11 @@ enum fl_flags {
      * FL_KEEP_FDS) keeps its O_CLOEXEC copy of the write fd until its exec,
      * a rare window but a real one in build tools that write, then run.
      * Before the first pause the child closes its own FD_CLOEXEC fds, as
-     * exec would, so it never waits on its own copy. The calling thread
-     * stays suspended while the child retries, and signals to it wait too.
-     * Not with the posix_spawn backend (ENOTSUP): it would run the file
-     * actions again. */
+     * exec would, so it does not wait on its own copy (it lists them in
+     * /proc/self/fd: without /proc, an FL_KEEP_FDS child can still hold
+     * one). The calling thread waits while the child retries; with the
+     * clone backend, signals to it wait too. Not with the posix_spawn
+     * backend (ENOTSUP): it would run the file actions again. */
     FL_RETRY_ETXTBSY  = 1u << 13,
 };
 

@@ -335,7 +335,9 @@ static CHILD long exec_once(struct fl__plan *p, const char *path, char *const *a
         fl__sys2(SYS_nanosleep, &pause, 0);
         r = fl__sys3(SYS_execve, path, argv, p->envp);
     }
-    return r;
+    /* A path such as /dev/fd/N may have named an fd closed above: then
+     * the error that started the retries is the one to report. */
+    return r == -ENOENT ? -ETXTBSY : r;
 }
 
 /* Tries each candidate as execvp() does: a missing file moves on, EACCES is

@@ -71,9 +71,11 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
     return 0;
 }
 
-/* The kernel refuses one string over MAX_ARG_STRLEN, and all of them with
- * their pointers over a quarter of the stack limit (at least ARG_MAX, at
- * most 6 MiB). Saying so here beats a bare E2BIG from exec. */
+/* The kernel refuses one string over MAX_ARG_STRLEN (32 pages), and all
+ * of them with their pointers over a quarter of the stack limit (at least
+ * the kernel's ARG_MAX, 128 KiB whatever the page size; at most 6 MiB).
+ * Saying so here beats a bare E2BIG from exec. */
+#define KERNEL_ARG_MAX ((size_t)128 * 1024)
 static int check_sizes(struct fl__plan *p, struct fl_error *e)
 {
     long page = sysconf(_SC_PAGESIZE);
@@ -94,7 +96,7 @@ static int check_sizes(struct fl__plan *p, struct fl_error *e)
             total += len;
         }
     total += count * sizeof(char *) + strlen(fl__program(p->cmd)) + 1;
-    if (total <= 32 * (size_t)page)
+    if (total <= KERNEL_ARG_MAX)
         return 0;
     struct rlimit st;
     size_t limit = 6u << 20;
@@ -104,8 +106,8 @@ static int check_sizes(struct fl__plan *p, struct fl_error *e)
         if (p->cmd->rlimits[i].resource == RLIMIT_STACK)
             limit = p->cmd->rlimits[i].soft / 4 < (6u << 20)
                         ? p->cmd->rlimits[i].soft / 4 : 6u << 20;
-    if (limit < 32 * (size_t)page)
-        limit = 32 * (size_t)page;
+    if (limit < KERNEL_ARG_MAX)
+        limit = KERNEL_ARG_MAX;
     if (total > limit) {
         snprintf(what, sizeof what,
                  "arguments and environment take %zu bytes, over the %zu-byte limit (ARG_MAX)",

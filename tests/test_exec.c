@@ -726,16 +726,16 @@ static char **many_args(size_t n)
 }
 
 /* The kernel's limit on argv and envp together: a quarter of the stack
- * limit, at least 32 pages and at most 6 MiB. sysconf(_SC_ARG_MAX) is
- * close to that on glibc but the constant 131072 on musl. */
+ * limit, at least 128 KiB (the kernel's ARG_MAX) and at most 6 MiB.
+ * sysconf(_SC_ARG_MAX) is close to that on glibc but the constant 131072
+ * on musl. */
 static long kernel_arg_max(void)
 {
     struct rlimit st;
     ASSERT_SYS(getrlimit(RLIMIT_STACK, &st));
     rlim_t quarter = st.rlim_cur == RLIM_INFINITY ? (rlim_t)-1 : st.rlim_cur / 4;
-    rlim_t floor = 32 * (rlim_t)sysconf(_SC_PAGESIZE);
-    if (quarter < floor)
-        quarter = floor;
+    if (quarter < 128 * 1024)
+        quarter = 128 * 1024;
     if (quarter > 6 * 1024 * 1024)
         quarter = 6 * 1024 * 1024;
     return (long)quarter;
@@ -818,8 +818,9 @@ static bool a_child_sleeps(void)
     return found;
 }
 
-/* Closes the writer once the child is seen waiting to retry (or after
- * 30 s, so that a child that never waits fails the case, not hangs it). */
+/* Closes the writer once the child is seen waiting to retry, or after
+ * 30000 looks, so that a child that never waits fails the case (its spawn
+ * reports ETXTBSY) instead of hanging it. */
 static void *close_when_the_child_waits(void *arg)
 {
     for (int i = 0; i < 30000 && !a_child_sleeps(); i++)
@@ -858,4 +859,26 @@ TEST(retry_etxtbsy_runs_the_program_once_the_writer_closes_it)
 TEST(retry_etxtbsy_with_keep_fds_does_not_wait_on_its_own_copy)
 {
     run_once_the_writer_lets_go(FL_KEEP_FDS, 5);
+}
+
+/* The program named through one of the caller's O_CLOEXEC fds, and still
+ * open for writing: the retries close that fd in the child (as exec
+ * would), so they no longer find the path. The error stays ETXTBSY. */
+TEST(retry_etxtbsy_through_a_closed_fd_path_reports_etxtbsy)
+{
+    char *d = t_tmpdir();
+    char *f = t_write_file(d, "prog", "#!/bin/sh\nexit 0\n", 0755);
+    int w = open(f, O_WRONLY | O_CLOEXEC);
+    ASSERT_SYS(w);
+    int r = open(f, O_RDONLY | O_CLOEXEC);
+    ASSERT_SYS(r);
+    struct fl_cmd cmd = { .argv = ARGV(t_fmt("/proc/self/fd/%d", r)),
+                          .flags = FL_RETRY_ETXTBSY | FL_KEEP_FDS,
+                          .backend = BACKEND };
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN)
+        SPAWN_FAILS(&cmd, ENOTSUP, FL_STEP_PREPARE);
+    else
+        SPAWN_FAILS(&cmd, ETXTBSY, FL_STEP_EXEC);
+    close(r);
+    close(w);
 }

@@ -755,10 +755,17 @@ case_posix_spawn_closes_fds_or_says_it_cannot() {
 }
 
 # child_sleeps PID: a child of PID is asleep (waiting between retries).
+# Bash builtins only: this runs inside the child's one-second retry budget.
 child_sleeps() {
-    local c
-    for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-        [ "$(sed 's/.*) //' /proc/"$c"/stat 2>/dev/null | cut -d' ' -f1)" = S ] && return 0
+    local f c line kids
+    for f in /proc/"$1"/task/*/children; do
+        kids=()
+        read -ra kids <"$f" 2>/dev/null   # no newline at the end: status 1
+        for c in "${kids[@]}"; do
+            read -r line <"/proc/$c/stat" 2>/dev/null || continue
+            line=${line##*) }
+            [ "${line%% *}" = S ] && return 0
+        done
     done
     return 1
 }
@@ -780,9 +787,14 @@ case_retry_etxtbsy() {
     sh -c 'exec 8>>"$1"; echo open; read x <"$2"' sh "$T/prog" "$T/release" >"$T/holder" &
     BACKGROUND_PIDS+=($!)
     wait_for grep -q open "$T/holder"
+    [ -e /proc/$BASHPID/task/$BASHPID/children ] || skip "no /proc/PID/task/TID/children here"
     "$FL" run --retry-etxtbsy -- "$T/prog" >"$T/out" 2>"$T/err" &
-    local fl_pid=$!
-    wait_for child_sleeps $fl_pid
+    local fl_pid=$! i
+    BACKGROUND_PIDS+=($fl_pid)
+    for ((i = 0; i < 2000; i++)); do
+        child_sleeps $fl_pid && break
+        sleep 0.01
+    done
     echo go >"$T/release"
     wait $fl_pid
     STATUS=$?
