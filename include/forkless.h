@@ -175,6 +175,20 @@ enum fl_flags {
      * clone backend, signals to it wait too. Not with the posix_spawn
      * backend (ENOTSUP): it would run the file actions again. */
     FL_RETRY_ETXTBSY  = 1u << 13,
+    /* Make no pidfd for the process: proc.pidfd stays -1, and a running
+     * child costs no fd of the caller's (with FL_PIPE streams, only their
+     * pipe ends). A build tool that keeps one pipe per job can then run
+     * twice as many jobs under the same fd limit. The trade: fl_kill()
+     * and fl_wait() use the numeric pid, which is safe only while the
+     * process is this caller's unreaped child, since the kernel keeps an
+     * unreaped pid reserved. fl_kill() first checks that (waitid with
+     * WNOWAIT) and says ESRCH once the status is gone, but a foreign
+     * reaper (waitpid(-1) elsewhere, SIGCHLD set to SIG_IGN) that reaps
+     * the child between that check and the kill leaves a window in which
+     * a reused pid could be signalled; a pidfd has no such window. A timed
+     * fl_wait() opens a pidfd for its own duration (pidfd_open), so it
+     * still sleeps in poll() rather than polling. */
+    FL_NO_PIDFD       = 1u << 14,
 };
 
 /*
@@ -262,8 +276,15 @@ struct fl_cmd {
 
     enum fl_backend backend;
 
+    /* Signals set to SIG_IGN in the child, after every other signal
+     * setting (it wins over .sigdefault), as env(1) --ignore-signal does.
+     * exec keeps SIG_IGN, so the program starts with them ignored. SIGKILL
+     * and SIGSTOP cannot be ignored: EINVAL. The posix_spawn backend
+     * cannot set a disposition to SIG_IGN: ENOTSUP. NULL means none. */
+    const sigset_t *sigignore;
+
     /* Reserved for later fields; must be zero. */
-    void *reserved_[8];
+    void *reserved_[7];
 };
 
 /* ------------------------------------------------------------------------ */
@@ -405,6 +426,14 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  *              SIGCHLD set to SIG_IGN, or a foreign waitpid(-1)
  *   ESRCH      the handle was already waited for (or is empty)
  *   EINVAL     a bad timeout
+ *   EBADF      the handle's pidfd was closed or replaced behind its back
+ *   other      an errno value of poll() or waitid()
+ *
+ * Only 0 and ECHILD end the handle's life; after ETIMEDOUT or any other
+ * error the process is still there to wait for, kill or close.
+ *
+ * fl_wait() is a cancellation point, as waitpid() is: a thread cancelled
+ * in it leaves the process unreaped and the handle as it was.
  *
  * Thread-safe for different handles; one handle must not be used by two
  * threads at once. Not async-signal-safe.
@@ -414,7 +443,10 @@ FL_API int fl_wait(struct fl_proc *proc, int timeout_ms, int *status);
 /*
  * Sends sig to the process through its pidfd. Once the process has been
  * waited for, nothing is sent to its numeric pid ever again: the call
- * returns ESRCH. sig 0 only checks. Returns 0, ESRCH, EINVAL or EPERM.
+ * returns ESRCH. A handle without a pidfd (FL_NO_PIDFD, or a kernel
+ * without pidfds) first checks that the pid is still our unreaped child
+ * and returns ESRCH if not (see FL_NO_PIDFD for the window that leaves).
+ * sig 0 only checks. Returns 0, ESRCH, EINVAL or EPERM.
  * Thread-safe and async-signal-safe.
  */
 FL_API int fl_kill(struct fl_proc *proc, int sig);
@@ -424,7 +456,10 @@ FL_API int fl_kill(struct fl_proc *proc, int sig);
  * kills nor waits: a process that still runs keeps running, and once it
  * ends it stays a zombie until the caller reaps it with waitpid(pid) (or
  * the caller exits). Call fl_wait() first to reap it. Safe on an empty
- * handle and twice. Thread-safe for different handles, async-signal-safe.
+ * handle, twice, and on a handle that was never filled: an all-zero
+ * struct fl_proc (C++ `fl_proc p{}`) has pid 0, and fl_close() then closes
+ * nothing, although its fd fields read 0. Thread-safe for different
+ * handles, async-signal-safe.
  */
 FL_API void fl_close(struct fl_proc *proc);
 

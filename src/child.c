@@ -298,6 +298,13 @@ static CHILD int reset_signals(struct fl__plan *p)
         if (r < 0 && r != -EINVAL)
             return fail(p, FL_STEP_SIGNALS, sig, r);
     }
+    const struct fl__ksigaction ign = { SIG_IGN, 0, 0, 0 };
+    for (int sig = 1; p->sigignore_bits && sig <= 64; sig++)
+        if (p->sigignore_bits & ((uint64_t)1 << (sig - 1))) {
+            r = fl__sys4(SYS_rt_sigaction, sig, &ign, 0, 8);
+            if (r < 0)
+                return fail(p, FL_STEP_SIGNALS, sig, r);
+        }
     if (p->mask_inherited)
         return 0;
     r = fl__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &p->child_mask, 0, 8);

@@ -2,6 +2,7 @@
  * builds the child's environment from the base and the edits. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@ extern char **environ;
     (FL_KEEP_FDS | FL_KEEP_SIGNALS | FL_SETSID | FL_NEW_PGROUP |             \
      FL_JOIN_PGROUP | FL_SET_UMASK | FL_SET_UID | FL_SET_GID |               \
      FL_SET_GROUPS | FL_ENV_CLEAR | FL_SHELL_FALLBACK | FL_NO_FORK |         \
-     FL_PATH_RELATIVE | FL_RETRY_ETXTBSY)
+     FL_PATH_RELATIVE | FL_RETRY_ETXTBSY | FL_NO_PIDFD)
 
 static int invalid(struct fl_error *e, const char *detail)
 {
@@ -157,6 +158,9 @@ int fl__cmd_check(const struct fl_cmd *cmd, struct fl_error *e)
         return invalid(e, "more groups than NGROUPS_MAX");
     if (cmd->pdeathsig < 0 || cmd->pdeathsig >= NSIG)
         return invalid(e, "pdeathsig is not a signal number");
+    if (cmd->sigignore && (sigismember(cmd->sigignore, SIGKILL) == 1 ||
+                           sigismember(cmd->sigignore, SIGSTOP) == 1))
+        return invalid(e, "sigignore names SIGKILL or SIGSTOP, which cannot be ignored");
     if (cmd->cgroup && !*cmd->cgroup)
         return invalid(e, "cgroup is an empty path");
     int r = check_stdio(cmd, e);

@@ -78,6 +78,7 @@ struct fl__plan {
     /* signals */
     sigset_t child_mask;
     uint64_t sigdefault_bits;   /* signal n is bit n-1 */
+    uint64_t sigignore_bits;
     uint64_t rt_ignored;        /* real-time signals the parent ignores */
     bool sighand_cleared;       /* clone3(CLONE_CLEAR_SIGHAND) reset handlers */
     bool mask_inherited;        /* the child already has the mask it needs */

@@ -349,6 +349,8 @@ int fl__plan_init(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_error 
         r = build_fd_plan(p, e);
     if (!r && cmd->sigdefault)
         p->sigdefault_bits = fl__sigset_bits(cmd->sigdefault);
+    if (!r && cmd->sigignore)
+        p->sigignore_bits = fl__sigset_bits(cmd->sigignore);
     if (!r && cmd->pdeathsig)
         p->parent_pid = getpid();
     return r;

@@ -3,6 +3,7 @@
  * process is reaped its numeric pid is never used again. */
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,7 +48,7 @@ static int wait_readable(int pidfd, int timeout_ms)
         struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
         int r = poll(&pfd, 1, timeout_ms);
         if (r > 0)
-            return 0;
+            return pfd.revents & POLLNVAL ? EBADF : 0;
         if (r == 0)
             return ETIMEDOUT;
         if (errno != EINTR)
@@ -96,21 +97,46 @@ static int reap(struct fl_proc *p, siginfo_t *si)
     return r < 0 ? errno : 0;
 }
 
+/* Without a pidfd, the numeric pid is ours only while the process is
+ * our unreaped child: the kernel keeps the pid of a zombie reserved. */
+static bool still_our_child(pid_t pid)
+{
+    siginfo_t si;
+    long r;
+    do  /* raw, so that fl_kill() stays async-signal-safe */
+        r = fl__sys6(SYS_waitid, P_PID, pid, (long)&si, WEXITED | WNOHANG | WNOWAIT, 0, 0);
+    while (r == -EINTR);
+    return r == 0;
+}
+
 int fl_wait(struct fl_proc *p, int timeout_ms, int *status)
 {
     if (!p || timeout_ms < -1)
         return EINVAL;
     if (p->pid <= 0 || p->state_ == PROC_REAPED)
         return ESRCH;
-    int saved_errno = errno, r = 0;
+    int saved_errno = errno, r = 0, pidfd = p->pidfd, own_pidfd = -1;
     siginfo_t si = { 0 };
-    if (timeout_ms >= 0 && p->pidfd >= 0)
-        r = wait_readable(p->pidfd, timeout_ms);
-    else if (timeout_ms >= 0)
+    /* A handle without a pidfd (FL_NO_PIDFD) borrows one for a timed wait,
+     * so that it sleeps in poll(); the check first makes sure the pid
+     * still names our child. */
+    if (timeout_ms >= 0 && pidfd < 0) {
+        if (!still_our_child(p->pid))
+            r = ECHILD;
+        else
+            pidfd = own_pidfd = fl__pidfd_open(p->pid);
+    }
+    if (!r && timeout_ms >= 0 && pidfd >= 0)
+        r = wait_readable(pidfd, timeout_ms);
+    else if (!r && timeout_ms >= 0)
         r = wait_polling(p->pid, timeout_ms, &si);
-    if (!r && !(timeout_ms >= 0 && p->pidfd < 0))
+    if (!r && !(timeout_ms >= 0 && pidfd < 0))
         r = reap(p, &si);
-    if (r != ETIMEDOUT)
+    if (own_pidfd >= 0)
+        close(own_pidfd);
+    /* Only a reaped process, or one whose status is gone for good, is
+     * done with: after any other error the caller may wait again. */
+    if (r == 0 || r == ECHILD)
         p->state_ = PROC_REAPED;
     if (!r && status)
         *status = status_of(&si);
@@ -124,6 +150,8 @@ int fl_kill(struct fl_proc *p, int sig)
         return EINVAL;
     if (p->pid <= 0 || p->state_ == PROC_REAPED)
         return ESRCH;
+    if (p->pidfd < 0 && !still_our_child(p->pid))
+        return ESRCH;
     long r = p->pidfd >= 0 ? fl__sys4(SYS_pidfd_send_signal, p->pidfd, sig, 0, 0)
                            : fl__sys2(SYS_kill, p->pid, sig);
     return r < 0 ? (int)-r : 0;
@@ -131,7 +159,9 @@ int fl_kill(struct fl_proc *p, int sig)
 
 void fl_close(struct fl_proc *p)
 {
-    if (!p)
+    /* pid 0 is a handle that was never filled: an all-zero struct holds
+     * fd numbers 0, which are not its to close. */
+    if (!p || p->pid <= 0)
         return;
     if (p->pidfd >= 0)
         fl__sys1(SYS_close, p->pidfd);

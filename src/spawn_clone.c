@@ -136,7 +136,8 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, probe_rt_ignored);
     struct fl__clone_args a = {
-        .flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | CLONE_CLEAR_SIGHAND,
+        .flags = CLONE_VM | CLONE_VFORK | CLONE_CLEAR_SIGHAND |
+                 (p->flags & FL_NO_PIDFD ? 0 : CLONE_PIDFD),
         .pidfd = (uintptr_t)pidfd,
         .exit_signal = SIGCHLD,
         .stack = (uintptr_t)(stack_top - CHILD_STACK_SIZE),
@@ -199,15 +200,16 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
     fl__child_mask(p, &old);
     long pid = -1;
     errno = EINVAL;
-    if (__atomic_load_n(&pidfd_flag_usable, __ATOMIC_RELAXED))
+    if (!(p->flags & FL_NO_PIDFD) && __atomic_load_n(&pidfd_flag_usable, __ATOMIC_RELAXED))
         pid = clone(fl__child_entry, stack_top,
                     CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, p, pidfd);
-    if (pid < 0 && (errno == EINVAL || errno == EPERM || errno == ENOSYS)) {
+    if (pid < 0 && (p->flags & FL_NO_PIDFD || errno == EINVAL || errno == EPERM ||
+                    errno == ENOSYS)) {
         /* A kernel before 5.2 has no CLONE_PIDFD, and a seccomp filter may
          * deny it: the handle then works from the pid (or pidfd_open). */
         *pidfd = -1;
         pid = clone(fl__child_entry, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, p);
-        if (pid >= 0)
+        if (pid >= 0 && !(p->flags & FL_NO_PIDFD))
             __atomic_store_n(&pidfd_flag_usable, 0, __ATOMIC_RELAXED);
     }
     pid = pid < 0 ? -errno : pid;
@@ -233,7 +235,7 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
         return fl__fail_child(p, e);
     }
     proc->pid = (pid_t)pid;
-    proc->pidfd = pidfd >= 0 ? pidfd : fl__pidfd_open((pid_t)pid);
+    proc->pidfd = pidfd >= 0 || (p->flags & FL_NO_PIDFD) ? pidfd : fl__pidfd_open((pid_t)pid);
     proc->backend = FL_BACKEND_CLONE;
     return 0;
 }

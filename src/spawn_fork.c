@@ -54,7 +54,7 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
         return fl__fail_child(p, e);
     }
     proc->pid = pid;
-    proc->pidfd = fl__pidfd_open(pid);
+    proc->pidfd = p->flags & FL_NO_PIDFD ? -1 : fl__pidfd_open(pid);
     proc->backend = FL_BACKEND_FORK;
     return 0;
 }

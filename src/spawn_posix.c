@@ -35,6 +35,7 @@ static int unsupported(struct fl__plan *p, struct fl_error *e)
                        : c->pdeathsig            ? "a parent-death signal"
                        : c->cgroup               ? "a cgroup"
                        : p->flags & FL_RETRY_ETXTBSY ? "an ETXTBSY retry"
+                       : p->sigignore_bits       ? "a signal to SIG_IGN (sigignore)"
                                                  : NULL;
     if (what) {
         char detail[64];
@@ -214,7 +215,7 @@ int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
     if (r)
         return r;
     proc->pid = pid;
-    proc->pidfd = fl__pidfd_open(pid);
+    proc->pidfd = p->flags & FL_NO_PIDFD ? -1 : fl__pidfd_open(pid);
     proc->backend = FL_BACKEND_POSIX_SPAWN;
     return 0;
 }

@@ -277,7 +277,8 @@ TEST(file_without_a_path_is_einval)
 TEST(nonzero_reserved_field_is_einval)
 {
     int x;
-    for (int i = 0; i < 8; i++) {
+    struct fl_cmd cmd0 = { 0 };
+    for (int i = 0; i < (int)(sizeof cmd0.reserved_ / sizeof cmd0.reserved_[0]); i++) {
         struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
         cmd.reserved_[i] = &x;
         SPAWN_FAILS(&cmd, EINVAL, FL_STEP_PREPARE);
