@@ -218,7 +218,9 @@ struct fl_cmd {
     char *const *env;
     /* Edits applied in order on top of the base: set "NAME=VALUE" (a
      * string without '=' is EINVAL), then unset NAME (a name with '=' or an
-     * empty name is EINVAL). Either may be NULL. */
+     * empty name is EINVAL). Either may be NULL. A set takes the place of
+     * the first entry of that name and removes any later ones, so the
+     * child sees the name once; an unset removes every entry of it. */
     const char *const *env_set;
     const char *const *env_unset;
 

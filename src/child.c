@@ -77,6 +77,35 @@ static CHILD long clear_cloexec(int fd)
     return fl__sys3(SYS_fcntl, fd, F_SETFD, 0);
 }
 
+static CHILD bool is_target(const struct fl__plan *p, long fd)
+{
+    for (size_t i = 0; i < p->nacts; i++)
+        if (p->acts[i].child_fd == fd)
+            return true;
+    return false;
+}
+
+/* Above every fd the plan names, when the fd limit leaves room there;
+ * at the limit (F_DUPFD says EINVAL, or EMFILE), the lowest free number
+ * that no action targets. A copy that lands on a target is closed once
+ * the search has moved past it. */
+CHILD long fl__dup_aside(const struct fl__plan *p, int fd)
+{
+    long r = fl__sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, p->stage_min);
+    if (r != -EINVAL && r != -EMFILE)
+        return r;
+    long lo = 0, passed = -1;
+    for (;;) {
+        r = fl__sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, lo);
+        if (passed >= 0)
+            fl__sys1(SYS_close, passed);
+        if (r < 0 || !is_target(p, r))
+            return r;
+        passed = r;
+        lo = r + 1;
+    }
+}
+
 static CHILD int apply_fds(struct fl__plan *p)
 {
     long r;
@@ -85,7 +114,7 @@ static CHILD int apply_fds(struct fl__plan *p)
             struct fl__act *a = &p->acts[i];
             if (a->kind != FL__ACT_DUP || a->staged_fd == -2)
                 continue;
-            r = fl__sys3(SYS_fcntl, a->src_fd, F_DUPFD_CLOEXEC, p->stage_min);
+            r = fl__dup_aside(p, a->src_fd);
             if (r < 0)
                 return fail(p, FL_STEP_DUP, a->child_fd, r);
             a->staged_fd = (int)r;
@@ -231,16 +260,16 @@ struct fl__ksigaction {
  * there. The child's dispositions are its own copy, taken atomically by
  * clone, so the answer cannot race with the parent's threads, and one read
  * costs far less than a sigaction() per signal. */
-static CHILD void read_dispositions(uint64_t *ignored, uint64_t *caught)
+static CHILD bool read_dispositions(uint64_t *ignored, uint64_t *caught)
 {
     char buf[1024];
     int fd = (int)fl__sys4(SYS_openat, AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
-        return;
+        return false;
     long n = fl__sys3(SYS_read, fd, buf, sizeof buf - 1);
     fl__sys1(SYS_close, fd);
     if (n <= 0)
-        return;
+        return false;
     buf[n] = '\0';
     /* The command name (field 2) may hold spaces and ')': skip to the last ')'. */
     char *c = 0;
@@ -248,7 +277,7 @@ static CHILD void read_dispositions(uint64_t *ignored, uint64_t *caught)
         if (*q == ')')
             c = q;
     if (!c)
-        return;
+        return false;
     uint64_t v[2] = { 0, 0 };
     int field = 2;
     for (; *c && field <= 34; c++) {
@@ -258,9 +287,29 @@ static CHILD void read_dispositions(uint64_t *ignored, uint64_t *caught)
             v[field - 33] = v[field - 33] * 10 + (uint64_t)(*c - '0');
     }
     if (field <= 34)
-        return;
+        return false;
     *ignored = v[0] & FL__LOW_SIGNALS;
     *caught = v[1] & FL__LOW_SIGNALS;
+    return true;
+}
+
+/* Without /proc (not mounted, or no fd left to open it), ask the kernel
+ * signal by signal: slower, but a guess would reset a signal the caller
+ * asked to keep ignored. */
+static CHILD void learn_dispositions(uint64_t *ignored, uint64_t *caught)
+{
+    if (read_dispositions(ignored, caught))
+        return;
+    *ignored = *caught = 0;
+    for (int sig = 1; sig <= 31; sig++) {
+        struct fl__ksigaction old;
+        if (fl__sys4(SYS_rt_sigaction, sig, 0, &old, 8) < 0)
+            continue;
+        if (old.handler == SIG_IGN)
+            *ignored |= (uint64_t)1 << (sig - 1);
+        else if (old.handler != SIG_DFL)
+            *caught |= (uint64_t)1 << (sig - 1);
+    }
 }
 
 /* Resets to SIG_DFL every signal that has a handler (none is left when
@@ -274,7 +323,7 @@ static CHILD int reset_signals(struct fl__plan *p)
     uint64_t must = p->sigdefault_bits, ask = 0;
     long r;
     if (!keep || !p->sighand_cleared)
-        read_dispositions(&ignored, &caught);
+        learn_dispositions(&ignored, &caught);
     if (!keep)
         must |= ignored | (p->sighand_cleared ? p->rt_ignored : ~FL__LOW_SIGNALS);
     if (!p->sighand_cleared) {
@@ -311,17 +360,32 @@ static CHILD int reset_signals(struct fl__plan *p)
     return r < 0 ? fail(p, FL_STEP_SIGNALS, -1, r) : 0;
 }
 
+static CHILD bool exists(const char *path)
+{
+    char st[256] __attribute__((aligned(8)));  /* a struct stat, unread */
+    return fl__sys4(SYS_newfstatat, AT_FDCWD, path, st, 0) == 0;
+}
+
 static CHILD bool means_not_here(long r)
 {
     return r == -ENOENT || r == -ENOTDIR || r == -ESTALE || r == -ENODEV ||
            r == -ETIMEDOUT;
 }
 
-static CHILD bool exists(const char *path)
+/* In a PATH search, a directory we may not search hides nothing (stat
+ * fails too, where a file without permission would be found), and a
+ * candidate whose name is too long cannot be there: sh and Python go on
+ * to the next entry, and so does this search. A program named with '/'
+ * keeps exec's own error. */
+static CHILD long as_search_result(const struct fl__plan *p, const char *cand, long r)
 {
-    char st[256] __attribute__((aligned(8)));  /* a struct stat, unread */
-    return fl__sys4(SYS_newfstatat, AT_FDCWD, path, st, 0) == 0;
+    if (!p->searched)
+        return r;
+    if (r == -EACCES && !exists(cand))
+        return -ENOENT;
+    return r == -ENAMETOOLONG ? -ENOENT : r;
 }
+
 
 /* Ten retries, 1 ms doubling to 512 ms: about a second in all. */
 #define ETXTBSY_RETRIES 10
@@ -349,7 +413,8 @@ static CHILD long exec_once(struct fl__plan *p, const char *path, char *const *a
 
 /* Tries each candidate as execvp() does: a missing file moves on, EACCES is
  * remembered and reported only if nothing else runs, anything else stops.
- * Unlike execvp(), an unsearchable directory is not "permission denied". */
+ * Unlike execvp(), an unsearchable PATH directory is not "permission
+ * denied". */
 static CHILD void exec_candidates(struct fl__plan *p)
 {
     int denied = -1;
@@ -360,10 +425,7 @@ static CHILD void exec_candidates(struct fl__plan *p)
             p->sh_argv[1] = (char *)p->cands[i];
             r = exec_once(p, "/bin/sh", p->sh_argv);
         }
-        if (r == -EACCES && !exists(p->cands[i])) {
-            /* A PATH directory we may not search hides nothing. */
-            r = -ENOENT;
-        }
+        r = as_search_result(p, p->cands[i], r);
         if (r == -EACCES) {
             if (denied < 0)
                 denied = (int)i;

@@ -217,14 +217,24 @@ int fl__env_build(const struct fl_cmd *cmd, struct fl__plan *p, struct fl_error 
         return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "environment");
     memcpy(env, base, nbase * sizeof *env);
     size_t n = nbase;
+    /* A set replaces the first entry of its name and drops the others: a
+     * base may hold a name twice, and getenv() and shells then disagree on
+     * which one counts. */
     for (size_t i = 0; i < nset; i++) {
         const char *s = cmd->env_set[i];
-        size_t len = name_len(s), j = 0;
-        while (j < n && !same_name(env[j], s, len))
-            j++;
-        env[j] = (char *)s;
-        if (j == n)
-            n++;
+        size_t len = name_len(s), k = 0;
+        bool placed = false;
+        for (size_t j = 0; j < n; j++) {
+            if (!same_name(env[j], s, len))
+                env[k++] = env[j];
+            else if (!placed) {
+                env[k++] = (char *)s;
+                placed = true;
+            }
+        }
+        n = k;
+        if (!placed)
+            env[n++] = (char *)s;
     }
     for (size_t i = 0; cmd->env_unset && cmd->env_unset[i]; i++) {
         const char *name = cmd->env_unset[i];

@@ -59,6 +59,7 @@ struct fl__plan {
     bool envp_owned;
     const char *const *cands;   /* paths to try, in order */
     size_t ncands;
+    bool searched;          /* the candidates come from a PATH search */
     const char *cand_inline[1];
     char *cand_block;       /* owned: the candidates' array and strings */
     char **sh_argv;         /* FL_SHELL_FALLBACK: {"/bin/sh", cand, argv[1..]} */
@@ -88,6 +89,7 @@ struct fl__plan {
     int cgroup_fd;              /* clone3 CLONE_INTO_CGROUP, else -1 */
     pid_t parent_pid;
     int err_fd;                 /* the fork backend's error pipe, else -1 */
+    bool spawn_tried;           /* the posix_spawn backend called posix_spawn() */
 
     struct fl__child_err cerr;
 };
@@ -107,10 +109,18 @@ FL__HIDDEN void fl__plan_close_child_ends(struct fl__plan *p);
 FL__HIDDEN void fl__plan_close_parent_ends(struct fl__plan *p);
 FL__HIDDEN int fl__plan_max_fd(const struct fl__plan *p);
 FL__HIDDEN const char *fl__program(const struct fl_cmd *cmd);
+/* 0 if cand is a regular file the caller may execute, else ENOENT (not
+ * there: missing, or hidden in a PATH search), EACCES or another errno;
+ * path receives the name, made relative to the command's cwd. */
+FL__HIDDEN int fl__candidate_status(const struct fl__plan *p, const char *cand,
+                                    char *path, size_t size);
 
 /* child.c: returns only on failure, with p->cerr filled. */
 FL__HIDDEN void fl__child_run(struct fl__plan *p);
 FL__HIDDEN __attribute__((noreturn)) void fl__child_exit(int code);
+/* A FD_CLOEXEC copy of fd at a number that no fd action targets, or
+ * -errno. Raw system calls only: the child and the parent both use it. */
+FL__HIDDEN long fl__dup_aside(const struct fl__plan *p, int fd);
 /* The clone backend's entry: runs the child, exits 127 on failure. */
 FL__HIDDEN int fl__child_entry(void *plan);
 

@@ -52,7 +52,9 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
     for (const char *seg = path;; ) {
         const char *end = strchrnul(seg, ':');
         size_t len = (size_t)(end - seg);
-        if (path_entry_usable(seg, len, p->flags)) {
+        /* A candidate longer than PATH_MAX cannot be executed; execvp()
+         * and sh skip such an entry, and so does this search. */
+        if (path_entry_usable(seg, len, p->flags) && len + plen + 3 <= PATH_MAX) {
             list[n++] = out;
             if (len == 0)
                 out += sprintf(out, "./%s", prog) + 1;
@@ -65,9 +67,10 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
     }
     if (n == 0)
         return fl__fail(e, ENOENT, FL_STEP_EXEC, -1, prog,
-                        "PATH has no absolute entry to search");
+                        "PATH has no usable entry to search");
     p->cands = list;
     p->ncands = n;
+    p->searched = true;
     return 0;
 }
 
@@ -283,16 +286,24 @@ static void plan_empty(struct fl__plan *p)
 }
 
 /* A candidate counts if it is a regular file the caller may execute; a
- * relative one is looked up from the child's working directory. */
-static int candidate_status(const char *cand, const char *cwd, char *path, size_t size)
+ * relative one is looked up from the child's working directory. In a PATH
+ * search a missing file, an unsearchable directory and a name too long
+ * all mean "not here" (ENOENT); a program named with '/' keeps stat's own
+ * error, as exec would report it. */
+int fl__candidate_status(const struct fl__plan *p, const char *cand, char *path, size_t size)
 {
+    const char *cwd = p->cmd->cwd;
     int n = (cand[0] == '/' || !cwd) ? snprintf(path, size, "%s", cand)
                                      : snprintf(path, size, "%s/%s", cwd, cand);
     if (n < 0 || (size_t)n >= size)
-        return ENAMETOOLONG;
+        return p->searched ? ENOENT : ENAMETOOLONG;
     struct stat st;
-    if (stat(path, &st) < 0)
-        return ENOENT;  /* missing, or in a directory we may not search */
+    if (stat(path, &st) < 0) {
+        int err = errno;
+        if (p->searched && (err == EACCES || err == ENAMETOOLONG || err == ENOTDIR))
+            return ENOENT;
+        return err;
+    }
     if (!S_ISREG(st.st_mode) || faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
         return EACCES;
     return 0;
@@ -312,12 +323,14 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
         char path[PATH_MAX];
         int denied = -1;
         r = ENOENT;
-        for (size_t i = 0; i < p.ncands && r; i++) {
-            int s = candidate_status(p.cands[i], cmd->cwd, path, sizeof path);
+        for (size_t i = 0; i < p.ncands && r == ENOENT; i++) {
+            int s = fl__candidate_status(&p, p.cands[i], path, sizeof path);
             if (s == 0)
                 r = (size_t)snprintf(buf, size, "%s", path) < size ? 0 : ERANGE;
             else if (s == EACCES && denied < 0)
                 denied = (int)i;
+            else if (s != ENOENT && s != EACCES)
+                r = s;
         }
         if (r == ENOENT && denied >= 0)
             r = EACCES;

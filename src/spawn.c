@@ -1,6 +1,7 @@
 /* spawn.c: fl_spawn() picks the backend and moves the prepared plan through
  * it; the helpers here are shared by every backend. */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -78,7 +79,11 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
         return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "no fl_proc");
     *proc = (struct fl_proc){ .pid = 0, .pidfd = -1, .stdio = { -1, -1, -1 } };
 
-    int saved_errno = errno;
+    /* Not a cancellation point: a thread cancelled in close() or waitid()
+     * here would leave pipes and a child behind. A pending request is
+     * acted on at the caller's next cancellation point instead. */
+    int cancel_state, saved_errno = errno;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     struct fl__plan p;
     int r = fl__plan_init(&p, cmd, e);
     if (!r) {
@@ -99,6 +104,7 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
             p.pipe_parent[i] = -1;
         }
     fl__plan_free(&p);
+    pthread_setcancelstate(cancel_state, NULL);
     errno = saved_errno;
     return r;
 }

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,8 +24,9 @@
 #endif
 
 /* The child's frames are small (the deepest holds a 1 KiB getdents
- * buffer); 16 KiB leaves room and still fits a 64 KiB thread stack. */
+ * buffer); 16 KiB leaves ample room. */
 #define CHILD_STACK_SIZE (16 * 1024)
+#define GUARD_SIZE 4096
 
 struct fl__clone_args {
     uint64_t flags, pidfd, child_tid, parent_tid, exit_signal;
@@ -78,6 +80,50 @@ long fl__clone3(struct fl__clone_args *args, size_t size, int (*fn)(void *), voi
 }
 #endif
 
+/* The child's stack is one mapping per thread, made at the thread's first
+ * spawn and unmapped when the thread exits. It cannot live in the
+ * caller's frame: a thread with a 16 KiB stack has no 16 KiB to spare.
+ * The parent thread sleeps until the child has exec'd, so no two children
+ * ever share it. A guard page below turns an overflow into a fault. */
+static pthread_key_t stack_key;
+static bool stack_key_made;
+
+static void unmap_stack(void *base)
+{
+    munmap((char *)base - GUARD_SIZE, GUARD_SIZE + CHILD_STACK_SIZE);
+}
+
+static void make_stack_key(void)
+{
+    stack_key_made = pthread_key_create(&stack_key, unmap_stack) == 0;
+}
+
+static char *map_stack(void)
+{
+    char *m = mmap(NULL, GUARD_SIZE + CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    mprotect(m, GUARD_SIZE, PROT_NONE);
+    return m + GUARD_SIZE;
+}
+
+/* The lowest address of this thread's child stack, or NULL (ENOMEM). With
+ * no thread key to be had, *owned says the caller unmaps it after use. */
+static char *thread_stack(bool *owned)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, make_stack_key);
+    *owned = !stack_key_made;
+    char *base = stack_key_made ? pthread_getspecific(stack_key) : NULL;
+    if (base)
+        return base;
+    base = map_stack();
+    if (base && stack_key_made && pthread_setspecific(stack_key, base) != 0)
+        *owned = true;
+    return base;
+}
+
 static int vm_probe_entry(void *arg)
 {
     *(volatile int *)arg = 1;
@@ -90,7 +136,9 @@ static bool vm_shared;
  * child's error record would never reach the parent. Ask once. */
 static void probe_vm(void)
 {
-    char stack[4096] __attribute__((aligned(16)));
+    /* Static, not on the caller's stack, which may be small; pthread_once
+     * keeps it to one user. */
+    static char stack[4096] __attribute__((aligned(64)));
     volatile int seen = 0;
     pid_t pid = clone(vm_probe_entry, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
                       (void *)&seen);
@@ -219,15 +267,21 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
 
 int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
 {
-    char stack[CHILD_STACK_SIZE] __attribute__((aligned(64)));
-    int cancel, pidfd = -1;
-
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-    long pid = start_clone3(p, stack + sizeof stack, &pidfd);
+    bool owned;
+    char *stack = thread_stack(&owned);
+    if (!stack)
+        return fl__fail(e, ENOMEM, FL_STEP_CLONE, -1, fl__program(p->cmd),
+                        "mapping the child's stack");
+    int pidfd = -1;
+    long pid = start_clone3(p, stack + CHILD_STACK_SIZE, &pidfd);
     if (pid == -ENOSYS)
-        pid = start_clone(p, stack + sizeof stack, &pidfd);
-    pthread_setcancelstate(cancel, NULL);
+        pid = start_clone(p, stack + CHILD_STACK_SIZE, &pidfd);
+    if (owned)
+        unmap_stack(stack);
 
+    if (pid == -EMFILE || pid == -ENFILE)
+        return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd),
+                        "no fd left for the pidfd (CLONE_PIDFD); FL_NO_PIDFD does without");
     if (pid < 0)
         return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd), "clone");
     if (p->cerr.err) {

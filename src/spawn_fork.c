@@ -3,7 +3,6 @@
  * EOF means exec succeeded. Its cost grows with the parent's memory. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -15,18 +14,17 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0)
         return fl__fail(e, errno, FL_STEP_CLONE, -1, prog, "error pipe");
-    /* Above every fd the plan touches, so no fd action replaces it. */
-    p->err_fd = fcntl(fds[1], F_DUPFD_CLOEXEC, p->stage_min);
-    int dup_err = errno;
+    /* Where no fd action replaces it. */
+    long err_fd = fl__dup_aside(p, fds[1]);
     close(fds[1]);
-    if (p->err_fd < 0) {
+    if (err_fd < 0) {
         close(fds[0]);
-        return fl__fail(e, dup_err, FL_STEP_CLONE, -1, prog, "error pipe");
+        return fl__fail(e, (int)-err_fd, FL_STEP_CLONE, -1, prog,
+                        "no fd left for the error pipe");
     }
+    p->err_fd = (int)err_fd;
 
     sigset_t old;
-    int cancel;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     fl__block_signals(&old);
     fl__child_mask(p, &old);
     pid_t pid = fork();
@@ -37,7 +35,6 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
     }
     int fork_err = errno;
     fl__restore_signals(&old);
-    pthread_setcancelstate(cancel, NULL);
     close(p->err_fd);
     p->err_fd = -1;
     if (pid < 0) {

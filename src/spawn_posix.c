@@ -60,9 +60,10 @@ static int stage_sources(struct fl__plan *p)
         struct fl__act *a = &p->acts[i];
         if (a->kind != FL__ACT_DUP || a->staged_fd == -2)
             continue;
-        a->staged_fd = fcntl(a->src_fd, F_DUPFD_CLOEXEC, p->stage_min);
-        if (a->staged_fd < 0)
-            return errno;
+        long fd = fl__dup_aside(p, a->src_fd);
+        if (fd < 0)
+            return (int)-fd;
+        a->staged_fd = (int)fd;
     }
     return 0;
 }
@@ -137,52 +138,106 @@ static bool is_exec_error(int r)
            r == EISDIR || r == E2BIG || r == ELIBBAD;
 }
 
-/* The same search as the clone child's, one posix_spawn() per candidate. */
-static int spawn_candidates(struct fl__plan *p, posix_spawn_file_actions_t *fa,
-                            posix_spawnattr_t *at, pid_t *pid)
+/* posix_spawn() runs the file actions before its exec, so trying the
+ * PATH candidates one posix_spawn() at a time would run them once per
+ * candidate: an O_EXCL file would fail the second time, and a FIFO's
+ * reader would see EOF. The candidate is picked here instead, with the
+ * rules of the clone child's search (this backend cannot change
+ * credentials, so the parent's view is the child's), and spawned once. */
+static int pick_candidate(struct fl__plan *p, size_t *pick)
 {
-    int denied = -1, first_err = ENOENT;
+    char path[4096];
+    int denied = -1;
     for (size_t i = 0; i < p->ncands; i++) {
-        int r = posix_spawn(pid, p->cands[i], fa, at, p->argv, p->envp);
-        if (r == ENOEXEC && (p->flags & FL_SHELL_FALLBACK)) {
-            p->sh_argv[1] = (char *)p->cands[i];
-            r = posix_spawn(pid, "/bin/sh", fa, at, p->sh_argv, p->envp);
-        }
-        if (r == 0)
+        int r = p->ncands == 1 ? 0 : fl__candidate_status(p, p->cands[i], path, sizeof path);
+        if (r == 0) {
+            *pick = i;
             return 0;
-        struct stat st;
-        if (r == EACCES && stat(p->cands[i], &st) < 0)
-            r = ENOENT;  /* a PATH directory we may not search */
-        if (r == EACCES) {
-            if (denied < 0)
-                denied = (int)i;
-        } else if (r == ENOENT || r == ENOTDIR || r == ESTALE || r == ENODEV ||
-                   r == ETIMEDOUT) {
-            if (i == 0)
-                first_err = r;
-        } else {
-            /* Out of processes or memory: creating the child failed. */
-            enum fl_step step = r == EAGAIN || r == ENOMEM ? FL_STEP_CLONE
-                                : is_exec_error(r)          ? FL_STEP_EXEC
-                                                            : FL_STEP_SPAWN;
-            p->cerr = (struct fl__child_err){ r, step, (int)i };
+        }
+        if (r == EACCES && denied < 0)
+            denied = (int)i;
+        else if (r != ENOENT && r != EACCES) {
+            p->cerr = (struct fl__child_err){ r, FL_STEP_EXEC, (int)i };
             return r;
         }
     }
-    if (denied >= 0)
-        p->cerr = (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied };
-    else
-        p->cerr = (struct fl__child_err){ p->ncands == 1 ? first_err : ENOENT,
-                                          FL_STEP_EXEC, p->ncands == 1 ? 0 : -1 };
+    p->cerr = denied >= 0 ? (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied }
+                          : (struct fl__child_err){ ENOENT, FL_STEP_EXEC, -1 };
     return p->cerr.err;
 }
 
-static bool only_exec_can_fail(const struct fl__plan *p)
+static int spawn_candidate(struct fl__plan *p, posix_spawn_file_actions_t *fa,
+                           posix_spawnattr_t *at, pid_t *pid)
 {
+    size_t i = 0;
+    int r = pick_candidate(p, &i);
+    if (r)
+        return r;
+    p->spawn_tried = true;
+    r = posix_spawn(pid, p->cands[i], fa, at, p->argv, p->envp);
+    /* The one case that runs the file actions twice: the kernel refused
+     * the format, and only exec could tell. */
+    if (r == ENOEXEC && (p->flags & FL_SHELL_FALLBACK)) {
+        p->sh_argv[1] = (char *)p->cands[i];
+        r = posix_spawn(pid, "/bin/sh", fa, at, p->sh_argv, p->envp);
+    }
+    if (r == 0)
+        return 0;
+    /* Out of processes or memory: creating the child failed. */
+    enum fl_step step = r == EAGAIN || r == ENOMEM ? FL_STEP_CLONE
+                        : is_exec_error(r) || r == ENOENT || r == EACCES ? FL_STEP_EXEC
+                                                                        : FL_STEP_SPAWN;
+    p->cerr = (struct fl__child_err){ r, step, (int)i };
+    return r;
+}
+
+/* Could this open action fail, seen from the parent (whose credentials
+ * the child has)? A file that is there with the access asked for, or one
+ * that O_CREAT (without O_EXCL) can make in a writable directory, cannot. */
+static bool open_may_fail(const struct fl__plan *p, const struct fl__act *a)
+{
+    char path[4096], dir[4096];
+    const char *cwd = p->cmd->cwd;
+    int n = a->path[0] == '/' || !cwd ? snprintf(path, sizeof path, "%s", a->path)
+                                      : snprintf(path, sizeof path, "%s/%s", cwd, a->path);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return true;
+    int acc = a->oflags & O_RDWR ? R_OK | W_OK : a->oflags & O_WRONLY ? W_OK : R_OK;
+    struct stat st;
+    if (faccessat(AT_FDCWD, path, acc, AT_EACCESS) == 0 && stat(path, &st) == 0)
+        return (a->oflags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) ||
+               (S_ISDIR(st.st_mode) && acc != R_OK);
+    if (errno != ENOENT || !(a->oflags & O_CREAT))
+        return true;
+    char *slash = strrchr(strcpy(dir, path), '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    return faccessat(AT_FDCWD, slash ? dir : ".", W_OK | X_OK, AT_EACCESS) != 0;
+}
+
+/* posix_spawn() does not say which step failed. When its error is one
+ * exec gives, look from the parent at the steps before exec: a cwd that
+ * would refuse the chdir with that very error is the chdir's fault; if no
+ * step before exec could have failed, it was exec; otherwise it stays
+ * FL_STEP_SPAWN, "somewhere in posix_spawn". */
+static enum fl_step blame(const struct fl__plan *p, int err)
+{
+    const char *cwd = p->cmd->cwd;
+    struct stat st;
+    if (cwd) {
+        int r = stat(cwd, &st) < 0          ? errno
+                : !S_ISDIR(st.st_mode)      ? ENOTDIR
+                : faccessat(AT_FDCWD, cwd, X_OK, AT_EACCESS) < 0 ? errno
+                                            : 0;
+        if (r)
+            return r == err ? FL_STEP_CHDIR : FL_STEP_SPAWN;
+    }
     for (size_t i = 0; i < p->nacts; i++)
-        if (p->acts[i].kind == FL__ACT_OPEN)
-            return false;
-    return !p->cmd->cwd && !(p->flags & (FL_SETSID | FL_NEW_PGROUP | FL_JOIN_PGROUP));
+        if (p->acts[i].kind == FL__ACT_OPEN && open_may_fail(p, &p->acts[i]))
+            return FL_STEP_SPAWN;
+    if (err == EPERM && (p->flags & (FL_SETSID | FL_NEW_PGROUP | FL_JOIN_PGROUP)))
+        return FL_STEP_SPAWN;
+    return FL_STEP_EXEC;
 }
 
 int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
@@ -204,9 +259,11 @@ int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
         fl__fail(e, r, FL_STEP_DUP, -1, "", "staging fds");
     } else if ((r = add_file_actions(p, &fa)) || (r = set_attributes(p, &at))) {
         fl__fail(e, r, FL_STEP_PREPARE, -1, fl__program(p->cmd), "posix_spawn attributes");
-    } else if ((r = spawn_candidates(p, &fa, &at, &pid))) {
-        if (p->cerr.step == FL_STEP_EXEC && !only_exec_can_fail(p))
-            p->cerr.step = FL_STEP_SPAWN;
+    } else if ((r = spawn_candidate(p, &fa, &at, &pid))) {
+        if (p->cerr.step == FL_STEP_EXEC && p->spawn_tried)
+            p->cerr.step = blame(p, r);
+        if (p->cerr.step == FL_STEP_CHDIR)
+            p->cerr.index = -1;
         fl__fail_child(p, e);
     }
     unstage_sources(p);
