@@ -100,7 +100,11 @@ static int add_file_actions(struct fl__plan *p, posix_spawn_file_actions_t *fa)
         next = p->keep[i] + 1;
     }
 #if FL_HAVE_ADDCLOSEFROM
-    return r ? r : posix_spawn_file_actions_addclosefrom_np(fa, next);
+    /* No fd can be open at or above the limit, and glibc refuses such a
+     * number with EBADF. */
+    if (r || next >= getdtablesize())
+        return r;
+    return posix_spawn_file_actions_addclosefrom_np(fa, next);
 #else
     (void)next;
     return r ? r : ENOTSUP;   /* unsupported() has refused it already */

@@ -112,6 +112,19 @@ TEST(env_set_twice_keeps_the_last)
     ASSERT_STR_EQ(t_probe(&cmd), "env A=2\n");
 }
 
+TEST(env_set_replaces_every_duplicate_of_a_name)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("env"),
+        .env = (char *const[]){ "A=1", "B=x", "A=2", NULL },
+        .env_set = (const char *const[]){ "A=3", NULL },
+        .backend = BACKEND,
+    };
+    /* The set takes the first A's place; the second A is gone, so no
+     * reader of the environment can find the old value. */
+    ASSERT_STR_EQ(t_probe(&cmd), "env A=3\nenv B=x\n");
+}
+
 TEST(env_unset_removes_a_variable)
 {
     ASSERT_SYS(setenv("FL_TEST_VAR", "x", 1));

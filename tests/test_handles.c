@@ -280,6 +280,105 @@ TEST(close_twice_and_on_an_empty_handle_is_safe)
     ASSERT_ERR(fl_kill(&e, 0), ESRCH);
 }
 
+TEST(close_of_an_all_zero_handle_closes_nothing)
+{
+    /* What C++ `fl_proc p{}` or a memset gives: fds 0 that are not its. */
+    int devnull = -1;
+    if (!t_fd_open(0))
+        ASSERT_EQ(devnull = open("/dev/null", O_RDONLY), 0);
+    struct fl_proc p;
+    memset(&p, 0, sizeof p);
+    fl_close(&p);
+    ASSERT(t_fd_open(0));
+    ASSERT_ERR(fl_wait(&p, 0, NULL), ESRCH);
+    ASSERT_ERR(fl_kill(&p, 0), ESRCH);
+    if (devnull == 0)
+        close(0);
+}
+
+TEST(a_failed_wait_leaves_the_handle_waitable)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "60"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    if (p.pidfd < 0) {
+        t_kill_wait(&p);
+        SKIP("this kernel gives no pidfd");
+    }
+    /* The application replaced the handle's pidfd: every wait fails, and
+     * none of them may pretend the process was reaped. */
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ASSERT_EQ(dup3(devnull, p.pidfd, O_CLOEXEC), p.pidfd);
+    close(devnull);
+    ASSERT_ERR(fl_wait(&p, 0, NULL), EBADF);
+    ASSERT_ERR(fl_wait(&p, -1, NULL), EBADF);
+    ASSERT_ERR(fl_wait(&p, 0, NULL), EBADF);
+    ASSERT_SYS(kill(p.pid, SIGKILL));
+    int st;
+    ASSERT_EQ(waitpid(p.pid, &st, 0), p.pid);
+    ASSERT_SIGNALED(st, SIGKILL);
+    fl_close(&p);
+}
+
+/* ---- FL_NO_PIDFD ----------------------------------------------------------- */
+
+static int count_open_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++)
+        n += t_fd_open(fd);
+    return n;
+}
+
+TEST(no_pidfd_costs_the_caller_no_fd)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "60"), .flags = FL_NO_PIDFD,
+                          .backend = BACKEND };
+    struct fl_proc p;
+    int before = count_open_fds();
+    SPAWN(&cmd, &p);
+    ASSERT_EQ(count_open_fds(), before);
+    ASSERT_EQ(p.pidfd, -1);
+    ASSERT_OK(fl_kill(&p, SIGKILL));
+    int st;
+    ASSERT_OK(fl_wait(&p, -1, &st));
+    ASSERT_SIGNALED(st, SIGKILL);
+    fl_close(&p);
+}
+
+TEST(no_pidfd_timed_wait_times_out_then_reaps)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "60"), .flags = FL_NO_PIDFD,
+                          .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    int before = count_open_fds();
+    ASSERT_ERR(fl_wait(&p, 0, NULL), ETIMEDOUT);
+    ASSERT_ERR(fl_wait(&p, 20, NULL), ETIMEDOUT);
+    /* The pidfd a timed wait borrows is gone with the wait. */
+    ASSERT_EQ(count_open_fds(), before);
+    ASSERT_OK(fl_kill(&p, SIGTERM));
+    int st;
+    ASSERT_OK(fl_wait(&p, 60000, &st));
+    ASSERT_SIGNALED(st, SIGTERM);
+    ASSERT_ERR(fl_wait(&p, 0, NULL), ESRCH);
+    fl_close(&p);
+}
+
+TEST(no_pidfd_kill_after_a_foreign_reap_is_esrch)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "3"), .flags = FL_NO_PIDFD,
+                          .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    int st;
+    ASSERT_EQ(waitpid(p.pid, &st, 0), p.pid);  /* someone else reaps it */
+    /* The pid may now name a stranger: nothing is sent to it. */
+    ASSERT_ERR(fl_kill(&p, SIGKILL), ESRCH);
+    ASSERT_ERR(fl_wait(&p, 100, NULL), ECHILD);
+    fl_close(&p);
+}
+
 TEST(close_keeps_a_pipe_end_the_caller_took)
 {
     struct fl_cmd cmd = {

@@ -452,3 +452,54 @@ TEST(sigdefault_resets_a_realtime_signal_ignored_later)
     sigaction(SIGRTMIN + 3, &old, NULL);
     ASSERT_EQ(sig_ign_of(out), 0);
 }
+
+/* ---- sigignore ------------------------------------------------------------ */
+
+static sigset_t one_signal(int sig)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    return set;
+}
+
+TEST(sigignore_ignores_a_signal_in_the_child)
+{
+    sigset_t ign = one_signal(SIGUSR2);
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .sigignore = &ign, .backend = BACKEND };
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN) {
+        struct fl_error e = SPAWN_FAILS(&cmd, ENOTSUP, FL_STEP_PREPARE);
+        ASSERT_STR_CONTAINS(e.detail, "sigignore");
+        return;
+    }
+    char *out = signals_report(&cmd);
+    ASSERT_EQ(sig_ign_of(out), SIGBIT(SIGUSR2));
+}
+
+TEST(sigignore_wins_over_sigdefault_and_keeps_the_rest)
+{
+    NEEDS_CLOSE_OTHERS();
+    sigset_t ign = one_signal(SIGHUP), dfl = one_signal(SIGHUP);
+    sigaddset(&ign, SIGRTMIN + 2);
+    struct fl_cmd cmd = {
+        .argv = PROBE("signals"),
+        .flags = FL_KEEP_SIGNALS,
+        .sigdefault = &dfl,
+        .sigignore = &ign,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    char *out = signals_report(&cmd);
+    ASSERT_EQ(sig_ign_of(out), SIGBIT(SIGHUP) | SIGBIT(SIGRTMIN + 2));
+}
+
+TEST(sigignore_of_sigkill_or_sigstop_is_einval)
+{
+    int sigs[] = { SIGKILL, SIGSTOP };
+    for (size_t i = 0; i < 2; i++) {
+        sigset_t ign = one_signal(sigs[i]);
+        struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .sigignore = &ign, .backend = BACKEND };
+        struct fl_error e = SPAWN_FAILS(&cmd, EINVAL, FL_STEP_PREPARE);
+        ASSERT_STR_CONTAINS(e.detail, "sigignore");
+    }
+}

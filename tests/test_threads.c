@@ -287,3 +287,71 @@ TEST(programs_written_and_run_by_many_threads_never_fail_with_etxtbsy_when_retri
            spawns, retried ? 2 : 1, fl_backend_name(BACKEND), busy,
            retried ? " etxtbsy_with_retry=0" : " note=posix_spawn_cannot_retry");
 }
+
+/* ---- cancellation ---------------------------------------------------------- */
+
+struct cancel_case {
+    enum fl_backend backend;
+    struct fl_proc proc;
+    int result;
+    bool returned;
+};
+
+/* Spawns with a cancellation request already pending: every cancellation
+ * point inside fl_spawn() (close, waitid, read) would act on it. */
+static void *spawn_while_cancelled(void *arg)
+{
+    struct cancel_case *c = arg;
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "0"),
+        .stdio = { { .kind = FL_PIPE }, { .kind = FL_PIPE }, { .kind = FL_PIPE } },
+        .backend = c->backend,
+    };
+    pthread_cancel(pthread_self());
+    c->result = fl_spawn(&cmd, &c->proc, NULL);
+    c->returned = true;
+    pthread_testcancel();
+    return NULL;
+}
+
+static void *fail_while_cancelled(void *arg)
+{
+    struct cancel_case *c = arg;
+    struct fl_cmd cmd = {
+        .argv = ARGV("/nonexistent/prog"),
+        .stdio = { [1] = { .kind = FL_PIPE } },
+        .backend = c->backend,
+    };
+    pthread_cancel(pthread_self());
+    c->result = fl_spawn(&cmd, &c->proc, NULL);
+    c->returned = true;
+    pthread_testcancel();
+    return NULL;
+}
+
+static struct cancel_case run_cancelled(void *(*fn)(void *))
+{
+    struct cancel_case c = { .backend = BACKEND };
+    pthread_t t;
+    void *ret;
+    ASSERT_EQ(pthread_create(&t, NULL, fn, &c), 0);
+    ASSERT_EQ(pthread_join(t, &ret), 0);
+    ASSERT(ret == PTHREAD_CANCELED);  /* cancelled, after fl_spawn() */
+    ASSERT(c.returned);
+    return c;
+}
+
+TEST(a_cancelled_thread_finishes_its_spawn_first)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct cancel_case c = run_cancelled(spawn_while_cancelled);
+    ASSERT_OK(c.result);
+    ASSERT_EXITED(t_wait(&c.proc), 0);  /* and the runner finds no leaked fd */
+}
+
+TEST(a_cancelled_thread_finishes_a_failing_spawn_first)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct cancel_case c = run_cancelled(fail_while_cancelled);
+    ASSERT_ERR(c.result, ENOENT);
+}

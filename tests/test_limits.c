@@ -1,0 +1,216 @@
+/*
+ * test_limits.c: spawning at the edges of the caller's resources: a thread
+ * with the smallest stack, fds at RLIMIT_NOFILE - 1, no fd left for a
+ * pidfd or for /proc, and no /proc at all.
+ */
+#include "test.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+/* ---- small thread stacks -------------------------------------------------- */
+
+struct stack_case {
+    struct fl_cmd cmd;
+    int result, status;
+};
+
+static void *spawn_on_small_stack(void *arg)
+{
+    struct stack_case *c = arg;
+    struct fl_proc p;
+    c->result = fl_spawn(&c->cmd, &p, NULL);
+    if (c->result == 0) {
+        c->result = fl_wait(&p, -1, &c->status);
+        fl_close(&p);
+    }
+    return NULL;
+}
+
+/* Runs /bin/true from a thread whose whole stack is size bytes; false if
+ * the system will not make such a thread. */
+static bool spawn_from_stack_of(size_t size, struct stack_case *c)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    pthread_attr_init(&attr);
+    int r = pthread_attr_setstacksize(&attr, size);
+    if (r == 0)
+        r = pthread_create(&t, &attr, spawn_on_small_stack, c);
+    pthread_attr_destroy(&attr);
+    if (r != 0)
+        return false;
+    pthread_join(t, NULL);
+    return true;
+}
+
+TEST(a_thread_with_the_smallest_stack_can_spawn)
+{
+    NEEDS_CLOSE_OTHERS();
+    long min = sysconf(_SC_THREAD_STACK_MIN);
+    size_t sizes[] = { min > 16384 ? (size_t)min : 16384, 24 * 1024 };
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        struct stack_case c = { .cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND } };
+        if (!spawn_from_stack_of(sizes[i], &c))
+            SKIP("pthread_create refuses a thread with so small a stack");
+        ASSERT_OK(c.result);
+        ASSERT_EXITED(c.status, 0);
+    }
+}
+
+/* ---- fds at the fd limit ---------------------------------------------------- */
+
+static struct rlimit saved_nofile;
+
+static int highest_open_fd(void)
+{
+    int high = -1;
+    for (int fd = 0; fd < 4096; fd++)
+        if (t_fd_open(fd))
+            high = fd;
+    return high;
+}
+
+static int fillers[4096], nfillers;
+
+/* Fills every free fd below the highest open one (with FD_CLOEXEC copies
+ * of /dev/null), then lowers the soft RLIMIT_NOFILE to leave exactly room
+ * free fds above; returns the new limit. */
+static int lower_nofile(int room)
+{
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved_nofile));
+    int high = highest_open_fd();
+    for (int fd = 0; fd < high; fd++)
+        if (!t_fd_open(fd)) {
+            int f = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            ASSERT_EQ(f, fd);
+            fillers[nfillers++] = f;
+        }
+    struct rlimit l = saved_nofile;
+    l.rlim_cur = (rlim_t)(high + 1 + room);
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &l));
+    return (int)l.rlim_cur;
+}
+
+static void restore_nofile(void)
+{
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &saved_nofile));
+    while (nfillers > 0)
+        close(fillers[--nfillers]);
+}
+
+TEST(a_cycle_of_maps_through_the_last_fd_below_the_limit_works)
+{
+    NEEDS_CLOSE_OTHERS();
+    int limit = lower_nofile(12);
+    int top = t_file_at(limit - 1, true);
+    int low = t_file_at(limit - 12, true);
+    struct fl_fd_map maps[] = { { low, top }, { top, low } };  /* a swap: staged */
+    struct fl_cmd cmd = { .argv = PROBE("fds"), .fds = maps, .nfds = 2, .backend = BACKEND };
+    char *out = t_probe(&cmd);
+    restore_nofile();
+    ASSERT_EQ(t_fd_entry(out, low).ino, t_ino(top));
+    ASSERT_EQ(t_fd_entry(out, top).ino, t_ino(low));
+    close(top);
+    close(low);
+}
+
+TEST(stdout_can_be_the_last_fd_below_the_limit)
+{
+    NEEDS_CLOSE_OTHERS();
+    int limit = lower_nofile(8);
+    int fds[2];
+    ASSERT_SYS(pipe2(fds, O_CLOEXEC));
+    int top = limit - 1;
+    ASSERT_EQ(dup3(fds[1], top, O_CLOEXEC), top);
+    close(fds[1]);
+    struct fl_cmd cmd = {
+        .argv = PROBE("echo", "at the limit"),
+        .stdio = { [1] = { .kind = FL_FD, .fd = top } },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    restore_nofile();
+    close(top);
+    ASSERT_STR_EQ(t_read_all(fds[0]), "at the limit\n");
+    close(fds[0]);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
+TEST(a_spawn_with_no_fd_left_names_the_fd_it_could_not_make)
+{
+    NEEDS_CLOSE_OTHERS();
+    lower_nofile(0);
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    restore_nofile();
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN) {
+        /* The pidfd comes after the start: the handle does without. */
+        ASSERT_OK(r);
+        ASSERT_EQ(p.pidfd, -1);
+        ASSERT_EXITED(t_wait(&p), 0);
+        return;
+    }
+    ASSERT_ERR(r, EMFILE);
+    ASSERT_EQ(e.step, FL_STEP_CLONE);
+    ASSERT_STR_CONTAINS(e.detail, BACKEND == FL_BACKEND_FORK ? "error pipe" : "pidfd");
+}
+
+TEST(no_pidfd_spawns_with_no_fd_left)
+{
+    if (BACKEND == FL_BACKEND_FORK)
+        SKIP("the fork backend needs an error pipe, so two free fds");
+    NEEDS_CLOSE_OTHERS();
+    lower_nofile(0);
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .flags = FL_NO_PIDFD, .backend = BACKEND };
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    restore_nofile();
+    ASSERT_OK(r);
+    ASSERT_EQ(p.pidfd, -1);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
+/* ---- signals without /proc ------------------------------------------------- */
+
+/* The probe's signal report for cmd, run while /proc is hidden under an
+ * empty tmpfs in a mount namespace of this test process alone. */
+static char *signals_without_proc(unsigned flags)
+{
+    if (geteuid() != 0)
+        SKIP("needs root, to hide /proc in a mount namespace");
+    if (unshare(CLONE_NEWNS) != 0)
+        SKIP("unshare(CLONE_NEWNS) is not allowed here");
+    ASSERT_SYS(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+    ASSERT_SYS(mount("none", "/proc", "tmpfs", 0, NULL));
+    ASSERT(signal(SIGUSR1, SIG_IGN) != SIG_ERR);
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .flags = flags, .backend = BACKEND };
+    char *out = t_probe(&cmd);
+    signal(SIGUSR1, SIG_DFL);
+    ASSERT_SYS(umount2("/proc", MNT_DETACH));
+    return out;
+}
+
+TEST(keep_signals_keeps_an_ignored_signal_when_proc_is_missing)
+{
+    NEEDS_CLOSE_OTHERS();
+    char *out = signals_without_proc(FL_KEEP_SIGNALS);
+    ASSERT(t_sigmask_of(out, "SigIgn") & SIGBIT(SIGUSR1));
+}
+
+TEST(the_default_resets_an_ignored_signal_when_proc_is_missing)
+{
+    NEEDS_CLOSE_OTHERS();
+    char *out = signals_without_proc(0);
+    ASSERT(!(t_sigmask_of(out, "SigIgn") & SIGBIT(SIGUSR1)));
+}

@@ -1,0 +1,212 @@
+/*
+ * test_search.c: which file runs and which error a failed search reports,
+ * where the PATH rules and exec's own errors meet: unsearchable
+ * directories, names too long for the kernel, relative programs under a
+ * cwd, and file actions that must run once however long the search.
+ */
+#include "test.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static void need_root(void)
+{
+    if (geteuid() != 0)
+        SKIP("needs root, to run the child as another user (uid 65534)");
+}
+
+/* A command that runs path as uid/gid 65534. */
+static struct fl_cmd as_nobody(char *const *argv)
+{
+    static const gid_t nobody_groups[] = { 65534 };
+    return (struct fl_cmd){
+        .argv = argv,
+        .flags = FL_SET_UID | FL_SET_GID | FL_SET_GROUPS,
+        .uid = 65534,
+        .gid = 65534,
+        .groups = nobody_groups,
+        .ngroups = 1,
+        .backend = BACKEND,
+    };
+}
+
+/* ---- a program named with '/' keeps exec's error ------------------------ */
+
+TEST(a_program_in_a_directory_the_child_may_not_search_is_eacces)
+{
+    need_root();
+    char *d = t_tmpdir();  /* mode 0700, owned by root */
+    char *prog = t_write_file(d, "prog", "#!/bin/sh\nexit 0\n", 0755);
+    struct fl_cmd cmd = as_nobody(ARGV(prog));
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_error e = SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.path, prog);
+    /* The parent, as root, could read the #! line; the child could not
+     * even reach the file: no word about an interpreter. */
+    ASSERT_STR_EQ(e.detail, "");
+}
+
+TEST(a_path_search_still_skips_a_directory_the_child_may_not_search)
+{
+    need_root();
+    char *hidden = t_tmpdir();  /* 0700: the child, as nobody, cannot search it */
+    t_write_file(hidden, "fl-search-true", "#!/bin/sh\nexit 9\n", 0755);
+    char *open_dir = t_tmpdir();
+    ASSERT_SYS(chmod(open_dir, 0755));
+    t_write_file(open_dir, "fl-search-true", "#!/bin/sh\nexit 0\n", 0755);
+    const char *env_set[] = { t_fmt("PATH=%s:%s", hidden, open_dir), NULL };
+    struct fl_cmd cmd = as_nobody(ARGV("fl-search-true"));
+    cmd.env_set = env_set;
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    int st;
+    t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+}
+
+TEST(a_relative_program_without_exec_permission_under_cwd_is_eacces)
+{
+    char *d = t_tmpdir();
+    t_write_file(d, "noexec", "#!/bin/sh\nexit 0\n", 0644);
+    struct fl_cmd cmd = { .argv = ARGV("./noexec"), .cwd = d, .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+    /* Exactly exec, even for posix_spawn, which does not say: the cwd is
+     * fine, so nothing before exec could refuse with EACCES. */
+    ASSERT_STR_EQ(fl_step_name(e.step), "exec");
+    ASSERT_STR_EQ(e.path, "./noexec");
+}
+
+/* ---- names too long for the kernel --------------------------------------- */
+
+static char *long_dir(size_t len)
+{
+    char *s = t_keep(malloc(len + 2));
+    s[0] = '/';
+    memset(s + 1, 'a', len);
+    s[len + 1] = '\0';
+    return s;
+}
+
+TEST(a_path_entry_longer_than_path_max_is_skipped)
+{
+    const char *env_set[] = { t_fmt("PATH=%s:/usr/bin:/bin", long_dir(PATH_MAX + 100)), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("true"), .env_set = env_set, .backend = BACKEND };
+    int st;
+    t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+}
+
+TEST(a_path_entry_with_a_name_longer_than_name_max_is_skipped)
+{
+    const char *env_set[] = { t_fmt("PATH=%s:/usr/bin:/bin", long_dir(NAME_MAX + 20)), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("true"), .env_set = env_set, .backend = BACKEND };
+    int st;
+    t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+}
+
+TEST(a_program_named_with_a_slash_and_too_long_is_enametoolong)
+{
+    char *prog = t_fmt("%s/true", long_dir(NAME_MAX + 20));
+    struct fl_cmd cmd = { .argv = ARGV(prog), .backend = BACKEND };
+    SPAWN_FAILS(&cmd, ENAMETOOLONG, FL_STEP_EXEC);
+}
+
+/* ---- the file actions run once, wherever the program is found ----------- */
+
+/* A PATH whose first entries exist but hold no such program. */
+static const char *path_with_misses(const char *found_in)
+{
+    char *a = t_tmpdir(), *b = t_tmpdir();
+    return t_fmt("PATH=%s:%s:%s", a, b, found_in);
+}
+
+static char *probe_dir(void)
+{
+    char *dir = t_strdup(fl_test_probe);
+    *strrchr(dir, '/') = '\0';
+    return dir;
+}
+
+static const char *probe_name(void)
+{
+    return strrchr(fl_test_probe, '/') + 1;
+}
+
+TEST(an_o_excl_stdout_is_opened_once_when_the_program_is_in_a_later_path_entry)
+{
+    char *d = t_tmpdir();
+    char *out = t_fmt("%s/out", d);
+    const char *env_set[] = { path_with_misses(probe_dir()), NULL };
+    struct fl_cmd cmd = {
+        .argv = ARGV((char *)probe_name(), "echo", "once"),
+        .env_set = env_set,
+        .stdio = { [1] = { .kind = FL_FILE, .path = out,
+                           .flags = O_WRONLY | O_CREAT | O_EXCL } },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+    ASSERT_STR_EQ(t_read_file(out), "once\n");
+}
+
+struct fifo_reader {
+    const char *path;
+    char *text;
+};
+
+static void *read_fifo(void *arg)
+{
+    struct fifo_reader *r = arg;
+    int fd = open(r->path, O_RDONLY | O_CLOEXEC);  /* waits for a writer */
+    r->text = fd < 0 ? t_strdup("(open failed)") : t_read_all(fd);
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+TEST(a_fifo_stdout_is_opened_once_when_the_program_is_in_a_later_path_entry)
+{
+    char *d = t_tmpdir();
+    char *fifo = t_fmt("%s/fifo", d);
+    ASSERT_SYS(mkfifo(fifo, 0600));
+    struct fifo_reader reader = { .path = fifo };
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, read_fifo, &reader), 0);
+    const char *env_set[] = { path_with_misses(probe_dir()), NULL };
+    struct fl_cmd cmd = {
+        .argv = ARGV((char *)probe_name(), "echo", "whole"),
+        .env_set = env_set,
+        .stdio = { [1] = { .kind = FL_FILE, .path = fifo, .flags = O_WRONLY } },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+    pthread_join(t, NULL);
+    /* One writer, one open: the reader saw the whole output, not an
+     * early EOF from a writer that never ran. */
+    ASSERT_STR_EQ(reader.text, "whole\n");
+}
+
+TEST(a_missing_program_in_a_path_search_runs_no_file_action)
+{
+    char *d = t_tmpdir();
+    char *out = t_fmt("%s/out", d);
+    const char *env_set[] = { path_with_misses(d), NULL };
+    struct fl_cmd cmd = {
+        .argv = ARGV("fl-no-such-program"),
+        .env_set = env_set,
+        .stdio = { [1] = { .kind = FL_FILE, .path = out } },
+        .backend = BACKEND,
+    };
+    SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    /* The clone and fork children open stdout before they search; the
+     * posix_spawn backend finds out first and starts nothing. */
+    struct stat st;
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN)
+        ASSERT_EQ(stat(out, &st), -1);
+}
