@@ -212,6 +212,13 @@ char *t_write_file(const char *dir, const char *name, const char *content,
 char *t_read_file(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 && errno == EACCES && stat(path, &st) == 0 &&
+        st.st_uid == geteuid() && chmod(path, st.st_mode | S_IRUSR) == 0) {
+        /* A child made it under a umask that denies its owner read (the
+         * differential cases pick any umask); root would read it anyway. */
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    }
     if (fd < 0)
         FAIL("open %s: %s", path, strerror(errno));
     char *s = t_read_all(fd);

@@ -266,6 +266,8 @@ char *t_tmpdir(void);
 /* Writes a file with the given content and mode; returns path (kept). */
 char *t_write_file(const char *dir, const char *name, const char *content,
                    mode_t mode);
+/* Reads a file; one of the test user's own that its mode makes unreadable
+ * (a child's umask) is given the owner's read bit first, as root needs none. */
 char *t_read_file(const char *path);
 
 /* A mask from the probe's SigBlk/SigIgn/SigCgt line. */
