@@ -21,7 +21,8 @@
 #include <time.h>
 
 enum fl_backend fl_test_backend = FL_BACKEND_AUTO;
-char fl_test_probe[] = FL_TEST_PROBE;
+/* The built probe, or a copy that every user can execute (see main). */
+char fl_test_probe[4096] = FL_TEST_PROBE;
 const char *fl_test_case = "";
 
 /* ------------------------------------------------------------------------ */
@@ -100,8 +101,29 @@ static int rm_one(const char *path, const struct stat *st, int type,
     return 0;
 }
 
+/*
+ * Executables for a child that runs as another user. The build tree may
+ * sit in a directory that only its owner can search (root's home is 0700
+ * on Debian, so is a `mktemp -d` directory): exec from there fails with
+ * ENOENT for anyone else. t_exe_for_anyone() copies such a file into a
+ * private directory that every user can search, /tmp/fl-bin-XXXXXX (mode
+ * 0755, files 0755); the process that made it removes it when the case
+ * ends (a forked child of the case never does).
+ */
+static char bindir[64];
+static pid_t bindir_owner;
+
+static void remove_bindir(void)
+{
+    if (!bindir[0] || getpid() != bindir_owner)
+        return;
+    nftw(bindir, rm_one, 4, FTW_DEPTH | FTW_PHYS);
+    bindir[0] = 0;
+}
+
 static void remove_tmpdirs(void)
 {
+    remove_bindir();
     for (int i = 0; i < ntmpdirs; i++) {
         /* Cases leave directories without permissions (PATH tests). */
         char *noperm = NULL;
@@ -125,6 +147,54 @@ char *t_tmpdir(void)
     return d;
 }
 
+/* Copies the file at fd src to path (which must not exist), mode 0755. */
+static void copy_exe_to(int src, const char *from, const char *path)
+{
+    int dst = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+    if (dst < 0)
+        FAIL("open %s: %s", path, strerror(errno));
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(src, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            FAIL("read %s: %s", from, strerror(errno));
+        if (n == 0)
+            break;
+        t_write_all(dst, buf, (size_t)n);
+    }
+    /* Explicit: the umask must not take the bits away. */
+    if (fchmod(dst, 0755) != 0)
+        FAIL("chmod %s: %s", path, strerror(errno));
+    if (close(dst) != 0)
+        FAIL("close %s: %s", path, strerror(errno));
+}
+
+char *t_exe_for_anyone(const char *path)
+{
+    if (!bindir[0]) {
+        char d[] = "/tmp/fl-bin-XXXXXX";
+        if (!mkdtemp(d))
+            FAIL("mkdtemp %s: %s", d, strerror(errno));
+        snprintf(bindir, sizeof bindir, "%s", d);
+        bindir_owner = getpid();
+        if (chmod(bindir, 0755) != 0)
+            FAIL("chmod %s: %s", bindir, strerror(errno));
+    }
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char *copy = t_fmt("%s/%s", bindir, base);
+    if (access(copy, F_OK) == 0)
+        return copy;    /* copied before */
+    int src = open(path, O_RDONLY | O_CLOEXEC);
+    if (src < 0)
+        FAIL("open %s: %s", path, strerror(errno));
+    copy_exe_to(src, path, copy);
+    close(src);
+    return copy;
+}
+
 char *t_write_file(const char *dir, const char *name, const char *content,
                    mode_t mode)
 {
@@ -142,6 +212,13 @@ char *t_write_file(const char *dir, const char *name, const char *content,
 char *t_read_file(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 && errno == EACCES && stat(path, &st) == 0 &&
+        st.st_uid == geteuid() && chmod(path, st.st_mode | S_IRUSR) == 0) {
+        /* A child made it under a umask that denies its owner read (the
+         * differential cases pick any umask); root would read it anyway. */
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    }
     if (fd < 0)
         FAIL("open %s: %s", path, strerror(errno));
     char *s = t_read_all(fd);
@@ -457,11 +534,17 @@ bool t_rerun_as_nobody(void)
     if (n <= 0)
         FAIL("readlink /proc/self/exe: %s", strerror(errno));
     self[n] = 0;
+    /* uid 65534 runs a copy of this program, and the probe's copy (made
+     * in main()), both where it can reach them. */
+    char *exe = t_exe_for_anyone(self);
     struct fl_cmd cmd = {
-        .argv = ARGV(self, (char *)fl_test_case,
+        .argv = ARGV(exe, (char *)fl_test_case,
                      (char *)fl_backend_name(fl_test_backend)),
         .cwd = "/tmp",
-        .env_set = (const char *const[]){ "FL_TEST_AS_NOBODY=1", NULL },
+        .env_set = (const char *const[]){ "FL_TEST_AS_NOBODY=1",
+                                          t_fmt("FL_TEST_PROBE=%s",
+                                                fl_test_probe),
+                                          NULL },
         .flags = FL_SET_UID | FL_SET_GID | FL_SET_GROUPS,
         .uid = 65534,
         .gid = 65534,
@@ -785,6 +868,23 @@ int main(int argc, char **argv)
     signal(SIGALRM, on_watchdog);
     const char *t = getenv("FL_TEST_TIMEOUT");
     alarm(t ? (unsigned)atoi(t) : 100);
+
+    /* The probe to run: FL_TEST_PROBE (set for a re-run as uid 65534),
+     * else the built one. As root, a case may run it as another user: then
+     * it runs a copy that every user can execute, wherever the build tree
+     * is. The copy is made now, before the case starts any thread or child
+     * that could hold its write fd open (ETXTBSY). */
+    const char *probe = getenv("FL_TEST_PROBE");
+    if (probe && snprintf(fl_test_probe, sizeof fl_test_probe, "%s", probe) >=
+                     (int)sizeof fl_test_probe) {
+        fprintf(stderr, "FL_TEST_PROBE is too long\n");
+        return 2;
+    }
+    unsetenv("FL_TEST_PROBE");
+    if (!probe && geteuid() == 0)
+        snprintf(fl_test_probe, sizeof fl_test_probe, "%s",
+                 t_exe_for_anyone(fl_test_probe));
+    atexit(remove_bindir);
 
     move_inherited_fds();
     unsigned char before[512];

@@ -48,7 +48,8 @@ void fl_test_register(const char *name, fl_test_fn fn);
 /* The backend under test, from the command line. */
 extern enum fl_backend fl_test_backend;
 #define BACKEND fl_test_backend
-/* The probe helper's absolute path. */
+/* The probe helper's absolute path: the built one, or, when the test runs
+ * as root, a copy that every user can execute (see t_exe_for_anyone()). */
 extern char fl_test_probe[];
 /* The test binary's own name of the current case (for re-running self). */
 extern const char *fl_test_case;
@@ -265,6 +266,8 @@ char *t_tmpdir(void);
 /* Writes a file with the given content and mode; returns path (kept). */
 char *t_write_file(const char *dir, const char *name, const char *content,
                    mode_t mode);
+/* Reads a file; one of the test user's own that its mode makes unreadable
+ * (a child's umask) is given the owner's read bit first, as root needs none. */
 char *t_read_file(const char *path);
 
 /* A mask from the probe's SigBlk/SigIgn/SigCgt line. */
@@ -288,6 +291,18 @@ void t_pace(unsigned i);
  * not root: the caller goes on.
  */
 bool t_rerun_as_nobody(void);
+
+/*
+ * For a case that runs an executable of the build tree as another user
+ * (FL_SET_UID): the build tree may sit where only its owner can search
+ * (a 0700 home or mktemp -d directory), and exec would fail with ENOENT.
+ * Returns a copy of the file at path that every user can execute, in a
+ * private directory in /tmp (mode 0755), removed when the case ends. One
+ * copy per file name. Call it before the case starts threads or children
+ * (one of them could hold the copy's write fd: ETXTBSY). fl_test_probe and
+ * t_rerun_as_nobody() use it already.
+ */
+char *t_exe_for_anyone(const char *path);
 
 /* Kills every child of this process (by scanning /proc) and reaps them. */
 void t_kill_children(void);

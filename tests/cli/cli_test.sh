@@ -18,7 +18,7 @@ cleanup() {
     for pid in "${BACKGROUND_PIDS[@]}"; do
         kill -KILL "$pid" 2>/dev/null
     done
-    rm -rf "$T"
+    rm -rf "$T" ${FL_ANYONE_DIR:+"$FL_ANYONE_DIR"}
 }
 trap cleanup EXIT
 
@@ -497,6 +497,17 @@ need_root_and_nobody() {
     getent passwd nobody >/dev/null || skip "no user nobody"
 }
 
+# fl_for_anyone: sets FL_ANYONE to a copy of $FL that every user can
+# execute. The build tree may sit where only its owner can search (a 0700
+# home or mktemp -d directory); the copy is in a directory of /tmp (0755),
+# removed at exit.
+fl_for_anyone() {
+    FL_ANYONE_DIR=$(mktemp -d /tmp/forkless-bin.XXXXXX) || fail "mktemp -d"
+    chmod 755 "$FL_ANYONE_DIR" && cp "$FL" "$FL_ANYONE_DIR/forkless" &&
+        chmod 755 "$FL_ANYONE_DIR/forkless" || fail "cannot copy $FL to /tmp"
+    FL_ANYONE=$FL_ANYONE_DIR/forkless
+}
+
 case_user() {
     need_root_and_nobody
     run_fl run --user nobody -- sh -c 'id -u; id -g; id -G'
@@ -523,8 +534,9 @@ case_user_step_fails() {
     # Without privilege the credential change fails in the child.
     [ "$(id -u)" -eq 0 ] || skip "not root"
     getent passwd nobody >/dev/null || skip "no user nobody"
-    run_fl run --user nobody -- "$FL" run --user root -- true
-    [ "$STATUS" -ne 126 ] || skip "nobody may not execute $FL"
+    fl_for_anyone
+    run_fl run --user nobody -- "$FL_ANYONE" run --user root -- true
+    [ "$STATUS" -ne 126 ] || skip "nobody may not execute $FL_ANYONE"
     expect_status 125
     expect_err_has "forkless: set"
 }
