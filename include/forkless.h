@@ -134,13 +134,14 @@ enum fl_flags {
      * calling thread's signal mask. The default resets every disposition to
      * SIG_DFL, SIGPIPE included, and empties the mask. Handlers never run
      * in the child either way.
-     * The clone backend learns which of signals 1-31 are ignored at every
-     * spawn, from the child's /proc/self/stat, which costs one read where
-     * asking signal by signal would cost 62 system calls; the kernel shows
-     * no real-time signal there, so those the process ignores are asked
-     * once, at its first spawn. A real-time signal first set to SIG_IGN
-     * after that stays ignored in children unless .sigdefault names it.
-     * Without /proc every signal is reset one by one. */
+     * By default the child sets signals 1-31 to SIG_DFL one by one, which
+     * is exact whatever other threads do meanwhile and needs no /proc.
+     * The real-time signals the process ignores are asked once, at its
+     * first spawn: a real-time signal first set to SIG_IGN after that
+     * stays ignored in children unless .sigdefault names it. With
+     * FL_KEEP_SIGNALS the clone backend has nothing to do (clone3 clears
+     * the handlers); the fork backend and the clone() fallback ask each
+     * signal for a handler to reset. */
     FL_KEEP_SIGNALS   = 1u << 1,
     FL_SETSID         = 1u << 2,  /* setsid(): new session and group */
     FL_NEW_PGROUP     = 1u << 3,  /* setpgid(0, 0): new process group */
