@@ -68,8 +68,15 @@ enum fl_backend {
     FL_BACKEND_CLONE,
     /* The libc's posix_spawn(). Returns ENOTSUP for an option it cannot
      * express (rlimits, umask, credentials, pdeathsig, cgroup,
-     * FL_RETRY_ETXTBSY): it never drops a setting silently. It cannot say which step failed, so its
-     * errors carry FL_STEP_SPAWN unless only exec could have failed.
+     * FL_RETRY_ETXTBSY, .sigignore): it never drops a setting silently.
+     * The PATH candidate is picked in the parent with the clone child's
+     * rules, so the file actions run once (an O_EXCL file, a FIFO), and
+     * a search that finds nothing starts nothing; only FL_SHELL_FALLBACK,
+     * when exec refuses the format, runs them a second time, for
+     * /bin/sh. posix_spawn() does not say which step failed: an exec-like
+     * error is blamed on exec when, seen from the parent afterwards, the
+     * cwd and every file to open were fine, on chdir when the cwd gives
+     * that very error, and otherwise carries FL_STEP_SPAWN.
      * glibc's posix_spawn() leaves signals 32 and 33 (its own SIGCANCEL
      * and SIGSETXID) ignored in a child of a threaded parent. Closing the
      * other fds needs posix_spawn_file_actions_addclosefrom_np (glibc
@@ -356,8 +363,12 @@ FL_API const char *fl_backend_name(enum fl_backend b);
 /* A started process. Treat the fields as read-only. */
 struct fl_proc {
     pid_t pid;
-    /* A pidfd for the process, or -1 on a kernel without pidfds. Owned by
-     * the handle: fl_close() closes it. */
+    /* A pidfd for the process, or -1 with FL_NO_PIDFD or on a kernel
+     * without pidfds. The posix_spawn and fork backends open it just
+     * after the start; if that fails (no fd left), the handle does
+     * without, as with FL_NO_PIDFD. The clone backend gets it from
+     * clone3() and fails the spawn with EMFILE at step clone instead.
+     * Owned by the handle: fl_close() closes it. */
     int pidfd;
     /* The parent's ends of FL_PIPE streams (FD_CLOEXEC set), else -1.
      * Owned by the handle until the caller closes one and sets it to -1. */
@@ -395,6 +406,14 @@ struct fl_proc {
  * arrive meanwhile run their handlers in the parent only. With .env NULL it
  * reads environ, so, as for getenv(3), other threads must not change the
  * environment at the same time. Not async-signal-safe: it allocates.
+ *
+ * Not a cancellation point: it disables cancellation while it runs, so a
+ * pthread_cancel() never leaves pipes or an unreaped child behind; a
+ * pending request is acted on at the thread's next cancellation point.
+ *
+ * Any stack that can call it is enough: the clone backend's child runs on
+ * a 16 KiB stack of its own, mapped at a thread's first spawn and unmapped
+ * when the thread exits.
  */
 FL_API int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
                     struct fl_error *error);
@@ -403,8 +422,12 @@ FL_API int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
  * Finds the file that fl_spawn() would execute for cmd, using the same
  * PATH rules, and writes it to buf. A candidate must be a regular file that
  * the caller may execute (access(X_OK)); a relative candidate is checked
- * against .cwd. Returns 0, ENOENT, EACCES (only files without permission
- * were found), ERANGE (buf too small), or EINVAL/E2BIG as fl_spawn().
+ * against .cwd. In a PATH search a missing file, an unsearchable directory
+ * and a name too long count as "not there"; a program named with '/'
+ * gets stat's own error. Returns 0, ENOENT, EACCES (only files without
+ * permission were found, or a '/' name in a directory the caller may not
+ * search), ENAMETOOLONG, ERANGE (buf too small), or EINVAL/E2BIG as
+ * fl_spawn().
  * Thread-safe, not async-signal-safe.
  */
 FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
