@@ -135,7 +135,9 @@ int fl__plan_pipes(struct fl__plan *p, struct fl_error *e)
             continue;
         int fds[2];
         if (pipe2(fds, O_CLOEXEC) < 0)
-            return fl__fail(e, errno, FL_STEP_PREPARE, i, "", "pipe");
+            return fl__fail(e, errno, FL_STEP_PREPARE, i, "",
+                            i == 0 ? "the pipe for stdin" : i == 1 ? "the pipe for stdout"
+                                                                 : "the pipe for stderr");
         p->pipe_child[i] = i == 0 ? fds[0] : fds[1];
         p->pipe_parent[i] = i == 0 ? fds[1] : fds[0];
     }

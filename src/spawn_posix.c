@@ -4,8 +4,10 @@
  * errors carry FL_STEP_SPAWN unless only exec could have failed. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -150,21 +152,33 @@ static bool is_exec_error(int r)
  * credentials, so the parent's view is the child's), and spawned once. */
 static int pick_candidate(struct fl__plan *p, size_t *pick)
 {
-    char path[4096];
-    int denied = -1;
+    if (p->ncands == 1) {
+        *pick = 0;
+        return 0;
+    }
+    /* On the heap: the caller's thread may have a small stack. */
+    char *path = malloc(PATH_MAX);
+    if (!path) {
+        p->cerr = (struct fl__child_err){ ENOMEM, FL_STEP_PREPARE, -1 };
+        return ENOMEM;
+    }
+    int denied = -1, r = 0;
     for (size_t i = 0; i < p->ncands; i++) {
-        int r = p->ncands == 1 ? 0 : fl__candidate_status(p, p->cands[i], path, sizeof path);
+        r = fl__candidate_status(p, p->cands[i], path, PATH_MAX);
         if (r == 0) {
             *pick = i;
-            return 0;
+            break;
         }
         if (r == EACCES && denied < 0)
             denied = (int)i;
         else if (r != ENOENT && r != EACCES) {
             p->cerr = (struct fl__child_err){ r, FL_STEP_EXEC, (int)i };
-            return r;
+            break;
         }
     }
+    free(path);
+    if (r == 0 || p->cerr.err)
+        return r;
     p->cerr = denied >= 0 ? (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied }
                           : (struct fl__child_err){ ENOENT, FL_STEP_EXEC, -1 };
     return p->cerr.err;
@@ -195,28 +209,40 @@ static int spawn_candidate(struct fl__plan *p, posix_spawn_file_actions_t *fa,
     return r;
 }
 
+static bool open_from_here_may_fail(char *path, int oflags)
+{
+    int acc = oflags & O_RDWR ? R_OK | W_OK : oflags & O_WRONLY ? W_OK : R_OK;
+    struct stat st;
+    if (faccessat(AT_FDCWD, path, acc, AT_EACCESS) == 0 && stat(path, &st) == 0)
+        return (oflags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) ||
+               (S_ISDIR(st.st_mode) && acc != R_OK);
+    if (errno != ENOENT || !(oflags & O_CREAT))
+        return true;
+    /* The directory it would be made in: the path cut at its last '/'. */
+    char *slash = strrchr(path, '/');
+    if (!slash)
+        return faccessat(AT_FDCWD, ".", W_OK | X_OK, AT_EACCESS) != 0;
+    char keep = slash[slash == path];
+    slash[slash == path] = '\0';
+    bool may = faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS) != 0;
+    slash[slash == path] = keep;
+    return may;
+}
+
 /* Could this open action fail, seen from the parent (whose credentials
  * the child has)? A file that is there with the access asked for, or one
  * that O_CREAT (without O_EXCL) can make in a writable directory, cannot. */
 static bool open_may_fail(const struct fl__plan *p, const struct fl__act *a)
 {
-    char path[4096], dir[4096];
     const char *cwd = p->cmd->cwd;
-    int n = a->path[0] == '/' || !cwd ? snprintf(path, sizeof path, "%s", a->path)
-                                      : snprintf(path, sizeof path, "%s/%s", cwd, a->path);
-    if (n < 0 || (size_t)n >= sizeof path)
+    char *path = NULL;
+    int n = a->path[0] == '/' || !cwd ? asprintf(&path, "%s", a->path)
+                                      : asprintf(&path, "%s/%s", cwd, a->path);
+    if (n < 0)
         return true;
-    int acc = a->oflags & O_RDWR ? R_OK | W_OK : a->oflags & O_WRONLY ? W_OK : R_OK;
-    struct stat st;
-    if (faccessat(AT_FDCWD, path, acc, AT_EACCESS) == 0 && stat(path, &st) == 0)
-        return (a->oflags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) ||
-               (S_ISDIR(st.st_mode) && acc != R_OK);
-    if (errno != ENOENT || !(a->oflags & O_CREAT))
-        return true;
-    char *slash = strrchr(strcpy(dir, path), '/');
-    if (slash)
-        *(slash == dir ? slash + 1 : slash) = '\0';
-    return faccessat(AT_FDCWD, slash ? dir : ".", W_OK | X_OK, AT_EACCESS) != 0;
+    bool may = open_from_here_may_fail(path, a->oflags);
+    free(path);
+    return may;
 }
 
 /* posix_spawn() does not say which step failed. When its error is one
