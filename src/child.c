@@ -77,7 +77,7 @@ static CHILD long clear_cloexec(int fd)
     return fl__sys3(SYS_fcntl, fd, F_SETFD, 0);
 }
 
-static CHILD bool is_target(const struct fl__plan *p, long fd)
+CHILD bool fl__is_target(const struct fl__plan *p, long fd)
 {
     for (size_t i = 0; i < p->nacts; i++)
         if (p->acts[i].child_fd == fd)
@@ -87,19 +87,20 @@ static CHILD bool is_target(const struct fl__plan *p, long fd)
 
 /* Above every fd the plan names, when the fd limit leaves room there;
  * at the limit (F_DUPFD says EINVAL, or EMFILE), the lowest free number
- * that no action targets. A copy that lands on a target is closed once
- * the search has moved past it. */
+ * from 3 up that no action targets (not 0-2: FL_TO_STDOUT reads fd 1). A
+ * copy that lands on a target is closed once the search has moved past
+ * it. */
 CHILD long fl__dup_aside(const struct fl__plan *p, int fd)
 {
     long r = fl__sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, p->stage_min);
     if (r != -EINVAL && r != -EMFILE)
         return r;
-    long lo = 0, passed = -1;
+    long lo = 3, passed = -1;
     for (;;) {
         r = fl__sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, lo);
         if (passed >= 0)
             fl__sys1(SYS_close, passed);
-        if (r < 0 || !is_target(p, r))
+        if (r < 0 || !fl__is_target(p, r))
             return r;
         passed = r;
         lo = r + 1;
@@ -193,21 +194,26 @@ static CHILD long close_by_walk(const struct fl__plan *p, bool cloexec_only)
     }
 }
 
+/* Closes the ranges between the fds that survive: the kept child fds
+ * (sorted) and the fork backend's error pipe, which may sit anywhere. */
 static CHILD int close_other_fds(struct fl__plan *p)
 {
     unsigned lo = 3;
     long r = 0;
-    for (size_t i = 0; i < p->nkeep && r == 0; i++) {
-        unsigned k = (unsigned)p->keep[i];
+    size_t i = 0;
+    bool err_pending = p->err_fd >= 0;
+    while (r == 0 && (i < p->nkeep || err_pending)) {
+        unsigned k;
+        if (err_pending && (i == p->nkeep || (unsigned)p->err_fd < (unsigned)p->keep[i])) {
+            k = (unsigned)p->err_fd;
+            err_pending = false;
+        } else {
+            k = (unsigned)p->keep[i++];
+        }
         if (k > lo)
             r = fl__sys3(SYS_close_range, lo, k - 1, 0);
         if (k >= lo)
             lo = k + 1;
-    }
-    if (r == 0 && p->err_fd >= 0 && (unsigned)p->err_fd >= lo) {
-        if ((unsigned)p->err_fd > lo)
-            r = fl__sys3(SYS_close_range, lo, p->err_fd - 1, 0);
-        lo = (unsigned)p->err_fd + 1;
     }
     if (r == 0)
         r = fl__sys3(SYS_close_range, lo, ~0u, 0);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -61,25 +62,21 @@ int fl__fail(struct fl_error *e, int err, enum fl_step step, int index,
 }
 
 /* exec says ENOENT for a file that exists when its #! interpreter is
- * missing, as with "#!/bin/sh\r" from a CRLF file. Name the interpreter. */
-static void explain_missing_interpreter(const char *path, char *detail, size_t size)
+ * missing, as with "#!/bin/sh\r" from a CRLF file. Name the interpreter.
+ * A relative program is read from the child's cwd, where exec found it. */
+static void explain_missing_interpreter(const struct fl__plan *p, const char *path,
+                                        char *detail, size_t size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0)
+    char *full = NULL, interp[256];
+    const char *cwd = p->cmd->cwd;
+    if (path[0] != '/' && cwd && asprintf(&full, "%s/%s", cwd, path) < 0)
         return;
-    char line[256];
-    ssize_t n = read(fd, line, sizeof line - 1);
-    close(fd);
-    if (n < 3 || line[0] != '#' || line[1] != '!')
+    size_t len = fl__shebang(full ? full : path, interp, sizeof interp);
+    free(full);
+    if (!len)
         return;
-    line[n] = '\0';
-    char *s = line + 2;
-    s += strspn(s, " \t");
-    size_t len = strcspn(s, " \t\n");
-    bool cr = len > 0 && s[len - 1] == '\r';
-    if (cr)
-        len--;
-    snprintf(detail, size, "interpreter \"%.*s%s\" not found%s", (int)len, s,
+    bool cr = interp[len - 1] == '\r';
+    snprintf(detail, size, "interpreter \"%.*s%s\" not found%s", (int)(len - cr), interp,
              cr ? "\\r" : "", cr ? " (the file has CRLF line ends)" : "");
 }
 
@@ -129,7 +126,7 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
     const struct fl__child_err *c = &p->cerr;
     fl__fail(e, c->err, (enum fl_step)c->step, c->index, path_of(p, c->step, c->index), "");
     if (c->step == FL_STEP_EXEC && c->err == ENOENT && c->index >= 0)
-        explain_missing_interpreter(e->path, e->detail, sizeof e->detail);
+        explain_missing_interpreter(p, e->path, e->detail, sizeof e->detail);
     if (c->step == FL_STEP_EXEC && c->err == ENOENT && c->index < 0)
         copy_str(e->detail, sizeof e->detail, "not found in PATH");
     if (c->step == FL_STEP_EXEC && c->err == ENOEXEC)

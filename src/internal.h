@@ -89,7 +89,6 @@ struct fl__plan {
     int cgroup_fd;              /* clone3 CLONE_INTO_CGROUP, else -1 */
     pid_t parent_pid;
     int err_fd;                 /* the fork backend's error pipe, else -1 */
-    bool spawn_tried;           /* the posix_spawn backend called posix_spawn() */
 
     struct fl__child_err cerr;
 };
@@ -114,6 +113,11 @@ FL__HIDDEN const char *fl__program(const struct fl_cmd *cmd);
  * path receives the name, made relative to the command's cwd. */
 FL__HIDDEN int fl__candidate_status(const struct fl__plan *p, const char *cand,
                                     char *path, size_t size);
+/* The #! interpreter of the file at path as the kernel reads it: the first
+ * word after "#!" up to a space, a tab or the line's end (a '\r' stays
+ * part of it), into interp. Returns its length; 0 without a #! line, for a
+ * file that cannot be read, or a name that does not fit. */
+FL__HIDDEN size_t fl__shebang(const char *path, char *interp, size_t size);
 
 /* child.c: returns only on failure, with p->cerr filled. */
 FL__HIDDEN void fl__child_run(struct fl__plan *p);
@@ -121,6 +125,8 @@ FL__HIDDEN __attribute__((noreturn)) void fl__child_exit(int code);
 /* A FD_CLOEXEC copy of fd at a number that no fd action targets, or
  * -errno. Raw system calls only: the child and the parent both use it. */
 FL__HIDDEN long fl__dup_aside(const struct fl__plan *p, int fd);
+/* Is fd the number an fd action sets in the child? Raw, like the above. */
+FL__HIDDEN bool fl__is_target(const struct fl__plan *p, long fd);
 /* The clone backend's entry: runs the child, exits 127 on failure. */
 FL__HIDDEN int fl__child_entry(void *plan);
 

@@ -54,7 +54,7 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
         size_t len = (size_t)(end - seg);
         /* A candidate longer than PATH_MAX cannot be executed; execvp()
          * and sh skip such an entry, and so does this search. */
-        if (path_entry_usable(seg, len, p->flags) && len + plen + 3 <= PATH_MAX) {
+        if (path_entry_usable(seg, len, p->flags) && (len ? len : 1) + plen + 2 <= PATH_MAX) {
             list[n++] = out;
             if (len == 0)
                 out += sprintf(out, "./%s", prog) + 1;
@@ -287,7 +287,48 @@ static void plan_empty(struct fl__plan *p)
         p->pipe_parent[i] = p->pipe_child[i] = -1;
 }
 
-/* A candidate counts if it is a regular file the caller may execute; a
+size_t fl__shebang(const char *path, char *interp, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    char line[256];
+    ssize_t n = read(fd, line, sizeof line - 1);
+    close(fd);
+    if (n < 3 || line[0] != '#' || line[1] != '!')
+        return 0;
+    line[n] = '\0';
+    char *s = line + 2;
+    s += strspn(s, " \t");
+    size_t len = strcspn(s, " \t\n");
+    if (len == 0 || len >= size)
+        return 0;
+    memcpy(interp, s, len);
+    interp[len] = '\0';
+    return len;
+}
+
+/* Can exec run the #! interpreter of path? 0, ENOENT (missing, as exec
+ * says), or EACCES; 0 also for a file without a #! line. One level only:
+ * an interpreter that is itself a script is taken as it is. */
+static int interpreter_status(const char *path, const char *cwd)
+{
+    char interp[256], *full = NULL;
+    if (!fl__shebang(path, interp, sizeof interp))
+        return 0;
+    if (interp[0] != '/' && cwd && asprintf(&full, "%s/%s", cwd, interp) < 0)
+        return 0;
+    const char *at = full ? full : interp;
+    struct stat st;
+    int r = stat(at, &st) < 0 ? ENOENT
+            : !S_ISREG(st.st_mode) || faccessat(AT_FDCWD, at, X_OK, AT_EACCESS) < 0 ? EACCES
+                                                                                  : 0;
+    free(full);
+    return r;
+}
+
+/* A candidate counts if it is a regular file the caller may execute, and
+ * a script's interpreter is one too; a
  * relative one is looked up from the child's working directory. In a PATH
  * search a missing file, an unsearchable directory and a name too long
  * all mean "not here" (ENOENT); a program named with '/' keeps stat's own
@@ -302,13 +343,16 @@ int fl__candidate_status(const struct fl__plan *p, const char *cand, char *path,
     struct stat st;
     if (stat(path, &st) < 0) {
         int err = errno;
-        if (p->searched && (err == EACCES || err == ENAMETOOLONG || err == ENOTDIR))
+        if (p->searched && (err == EACCES || err == ENAMETOOLONG || err == ENOTDIR ||
+                            err == ESTALE || err == ENODEV || err == ETIMEDOUT))
             return ENOENT;
         return err;
     }
     if (!S_ISREG(st.st_mode) || faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
         return EACCES;
-    return 0;
+    /* exec would say ENOENT or EACCES for a script whose interpreter it
+     * cannot run, and a search goes on past it. */
+    return interpreter_status(path, cwd);
 }
 
 int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error *error)

@@ -3,6 +3,7 @@
  * process is reaped its numeric pid is never used again. */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -109,31 +110,60 @@ static bool still_our_child(pid_t pid)
     return r == 0;
 }
 
+static bool pidfd_is_our_child(int pidfd)
+{
+    siginfo_t si;
+    long r;
+    do
+        r = fl__sys6(SYS_waitid, P_PIDFD, pidfd, (long)&si, WEXITED | WNOHANG | WNOWAIT, 0, 0);
+    while (r == -EINTR);
+    return r == 0;
+}
+
+static void close_borrowed(void *fd)
+{
+    close(*(int *)fd);
+}
+
+/* A handle without a pidfd (FL_NO_PIDFD) borrows one for a timed wait, so
+ * that it sleeps in poll(). Opened first, then checked: the pidfd of a
+ * process that is not our child (the pid reaped elsewhere and reused)
+ * gives ECHILD, and nothing waits on the stranger. Without pidfd_open,
+ * the wait polls and reaps on success: *reaped says so. */
+static int wait_borrowing(pid_t pid, int timeout_ms, siginfo_t *si, bool *reaped)
+{
+    int fd = fl__pidfd_open(pid);
+    if (fd < 0) {
+        *reaped = true;
+        return still_our_child(pid) ? wait_polling(pid, timeout_ms, si) : ECHILD;
+    }
+    if (!pidfd_is_our_child(fd)) {
+        close(fd);
+        return ECHILD;
+    }
+    int r;
+    /* poll() is a cancellation point: the borrowed pidfd must not leak. */
+    pthread_cleanup_push(close_borrowed, &fd);
+    r = wait_readable(fd, timeout_ms);
+    pthread_cleanup_pop(1);
+    return r;
+}
+
 int fl_wait(struct fl_proc *p, int timeout_ms, int *status)
 {
     if (!p || timeout_ms < -1)
         return EINVAL;
     if (p->pid <= 0 || p->state_ == PROC_REAPED)
         return ESRCH;
-    int saved_errno = errno, r = 0, pidfd = p->pidfd, own_pidfd = -1;
+    int saved_errno = errno, r = 0;
+    bool reaped = false;
     siginfo_t si = { 0 };
-    /* A handle without a pidfd (FL_NO_PIDFD) borrows one for a timed wait,
-     * so that it sleeps in poll(); the check first makes sure the pid
-     * still names our child. */
-    if (timeout_ms >= 0 && pidfd < 0) {
-        if (!still_our_child(p->pid))
-            r = ECHILD;
-        else
-            pidfd = own_pidfd = fl__pidfd_open(p->pid);
-    }
-    if (!r && timeout_ms >= 0 && pidfd >= 0)
-        r = wait_readable(pidfd, timeout_ms);
-    else if (!r && timeout_ms >= 0)
-        r = wait_polling(p->pid, timeout_ms, &si);
-    if (!r && !(timeout_ms >= 0 && pidfd < 0))
+    if (timeout_ms >= 0 && p->pidfd < 0)
+        r = wait_borrowing(p->pid, timeout_ms, &si, &reaped);
+    else if (timeout_ms >= 0)
+        r = wait_readable(p->pidfd, timeout_ms);
+    if (!r && !reaped)
         r = reap(p, &si);
-    if (own_pidfd >= 0)
-        close(own_pidfd);
     /* Only a reaped process, or one whose status is gone for good, is
      * done with: after any other error the caller may wait again. */
     if (r == 0 || r == ECHILD)

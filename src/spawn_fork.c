@@ -14,9 +14,13 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0)
         return fl__fail(e, errno, FL_STEP_CLONE, -1, prog, "error pipe");
-    /* Where no fd action replaces it. */
-    long err_fd = fl__dup_aside(p, fds[1]);
-    close(fds[1]);
+    /* Where no fd action replaces it, and not among 0-2, which the child
+     * may read as its own (FL_TO_STDOUT dups fd 1). */
+    long err_fd = fds[1];
+    if (fds[1] < 3 || fl__is_target(p, fds[1])) {
+        err_fd = fl__dup_aside(p, fds[1]);
+        close(fds[1]);
+    }
     if (err_fd < 0) {
         close(fds[0]);
         return fl__fail(e, (int)-err_fd, FL_STEP_CLONE, -1, prog,

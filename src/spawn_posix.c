@@ -1,7 +1,8 @@
 /* spawn_posix.c: the libc's posix_spawn(), for comparison and for systems
  * without our clone child. What it cannot express is refused with ENOTSUP,
- * never dropped. posix_spawn() does not say which step failed, so its
- * errors carry FL_STEP_SPAWN unless only exec could have failed. */
+ * never dropped. posix_spawn() does not say which step failed; blame()
+ * names one when the parent can tell, else FL_STEP_SPAWN. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -79,7 +80,25 @@ static void unstage_sources(struct fl__plan *p)
         }
 }
 
-static int add_file_actions(struct fl__plan *p, posix_spawn_file_actions_t *fa)
+/* Is any fd from lo up open? Lowering RLIMIT_NOFILE leaves fds above the
+ * new limit open. Without /proc, say yes. */
+static bool any_fd_open_from(int lo)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return true;
+    bool found = false;
+    for (struct dirent *de; !found && (de = readdir(d));) {
+        char *end;
+        long fd = strtol(de->d_name, &end, 10);
+        found = *end == '\0' && end != de->d_name && fd >= lo && fd != dirfd(d);
+    }
+    closedir(d);
+    return found;
+}
+
+static int add_file_actions(struct fl__plan *p, posix_spawn_file_actions_t *fa,
+                            const char **why)
 {
     int r = 0;
     if (p->cmd->cwd)
@@ -102,13 +121,17 @@ static int add_file_actions(struct fl__plan *p, posix_spawn_file_actions_t *fa)
         next = p->keep[i] + 1;
     }
 #if FL_HAVE_ADDCLOSEFROM
-    /* No fd can be open at or above the limit, and glibc refuses such a
-     * number with EBADF. */
-    if (r || next >= getdtablesize())
-        return r;
-    return posix_spawn_file_actions_addclosefrom_np(fa, next);
+    /* glibc refuses an fd at or above RLIMIT_NOFILE in every close action,
+     * while fds opened before the limit was lowered may be open there. */
+    if (r || next < getdtablesize())
+        return r ? r : posix_spawn_file_actions_addclosefrom_np(fa, next);
+    if (!any_fd_open_from(next))
+        return 0;
+    *why = "posix_spawn cannot close fds at or above RLIMIT_NOFILE, and some are open; "
+           "use another backend";
+    return ENOTSUP;
 #else
-    (void)next;
+    (void)next, (void)why;
     return r ? r : ENOTSUP;   /* unsupported() has refused it already */
 #endif
 }
@@ -137,11 +160,49 @@ static int set_attributes(struct fl__plan *p, posix_spawnattr_t *at)
     return r;
 }
 
-/* Errors that execve() gives for the file itself. */
-static bool is_exec_error(int r)
+/* Why would chdir(cwd) fail? 0 if it would not. */
+static int cwd_error(const char *cwd)
 {
-    return r == ENOEXEC || r == ETXTBSY || r == ELOOP || r == ENAMETOOLONG ||
-           r == EISDIR || r == E2BIG || r == ELIBBAD;
+    struct stat st;
+    if (stat(cwd, &st) < 0)
+        return errno;
+    if (!S_ISDIR(st.st_mode))
+        return ENOTDIR;
+    return faccessat(AT_FDCWD, cwd, X_OK, AT_EACCESS) < 0 ? errno : 0;
+}
+
+/* Errors that execve() gives for the file it runs. Not EPERM: that is
+ * also what a denied clone says. */
+static bool exec_can_give(int r)
+{
+    return r == ENOENT || r == EACCES || r == ENOTDIR || r == ENOEXEC ||
+           r == ETXTBSY || r == ELOOP || r == ENAMETOOLONG || r == EISDIR || r == E2BIG ||
+           r == ELIBBAD;
+}
+
+/* posix_spawn() does not say which step failed. Seen from the parent
+ * afterwards: a cwd that would refuse the chdir with that very error is
+ * the chdir's fault; with no step before exec that could have failed (no
+ * file to open but /dev/null, no process group to join), an error exec
+ * gives is exec's; anything else is FL_STEP_SPAWN, "somewhere in
+ * posix_spawn". Opening a file can fail in too many ways (ETXTBSY, ELOOP,
+ * EISDIR, EACCES for O_TRUNC) to clear it from here. */
+static enum fl_step blame(const struct fl__plan *p, int err)
+{
+    if (err == EAGAIN || err == ENOMEM)
+        return FL_STEP_CLONE;  /* out of processes or memory */
+    if (p->cmd->cwd) {
+        int r = cwd_error(p->cmd->cwd);
+        if (r)
+            return r == err ? FL_STEP_CHDIR : FL_STEP_SPAWN;
+    }
+    for (size_t i = 0; i < p->nacts; i++) {
+        const struct fl__act *a = &p->acts[i];
+        if (a->kind == FL__ACT_OPEN &&
+            (strcmp(a->path, "/dev/null") != 0 || access("/dev/null", R_OK | W_OK) != 0))
+            return FL_STEP_SPAWN;
+    }
+    return exec_can_give(err) ? FL_STEP_EXEC : FL_STEP_SPAWN;
 }
 
 /* posix_spawn() runs the file actions before its exec, so trying the
@@ -189,9 +250,13 @@ static int spawn_candidate(struct fl__plan *p, posix_spawn_file_actions_t *fa,
 {
     size_t i = 0;
     int r = pick_candidate(p, &i);
-    if (r)
-        return r;
-    p->spawn_tried = true;
+    if (r) {
+        /* The child would have failed its chdir before any search. */
+        int c = p->cmd->cwd ? cwd_error(p->cmd->cwd) : 0;
+        if (c)
+            p->cerr = (struct fl__child_err){ c, FL_STEP_CHDIR, -1 };
+        return p->cerr.err;
+    }
     r = posix_spawn(pid, p->cands[i], fa, at, p->argv, p->envp);
     /* The one case that runs the file actions twice: the kernel refused
      * the format, and only exec could tell. */
@@ -201,73 +266,9 @@ static int spawn_candidate(struct fl__plan *p, posix_spawn_file_actions_t *fa,
     }
     if (r == 0)
         return 0;
-    /* Out of processes or memory: creating the child failed. */
-    enum fl_step step = r == EAGAIN || r == ENOMEM ? FL_STEP_CLONE
-                        : is_exec_error(r) || r == ENOENT || r == EACCES ? FL_STEP_EXEC
-                                                                        : FL_STEP_SPAWN;
-    p->cerr = (struct fl__child_err){ r, step, (int)i };
+    enum fl_step step = blame(p, r);
+    p->cerr = (struct fl__child_err){ r, step, step == FL_STEP_CHDIR ? -1 : (int)i };
     return r;
-}
-
-static bool open_from_here_may_fail(char *path, int oflags)
-{
-    int acc = oflags & O_RDWR ? R_OK | W_OK : oflags & O_WRONLY ? W_OK : R_OK;
-    struct stat st;
-    if (faccessat(AT_FDCWD, path, acc, AT_EACCESS) == 0 && stat(path, &st) == 0)
-        return (oflags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) ||
-               (S_ISDIR(st.st_mode) && acc != R_OK);
-    if (errno != ENOENT || !(oflags & O_CREAT))
-        return true;
-    /* The directory it would be made in: the path cut at its last '/'. */
-    char *slash = strrchr(path, '/');
-    if (!slash)
-        return faccessat(AT_FDCWD, ".", W_OK | X_OK, AT_EACCESS) != 0;
-    char keep = slash[slash == path];
-    slash[slash == path] = '\0';
-    bool may = faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS) != 0;
-    slash[slash == path] = keep;
-    return may;
-}
-
-/* Could this open action fail, seen from the parent (whose credentials
- * the child has)? A file that is there with the access asked for, or one
- * that O_CREAT (without O_EXCL) can make in a writable directory, cannot. */
-static bool open_may_fail(const struct fl__plan *p, const struct fl__act *a)
-{
-    const char *cwd = p->cmd->cwd;
-    char *path = NULL;
-    int n = a->path[0] == '/' || !cwd ? asprintf(&path, "%s", a->path)
-                                      : asprintf(&path, "%s/%s", cwd, a->path);
-    if (n < 0)
-        return true;
-    bool may = open_from_here_may_fail(path, a->oflags);
-    free(path);
-    return may;
-}
-
-/* posix_spawn() does not say which step failed. When its error is one
- * exec gives, look from the parent at the steps before exec: a cwd that
- * would refuse the chdir with that very error is the chdir's fault; if no
- * step before exec could have failed, it was exec; otherwise it stays
- * FL_STEP_SPAWN, "somewhere in posix_spawn". */
-static enum fl_step blame(const struct fl__plan *p, int err)
-{
-    const char *cwd = p->cmd->cwd;
-    struct stat st;
-    if (cwd) {
-        int r = stat(cwd, &st) < 0          ? errno
-                : !S_ISDIR(st.st_mode)      ? ENOTDIR
-                : faccessat(AT_FDCWD, cwd, X_OK, AT_EACCESS) < 0 ? errno
-                                            : 0;
-        if (r)
-            return r == err ? FL_STEP_CHDIR : FL_STEP_SPAWN;
-    }
-    for (size_t i = 0; i < p->nacts; i++)
-        if (p->acts[i].kind == FL__ACT_OPEN && open_may_fail(p, &p->acts[i]))
-            return FL_STEP_SPAWN;
-    if (err == EPERM && (p->flags & (FL_SETSID | FL_NEW_PGROUP | FL_JOIN_PGROUP)))
-        return FL_STEP_SPAWN;
-    return FL_STEP_EXEC;
 }
 
 int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
@@ -284,16 +285,13 @@ int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
     posix_spawn_file_actions_init(&fa);
     posix_spawnattr_init(&at);
     pid_t pid = 0;
+    const char *why = "posix_spawn attributes";
     r = stage_sources(p);
     if (r) {
         fl__fail(e, r, FL_STEP_DUP, -1, "", "staging fds");
-    } else if ((r = add_file_actions(p, &fa)) || (r = set_attributes(p, &at))) {
-        fl__fail(e, r, FL_STEP_PREPARE, -1, fl__program(p->cmd), "posix_spawn attributes");
+    } else if ((r = add_file_actions(p, &fa, &why)) || (r = set_attributes(p, &at))) {
+        fl__fail(e, r, FL_STEP_PREPARE, -1, fl__program(p->cmd), why);
     } else if ((r = spawn_candidate(p, &fa, &at, &pid))) {
-        if (p->cerr.step == FL_STEP_EXEC && p->spawn_tried)
-            p->cerr.step = blame(p, r);
-        if (p->cerr.step == FL_STEP_CHDIR)
-            p->cerr.index = -1;
         fl__fail_child(p, e);
     }
     unstage_sources(p);

@@ -379,6 +379,48 @@ TEST(no_pidfd_kill_after_a_foreign_reap_is_esrch)
     fl_close(&p);
 }
 
+struct cancelled_wait {
+    struct fl_proc *proc;
+    int ready[2];
+};
+
+static void *wait_until_cancelled(void *arg)
+{
+    struct cancelled_wait *w = arg;
+    t_write_all(w->ready[1], "x", 1);
+    fl_wait(w->proc, 60000, NULL);
+    return NULL;
+}
+
+TEST(no_pidfd_timed_wait_cancelled_leaks_no_fd_and_keeps_the_handle)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "60"), .flags = FL_NO_PIDFD,
+                          .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct cancelled_wait w = { .proc = &p };
+    ASSERT_SYS(pipe2(w.ready, O_CLOEXEC));
+    int before = count_open_fds();
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, wait_until_cancelled, &w), 0);
+    char c;
+    ASSERT_EQ(read(w.ready[0], &c, 1), 1);
+    struct timespec pause = { 0, 20 * 1000 * 1000 };  /* most likely in poll() by now */
+    nanosleep(&pause, NULL);
+    pthread_cancel(t);
+    void *ret;
+    pthread_join(t, &ret);
+    ASSERT(ret == PTHREAD_CANCELED);
+    ASSERT_EQ(count_open_fds(), before);
+    ASSERT_OK(fl_kill(&p, SIGKILL));
+    int st;
+    ASSERT_OK(fl_wait(&p, 60000, &st));
+    ASSERT_SIGNALED(st, SIGKILL);
+    fl_close(&p);
+    close(w.ready[0]);
+    close(w.ready[1]);
+}
+
 TEST(close_keeps_a_pipe_end_the_caller_took)
 {
     struct fl_cmd cmd = {

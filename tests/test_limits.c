@@ -165,12 +165,10 @@ TEST(a_spawn_with_no_fd_left_names_the_fd_it_could_not_make)
     ASSERT_STR_CONTAINS(e.detail, BACKEND == FL_BACKEND_FORK ? "error pipe" : "pidfd");
 }
 
-TEST(no_pidfd_spawns_with_no_fd_left)
+TEST(no_pidfd_spawns_with_only_the_fds_the_backend_needs)
 {
-    if (BACKEND == FL_BACKEND_FORK)
-        SKIP("the fork backend needs an error pipe, so two free fds");
     NEEDS_CLOSE_OTHERS();
-    lower_nofile(0);
+    lower_nofile(BACKEND == FL_BACKEND_FORK ? 2 : 0);  /* fork: the error pipe */
     struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .flags = FL_NO_PIDFD, .backend = BACKEND };
     struct fl_proc p;
     struct fl_error e;
@@ -213,4 +211,50 @@ TEST(the_default_resets_an_ignored_signal_when_proc_is_missing)
     NEEDS_CLOSE_OTHERS();
     char *out = signals_without_proc(0);
     ASSERT(!(t_sigmask_of(out, "SigIgn") & SIGBIT(SIGUSR1)));
+}
+
+TEST(an_exec_failure_is_reported_with_the_error_pipe_below_a_mapped_fd)
+{
+    NEEDS_CLOSE_OTHERS();
+    /* Three free fds low in the table, the limit just above the highest:
+     * the fork backend's error pipe lands below the mapped child fd. */
+    int spare[3];
+    for (int i = 0; i < 3; i++)
+        ASSERT_SYS(spare[i] = open("/dev/null", O_RDONLY | O_CLOEXEC));
+    int limit = lower_nofile(0);
+    for (int i = 0; i < 3; i++)
+        close(spare[i]);
+    struct fl_fd_map map[] = { { limit - 1, 2 } };
+    struct fl_cmd cmd = { .argv = ARGV("/nonexistent/prog"), .fds = map, .nfds = 1,
+                          .flags = FL_NO_PIDFD, .backend = BACKEND };
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    restore_nofile();
+    if (r == 0)
+        t_wait(&p);
+    ASSERT_ERR(r, ENOENT);
+    ASSERT_EQ(e.step, FL_STEP_EXEC);
+}
+
+TEST(fds_left_open_above_a_lowered_limit_are_closed_or_refused)
+{
+    int high = t_file_at(200, false);  /* no FD_CLOEXEC: only closing removes it */
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved_nofile));
+    struct rlimit l = saved_nofile;
+    l.rlim_cur = 64;
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &l));
+    struct fl_fd_map map[] = { { 63, 2 } };  /* keeps fds up to the limit */
+    struct fl_cmd cmd = { .argv = PROBE("fds"), .fds = map, .nfds = 1, .backend = BACKEND };
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN) {
+        struct fl_error e = SPAWN_FAILS(&cmd, ENOTSUP, FL_STEP_PREPARE);
+        restore_nofile();
+        close(high);
+        ASSERT_STR_CONTAINS(e.detail, "RLIMIT_NOFILE");
+        return;
+    }
+    char *out = t_probe(&cmd);
+    restore_nofile();
+    close(high);
+    ASSERT_FDS_EXACTLY(out, 0, 1, 2, 63);
 }

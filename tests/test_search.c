@@ -210,3 +210,108 @@ TEST(a_missing_program_in_a_path_search_runs_no_file_action)
     if (BACKEND == FL_BACKEND_POSIX_SPAWN)
         ASSERT_EQ(stat(out, &st), -1);
 }
+
+/* ---- scripts whose interpreter cannot run --------------------------------- */
+
+TEST(a_path_search_goes_on_past_a_script_whose_interpreter_is_missing)
+{
+    char *a = t_tmpdir(), *b = t_tmpdir();
+    t_write_file(a, "fl-script", "#!/nonexistent/interpreter\nexit 7\n", 0755);
+    t_write_file(b, "fl-script", "#!/bin/sh\nexit 0\n", 0755);
+    const char *env_set[] = { t_fmt("PATH=%s:%s", a, b), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("fl-script"), .env_set = env_set, .backend = BACKEND };
+    int st;
+    t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+    /* And fl_resolve() names the file that ran. */
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    ASSERT_STR_EQ(buf, t_fmt("%s/fl-script", b));
+}
+
+TEST(a_path_search_goes_on_past_a_script_whose_interpreter_may_not_run)
+{
+    char *a = t_tmpdir(), *b = t_tmpdir();
+    char *interp = t_write_file(a, "interp", "#!/bin/sh\nexit 7\n", 0644);
+    t_write_file(a, "fl-script", t_fmt("#!%s\nexit 7\n", interp), 0755);
+    t_write_file(b, "fl-script", "#!/bin/sh\nexit 0\n", 0755);
+    const char *env_set[] = { t_fmt("PATH=%s:%s", a, b), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("fl-script"), .env_set = env_set, .backend = BACKEND };
+    int st;
+    t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+}
+
+TEST(a_missing_interpreter_is_read_from_the_childs_cwd)
+{
+    /* The parent's cwd holds a ./prog with a broken #! line; the child's
+     * cwd has no prog at all: no word about an interpreter. */
+    char *here = t_tmpdir(), *there = t_tmpdir();
+    t_write_file(here, "prog", "#!/nonexistent/interpreter\n", 0755);
+    char *old = getcwd(NULL, 0);
+    ASSERT_SYS(chdir(here));
+    struct fl_cmd cmd = { .argv = ARGV("./prog"), .cwd = there, .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_SYS(chdir(old));
+    free(old);
+    ASSERT_STR_EQ(e.detail, "");
+}
+
+/* ---- a candidate of exactly PATH_MAX - 1 bytes ----------------------------- */
+
+TEST(a_path_candidate_of_path_max_minus_one_bytes_runs)
+{
+    char *d = t_tmpdir();
+    char *dir = t_strdup(d);
+    /* Directories of 200 bytes until the candidate "<dir>/x" is 4095 long. */
+    while (strlen(dir) + 1 + 1 < PATH_MAX - 1) {
+        size_t room = PATH_MAX - 1 - (strlen(dir) + 1 + 1) - 1;  /* '/' before the name */
+        size_t n = room > 200 ? 200 : room;
+        if (n == 0)
+            break;
+        char name[256];
+        memset(name, 'd', n);
+        name[n] = '\0';
+        dir = t_fmt("%s/%s", dir, name);
+        ASSERT_SYS(mkdir(dir, 0755));
+    }
+    ASSERT_EQ(strlen(dir) + 2, PATH_MAX - 1);
+    t_write_file(dir, "x", "#!/bin/sh\nexit 0\n", 0755);
+    const char *env_set[] = { t_fmt("PATH=%s", dir), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("x"), .env_set = env_set, .backend = BACKEND };
+    int st;
+    t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+}
+
+/* ---- which step failed, for every backend ---------------------------------- */
+
+TEST(a_cwd_that_is_a_file_fails_at_chdir)
+{
+    char *d = t_tmpdir();
+    char *f = t_write_file(d, "file", "", 0644);
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .cwd = f, .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOTDIR, FL_STEP_CHDIR);
+    ASSERT_STR_EQ(fl_step_name(e.step), "chdir");
+}
+
+TEST(a_missing_cwd_fails_at_chdir_before_any_path_search)
+{
+    struct fl_cmd cmd = { .argv = ARGV("fl-no-such-program"), .cwd = "/nonexistent/dir",
+                          .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_CHDIR);
+    ASSERT_STR_EQ(fl_step_name(e.step), "chdir");
+}
+
+TEST(an_open_that_fails_like_exec_is_not_blamed_on_exec)
+{
+    /* EISDIR is an error exec gives too; here the open gave it. */
+    char *d = t_tmpdir();
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .stdio = { [1] = { .kind = FL_FILE, .path = d, .flags = O_RDONLY | O_CREAT } },
+        .backend = BACKEND,
+    };
+    struct fl_error e = SPAWN_FAILS(&cmd, EISDIR, FL_STEP_OPEN);
+    ASSERT_NE(e.step, FL_STEP_EXEC);
+}

@@ -4,6 +4,7 @@
  */
 #include "test.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -354,4 +355,54 @@ TEST(a_cancelled_thread_finishes_a_failing_spawn_first)
     NEEDS_CLOSE_OTHERS();
     struct cancel_case c = run_cancelled(fail_while_cancelled);
     ASSERT_ERR(c.result, ENOENT);
+}
+
+/* ---- the shared library unloaded while a thread that spawned lives on ------ */
+
+struct dl_case {
+    void *lib;
+    enum fl_backend backend;
+    int result, status;
+    pthread_barrier_t spawned, unloaded;
+};
+
+static void *spawn_through_dlopen(void *arg)
+{
+    struct dl_case *c = arg;
+    int (*spawn)(const struct fl_cmd *, struct fl_proc *, struct fl_error *) =
+        (int (*)(const struct fl_cmd *, struct fl_proc *, struct fl_error *))dlsym(c->lib, "fl_spawn");
+    int (*wait)(struct fl_proc *, int, int *) =
+        (int (*)(struct fl_proc *, int, int *))dlsym(c->lib, "fl_wait");
+    void (*close_proc)(struct fl_proc *) = (void (*)(struct fl_proc *))dlsym(c->lib, "fl_close");
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = c->backend };
+    struct fl_proc p;
+    c->result = spawn && wait && close_proc ? spawn(&cmd, &p, NULL) : -1;
+    if (c->result == 0) {
+        wait(&p, -1, &c->status);
+        close_proc(&p);
+    }
+    pthread_barrier_wait(&c->spawned);
+    pthread_barrier_wait(&c->unloaded);
+    return NULL;  /* the thread's exit runs the library's key destructors */
+}
+
+TEST(a_thread_that_spawned_exits_safely_after_dlclose_of_the_library)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct dl_case c = { .backend = BACKEND };
+    c.lib = dlopen(FL_SHARED_LIB, RTLD_NOW | RTLD_LOCAL);
+    if (!c.lib)
+        SKIP("dlopen of the shared library failed");
+    pthread_barrier_init(&c.spawned, NULL, 2);
+    pthread_barrier_init(&c.unloaded, NULL, 2);
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, spawn_through_dlopen, &c), 0);
+    pthread_barrier_wait(&c.spawned);
+    ASSERT_EQ(dlclose(c.lib), 0);
+    pthread_barrier_wait(&c.unloaded);
+    pthread_join(t, NULL);
+    pthread_barrier_destroy(&c.spawned);
+    pthread_barrier_destroy(&c.unloaded);
+    ASSERT_OK(c.result);
+    ASSERT_EXITED(c.status, 0);
 }
