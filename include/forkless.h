@@ -69,16 +69,20 @@ enum fl_backend {
     /* The libc's posix_spawn(). Returns ENOTSUP for an option it cannot
      * express (rlimits, umask, credentials, pdeathsig, cgroup,
      * FL_RETRY_ETXTBSY, .sigignore): it never drops a setting silently.
-     * The PATH candidate is picked in the parent with the clone child's
-     * rules, so the file actions run once (an O_EXCL file, a FIFO), and
-     * a search that finds nothing starts nothing; only FL_SHELL_FALLBACK,
-     * when exec refuses the format, runs them a second time, for
-     * /bin/sh. posix_spawn() does not say which step failed: an exec-like
-     * error is blamed on exec when, seen from the parent afterwards, the
-     * cwd and every file to open were fine, on chdir when the cwd gives
-     * that very error, and otherwise carries FL_STEP_SPAWN.
+     * The PATH candidate is picked in the parent, as fl_resolve() picks
+     * it (a script whose #! interpreter cannot run is passed over, as
+     * exec would), so the file actions run once (an O_EXCL file, a
+     * FIFO), and a search that finds nothing starts nothing; only
+     * FL_SHELL_FALLBACK, when exec refuses the format, runs them a second
+     * time, for /bin/sh. posix_spawn() does not say which step failed:
+     * a failure is blamed on chdir when the cwd gives that very error,
+     * on exec when the error is one exec gives and no step before it
+     * could have failed (no file to open but /dev/null), and otherwise
+     * carries FL_STEP_SPAWN. Fds left open at or above RLIMIT_NOFILE
+     * (the limit lowered after they were opened) cannot be closed by
+     * posix_spawn: such a spawn is refused with ENOTSUP.
      * glibc's posix_spawn() leaves signals 32 and 33 (its own SIGCANCEL
-     * and SIGSETXID) ignored in a child of a threaded parent. Closing the
+     * and SIGSETXID) ignored in the child. Closing the
      * other fds needs posix_spawn_file_actions_addclosefrom_np (glibc
      * 2.34 and later); with musl or an older glibc, a command without
      * FL_KEEP_FDS is refused with ENOTSUP (see docs/musl.md). */
@@ -364,10 +368,11 @@ FL_API const char *fl_backend_name(enum fl_backend b);
 struct fl_proc {
     pid_t pid;
     /* A pidfd for the process, or -1 with FL_NO_PIDFD or on a kernel
-     * without pidfds. The posix_spawn and fork backends open it just
-     * after the start; if that fails (no fd left), the handle does
-     * without, as with FL_NO_PIDFD. The clone backend gets it from
-     * clone3() and fails the spawn with EMFILE at step clone instead.
+     * without pidfds. The posix_spawn and fork backends, and the clone
+     * backend where CLONE_PIDFD is denied, open it just after the start;
+     * if that fails (no fd left), the handle does without, as with
+     * FL_NO_PIDFD. With clone3(), the clone backend gets it as the child
+     * is made and fails the spawn with EMFILE at step clone instead.
      * Owned by the handle: fl_close() closes it. */
     int pidfd;
     /* The parent's ends of FL_PIPE streams (FD_CLOEXEC set), else -1.
@@ -459,7 +464,8 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  * error the process is still there to wait for, kill or close.
  *
  * fl_wait() is a cancellation point, as waitpid() is: a thread cancelled
- * in it leaves the process unreaped and the handle as it was.
+ * in it leaves the process unreaped and the handle as it was (a pidfd it
+ * borrowed for an FL_NO_PIDFD handle is closed).
  *
  * Thread-safe for different handles; one handle must not be used by two
  * threads at once. Not async-signal-safe.
@@ -472,7 +478,8 @@ FL_API int fl_wait(struct fl_proc *proc, int timeout_ms, int *status);
  * returns ESRCH. A handle without a pidfd (FL_NO_PIDFD, or a kernel
  * without pidfds) first checks that the pid is still our unreaped child
  * and returns ESRCH if not (see FL_NO_PIDFD for the window that leaves).
- * sig 0 only checks. Returns 0, ESRCH, EINVAL or EPERM.
+ * sig 0 only checks. Returns 0, ESRCH, EINVAL, EPERM, or another errno of
+ * pidfd_send_signal() (EBADF for a pidfd closed behind the handle's back).
  * Thread-safe and async-signal-safe.
  */
 FL_API int fl_kill(struct fl_proc *proc, int sig);

@@ -1,10 +1,11 @@
 /* child.c: the child, from clone (or fork) to exec.
  *
- * NOTE: under CLONE_VM this code runs in the parent's memory, on a stack
- * borrowed from the suspended parent thread. It may only make raw system
+ * NOTE: under CLONE_VM this code runs in the parent's memory, on the
+ * suspended parent thread's child stack. It may only make raw system
  * calls (sys.h): no malloc, no stdio, no errno, no lock, and no libc wrapper
  * that keeps state (glibc's setuid() signals every thread of the parent).
- * The only parent memory it writes is p->cerr and the staged fds in p->acts.
+ * The only parent memory it writes is p->cerr, the staged fds in p->acts
+ * and p->sh_argv[1], all in the plan of the spawn that started it.
  * It starts with every signal blocked, and unblocks only after every
  * handler is gone, so no handler of the parent ever runs here.
  *

@@ -28,7 +28,7 @@ struct fl__act {
     enum fl__act_kind kind;
     int child_fd;
     int src_fd;        /* DUP: the parent's fd */
-    int staged_fd;     /* DUP: the copy above every fd in use, when staging */
+    int staged_fd;     /* DUP: the copy out of every target's way (fl__dup_aside) */
     const char *path;  /* OPEN */
     int oflags;        /* OPEN */
     mode_t mode;       /* OPEN */

@@ -198,8 +198,9 @@ static int cmp_int(const void *a, const void *b)
 
 /* A DUP whose source is another action's target would read an fd that was
  * already replaced (cycles 3<-4, 4<-3; a pipe end landing on fd 1 because
- * the parent had 0-2 closed). Then every source is first copied above all
- * fds in use, and the actions read the copies. */
+ * the parent had 0-2 closed). Then every source is first copied out of
+ * every target's way (above all fds in use, where the fd limit leaves
+ * room), and the actions read the copies. */
 static void plan_staging(struct fl__plan *p)
 {
     int max = 2;

@@ -1,7 +1,8 @@
 /* spawn_clone.c: the default backend. The child runs under
- * clone(CLONE_VM|CLONE_VFORK) on a stack borrowed from this frame: nothing
- * of the parent is copied, so the cost does not depend on its memory, and
- * the parent thread sleeps until the child has exec'd or exited. */
+ * clone(CLONE_VM|CLONE_VFORK) on a small stack of the calling thread's own
+ * (see thread_stack()): nothing of the parent is copied, so the cost does
+ * not depend on its memory, and the parent thread sleeps until the child
+ * has exec'd or exited. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -166,8 +167,8 @@ bool fl__clone_vm_works(void)
  * Kernels before 5.5, and seccomp filters that deny clone3, get clone(). */
 static int clone3_usable = 1;
 
-/* The kernel lists only signals 1-31 where the child reads them, so the
- * real-time signals the parent ignores are asked once per process. */
+/* The child resets signals 1-31 one by one; the real-time signals the
+ * process ignores are asked once per process (see reset_signals()). */
 static uint64_t rt_ignored;
 
 static void probe_rt_ignored(void)
