@@ -53,12 +53,14 @@ static bool child_ended(const struct fl_proc *proc, bool pidfd_readable)
     return info.si_pid != 0;
 }
 
+/* The child itself first, through its pidfd: it may have left its group
+ * (setpgid to another one), and kill(-pid) would then miss it. Then the
+ * rest of its group, as timeout(1) does. */
 static void signal_child(struct fl_proc *proc, bool own_group, int sig)
 {
+    fl_kill(proc, sig);
     if (own_group)
         kill(-proc->pid, sig);
-    else
-        fl_kill(proc, sig);
 }
 
 /* Passes on a signal forkless received. A signal the kernel sent (a

@@ -11,13 +11,13 @@
 
 struct supervise_options {
     /* 0: wait for ever. Otherwise, when it runs out: SIGTERM (and
-     * SIGCONT) to the child's process group, up to kill_after_ms for the
-     * child to end, then SIGKILL to the group in any case. */
+     * SIGCONT) to the child and its process group, up to kill_after_ms
+     * for the child to end, then SIGKILL to both in any case. */
     int64_t timeout_ms;
     int64_t kill_after_ms;
     /* The child leads a process group of its own (FL_NEW_PGROUP or
-     * FL_SETSID): signals go to the whole group, not only the child. A
-     * timeout needs this. */
+     * FL_SETSID): signals go to the whole group as well as to the child
+     * (which may have left it). A timeout needs this. */
     bool own_group;
 };
 

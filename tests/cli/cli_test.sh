@@ -593,6 +593,21 @@ case_timeout_kills_group() {
     wait_for is_dead "$(cat "$T/pid")"
 }
 
+case_timeout_child_leaves_group() {
+    # The child moves from the group forkless made for it into ours
+    # (setpgid): the group signal misses it, the signal to the child
+    # itself must not. A hang would end in SIGKILL from the guard: 137.
+    command -v perl >/dev/null || skip "no perl to call setpgid"
+    timeout -s KILL 20 "$FL" run --timeout 0.5 -- perl -e '
+        open(my $f, ">", $ARGV[0]) or die; print $f "$$\n"; close $f;
+        setpgrp(0, getpgrp(getppid())) or die "setpgid: $!";
+        exec "sleep", "100"' "$T/pid" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    file_has_pid "$T/pid" && BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    expect_status 124
+    wait_for is_dead "$(cat "$T/pid")"
+}
+
 case_timeout_term_first() {
     run_fl run --timeout 2 -- sh -c 'trap "echo got-term >\"$1\"; exit 3" TERM; sleep 100 & wait' sh "$T/flag"
     expect_status 124
