@@ -640,6 +640,17 @@ case_timeout_not_reached() {
     expect_status 0
 }
 
+case_timeout_tiny() {
+    # A positive duration, however small, rounds up to 1 ms: never to 0,
+    # which would mean no timeout. A hang ends in SIGKILL from the guard.
+    local d
+    for d in 0.0000000001 0.00000000000000000001m; do
+        timeout -s KILL 20 "$FL" run --timeout "$d" -- sleep 100 >"$T/out" 2>"$T/err"
+        STATUS=$?
+        expect_status 124
+    done
+}
+
 case_timeout_stays_in_group_with_setsid() {
     run_fl run --setsid --timeout 2 -- sh -c 'sleep 100 & echo $! >"$1"; wait' sh "$T/pid"
     expect_status 124
