@@ -83,7 +83,9 @@ static void print_run_help(void)
 "      --rlimit NAME=SOFT[:HARD]  set a resource limit (NOFILE, CORE, AS, ...;\n"
 "                          a value may be \"unlimited\"; SOFT alone sets both)\n"
 "      --umask OCTAL       set the umask\n"
-"      --user USER[:GROUP] run as USER (name or id) with its groups\n"
+"      --user USER[:GROUP] run as USER (name or id) with its groups; only what\n"
+"                          differs from ours is changed, so without privilege\n"
+"                          (CAP_SETUID, CAP_SETGID) only our own user works\n"
 "      --cgroup DIR        start in the cgroup DIR\n"
 "      --kill-with-parent  the child gets SIGKILL when forkless dies\n"
 "      --timeout DURATION  after DURATION send SIGTERM to the child's process\n"
@@ -273,7 +275,11 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
         cmd->gid = o->credentials.gid;
         cmd->groups = o->credentials.groups;
         cmd->ngroups = o->credentials.ngroups;
-        cmd->flags |= FL_SET_UID | FL_SET_GID | FL_SET_GROUPS;
+        /* Only what differs: setgroups() needs CAP_SETGID even to set the
+         * groups we have, and a caller may name its own user. */
+        cmd->flags &= ~(FL_SET_UID | FL_SET_GID | FL_SET_GROUPS);
+        cmd->flags |= credential_changes(&o->credentials);
+        o->user = arg;
         return 0;
     case OPT_CGROUP:
         cmd->cgroup = arg;

@@ -22,6 +22,7 @@ struct run_options {
     struct fl_rlimit *rlimits;
     const char **rlimit_args;  /* the --rlimit texts, for messages */
     struct credentials credentials;
+    const char *user;        /* the --user text, for messages */
     char *stdio_path[3];     /* --stdin/--stdout/--stderr, made absolute */
     bool append;
     bool stderr_to_stdout;

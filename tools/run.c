@@ -15,6 +15,7 @@
 #include "forkless.h"
 #include "options.h"
 #include "supervise.h"
+#include "user.h"
 
 /* Does the file an exec step failed on exist? Then ENOENT came from its
  * #! interpreter (or a library), and the program itself was found. */
@@ -39,6 +40,29 @@ static int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error 
     if (e->err == ENOENT && !exec_path_exists(cmd, e->path))
         return EXIT_NOT_FOUND;
     return EXIT_CANNOT_EXECUTE;
+}
+
+/* Prints the message of a failed fl_spawn(), with the option it came
+ * from and, for a step refused for want of privilege, what it needs. */
+static void report_spawn_failure(const struct run_options *o, const struct fl_error *e,
+                                 const char *message)
+{
+    const struct fl_cmd *cmd = &o->cmd;
+    char hint[160];
+    bool credentials = e->step == FL_STEP_SETGROUPS || e->step == FL_STEP_SETGID ||
+                       e->step == FL_STEP_SETUID;
+    if (credentials && e->err == EPERM && o->user) {
+        credential_privilege_hint(cmd->flags, hint, sizeof hint);
+        cli_error("%s (--user %s: %s)", message, o->user, hint);
+    } else if (e->step == FL_STEP_RLIMIT && e->index >= 0 &&
+               (size_t)e->index < cmd->nrlimits) {
+        /* The record says which limit by index only. */
+        cli_error("%s (--rlimit %s%s)", message, o->rlimit_args[e->index],
+                  e->err == EPERM ? ": raising a hard limit needs privilege, "
+                                    "CAP_SYS_RESOURCE" : "");
+    } else {
+        cli_error("%s", message);
+    }
 }
 
 static double seconds_since(const struct timespec *start)
@@ -105,12 +129,7 @@ static int run_command(struct run_options *o)
     cmd->sigmask = NULL;  /* it pointed at old_mask, which dies with this frame */
     if (r != 0) {
         fl_error_format(&error, message, sizeof message);
-        /* The record says which limit by index only. */
-        if (error.step == FL_STEP_RLIMIT && error.index >= 0 &&
-            (size_t)error.index < cmd->nrlimits)
-            cli_error("%s (--rlimit %s)", message, o->rlimit_args[error.index]);
-        else
-            cli_error("%s", message);
+        report_spawn_failure(o, &error, message);
         return spawn_failure_status(cmd, &error);
     }
     if (o->verbose)

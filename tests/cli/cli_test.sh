@@ -529,6 +529,62 @@ case_user_step_fails() {
     expect_err_has "forkless: set"
 }
 
+# nobody_forkless: sets NOBODY_FL to a copy of forkless that uid 65534
+# can run. The checkout may sit in a directory others cannot search, and
+# $T is 0700: the copy goes to a world-readable directory inside $T.
+nobody_forkless() {
+    [ "$(id -u)" -eq 0 ] || skip "not root: cannot switch to uid 65534"
+    command -v setpriv >/dev/null || skip "no setpriv to switch to uid 65534"
+    [ "$(id -u nobody 2>/dev/null)" = 65534 ] || skip "no user nobody with uid 65534"
+    chmod 711 "$T"
+    mkdir -m 755 "$T/pub"
+    cp "$FL" "$T/pub/forkless" && chmod 755 "$T/pub/forkless" || fail "cannot copy $FL"
+    NOBODY_FL=$T/pub/forkless
+    as_nobody "$NOBODY_FL" --version >/dev/null 2>&1 ||
+        skip "uid 65534 cannot run $NOBODY_FL (is $(dirname "$T") searchable?)"
+}
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
+# run_nobody ARGS...: run_fl as uid 65534, with no supplementary groups.
+run_nobody() {
+    as_nobody "$NOBODY_FL" "$@" >"$T/out" 2>"$T/err"
+    STATUS=$?
+}
+
+case_user_unprivileged_self() {
+    # Without privilege, naming our own user works: nothing that differs
+    # is left to change (setgroups would need CAP_SETGID even so).
+    nobody_forkless
+    run_nobody run --user nobody -- sh -c 'id -u; id -g; id -G'
+    expect_status 0
+    expect_out "$(printf '65534\n65534\n65534')"
+    run_nobody run --user 65534:65534 -- id -u
+    expect_status 0
+    expect_out 65534
+}
+
+case_user_unprivileged_needs_privilege() {
+    # Another user needs privilege, and the message says which.
+    nobody_forkless
+    run_nobody run --user root -- true
+    expect_status 125
+    expect_err_has "--user root: changing"
+    expect_err_has "needs privilege"
+    expect_err_has "CAP_SETUID"
+    run_nobody run --user nobody:root -- true
+    expect_status 125
+    expect_err_has "needs privilege, CAP_SETGID"
+}
+
+case_rlimit_unprivileged_needs_privilege() {
+    nobody_forkless
+    run_nobody run --rlimit NOFILE=unlimited -- true
+    expect_status 125
+    expect_err_has "--rlimit NOFILE=unlimited: raising a hard limit needs privilege"
+    run_nobody run --rlimit NOFILE=64: -- sh -c 'ulimit -Sn'
+    expect_status 0
+    expect_out 64
+}
+
 # A cgroup directory we may create: v2 where mounted, else a v1 hierarchy.
 make_cgroup() {
     local root
