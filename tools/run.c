@@ -1,12 +1,15 @@
 /* run.c: `forkless run [OPTIONS] [--] PROGRAM [ARG]...`: spawns the
  * command that options.c built, waits for it (supervise.c), and turns the
- * outcome into the exit codes of design decision D8 (see cli.h). */
+ * outcome into the exit codes of design decision D8 (see cli.h), or
+ * into dying by the signal that killed the child. */
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -72,16 +75,46 @@ static double seconds_since(const struct timespec *start)
     return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-/* The exit status for a child that ended, per D8. */
-static int child_status(int status, bool timed_out)
+/* The exit status for a child that ended, as timeout(1) gives it: 124
+ * after a timeout, but 128+9 when it took SIGKILL to end it. A child
+ * killed by signal N otherwise gives 128+N, and *die_by is set to N:
+ * forkless is to die by N itself, as env(1) and timeout(1) do. */
+static int child_status(int status, bool timed_out, int *die_by)
 {
+    *die_by = 0;
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        if (timed_out && sig != SIGKILL)
+            return EXIT_TIMED_OUT;
+        if (!timed_out)
+            *die_by = sig;
+        return 128 + sig;
+    }
     if (timed_out)
         return EXIT_TIMED_OUT;
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
     return EXIT_FORKLESS_ERROR;  /* stopped/continued: fl_wait never says so */
+}
+
+/* Ends forkless by signal sig, so that a parent that waits sees
+ * WIFSIGNALED, as the child's end was; a shell still shows 128+sig. No
+ * core dump of our own: the child's was the one that counted. Returns
+ * only if sig did not kill us (its default action is not to). */
+static void die_by_signal(int sig)
+{
+    fflush(NULL);
+    struct rlimit no_core = { 0, 0 };
+    setrlimit(RLIMIT_CORE, &no_core);
+    prctl(PR_SET_DUMPABLE, 0);  /* a core_pattern pipe ignores RLIMIT_CORE */
+    struct sigaction dfl = { .sa_handler = SIG_DFL };
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
 }
 
 static void report_end(pid_t pid, int status, bool timed_out, const struct timespec *start)
@@ -97,7 +130,7 @@ static void report_end(pid_t pid, int status, bool timed_out, const struct times
                   WEXITSTATUS(status), elapsed);
 }
 
-static int run_command(struct run_options *o)
+static int run_command(struct run_options *o, int *die_by)
 {
     struct fl_cmd *cmd = &o->cmd;
     struct fl_error error;
@@ -152,15 +185,18 @@ static int run_command(struct run_options *o)
     }
     if (o->verbose)
         report_end(pid, status, timed_out, &start);
-    return child_status(status, timed_out);
+    return child_status(status, timed_out, die_by);
 }
 
 int run_main(int argc, char **argv)
 {
     struct run_options o = { 0 };
+    int die_by = 0;
     int status = parse_run_options(&o, argc, argv);
     if (status < 0)
-        status = run_command(&o);
+        status = run_command(&o, &die_by);
     free_run_options(&o);
+    if (die_by)
+        die_by_signal(die_by);
     return status;
 }

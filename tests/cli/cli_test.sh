@@ -10,6 +10,7 @@ set -u
 
 CASE=${1:?usage: cli_test.sh CASE FORKLESS}
 FL=${2:?usage: cli_test.sh CASE FORKLESS}
+case $FL in /*) ;; *) FL=$PWD/$FL ;; esac  # cases may cd
 T=$(mktemp -d "${TMPDIR:-/tmp}/forkless-cli.XXXXXX")
 BACKGROUND_PIDS=()
 
@@ -109,6 +110,42 @@ case_exit_signal() {
     expect_status $((128 + 10))
     run_fl run -- sh -c 'kill -KILL $$'
     expect_status $((128 + 9))
+}
+
+# wait_status FILE COMMAND...: runs COMMAND under a parent that waits for
+# it, and writes how it ended to FILE: "exit N", or "signal N" (with
+# " core" after a core dump). A shell's $? cannot tell 128+N from a death
+# by signal N.
+wait_status() {
+    local file=$1
+    shift
+    command -v perl >/dev/null || skip "no perl to see how a process ended"
+    perl -e 'my $f = shift; system { $ARGV[0] } @ARGV; my $s = $?;
+        open(my $o, ">", $f) or die "$f: $!";
+        print $o ($s == -1 ? "not run" : $s & 127 ? "signal " . ($s & 127) . ($s & 128 ? " core" : "")
+                  : "exit " . ($s >> 8)), "\n"' "$file" "$@" >"$T/out" 2>"$T/err"
+}
+
+case_exit_signal_dies_by_it() {
+    # As env(1) and timeout(1), forkless dies by the child's signal, so a
+    # parent that waits sees WIFSIGNALED; an exit status stays one.
+    wait_status "$T/how" "$FL" run -- sh -c 'kill -USR1 $$'
+    expect_file "$T/how" "signal 10"
+    wait_status "$T/how" "$FL" run -- sh -c 'kill -KILL $$'
+    expect_file "$T/how" "signal 9"
+    wait_status "$T/how" "$FL" run -- sh -c 'exit 138'
+    expect_file "$T/how" "exit 138"
+}
+
+case_exit_signal_no_core_of_our_own() {
+    # The child dumps core (or would); forkless dies by the same signal
+    # without a core dump of its own, whatever its RLIMIT_CORE.
+    ulimit -c unlimited 2>/dev/null || skip "cannot raise RLIMIT_CORE to unlimited"
+    cd "$T" || fail "cd $T"
+    wait_status "$T/how" "$FL" run --rlimit CORE=0 -- sh -c 'kill -SEGV $$'
+    expect_file "$T/how" "signal 11"
+    wait_status "$T/how" "$FL" run --rlimit CORE=0 -- sh -c 'kill -QUIT $$'
+    expect_file "$T/how" "signal 3"
 }
 
 case_exit_124_timeout() {
@@ -673,12 +710,13 @@ case_timeout_term_first() {
 case_kill_after() {
     # The child ignores SIGTERM: SIGKILL follows after --kill-after. The
     # outer timeout only guards against a hang.
+    # As with timeout(1), a child that took SIGKILL gives 128+9, not 124.
     run_fl run --timeout 2 --kill-after 0.2 -- sh -c 'trap "" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' sh "$T/pid"
-    expect_status 124
+    expect_status 137
     file_has_pid "$T/pid" || fail "the child never started"
     wait_for is_dead "$(cat "$T/pid")"
     run_fl run --timeout 0.1 --kill-after 0 -- sh -c 'trap "" TERM; while :; do sleep 0.05; done'
-    expect_status 124
+    expect_status 137
 }
 
 case_kill_after_not_waited_when_term_works() {
