@@ -294,10 +294,12 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
             cli_error("--%s: invalid duration \"%s\"", option_name(opt), arg);
             return -1;
         }
-        if (opt == OPT_TIMEOUT)
+        if (opt == OPT_TIMEOUT) {
             o->supervise.timeout_ms = ms;
-        else
+        } else {
             o->supervise.kill_after_ms = ms;
+            o->supervise.kill_after_given = true;
+        }
         return 0;
     }
     case OPT_BACKEND:
@@ -369,6 +371,7 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
         return EXIT_FORKLESS_ERROR;
     }
     o->supervise.kill_after_ms = DEFAULT_KILL_AFTER_MS;
+    o->supervise.timeout_signal = SIGTERM;
 
     /* "+": options end at PROGRAM, so its own options are left alone.
      * ":": report a missing argument as ':' instead of '?'. */

@@ -145,7 +145,7 @@ static int run_command(struct run_options *o, int *die_by)
      * queued for the supervisor instead of killing forkless. The child
      * gets an empty mask, or with --keep-signals the mask we had. */
     sigset_t old_mask;
-    supervise_block_signals(&old_mask);
+    supervise_block_signals(&o->supervise, &old_mask);
     if (cmd->flags & FL_KEEP_SIGNALS)
         cmd->sigmask = &old_mask;
     /* An ignored SIGCHLD, inherited from our parent, makes the kernel

@@ -776,25 +776,89 @@ case_durations_bad() {
     done
 }
 
-# forward_test OPTIONS...: forkless passes our SIGTERM on to its child.
-forward_test() {
+# forward_signal_test SIG OPTIONS...: forkless passes our SIG on to its
+# child (bash, which knows every signal name).
+forward_signal_test() {
+    local sig=$1
+    shift
+    rm -f "$T/pid" "$T/flag"
     # Background processes write to files: one holding our output open
     # would keep CTest waiting for it.
-    "$FL" run "$@" -- sh -c 'sleep 100 & s=$!; trap "echo got-term >\"$2\"; kill \$s; exit 7" TERM; echo $$ >"$1"; wait' \
+    "$FL" run "$@" -- bash -c 'sleep 100 & s=$!; trap "echo got-$3 >\"$2\"; kill \$s; exit 7" "$3"; echo $$ >"$1"; wait' \
+        bash "$T/pid" "$T/flag" "$sig" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    kill -s "$sig" "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 7
+    expect_file "$T/flag" "got-$sig"
+}
+forward_test() { forward_signal_test TERM "$@"; }
+
+case_forward_sigterm() { forward_test; }
+case_forward_sigterm_with_timeout() { forward_test --timeout 1h; }
+case_forward_timeout_signals() {
+    # The signals timeout(1) passes on, not only HUP, INT, QUIT and TERM.
+    local sig
+    for sig in USR1 USR2 PIPE XCPU RTMIN+1 RTMAX; do
+        forward_signal_test "$sig"
+        forward_signal_test "$sig" --timeout 1h
+    done
+}
+
+case_sigalrm_is_the_timeout() {
+    # As for timeout(1), SIGALRM sent to forkless means: the time is up.
+    "$FL" run --timeout 1h -- sh -c 'echo $$ >"$1"; exec sleep 100' sh "$T/pid" \
+        >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    kill -ALRM "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 124
+    wait_for is_dead "$(cat "$T/pid")"
+}
+
+case_ignored_signal_not_passed_on() {
+    # forkless runs in the background here, so it starts with SIGINT
+    # ignored: as timeout(1), it leaves that alone. The TERM that follows
+    # is passed on, and a child that got INT first would say so first.
+    "$FL" run -- sh -c 'trap "echo int >>\"$2\"" INT; trap "echo term >>\"$2\"; exit 7" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' \
         sh "$T/pid" "$T/flag" >"$T/out" 2>"$T/err" &
     local fl_pid=$!
     BACKGROUND_PIDS+=("$fl_pid")
     wait_for file_has_pid "$T/pid"
     BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    grep -q '^SigIgn:.*[2367abef]$' "/proc/$fl_pid/status" ||
+        skip "SIGINT not ignored in a background job here"
+    kill -INT "$fl_pid"
     kill -TERM "$fl_pid"
     wait "$fl_pid"
     STATUS=$?
     expect_status 7
-    expect_file "$T/flag" got-term
+    expect_file "$T/flag" term
 }
 
-case_forward_sigterm() { forward_test; }
-case_forward_sigterm_with_timeout() { forward_test --timeout 1h; }
+case_forward_then_kill_after() {
+    # As timeout -k: with --kill-after, a signal passed on is followed by
+    # SIGKILL if the child is still there that much later.
+    "$FL" run --kill-after 0.3 -- sh -c 'trap "" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' \
+        sh "$T/pid" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    kill -TERM "$fl_pid"
+    wait_for is_dead "$(cat "$T/pid")"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 137
+}
 case_forward_sighup_pgroup() {
     "$FL" run --pgroup -- sh -c 'sleep 100 & s=$!; trap "kill \$s; exit 9" HUP; echo $$ >"$1"; wait' \
         sh "$T/pid" >"$T/out" 2>"$T/err" &
