@@ -19,7 +19,7 @@ enum {
     OPT_STDIN = 256, OPT_STDOUT, OPT_STDERR, OPT_APPEND, OPT_STDERR_TO_STDOUT,
     OPT_FD, OPT_KEEP_FDS, OPT_KEEP_SIGNALS, OPT_SETSID, OPT_PGROUP,
     OPT_RLIMIT, OPT_UMASK, OPT_USER, OPT_CGROUP, OPT_KILL_WITH_PARENT,
-    OPT_TIMEOUT, OPT_KILL_AFTER, OPT_BACKEND, OPT_NO_FORK, OPT_SHELL_FALLBACK,
+    OPT_TIMEOUT, OPT_KILL_AFTER, OPT_NO_KILL, OPT_BACKEND, OPT_NO_FORK, OPT_SHELL_FALLBACK,
     OPT_RETRY_ETXTBSY, OPT_VERSION,
 };
 
@@ -45,6 +45,7 @@ static const struct option long_options[] = {
     { "kill-with-parent", no_argument, NULL, OPT_KILL_WITH_PARENT },
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
     { "kill-after", required_argument, NULL, OPT_KILL_AFTER },
+    { "no-kill", no_argument, NULL, OPT_NO_KILL },
     { "backend", required_argument, NULL, OPT_BACKEND },
     { "no-fork", no_argument, NULL, OPT_NO_FORK },
     { "shell-fallback", no_argument, NULL, OPT_SHELL_FALLBACK },
@@ -91,7 +92,9 @@ static void print_run_help(void)
 "      --timeout DURATION  after DURATION send SIGTERM to the child's process\n"
 "                          group, then SIGKILL; exit 124. DURATION: 1.5, 500ms,\n"
 "                          2s, 3m, 1h; 0 means no timeout\n"
-"      --kill-after DURATION  how long to wait after SIGTERM (default 5s)\n"
+"      --kill-after DURATION  how long to wait after SIGTERM (default 5s); 0\n"
+"                          sends SIGKILL at once\n"
+"      --no-kill           never send SIGKILL (timeout(1) without -k)\n"
 "How to start it:\n"
 "      --backend NAME      auto, clone, posix_spawn or fork\n"
 "      --no-fork           fail rather than use a fork()-based backend\n"
@@ -302,6 +305,10 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
         }
         return 0;
     }
+    case OPT_NO_KILL:
+        o->supervise.kill_after_ms = -1;
+        o->supervise.kill_after_given = false;
+        return 0;
     case OPT_BACKEND:
         if (parse_backend(arg, &cmd->backend) != 0) {
             cli_error("--backend: unknown backend \"%s\" (auto, clone, posix_spawn, fork)",

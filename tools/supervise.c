@@ -126,8 +126,12 @@ static void time_up(struct fl_proc *proc, const struct supervise_options *opts,
             st->deadline = -1;
         } else {
             st->phase = STOPPING;
-            st->deadline = now_ms() + opts->kill_after_ms;
+            st->deadline = opts->kill_after_ms < 0 ? -1 : now_ms() + opts->kill_after_ms;
         }
+        return;
+    }
+    if (opts->kill_after_ms < 0) {  /* never SIGKILL: say it again */
+        signal_child(proc, opts->own_group, opts->timeout_signal);
         return;
     }
     signal_child(proc, opts->own_group, SIGKILL);
@@ -148,7 +152,7 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
     }
     if (!(!opts->own_group && from_terminal(si)))
         signal_child(proc, opts->own_group, sig);
-    if (st->phase == RUNNING && opts->kill_after_given) {
+    if (st->phase == RUNNING && opts->kill_after_given && opts->kill_after_ms >= 0) {
         st->phase = STOPPING;
         st->deadline = now_ms() + opts->kill_after_ms;
     }
@@ -197,8 +201,8 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
         close(sfd);
 
     /* Whatever the leader did, the rest of its group may live on: a
-     * timeout ends all of it. */
-    if (st.timed_out && opts->own_group)
+     * timeout ends all of it, unless SIGKILL is never to be sent. */
+    if (st.timed_out && opts->own_group && opts->kill_after_ms >= 0)
         kill(-proc->pid, SIGKILL);
     *timed_out = st.timed_out;
     return fl_wait(proc, -1, status);

@@ -16,7 +16,8 @@ struct supervise_options {
      * ended SIGKILL goes to the rest of its group. */
     int64_t timeout_ms;
     int timeout_signal;
-    /* How long after the first stop signal SIGKILL follows. */
+    /* How long after the first stop signal SIGKILL follows; -1: never
+     * (nor to the rest of the group once the child has ended). */
     int64_t kill_after_ms;
     /* --kill-after was given: as with timeout -k, a signal passed on
      * (forkless got SIGTERM, say) starts the kill_after_ms too. */

@@ -719,6 +719,21 @@ case_kill_after() {
     expect_status 137
 }
 
+case_no_kill() {
+    # --no-kill (the last word, after --kill-after) never sends SIGKILL:
+    # the child takes its time after SIGTERM, and a grandchild that
+    # ignores SIGTERM outlives the timeout, as under timeout(1) without -k.
+    run_fl run --timeout 0.2 --kill-after 0.1 --no-kill -- sh -c '
+        (trap "" TERM; exec sleep 100) & echo $! >"$1"
+        trap "sleep 1; echo survived >\"$2\"; exit 3" TERM
+        while :; do sleep 0.05; done' sh "$T/pid" "$T/flag"
+    file_has_pid "$T/pid" && BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    expect_status 124
+    expect_file "$T/flag" survived
+    is_alive "$(cat "$T/pid")" || fail "the rest of the group got SIGKILL"
+    kill -KILL "$(cat "$T/pid")"
+}
+
 case_kill_after_not_waited_when_term_works() {
     # A child that dies of SIGTERM ends the wait long before --kill-after.
     # A hang would end in SIGKILL from the guard: 137, not 124.
