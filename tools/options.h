@@ -27,6 +27,7 @@ struct run_options {
     bool append;
     bool stderr_to_stdout;
     bool verbose;
+    bool sigchld_kept_ignored;  /* see run.c */
     struct supervise_options supervise;
 };
 

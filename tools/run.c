@@ -63,6 +63,9 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
         cli_error("%s (--rlimit %s%s)", message, o->rlimit_args[e->index],
                   e->err == EPERM ? ": raising a hard limit needs privilege, "
                                     "CAP_SYS_RESOURCE" : "");
+    } else if (e->err == ENOTSUP && o->sigchld_kept_ignored) {
+        cli_error("%s (--keep-signals: SIGCHLD was ignored when forkless started; the "
+                  "child is to keep that, while forkless resets its own)", message);
     } else {
         cli_error("%s", message);
     }
@@ -149,17 +152,23 @@ static int run_command(struct run_options *o, int *die_by)
     if (cmd->flags & FL_KEEP_SIGNALS)
         cmd->sigmask = &old_mask;
     /* An ignored SIGCHLD, inherited from our parent, makes the kernel
-     * discard the child's status. The child starts with SIGCHLD at its
-     * default anyway, unless --keep-signals asks to keep the SIG_IGN: then
-     * keep it for us too and report the lost status. (struct fl_cmd has no
-     * way to give the child a SIG_IGN that we do not have.) */
-    if (!(cmd->flags & FL_KEEP_SIGNALS))
-        signal(SIGCHLD, SIG_DFL);
+     * discard the child's status: ours goes back to its default. The
+     * child starts with SIGCHLD at its default anyway, unless
+     * --keep-signals asks to keep the SIG_IGN: then it gets it back. */
+    sigset_t ignore;
+    sigemptyset(&ignore);
+    if (signal(SIGCHLD, SIG_DFL) == SIG_IGN && (cmd->flags & FL_KEEP_SIGNALS)) {
+        sigaddset(&ignore, SIGCHLD);
+        cmd->sigignore = &ignore;
+        o->sigchld_kept_ignored = true;
+    }
 
     clock_gettime(CLOCK_MONOTONIC, &start);
     struct fl_proc proc;
     int r = fl_spawn(cmd, &proc, &error);
-    cmd->sigmask = NULL;  /* it pointed at old_mask, which dies with this frame */
+    /* They pointed into this frame. */
+    cmd->sigmask = NULL;
+    cmd->sigignore = NULL;
     if (r != 0) {
         fl_error_format(&error, message, sizeof message);
         report_spawn_failure(o, &error, message);

@@ -437,13 +437,22 @@ case_ignored_sigchld_from_parent() {
     expect_status 6
 }
 
-case_status_lost() {
-    # With --keep-signals SIGCHLD stays ignored, as asked: the status is
-    # lost, and forkless says so instead of inventing one.
+case_keep_signals_sigchld_ignored() {
+    # With --keep-signals the child keeps the ignored SIGCHLD, as asked,
+    # while forkless resets its own: the status is not lost.
     trap '' CHLD
     run_fl run --keep-signals -- sh -c 'exit 6'
+    expect_status 6
+    run_fl run --keep-signals --timeout 1h -- sh -c 'exit 6'
+    expect_status 6
+    run_fl run --keep-signals -- cat /proc/self/status
+    expect_status 0
+    [ $((0x$(sig_field SigIgn) & (1 << (17 - 1)))) -ne 0 ] ||
+        fail "SIGCHLD not kept ignored: SigIgn $(sig_field SigIgn)"
+    # posix_spawn cannot give the child a SIG_IGN that its parent lacks.
+    run_fl run --keep-signals --backend posix_spawn --keep-fds -- true
     expect_status 125
-    expect_err_has "exit status was lost"
+    expect_err_has "SIGCHLD was ignored"
 }
 
 case_keep_signals() {
