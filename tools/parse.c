@@ -1,6 +1,8 @@
 /* parse.c: strict parsers for option values. Strict means: no leading
  * spaces, no signs, no trailing junk, no silent wrap-around; strtol and
- * strtod accept too much ("-1" as ULONG_MAX, " 5", "inf", "0x10"). */
+ * strtod accept too much ("-1" as ULONG_MAX, " 5", "inf", "0x10"). A
+ * duration too long for forkless is the exception: it means the longest
+ * one, as in timeout(1). */
 #include "parse.h"
 
 #include <ctype.h>
@@ -115,21 +117,49 @@ static int read_decimal_number(const char **p, struct decimal *d)
     return 0;
 }
 
+/* Reads an optional exponent "e[+-]DIGITS" at *p into *e, saturating far
+ * beyond any duration. Fails on an 'e' without digits. */
+static int read_exponent(const char **p, int64_t *e)
+{
+    const char *s = *p;
+    *e = 0;
+    if (*s != 'e' && *s != 'E')
+        return 0;
+    s++;
+    bool negative = *s == '-';
+    if (*s == '-' || *s == '+')
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    int64_t v = 0;
+    for (; isdigit((unsigned char)*s); s++)
+        if (v < 1000000)
+            v = v * 10 + (*s - '0');
+    *e = negative ? -v : v;
+    *p = s;
+    return 0;
+}
+
 int parse_duration_ms(const char *text, int64_t *ms)
 {
     static const struct { const char *suffix; uint64_t ms; } units[] = {
         { "", 1000 }, { "s", 1000 }, { "ms", 1 }, { "m", 60000 }, { "h", 3600000 },
+        { "d", 86400000 },
     };
     const char *p = text;
     struct decimal d;
-    if (read_decimal_number(&p, &d) != 0)
+    int64_t exponent;
+    if (read_decimal_number(&p, &d) != 0 || read_exponent(&p, &exponent) != 0)
         return -1;
+    if (d.n > 0)
+        d.point += exponent;
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcmp(p, units[i].suffix) != 0)
             continue;
         uint64_t v;
+        /* Too long for us means as long as we can: timeout(1) does so. */
         if (decimal_times_ceil(&d, units[i].ms, &v) != 0 || v > DURATION_MAX_MS)
-            return -1;
+            v = DURATION_MAX_MS;
         *ms = (int64_t)v;
         return 0;
     }

@@ -780,11 +780,15 @@ case_durations() {
     # Long enough for `true` on any machine; short ones go to --kill-after,
     # which only counts after a timeout.
     local d
-    for d in 30 30.5 1000.5 60. 30000ms 30s 3m 1h 0; do
-        run_fl run --timeout "$d" -- true
-        [ "$STATUS" -eq 0 ] || fail "--timeout $d: exit $STATUS: $(err)"
+    # As timeout(1): the d suffix, exponents, and durations too long for
+    # forkless, which mean the longest it can wait.
+    for d in 30 30.5 1000.5 60. 30000ms 30s 3m 1h 1d 0 2.34e+5 1e3 3E1 1.5e2s \
+             99999999999999999999 9999999999999999h 1e999 1e99999999999999999999d; do
+        run_fl run --timeout "$d" -- sh -c 'exit 3'
+        [ "$STATUS" -eq 3 ] || fail "--timeout $d: exit $STATUS: $(err)"
     done
-    for d in 1 1.5 .5 2. 500ms 2s 3m 1h 0.001 0 0ms 1.0000000001; do
+    for d in 1 1.5 .5 2. 500ms 2s 3m 1h 1d 0.001 0 0ms 1.0000000001 1e-3 5E-1 \
+             2.5e+0m 1e999 0e999; do
         run_fl run --kill-after "$d" -- true
         [ "$STATUS" -eq 0 ] || fail "--kill-after $d: exit $STATUS: $(err)"
     done
@@ -792,8 +796,8 @@ case_durations() {
 
 case_durations_bad() {
     local d
-    for d in -1 '' abc 1x 1.2.3 . s 1ms2 ' 1' 1e3 0x10 inf nan 99999999999999999999 \
-             9999999999999999h; do
+    for d in -1 +1 '' abc 1x 1.2.3 . s 1ms2 ' 1' '1 ' 0x10 inf nan 1e 1e+ e5 .e5 1e3.5 \
+             1d2 1D 1S 12h30m; do
         expect_bad_option run --timeout "$d" -- true
         expect_err_has "--timeout: invalid duration \"$d\""
         expect_bad_option run --kill-after "$d" -- true
