@@ -19,7 +19,8 @@ enum {
     OPT_STDIN = 256, OPT_STDOUT, OPT_STDERR, OPT_APPEND, OPT_STDERR_TO_STDOUT,
     OPT_FD, OPT_KEEP_FDS, OPT_KEEP_SIGNALS, OPT_SETSID, OPT_PGROUP,
     OPT_RLIMIT, OPT_UMASK, OPT_USER, OPT_CGROUP, OPT_KILL_WITH_PARENT,
-    OPT_TIMEOUT, OPT_KILL_AFTER, OPT_NO_KILL, OPT_BACKEND, OPT_NO_FORK, OPT_SHELL_FALLBACK,
+    OPT_TIMEOUT, OPT_KILL_AFTER, OPT_NO_KILL, OPT_SIGNAL, OPT_PRESERVE_STATUS,
+    OPT_FOREGROUND, OPT_BACKEND, OPT_NO_FORK, OPT_SHELL_FALLBACK,
     OPT_RETRY_ETXTBSY, OPT_VERSION,
 };
 
@@ -46,6 +47,9 @@ static const struct option long_options[] = {
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
     { "kill-after", required_argument, NULL, OPT_KILL_AFTER },
     { "no-kill", no_argument, NULL, OPT_NO_KILL },
+    { "signal", required_argument, NULL, OPT_SIGNAL },
+    { "preserve-status", no_argument, NULL, OPT_PRESERVE_STATUS },
+    { "foreground", no_argument, NULL, OPT_FOREGROUND },
     { "backend", required_argument, NULL, OPT_BACKEND },
     { "no-fork", no_argument, NULL, OPT_NO_FORK },
     { "shell-fallback", no_argument, NULL, OPT_SHELL_FALLBACK },
@@ -96,6 +100,11 @@ static void print_run_help(void)
 "      --kill-after DURATION  how long to wait after SIGTERM (default 5s); 0\n"
 "                          sends SIGKILL at once\n"
 "      --no-kill           never send SIGKILL (timeout(1) without -k)\n"
+"      --signal SIG        send SIG instead of SIGTERM when the time is up\n"
+"      --preserve-status   after a timeout, exit as the program did, not 124\n"
+"      --foreground        with --timeout, leave the program in our process group\n"
+"                          so that it can read the terminal; its own children\n"
+"                          are then not timed out\n"
 "How to start it:\n"
 "      --backend NAME      auto, clone, posix_spawn or fork\n"
 "      --no-fork           fail rather than use a fork()-based backend\n"
@@ -310,6 +319,19 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
         o->supervise.kill_after_ms = -1;
         o->supervise.kill_after_given = false;
         return 0;
+    case OPT_SIGNAL:
+        if (parse_signal(arg, &o->supervise.timeout_signal) != 0) {
+            cli_error("--signal: invalid signal \"%s\" (a name such as TERM or RTMIN+1, "
+                      "or a number: 1-31, %d-%d)", arg, SIGRTMIN, SIGRTMAX);
+            return -1;
+        }
+        return 0;
+    case OPT_PRESERVE_STATUS:
+        o->preserve_status = true;
+        return 0;
+    case OPT_FOREGROUND:
+        o->foreground = true;
+        return 0;
     case OPT_BACKEND:
         if (parse_backend(arg, &cmd->backend) != 0) {
             cli_error("--backend: unknown backend \"%s\" (auto, clone, posix_spawn, fork)",
@@ -359,8 +381,14 @@ static int finish_options(struct run_options *o)
     cmd->rlimits = cmd->nrlimits ? o->rlimits : NULL;
 
     /* A timeout kills the child's whole process group, so it needs one of
-     * its own (a new session is a new group too). */
-    if (o->supervise.timeout_ms > 0 && !(cmd->flags & FL_SETSID))
+     * its own (a new session is a new group too), unless --foreground
+     * keeps it in ours: then only the child is signalled. */
+    if (o->foreground && (cmd->flags & (FL_SETSID | FL_NEW_PGROUP))) {
+        cli_error("--foreground keeps the child in our process group: it cannot be "
+                  "used with --%s", cmd->flags & FL_SETSID ? "setsid" : "pgroup");
+        return -1;
+    }
+    if (o->supervise.timeout_ms > 0 && !o->foreground && !(cmd->flags & FL_SETSID))
         cmd->flags |= FL_NEW_PGROUP;
     o->supervise.own_group = (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)) != 0;
     return 0;
@@ -380,6 +408,7 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
     }
     o->supervise.kill_after_ms = DEFAULT_KILL_AFTER_MS;
     o->supervise.timeout_signal = SIGTERM;
+    child_signals_init(&o->child_signals);
 
     /* "+": options end at PROGRAM, so its own options are left alone.
      * ":": report a missing argument as ':' instead of '?'. */

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "forkless.h"
+#include "signals.h"
 #include "supervise.h"
 #include "user.h"
 
@@ -28,6 +29,9 @@ struct run_options {
     bool stderr_to_stdout;
     bool verbose;
     bool sigchld_kept_ignored;  /* see run.c */
+    bool preserve_status;    /* after a timeout, exit as the child did */
+    bool foreground;         /* a timeout leaves the child in our group */
+    struct child_signals child_signals;
     struct supervise_options supervise;
 };
 

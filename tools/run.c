@@ -78,22 +78,23 @@ static double seconds_since(const struct timespec *start)
     return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-/* The exit status for a child that ended, as timeout(1) gives it: 124
- * after a timeout, but 128+9 when it took SIGKILL to end it. A child
- * killed by signal N otherwise gives 128+N, and *die_by is set to N:
- * forkless is to die by N itself, as env(1) and timeout(1) do. */
-static int child_status(int status, bool timed_out, int *die_by)
+/* The exit status for a child that ended, as timeout(1) gives it: after
+ * a timeout 124, or with preserve the child's own, but 128+9 when it took
+ * SIGKILL to end it. A child killed by signal N otherwise gives 128+N,
+ * and *die_by is set to N: forkless is to die by N itself, as env(1) and
+ * timeout(1) do. */
+static int child_status(int status, bool timed_out, bool preserve, int *die_by)
 {
     *die_by = 0;
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
-        if (timed_out && sig != SIGKILL)
-            return EXIT_TIMED_OUT;
-        if (!timed_out)
+        if (!timed_out) {
             *die_by = sig;
-        return 128 + sig;
+            return 128 + sig;
+        }
+        return preserve || sig == SIGKILL ? 128 + sig : EXIT_TIMED_OUT;
     }
-    if (timed_out)
+    if (timed_out && !preserve)
         return EXIT_TIMED_OUT;
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
@@ -194,7 +195,7 @@ static int run_command(struct run_options *o, int *die_by)
     }
     if (o->verbose)
         report_end(pid, status, timed_out, &start);
-    return child_status(status, timed_out, die_by);
+    return child_status(status, timed_out, o->preserve_status, die_by);
 }
 
 int run_main(int argc, char **argv)

@@ -751,6 +751,57 @@ case_kill_after_not_waited_when_term_works() {
     expect_status 124
 }
 
+case_timeout_signal() {
+    # --signal: the timeout's first signal, by name or number.
+    run_fl run --timeout 0.2 --signal KILL -- sleep 100
+    expect_status 137
+    local sig
+    for sig in USR1 sigusr1 10 RTMIN+1 rtmax-2 HUP; do
+        rm -f "$T/flag"
+        run_fl run --timeout 0.2 --signal "$sig" -- bash -c 'trap "echo got >\"$1\"; exit 4" "$2"; sleep 100 & wait' \
+            bash "$T/flag" "$(echo "$sig" | sed 's/^10$/USR1/; s/^sig//' | tr a-z A-Z)"
+        expect_status 124
+        expect_file "$T/flag" got
+    done
+}
+
+case_timeout_signal_bad() {
+    local sig
+    for sig in NOPE SIGNOPE 0 00 65 32 33 -1 '' ' 15' 15x RTMIN+31 RTMAX+1 RTMIN-1 RTMIN+ \
+               RT 1000; do
+        expect_bad_option run --timeout 1 --signal "$sig" -- true
+        expect_err_has "--signal: invalid signal \"$sig\""
+    done
+}
+
+case_preserve_status() {
+    run_fl run --timeout 0.2 --preserve-status -- sh -c 'trap "exit 3" TERM; sleep 100 & wait'
+    expect_status 3
+    # Killed by the timeout's signal: 128+N, exited, not died by it.
+    wait_status "$T/how" "$FL" run --timeout 0.2 --preserve-status -- sleep 100
+    expect_file "$T/how" "exit 143"
+    run_fl run --timeout 0.2 --kill-after 0 --preserve-status -- sh -c 'trap "" TERM; while :; do sleep 0.05; done'
+    expect_status 137
+    run_fl run --timeout 1h --preserve-status -- sh -c 'exit 5'
+    expect_status 5
+}
+
+case_foreground() {
+    # --foreground: the child stays in our process group, and only the
+    # child is signalled, so its own children outlive the timeout, as
+    # with timeout --foreground.
+    run_fl run --timeout 1h --foreground -- cat /proc/self/stat
+    expect_status 0
+    [ "$(stat_field 5)" != "$(stat_pid)" ] || fail "child leads a group: $(out)"
+    run_fl run --timeout 0.3 --foreground -- sh -c 'sleep 100 & echo $! >"$1"; wait' sh "$T/pid"
+    expect_status 124
+    file_has_pid "$T/pid" || fail "no grandchild pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    is_alive "$(cat "$T/pid")" || fail "the grandchild was timed out too"
+    expect_bad_option run --foreground --pgroup -- true
+    expect_bad_option run --foreground --setsid --timeout 1 -- true
+}
+
 case_timeout_not_reached() {
     run_fl run --timeout 1h -- sh -c 'exit 3'
     expect_status 3
