@@ -20,7 +20,7 @@ enum {
     OPT_FD, OPT_KEEP_FDS, OPT_KEEP_SIGNALS, OPT_SETSID, OPT_PGROUP,
     OPT_RLIMIT, OPT_UMASK, OPT_USER, OPT_CGROUP, OPT_KILL_WITH_PARENT,
     OPT_TIMEOUT, OPT_KILL_AFTER, OPT_NO_KILL, OPT_SIGNAL, OPT_PRESERVE_STATUS,
-    OPT_FOREGROUND, OPT_BACKEND, OPT_NO_FORK, OPT_SHELL_FALLBACK,
+    OPT_FOREGROUND, OPT_DEFAULT_SIGNAL, OPT_IGNORE_SIGNAL, OPT_BLOCK_SIGNAL, OPT_BACKEND, OPT_NO_FORK, OPT_SHELL_FALLBACK,
     OPT_RETRY_ETXTBSY, OPT_VERSION,
 };
 
@@ -37,6 +37,9 @@ static const struct option long_options[] = {
     { "fd", required_argument, NULL, OPT_FD },
     { "keep-fds", no_argument, NULL, OPT_KEEP_FDS },
     { "keep-signals", no_argument, NULL, OPT_KEEP_SIGNALS },
+    { "default-signal", required_argument, NULL, OPT_DEFAULT_SIGNAL },
+    { "ignore-signal", required_argument, NULL, OPT_IGNORE_SIGNAL },
+    { "block-signal", required_argument, NULL, OPT_BLOCK_SIGNAL },
     { "setsid", no_argument, NULL, OPT_SETSID },
     { "pgroup", no_argument, NULL, OPT_PGROUP },
     { "rlimit", required_argument, NULL, OPT_RLIMIT },
@@ -83,6 +86,10 @@ static void print_run_help(void)
 "                          but 0-2 and those of --fd)\n"
 "Process:\n"
 "      --keep-signals      keep ignored signals and the signal mask\n"
+"      --default-signal SIG  reset SIG to its default action and unblock it\n"
+"      --ignore-signal SIG   ignore SIG (SIG_IGN, which exec keeps)\n"
+"      --block-signal SIG  add SIG to the signal mask\n"
+"                          (SIG: names or numbers, comma-separated, as env(1))\n"
 "      --setsid            run in a new session\n"
 "      --pgroup            run in a new process group\n"
 "      --rlimit NAME=SOFT[:HARD]  set a resource limit (NOFILE, CORE, AS, ...;\n"
@@ -250,6 +257,18 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
     case OPT_KEEP_SIGNALS:
         cmd->flags |= FL_KEEP_SIGNALS;
         return 0;
+    case OPT_DEFAULT_SIGNAL:
+    case OPT_IGNORE_SIGNAL:
+    case OPT_BLOCK_SIGNAL: {
+        static const enum signal_action actions[] = {
+            [OPT_DEFAULT_SIGNAL - OPT_DEFAULT_SIGNAL] = SIGNAL_DEFAULT,
+            [OPT_IGNORE_SIGNAL - OPT_DEFAULT_SIGNAL] = SIGNAL_IGNORE,
+            [OPT_BLOCK_SIGNAL - OPT_DEFAULT_SIGNAL] = SIGNAL_BLOCK,
+        };
+        char name[32];
+        snprintf(name, sizeof name, "--%s", option_name(opt));
+        return child_signals_add(&o->child_signals, actions[opt - OPT_DEFAULT_SIGNAL], name, arg);
+    }
     case OPT_SETSID:
         cmd->flags |= FL_SETSID;
         return 0;

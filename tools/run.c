@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "forkless.h"
 #include "options.h"
+#include "signals.h"
 #include "supervise.h"
 #include "user.h"
 
@@ -63,6 +64,8 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
         cli_error("%s (--rlimit %s%s)", message, o->rlimit_args[e->index],
                   e->err == EPERM ? ": raising a hard limit needs privilege, "
                                     "CAP_SYS_RESOURCE" : "");
+    } else if (e->err == ENOTSUP && o->child_signals.any_ignore) {
+        cli_error("%s (--ignore-signal)", message);
     } else if (e->err == ENOTSUP && o->sigchld_kept_ignored) {
         cli_error("%s (--keep-signals: SIGCHLD was ignored when forkless started; the "
                   "child is to keep that, while forkless resets its own)", message);
@@ -148,21 +151,30 @@ static int run_command(struct run_options *o, int *die_by)
     /* Blocked now, so that a signal between the spawn and the wait is
      * queued for the supervisor instead of killing forkless. The child
      * gets an empty mask, or with --keep-signals the mask we had. */
-    sigset_t old_mask;
+    const struct child_signals *cs = &o->child_signals;
+    bool keep = (cmd->flags & FL_KEEP_SIGNALS) != 0;
+    sigset_t old_mask, mask;
     supervise_block_signals(&o->supervise, &old_mask);
-    if (cmd->flags & FL_KEEP_SIGNALS)
-        cmd->sigmask = &old_mask;
+    if (keep || cs->any_mask) {
+        sigset_t base;
+        sigemptyset(&base);
+        child_signals_mask(cs, keep ? &old_mask : &base, &mask);
+        cmd->sigmask = &mask;
+    }
+    if (cs->any_default)
+        cmd->sigdefault = &cs->defaults;
     /* An ignored SIGCHLD, inherited from our parent, makes the kernel
      * discard the child's status: ours goes back to its default. The
      * child starts with SIGCHLD at its default anyway, unless
      * --keep-signals asks to keep the SIG_IGN: then it gets it back. */
-    sigset_t ignore;
-    sigemptyset(&ignore);
-    if (signal(SIGCHLD, SIG_DFL) == SIG_IGN && (cmd->flags & FL_KEEP_SIGNALS)) {
+    sigset_t ignore = cs->ignore;
+    if (signal(SIGCHLD, SIG_DFL) == SIG_IGN && keep &&
+        sigismember(&cs->defaults, SIGCHLD) != 1) {
         sigaddset(&ignore, SIGCHLD);
-        cmd->sigignore = &ignore;
         o->sigchld_kept_ignored = true;
     }
+    if (cs->any_ignore || o->sigchld_kept_ignored)
+        cmd->sigignore = &ignore;
 
     clock_gettime(CLOCK_MONOTONIC, &start);
     struct fl_proc proc;

@@ -469,6 +469,82 @@ case_keep_signals() {
         fail "forkless's own mask leaked: SigBlk $(sig_field SigBlk), expected $ours"
 }
 
+# sig_bit N: the bit of signal N in a SigIgn/SigBlk mask.
+sig_bit() { echo $((1 << ($1 - 1))); }
+rtmin() { kill -l RTMIN 2>/dev/null || echo 34; }
+
+case_ignore_signal() {
+    run_fl run --ignore-signal PIPE,usr1 --ignore-signal=SIGRTMIN+1 -- cat /proc/self/status
+    expect_status 0
+    local ign=$((0x$(sig_field SigIgn)))
+    [ $((ign & $(sig_bit 13))) -ne 0 ] || fail "PIPE not ignored: SigIgn $(sig_field SigIgn)"
+    [ $((ign & $(sig_bit 10))) -ne 0 ] || fail "USR1 not ignored: SigIgn $(sig_field SigIgn)"
+    [ $((ign & $(sig_bit $(($(rtmin) + 1))))) -ne 0 ] ||
+        fail "RTMIN+1 not ignored: SigIgn $(sig_field SigIgn)"
+    # The last word on a signal wins; an empty item is nothing.
+    run_fl run --ignore-signal ,PIPE, --default-signal PIPE --ignore-signal '' -- cat /proc/self/status
+    expect_status 0
+    [ $((0x$(sig_field SigIgn) & $(sig_bit 13))) -eq 0 ] || fail "PIPE still ignored"
+    # Never SIG_IGN in the posix_spawn backend: refused, and said why.
+    run_fl run --backend posix_spawn --keep-fds --ignore-signal PIPE -- true
+    expect_status 125
+    expect_err_has "(--ignore-signal)"
+}
+
+case_default_signal() {
+    # With --keep-signals, --default-signal resets what is kept, and
+    # unblocks it too, as env(1) does.
+    trap '' PIPE USR1
+    run_fl run --keep-signals --default-signal PIPE -- cat /proc/self/status
+    expect_status 0
+    local ign=$((0x$(sig_field SigIgn)))
+    [ $((ign & $(sig_bit 13))) -eq 0 ] || fail "PIPE still ignored: SigIgn $(sig_field SigIgn)"
+    [ $((ign & $(sig_bit 10))) -ne 0 ] || fail "USR1 not kept ignored: SigIgn $(sig_field SigIgn)"
+    run_fl run --block-signal USR2,HUP --default-signal USR2 -- cat /proc/self/status
+    expect_status 0
+    [ $((0x$(sig_field SigBlk))) -eq $(sig_bit 1) ] || fail "SigBlk $(sig_field SigBlk), expected HUP only"
+}
+
+case_block_signal() {
+    run_fl run --block-signal USR1,RTMIN --block-signal KILL -- cat /proc/self/status
+    expect_status 0
+    [ $((0x$(sig_field SigBlk))) -eq $(($(sig_bit 10) | $(sig_bit $(rtmin)))) ] ||
+        fail "SigBlk $(sig_field SigBlk), expected USR1 and RTMIN"
+}
+
+case_signal_options_as_env() {
+    # The same settings as env(1) gives, where this env has them.
+    env --ignore-signal=PIPE true 2>/dev/null || skip "env has no --ignore-signal here"
+    env --ignore-signal=PIPE,USR1 --block-signal=USR2,RTMIN+2 --default-signal=HUP \
+        cat /proc/self/status >"$T/env"
+    run_fl run --keep-signals --ignore-signal PIPE,USR1 --block-signal USR2,RTMIN+2 \
+        --default-signal HUP -- cat /proc/self/status
+    expect_status 0
+    local f
+    for f in SigIgn SigBlk; do
+        [ "$(sig_field $f)" = "$(awk -v n="$f:" '$1 == n { print $2 }' "$T/env")" ] ||
+            fail "$f: forkless $(sig_field $f), env $(grep "^$f" "$T/env")"
+    done
+}
+
+case_signal_options_bad() {
+    local opt
+    for opt in --default-signal --ignore-signal --block-signal; do
+        expect_bad_option run $opt NOPE -- true
+        expect_err_has "$opt: invalid signal \"NOPE\""
+        expect_bad_option run $opt PIPE,0 -- true
+        expect_err_has "$opt: invalid signal \"0\""
+        expect_bad_option run $opt 65 -- true
+        expect_bad_option run $opt RTMIN+99 -- true
+    done
+    expect_bad_option run --ignore-signal KILL -- true
+    expect_err_has "--ignore-signal KILL: SIGKILL and SIGSTOP cannot be ignored"
+    expect_bad_option run --ignore-signal PIPE,STOP -- true
+    expect_err_has "--ignore-signal STOP"
+    expect_bad_option run --default-signal KILL -- true
+    expect_err_has "--default-signal KILL"
+}
+
 case_default_same_group() {
     run_fl run -- cat /proc/self/stat
     expect_status 0
