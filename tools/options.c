@@ -21,7 +21,7 @@ enum {
     OPT_RLIMIT, OPT_UMASK, OPT_USER, OPT_CGROUP, OPT_KILL_WITH_PARENT,
     OPT_TIMEOUT, OPT_KILL_AFTER, OPT_NO_KILL, OPT_SIGNAL, OPT_PRESERVE_STATUS,
     OPT_FOREGROUND, OPT_DEFAULT_SIGNAL, OPT_IGNORE_SIGNAL, OPT_BLOCK_SIGNAL, OPT_BACKEND, OPT_NO_FORK, OPT_SHELL_FALLBACK,
-    OPT_RETRY_ETXTBSY, OPT_VERSION,
+    OPT_RETRY_ETXTBSY, OPT_PATH_RELATIVE, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -29,6 +29,8 @@ static const struct option long_options[] = {
     { "env", required_argument, NULL, 'e' },
     { "unset", required_argument, NULL, 'u' },
     { "clear-env", no_argument, NULL, 'i' },
+    { "argv0", required_argument, NULL, 'a' },
+    { "path-relative", no_argument, NULL, OPT_PATH_RELATIVE },
     { "stdin", required_argument, NULL, OPT_STDIN },
     { "stdout", required_argument, NULL, OPT_STDOUT },
     { "stderr", required_argument, NULL, OPT_STDERR },
@@ -75,6 +77,9 @@ static void print_run_help(void)
 "                          PATH, not in ours)\n"
 "  -u, --unset NAME        remove a variable\n"
 "  -i, --clear-env         start from an empty environment\n"
+"      --path-relative     also search empty and relative PATH entries (\"\",\n"
+"                          \".\", \"bin\"), relative to DIR, as env(1) does; by\n"
+"                          default they are skipped\n"
 "Files (FILE paths are relative to the current directory, not to DIR):\n"
 "      --stdin FILE        read stdin from FILE\n"
 "      --stdout FILE       write stdout to FILE (truncated)\n"
@@ -85,6 +90,7 @@ static void print_run_help(void)
 "      --keep-fds          keep every inherited fd open (default: close all\n"
 "                          but 0-2 and those of --fd)\n"
 "Process:\n"
+"  -a, --argv0 NAME        run PROGRAM with NAME as its argv[0]\n"
 "      --keep-signals      keep ignored signals and the signal mask\n"
 "      --default-signal SIG  reset SIG to its default action and unblock it\n"
 "      --ignore-signal SIG   ignore SIG (SIG_IGN, which exec keeps)\n"
@@ -212,6 +218,12 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
         return 0;
     case 'i':
         cmd->flags |= FL_ENV_CLEAR;
+        return 0;
+    case 'a':
+        o->argv0 = arg;
+        return 0;
+    case OPT_PATH_RELATIVE:
+        cmd->flags |= FL_PATH_RELATIVE;
         return 0;
     case OPT_STDIN:
     case OPT_STDOUT:
@@ -434,7 +446,7 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
     opterr = 0;
     optind = 0;  /* 0, not 1: glibc then also forgets a half-read option cluster */
     int opt;
-    while ((opt = getopt_long(argc, argv, "+:C:e:u:ivh", long_options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+:C:e:u:a:ivh", long_options, NULL)) != -1) {
         if (opt == 'h') {
             print_run_help();
             return 0;
@@ -470,6 +482,10 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
         return EXIT_FORKLESS_ERROR;
     }
     o->cmd.argv = argv + optind;
+    if (o->argv0) {  /* PROGRAM is still what runs, found as before */
+        o->cmd.path = argv[optind];
+        argv[optind] = (char *)o->argv0;
+    }
     return finish_options(o) == 0 ? -1 : EXIT_FORKLESS_ERROR;
 }
 

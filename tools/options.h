@@ -24,6 +24,7 @@ struct run_options {
     const char **rlimit_args;  /* the --rlimit texts, for messages */
     struct credentials credentials;
     const char *user;        /* the --user text, for messages */
+    const char *argv0;       /* --argv0 */
     char *stdio_path[3];     /* --stdin/--stdout/--stderr, made absolute */
     bool append;
     bool stderr_to_stdout;

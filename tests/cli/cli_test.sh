@@ -282,6 +282,40 @@ case_env_child_path_searched() {
     expect_out found-in-child-path
 }
 
+case_path_relative() {
+    # Empty and relative PATH entries are skipped unless asked for; env(1)
+    # searches them, relative to the directory the program runs in.
+    mkdir -p "$T/dir/bin"
+    printf '#!/bin/sh\necho relative-ran\n' >"$T/dir/bin/forkless-rel-prog"
+    cp "$T/dir/bin/forkless-rel-prog" "$T/dir/forkless-rel-prog"
+    chmod 755 "$T/dir/bin/forkless-rel-prog" "$T/dir/forkless-rel-prog"
+    run_fl run -C "$T/dir" -e PATH=bin -- forkless-rel-prog
+    expect_status 127
+    run_fl run -C "$T/dir" --path-relative -e PATH=bin -- forkless-rel-prog
+    expect_status 0
+    expect_out relative-ran
+    run_fl run -C "$T/dir" --path-relative -e PATH=/nonexistent: -- forkless-rel-prog
+    expect_status 0
+    expect_out relative-ran
+    (cd "$T/dir" && env PATH=bin forkless-rel-prog) >"$T/env" 2>&1
+    expect_file "$T/env" relative-ran
+}
+
+case_argv0() {
+    # As env -a: PROGRAM runs, found as usual, with NAME as argv[0].
+    run_fl run --argv0 fancy-name -- cat /proc/self/cmdline
+    expect_status 0
+    [ "$(tr '\0' ' ' <"$T/out")" = "fancy-name /proc/self/cmdline " ] ||
+        fail "argv: $(tr '\0' ' ' <"$T/out")"
+    run_fl run -a my-sh -- sh -c 'echo "$0"'
+    expect_status 0
+    expect_out my-sh
+    run_fl run --argv0 fancy-name -- forkless-no-such-program
+    expect_status 127
+    expect_err_has forkless-no-such-program
+    expect_bad_option run --argv0
+}
+
 case_env_bad() {
     expect_bad_option run -e NOEQUALS -- true
     expect_bad_option run -e =value -- true
