@@ -41,6 +41,9 @@ struct run_options {
  * exit status: 0 after --help or --version, 125 after a message. */
 int parse_run_options(struct run_options *o, int argc, char **argv);
 
+/* Prints `forkless run --help` (run_help.c). */
+void print_run_help(void);
+
 /* Frees what parse_run_options() allocated. */
 void free_run_options(struct run_options *o);
 

@@ -1211,6 +1211,22 @@ case_help() {
     expect_status 0
 }
 
+case_help_options_and_differences() {
+    run_fl run --help
+    expect_status 0
+    local opt
+    for opt in --signal --kill-after --no-kill --preserve-status --foreground --argv0 \
+               --default-signal --ignore-signal --block-signal --path-relative --keep-signals \
+               --keep-fds --kill-with-parent; do
+        grep -q -- "$opt" "$T/out" || fail "run --help lacks $opt"
+    done
+    # Where it differs from env(1) and timeout(1) on purpose, it says so.
+    grep -q "Where forkless differs from env(1) and timeout(1), on purpose" "$T/out" ||
+        fail "run --help does not say where forkless differs from env and timeout"
+    awk 'length > 80 { print; bad = 1 } END { exit bad }' "$T/out" >"$T/long" ||
+        fail "lines over 80 columns: $(cat "$T/long")"
+}
+
 case_version() {
     run_fl --version
     expect_status 0
