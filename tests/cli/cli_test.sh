@@ -912,6 +912,47 @@ case_foreground() {
     expect_bad_option run --foreground --setsid --timeout 1 -- true
 }
 
+# same_as_timeout1 "TIMEOUT ARGS" "FORKLESS OPTIONS" PROGRAM...: the
+# exit status a shell sees is the same under timeout(1) and forkless.
+same_as_timeout1() {
+    local targs=$1 fopts=$2 ours theirs
+    shift 2
+    # (In braces, so that bash's own note on a death by signal is quiet.)
+    # shellcheck disable=SC2086
+    { timeout -s KILL 60 timeout $targs "$@" >/dev/null 2>&1; theirs=$?; } 2>/dev/null
+    # shellcheck disable=SC2086
+    { timeout -s KILL 60 "$FL" run $fopts -- "$@" >/dev/null 2>"$T/err"; ours=$?; } 2>/dev/null
+    [ "$ours" -eq "$theirs" ] ||
+        fail "timeout $targs $*: $theirs; forkless run $fopts: $ours: $(err)"
+}
+
+case_exit_codes_as_timeout1() {
+    command -v timeout >/dev/null || skip "no timeout(1) to compare with"
+    local ignore_term='trap "" TERM; while :; do sleep 0.05; done'
+    same_as_timeout1 "0.2" "--timeout 0.2" sleep 100
+    same_as_timeout1 "1h" "--timeout 1h" sh -c 'exit 3'
+    same_as_timeout1 "-k 0.2 0.2" "--timeout 0.2 --kill-after 0.2" sh -c "$ignore_term"
+    same_as_timeout1 "-s KILL 0.2" "--timeout 0.2 --signal KILL" sleep 100
+    same_as_timeout1 "-s INT 0.2" "--timeout 0.2 --signal INT" sleep 100
+    same_as_timeout1 "--preserve-status 0.2" "--timeout 0.2 --preserve-status" sleep 100
+    same_as_timeout1 "--preserve-status 0.2" "--timeout 0.2 --preserve-status" \
+        sh -c 'trap "exit 3" TERM; sleep 100 & wait'
+    same_as_timeout1 "--preserve-status -k 0.2 0.2" \
+        "--timeout 0.2 --kill-after 0.2 --preserve-status" sh -c "$ignore_term"
+    same_as_timeout1 "--foreground -k 0.2 0.2" "--timeout 0.2 --kill-after 0.2 --foreground" \
+        sh -c "$ignore_term"
+    same_as_timeout1 "0.0000000001" "--timeout 0.0000000001" sleep 100
+    same_as_timeout1 "1d" "--timeout 1d" true
+    same_as_timeout1 "2.34e+5" "--timeout 2.34e+5" true
+    same_as_timeout1 "1h" "--timeout 1h" sh -c 'kill -USR1 $$'
+    same_as_timeout1 "1h" "--timeout 1h" forkless-no-such-program
+    same_as_timeout1 "1h" "--timeout 1h" /etc/passwd
+    # How a waiting parent sees a child killed by a signal.
+    wait_status "$T/theirs" timeout 1h sh -c 'kill -USR1 $$'
+    wait_status "$T/how" "$FL" run --timeout 1h -- sh -c 'kill -USR1 $$'
+    expect_file "$T/how" "$(cat "$T/theirs")"
+}
+
 case_timeout_not_reached() {
     run_fl run --timeout 1h -- sh -c 'exit 3'
     expect_status 3
