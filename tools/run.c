@@ -150,7 +150,8 @@ static int run_command(struct run_options *o, int *die_by)
 
     /* Blocked now, so that a signal between the spawn and the wait is
      * queued for the supervisor instead of killing forkless. The child
-     * gets an empty mask, or with --keep-signals the mask we had. */
+     * gets an empty mask, or with --keep-signals the mask we had, and
+     * then the changes of --block-signal and --default-signal. */
     const struct child_signals *cs = &o->child_signals;
     bool keep = (cmd->flags & FL_KEEP_SIGNALS) != 0;
     sigset_t old_mask, mask;
@@ -197,8 +198,8 @@ static int run_command(struct run_options *o, int *die_by)
     pid_t pid = proc.pid;
     fl_close(&proc);
     if (r == ECHILD) {
-        cli_error("pid %d ended, but its exit status was lost (SIGCHLD is ignored, "
-                  "or another waiter took it)", (int)pid);
+        cli_error("pid %d ended, but its exit status was lost (another waiter "
+                  "took it)", (int)pid);
         return EXIT_FORKLESS_ERROR;
     }
     if (r != 0) {
