@@ -204,14 +204,11 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
     case OPT_DEFAULT_SIGNAL:
     case OPT_IGNORE_SIGNAL:
     case OPT_BLOCK_SIGNAL: {
-        static const enum signal_action actions[] = {
-            [OPT_DEFAULT_SIGNAL - OPT_DEFAULT_SIGNAL] = SIGNAL_DEFAULT,
-            [OPT_IGNORE_SIGNAL - OPT_DEFAULT_SIGNAL] = SIGNAL_IGNORE,
-            [OPT_BLOCK_SIGNAL - OPT_DEFAULT_SIGNAL] = SIGNAL_BLOCK,
-        };
+        enum signal_action action = opt == OPT_DEFAULT_SIGNAL ? SIGNAL_DEFAULT
+                                  : opt == OPT_IGNORE_SIGNAL ? SIGNAL_IGNORE : SIGNAL_BLOCK;
         char name[32];
         snprintf(name, sizeof name, "--%s", option_name(opt));
-        return child_signals_add(&o->child_signals, actions[opt - OPT_DEFAULT_SIGNAL], name, arg);
+        return child_signals_add(&o->child_signals, action, name, arg);
     }
     case OPT_SETSID:
         cmd->flags |= FL_SETSID;
