@@ -533,7 +533,7 @@ case_default_signal() {
     [ $((ign & $(sig_bit 10))) -ne 0 ] || fail "USR1 not kept ignored: SigIgn $(sig_field SigIgn)"
     run_fl run --block-signal USR2,HUP --default-signal USR2 -- cat /proc/self/status
     expect_status 0
-    [ $((0x$(sig_field SigBlk))) -eq $(sig_bit 1) ] || fail "SigBlk $(sig_field SigBlk), expected HUP only"
+    [ $((0x$(sig_field SigBlk))) -eq "$(sig_bit 1)" ] || fail "SigBlk $(sig_field SigBlk), expected HUP only"
 }
 
 case_block_signal() {
