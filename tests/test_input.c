@@ -604,7 +604,7 @@ static char *const *const bad_cli[] = {
     ARGV("--timeout", "", "/bin/true"),
     ARGV("--timeout", ".", "/bin/true"),
     ARGV("--timeout", "inf", "/bin/true"),
-    ARGV("--timeout", "99999999999h", "/bin/true"),
+    ARGV("--timeout", "12h30m", "/bin/true"),
     ARGV("--kill-after", "1 s", "/bin/true"),
     ARGV("--backend", "vfork", "/bin/true"),
     ARGV("--backend", "", "/bin/true"),

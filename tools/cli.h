@@ -3,7 +3,9 @@
 #define FL_TOOLS_CLI_H
 
 /* Exit codes of `forkless run` (design decision D8); otherwise the
- * program's own status, or 128+N for a program killed by signal N. */
+ * program's own status. For a program killed by signal N, forkless dies
+ * by N itself (a shell shows 128+N), or exits 128+N if N does not kill it.
+ * After a timeout: 124, or 128+9 when the program took SIGKILL. */
 enum {
     EXIT_TIMED_OUT = 124,
     EXIT_FORKLESS_ERROR = 125,  /* bad option, or a setup step before exec */

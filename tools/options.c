@@ -17,10 +17,11 @@ enum { DEFAULT_KILL_AFTER_MS = 5000 };
 
 enum {
     OPT_STDIN = 256, OPT_STDOUT, OPT_STDERR, OPT_APPEND, OPT_STDERR_TO_STDOUT,
-    OPT_FD, OPT_KEEP_FDS, OPT_KEEP_SIGNALS, OPT_SETSID, OPT_PGROUP,
-    OPT_RLIMIT, OPT_UMASK, OPT_USER, OPT_CGROUP, OPT_KILL_WITH_PARENT,
-    OPT_TIMEOUT, OPT_KILL_AFTER, OPT_BACKEND, OPT_NO_FORK, OPT_SHELL_FALLBACK,
-    OPT_RETRY_ETXTBSY, OPT_VERSION,
+    OPT_FD, OPT_KEEP_FDS, OPT_KEEP_SIGNALS, OPT_DEFAULT_SIGNAL, OPT_IGNORE_SIGNAL,
+    OPT_BLOCK_SIGNAL, OPT_SETSID, OPT_PGROUP, OPT_RLIMIT, OPT_UMASK, OPT_USER,
+    OPT_CGROUP, OPT_KILL_WITH_PARENT, OPT_TIMEOUT, OPT_KILL_AFTER, OPT_NO_KILL,
+    OPT_SIGNAL, OPT_PRESERVE_STATUS, OPT_FOREGROUND, OPT_BACKEND, OPT_NO_FORK,
+    OPT_SHELL_FALLBACK, OPT_RETRY_ETXTBSY, OPT_PATH_RELATIVE, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -28,6 +29,8 @@ static const struct option long_options[] = {
     { "env", required_argument, NULL, 'e' },
     { "unset", required_argument, NULL, 'u' },
     { "clear-env", no_argument, NULL, 'i' },
+    { "argv0", required_argument, NULL, 'a' },
+    { "path-relative", no_argument, NULL, OPT_PATH_RELATIVE },
     { "stdin", required_argument, NULL, OPT_STDIN },
     { "stdout", required_argument, NULL, OPT_STDOUT },
     { "stderr", required_argument, NULL, OPT_STDERR },
@@ -36,6 +39,9 @@ static const struct option long_options[] = {
     { "fd", required_argument, NULL, OPT_FD },
     { "keep-fds", no_argument, NULL, OPT_KEEP_FDS },
     { "keep-signals", no_argument, NULL, OPT_KEEP_SIGNALS },
+    { "default-signal", required_argument, NULL, OPT_DEFAULT_SIGNAL },
+    { "ignore-signal", required_argument, NULL, OPT_IGNORE_SIGNAL },
+    { "block-signal", required_argument, NULL, OPT_BLOCK_SIGNAL },
     { "setsid", no_argument, NULL, OPT_SETSID },
     { "pgroup", no_argument, NULL, OPT_PGROUP },
     { "rlimit", required_argument, NULL, OPT_RLIMIT },
@@ -45,6 +51,10 @@ static const struct option long_options[] = {
     { "kill-with-parent", no_argument, NULL, OPT_KILL_WITH_PARENT },
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
     { "kill-after", required_argument, NULL, OPT_KILL_AFTER },
+    { "no-kill", no_argument, NULL, OPT_NO_KILL },
+    { "signal", required_argument, NULL, OPT_SIGNAL },
+    { "preserve-status", no_argument, NULL, OPT_PRESERVE_STATUS },
+    { "foreground", no_argument, NULL, OPT_FOREGROUND },
     { "backend", required_argument, NULL, OPT_BACKEND },
     { "no-fork", no_argument, NULL, OPT_NO_FORK },
     { "shell-fallback", no_argument, NULL, OPT_SHELL_FALLBACK },
@@ -54,56 +64,6 @@ static const struct option long_options[] = {
     { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 },
 };
-
-static void print_run_help(void)
-{
-    fputs(
-"Usage: forkless run [OPTIONS] [--] PROGRAM [ARG]...\n"
-"Run PROGRAM in a clean child: signals at their defaults, only fds 0-2 open.\n"
-"\n"
-"Environment and directory:\n"
-"  -C, --chdir DIR         run in DIR\n"
-"  -e, --env NAME=VALUE    set a variable (PROGRAM is searched in the child's\n"
-"                          PATH, not in ours)\n"
-"  -u, --unset NAME        remove a variable\n"
-"  -i, --clear-env         start from an empty environment\n"
-"Files (FILE paths are relative to the current directory, not to DIR):\n"
-"      --stdin FILE        read stdin from FILE\n"
-"      --stdout FILE       write stdout to FILE (truncated)\n"
-"      --stderr FILE       write stderr to FILE (truncated)\n"
-"      --append            append to the --stdout/--stderr files instead\n"
-"      --stderr-to-stdout  send stderr wherever stdout goes\n"
-"      --fd CHILD=PARENT   give the child fd CHILD as a copy of our fd PARENT\n"
-"      --keep-fds          keep every inherited fd open (default: close all\n"
-"                          but 0-2 and those of --fd)\n"
-"Process:\n"
-"      --keep-signals      keep ignored signals and the signal mask\n"
-"      --setsid            run in a new session\n"
-"      --pgroup            run in a new process group\n"
-"      --rlimit NAME=SOFT[:HARD]  set a resource limit (NOFILE, CORE, AS, ...;\n"
-"                          a value may be \"unlimited\"; SOFT alone sets both)\n"
-"      --umask OCTAL       set the umask\n"
-"      --user USER[:GROUP] run as USER (name or id) with its groups\n"
-"      --cgroup DIR        start in the cgroup DIR\n"
-"      --kill-with-parent  the child gets SIGKILL when forkless dies\n"
-"      --timeout DURATION  after DURATION send SIGTERM to the child's process\n"
-"                          group, then SIGKILL; exit 124. DURATION: 1.5, 500ms,\n"
-"                          2s, 3m, 1h; 0 means no timeout\n"
-"      --kill-after DURATION  how long to wait after SIGTERM (default 5s)\n"
-"How to start it:\n"
-"      --backend NAME      auto, clone, posix_spawn or fork\n"
-"      --no-fork           fail rather than use a fork()-based backend\n"
-"      --shell-fallback    run a file without #! through /bin/sh\n"
-"      --retry-etxtbsy     retry for about 1 s while PROGRAM is open for\n"
-"                          writing (\"Text file busy\")\n"
-"  -v, --verbose           report the backend, path, pid and time on stderr\n"
-"  -h, --help              show this help\n"
-"      --version           show the version\n"
-"\n"
-"Exit status: the program's own; 128+N if killed by signal N; 124 timed out;\n"
-"125 a forkless error or a setup step failed; 126 found but not executable;\n"
-"127 not found.\n", stdout);
-}
 
 /* The long name of an option, for messages: "--chdir". */
 static const char *option_name(int val)
@@ -191,6 +151,12 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
     case 'i':
         cmd->flags |= FL_ENV_CLEAR;
         return 0;
+    case 'a':
+        o->argv0 = arg;
+        return 0;
+    case OPT_PATH_RELATIVE:
+        cmd->flags |= FL_PATH_RELATIVE;
+        return 0;
     case OPT_STDIN:
     case OPT_STDOUT:
     case OPT_STDERR: {
@@ -235,6 +201,15 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
     case OPT_KEEP_SIGNALS:
         cmd->flags |= FL_KEEP_SIGNALS;
         return 0;
+    case OPT_DEFAULT_SIGNAL:
+    case OPT_IGNORE_SIGNAL:
+    case OPT_BLOCK_SIGNAL: {
+        enum signal_action action = opt == OPT_DEFAULT_SIGNAL ? SIGNAL_DEFAULT
+                                  : opt == OPT_IGNORE_SIGNAL ? SIGNAL_IGNORE : SIGNAL_BLOCK;
+        char name[32];
+        snprintf(name, sizeof name, "--%s", option_name(opt));
+        return child_signals_add(&o->child_signals, action, name, arg);
+    }
     case OPT_SETSID:
         cmd->flags |= FL_SETSID;
         return 0;
@@ -273,7 +248,11 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
         cmd->gid = o->credentials.gid;
         cmd->groups = o->credentials.groups;
         cmd->ngroups = o->credentials.ngroups;
-        cmd->flags |= FL_SET_UID | FL_SET_GID | FL_SET_GROUPS;
+        /* Only what differs: setgroups() needs CAP_SETGID even to set the
+         * groups we have, and a caller may name its own user. */
+        cmd->flags &= ~(FL_SET_UID | FL_SET_GID | FL_SET_GROUPS);
+        cmd->flags |= credential_changes(&o->credentials);
+        o->user = arg;
         return 0;
     case OPT_CGROUP:
         cmd->cgroup = arg;
@@ -288,12 +267,31 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
             cli_error("--%s: invalid duration \"%s\"", option_name(opt), arg);
             return -1;
         }
-        if (opt == OPT_TIMEOUT)
+        if (opt == OPT_TIMEOUT) {
             o->supervise.timeout_ms = ms;
-        else
+        } else {
             o->supervise.kill_after_ms = ms;
+            o->supervise.kill_after_given = true;
+        }
         return 0;
     }
+    case OPT_NO_KILL:
+        o->supervise.kill_after_ms = -1;
+        o->supervise.kill_after_given = false;
+        return 0;
+    case OPT_SIGNAL:
+        if (parse_signal(arg, &o->supervise.timeout_signal) != 0) {
+            cli_error("--signal: invalid signal \"%s\" (a name such as TERM or RTMIN+1, "
+                      "or a number: 1-31, %d-%d)", arg, SIGRTMIN, SIGRTMAX);
+            return -1;
+        }
+        return 0;
+    case OPT_PRESERVE_STATUS:
+        o->preserve_status = true;
+        return 0;
+    case OPT_FOREGROUND:
+        o->foreground = true;
+        return 0;
     case OPT_BACKEND:
         if (parse_backend(arg, &cmd->backend) != 0) {
             cli_error("--backend: unknown backend \"%s\" (auto, clone, posix_spawn, fork)",
@@ -343,8 +341,14 @@ static int finish_options(struct run_options *o)
     cmd->rlimits = cmd->nrlimits ? o->rlimits : NULL;
 
     /* A timeout kills the child's whole process group, so it needs one of
-     * its own (a new session is a new group too). */
-    if (o->supervise.timeout_ms > 0 && !(cmd->flags & FL_SETSID))
+     * its own (a new session is a new group too), unless --foreground
+     * keeps it in ours: then only the child is signalled. */
+    if (o->foreground && (cmd->flags & (FL_SETSID | FL_NEW_PGROUP))) {
+        cli_error("--foreground keeps the child in our process group: it cannot be "
+                  "used with --%s", cmd->flags & FL_SETSID ? "setsid" : "pgroup");
+        return -1;
+    }
+    if (o->supervise.timeout_ms > 0 && !o->foreground && !(cmd->flags & FL_SETSID))
         cmd->flags |= FL_NEW_PGROUP;
     o->supervise.own_group = (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)) != 0;
     return 0;
@@ -363,13 +367,15 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
         return EXIT_FORKLESS_ERROR;
     }
     o->supervise.kill_after_ms = DEFAULT_KILL_AFTER_MS;
+    o->supervise.timeout_signal = SIGTERM;
+    child_signals_init(&o->child_signals);
 
     /* "+": options end at PROGRAM, so its own options are left alone.
      * ":": report a missing argument as ':' instead of '?'. */
     opterr = 0;
     optind = 0;  /* 0, not 1: glibc then also forgets a half-read option cluster */
     int opt;
-    while ((opt = getopt_long(argc, argv, "+:C:e:u:ivh", long_options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+:C:e:u:a:ivh", long_options, NULL)) != -1) {
         if (opt == 'h') {
             print_run_help();
             return 0;
@@ -405,6 +411,10 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
         return EXIT_FORKLESS_ERROR;
     }
     o->cmd.argv = argv + optind;
+    if (o->argv0) {  /* PROGRAM is still what runs, found as before */
+        o->cmd.path = argv[optind];
+        argv[optind] = (char *)o->argv0;
+    }
     return finish_options(o) == 0 ? -1 : EXIT_FORKLESS_ERROR;
 }
 

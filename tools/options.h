@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "forkless.h"
+#include "signals.h"
 #include "supervise.h"
 #include "user.h"
 
@@ -22,10 +23,16 @@ struct run_options {
     struct fl_rlimit *rlimits;
     const char **rlimit_args;  /* the --rlimit texts, for messages */
     struct credentials credentials;
+    const char *user;        /* the --user text, for messages */
+    const char *argv0;       /* --argv0 */
     char *stdio_path[3];     /* --stdin/--stdout/--stderr, made absolute */
     bool append;
     bool stderr_to_stdout;
     bool verbose;
+    bool sigchld_kept_ignored;  /* see run.c */
+    bool preserve_status;    /* after a timeout, exit as the child did */
+    bool foreground;         /* a timeout leaves the child in our group */
+    struct child_signals child_signals;
     struct supervise_options supervise;
 };
 
@@ -33,6 +40,9 @@ struct run_options {
  * starts zeroed. Returns -1 when the command is ready to run, else the
  * exit status: 0 after --help or --version, 125 after a message. */
 int parse_run_options(struct run_options *o, int argc, char **argv);
+
+/* Prints `forkless run --help` (run_help.c). */
+void print_run_help(void);
 
 /* Frees what parse_run_options() allocated. */
 void free_run_options(struct run_options *o);

@@ -1,6 +1,8 @@
 /* parse.c: strict parsers for option values. Strict means: no leading
  * spaces, no signs, no trailing junk, no silent wrap-around; strtol and
- * strtod accept too much ("-1" as ULONG_MAX, " 5", "inf", "0x10"). */
+ * strtod accept too much ("-1" as ULONG_MAX, " 5", "inf", "0x10"). A
+ * duration too long for forkless is the exception: it means the longest
+ * one, as in timeout(1). */
 #include "parse.h"
 
 #include <ctype.h>
@@ -28,47 +30,137 @@ static int read_decimal(const char **p, uint64_t *value)
     return 0;
 }
 
+/* A decimal number "INT.FRAC" read in place, as its significant digits
+ * (leading zeros dropped) d1 d2 ... dn and the position of the point:
+ * the value is 0.d1 d2 ... dn x 10^point; n == 0 means zero. */
+struct decimal {
+    const char *text;  /* "INT.FRAC" or "INT" or ".FRAC" */
+    size_t nint;       /* digits before the '.' (the '.' is text[nint]) */
+    size_t lead;       /* leading zeros, skipped */
+    size_t n;
+    int64_t point;
+};
+
+/* Significant digit k (0-based), 0 outside them. */
+static unsigned decimal_digit(const struct decimal *d, int64_t k)
+{
+    if (k < 0 || (uint64_t)k >= d->n)
+        return 0;
+    size_t j = d->lead + (size_t)k;           /* among all the digits */
+    return (unsigned)(d->text[j < d->nint ? j : j + 1] - '0');
+}
+
+/* ceil(value x unit), for unit < 10^9: the whole part times unit, plus
+ * the fraction times unit rounded up, so that a positive value never
+ * becomes 0 however many digits it has. Fails on overflow. */
+static int decimal_times_ceil(const struct decimal *d, uint64_t unit, uint64_t *out)
+{
+    *out = 0;
+    if (d->n == 0)
+        return 0;
+    if (d->point > 20)
+        return -1;  /* at least 10^19 x unit */
+    uint64_t whole = 0;
+    for (int64_t k = 0; k < d->point; k++) {
+        if (__builtin_mul_overflow(whole, 10, &whole) ||
+            __builtin_add_overflow(whole, decimal_digit(d, k), &whole))
+            return -1;
+    }
+    if (__builtin_mul_overflow(whole, unit, &whole))
+        return -1;
+    /* The fraction times unit, by long multiplication from its last
+     * digit: the carry ends as the whole part of the product, and any
+     * digit it leaves behind is a remainder to round up. The positions
+     * between the point and the first digit (point < 0) hold zeros: they
+     * only shift the carry, so stop once it is 0. */
+    uint64_t carry = 0;
+    bool remainder = false;
+    for (int64_t k = (int64_t)d->n - 1; k >= d->point && k >= 0; k--) {
+        uint64_t t = decimal_digit(d, k) * unit + carry;
+        remainder |= t % 10 != 0;
+        carry = t / 10;
+    }
+    for (int64_t k = -1; k >= d->point && carry != 0; k--) {
+        remainder |= carry % 10 != 0;
+        carry /= 10;
+    }
+    if (__builtin_add_overflow(whole, carry + (remainder ? 1 : 0), &whole))
+        return -1;
+    *out = whole;
+    return 0;
+}
+
+/* Reads "DIGITS[.DIGITS]" at *p (either part may be empty, not both). */
+static int read_decimal_number(const char **p, struct decimal *d)
+{
+    const char *s = *p;
+    size_t nint = 0, nfrac = 0;
+    while (isdigit((unsigned char)s[nint]))
+        nint++;
+    const char *end = s + nint;
+    if (*end == '.') {
+        while (isdigit((unsigned char)end[1 + nfrac]))
+            nfrac++;
+        end += 1 + nfrac;
+    }
+    if (nint + nfrac == 0)
+        return -1;
+    *d = (struct decimal){ .text = s, .nint = nint };
+    size_t all = nint + nfrac;
+    while (d->lead < all && s[d->lead < nint ? d->lead : d->lead + 1] == '0')
+        d->lead++;
+    d->n = all - d->lead;
+    d->point = (int64_t)nint - (int64_t)d->lead;
+    if (d->n == 0)
+        d->point = 0;
+    *p = end;
+    return 0;
+}
+
+/* Reads an optional exponent "e[+-]DIGITS" at *p into *e, saturating far
+ * beyond any duration. Fails on an 'e' without digits. */
+static int read_exponent(const char **p, int64_t *e)
+{
+    const char *s = *p;
+    *e = 0;
+    if (*s != 'e' && *s != 'E')
+        return 0;
+    s++;
+    bool negative = *s == '-';
+    if (*s == '-' || *s == '+')
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    int64_t v = 0;
+    for (; isdigit((unsigned char)*s); s++)
+        if (v < 1000000)
+            v = v * 10 + (*s - '0');
+    *e = negative ? -v : v;
+    *p = s;
+    return 0;
+}
+
 int parse_duration_ms(const char *text, int64_t *ms)
 {
-    static const struct { const char *suffix; uint64_t ns; } units[] = {
-        { "", 1000000000ull }, { "s", 1000000000ull }, { "ms", 1000000ull },
-        { "m", 60000000000ull }, { "h", 3600000000000ull },
+    static const struct { const char *suffix; uint64_t ms; } units[] = {
+        { "", 1000 }, { "s", 1000 }, { "ms", 1 }, { "m", 60000 }, { "h", 3600000 },
+        { "d", 86400000 },
     };
     const char *p = text;
-    uint64_t whole = 0;
-    bool have_digits = false;
-
-    if (isdigit((unsigned char)*p)) {
-        if (read_decimal(&p, &whole) != 0)
-            return -1;
-        have_digits = true;
-    }
-    const char *fraction = NULL;
-    if (*p == '.') {
-        fraction = ++p;
-        while (isdigit((unsigned char)*p))
-            p++;
-        if (p > fraction)
-            have_digits = true;
-    }
-    if (!have_digits)
+    struct decimal d;
+    int64_t exponent;
+    if (read_decimal_number(&p, &d) != 0 || read_exponent(&p, &exponent) != 0)
         return -1;
-
+    if (d.n > 0)
+        d.point += exponent;
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcmp(p, units[i].suffix) != 0)
             continue;
-        uint64_t ns;
-        if (__builtin_mul_overflow(whole, units[i].ns, &ns))
-            return -1;
-        /* Digit by digit: the fraction adds less than one unit, so this
-         * cannot overflow the unit, only the sum can. */
-        uint64_t scale = units[i].ns;
-        for (const char *f = fraction; f && isdigit((unsigned char)*f); f++) {
-            scale /= 10;
-            if (__builtin_add_overflow(ns, scale * (uint64_t)(*f - '0'), &ns))
-                return -1;
-        }
-        *ms = (int64_t)(ns / 1000000 + (ns % 1000000 != 0));
+        uint64_t v;
+        /* Too long for us means as long as we can: timeout(1) does so. */
+        if (decimal_times_ceil(&d, units[i].ms, &v) != 0 || v > DURATION_MAX_MS)
+            v = DURATION_MAX_MS;
+        *ms = (int64_t)v;
         return 0;
     }
     return -1;

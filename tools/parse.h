@@ -9,9 +9,15 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-/* "1.5", "250ms", "2s", "3m", "1h": a non-negative decimal number with an
- * optional unit (ms, s, m, h; none means seconds). Rounded up to whole
- * milliseconds, so a tiny positive duration never becomes 0. */
+/* The longest duration, in milliseconds (about 146 million years): far
+ * enough from INT64_MAX that a deadline "now + duration" cannot overflow. */
+#define DURATION_MAX_MS (INT64_MAX / 4)
+
+/* "1.5", "2.34e+5", "250ms", "2s", "3m", "1h", "1d": a non-negative
+ * decimal number, with an optional exponent, and an optional unit (ms, s,
+ * m, h, d; none means seconds). Rounded up to whole milliseconds, exactly,
+ * whatever the number of digits: a positive duration never becomes 0. A
+ * longer one than DURATION_MAX_MS is DURATION_MAX_MS. */
 int parse_duration_ms(const char *text, int64_t *ms);
 
 /* A non-negative decimal int ("0", "17"), no sign, no spaces. */

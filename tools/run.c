@@ -1,12 +1,15 @@
 /* run.c: `forkless run [OPTIONS] [--] PROGRAM [ARG]...`: spawns the
  * command that options.c built, waits for it (supervise.c), and turns the
- * outcome into the exit codes of design decision D8 (see cli.h). */
+ * outcome into the exit codes of design decision D8 (see cli.h), or
+ * into dying by the signal that killed the child. */
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -14,7 +17,9 @@
 #include "cli.h"
 #include "forkless.h"
 #include "options.h"
+#include "signals.h"
 #include "supervise.h"
+#include "user.h"
 
 /* Does the file an exec step failed on exist? Then ENOENT came from its
  * #! interpreter (or a library), and the program itself was found. */
@@ -41,6 +46,34 @@ static int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error 
     return EXIT_CANNOT_EXECUTE;
 }
 
+/* Prints the message of a failed fl_spawn(), with the option it came
+ * from and, for a step refused for want of privilege, what it needs. */
+static void report_spawn_failure(const struct run_options *o, const struct fl_error *e,
+                                 const char *message)
+{
+    const struct fl_cmd *cmd = &o->cmd;
+    char hint[160];
+    bool credentials = e->step == FL_STEP_SETGROUPS || e->step == FL_STEP_SETGID ||
+                       e->step == FL_STEP_SETUID;
+    if (credentials && e->err == EPERM && o->user) {
+        credential_privilege_hint(cmd->flags, hint, sizeof hint);
+        cli_error("%s (--user %s: %s)", message, o->user, hint);
+    } else if (e->step == FL_STEP_RLIMIT && e->index >= 0 &&
+               (size_t)e->index < cmd->nrlimits) {
+        /* The record says which limit by index only. */
+        cli_error("%s (--rlimit %s%s)", message, o->rlimit_args[e->index],
+                  e->err == EPERM ? ": raising a hard limit needs privilege, "
+                                    "CAP_SYS_RESOURCE" : "");
+    } else if (e->err == ENOTSUP && o->child_signals.any_ignore) {
+        cli_error("%s (--ignore-signal)", message);
+    } else if (e->err == ENOTSUP && o->sigchld_kept_ignored) {
+        cli_error("%s (--keep-signals: SIGCHLD was ignored when forkless started; the "
+                  "child is to keep that, while forkless resets its own)", message);
+    } else {
+        cli_error("%s", message);
+    }
+}
+
 static double seconds_since(const struct timespec *start)
 {
     struct timespec now;
@@ -48,16 +81,47 @@ static double seconds_since(const struct timespec *start)
     return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-/* The exit status for a child that ended, per D8. */
-static int child_status(int status, bool timed_out)
+/* The exit status for a child that ended, as timeout(1) gives it: after
+ * a timeout 124, or with preserve the child's own, but 128+9 when it took
+ * SIGKILL to end it. A child killed by signal N otherwise gives 128+N,
+ * and *die_by is set to N: forkless is to die by N itself, as env(1) and
+ * timeout(1) do. */
+static int child_status(int status, bool timed_out, bool preserve, int *die_by)
 {
-    if (timed_out)
+    *die_by = 0;
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        if (!timed_out) {
+            *die_by = sig;
+            return 128 + sig;
+        }
+        return preserve || sig == SIGKILL ? 128 + sig : EXIT_TIMED_OUT;
+    }
+    if (timed_out && !preserve)
         return EXIT_TIMED_OUT;
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
     return EXIT_FORKLESS_ERROR;  /* stopped/continued: fl_wait never says so */
+}
+
+/* Ends forkless by signal sig, so that a parent that waits sees
+ * WIFSIGNALED, as the child's end was; a shell still shows 128+sig. No
+ * core dump of our own: the child's was the one that counted. Returns
+ * only if sig did not kill us (its default action is not to). */
+static void die_by_signal(int sig)
+{
+    fflush(NULL);
+    struct rlimit no_core = { 0, 0 };
+    setrlimit(RLIMIT_CORE, &no_core);
+    prctl(PR_SET_DUMPABLE, 0);  /* a core_pattern pipe ignores RLIMIT_CORE */
+    struct sigaction dfl = { .sa_handler = SIG_DFL };
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
 }
 
 static void report_end(pid_t pid, int status, bool timed_out, const struct timespec *start)
@@ -73,7 +137,7 @@ static void report_end(pid_t pid, int status, bool timed_out, const struct times
                   WEXITSTATUS(status), elapsed);
 }
 
-static int run_command(struct run_options *o)
+static int run_command(struct run_options *o, int *die_by)
 {
     struct fl_cmd *cmd = &o->cmd;
     struct fl_error error;
@@ -86,31 +150,42 @@ static int run_command(struct run_options *o)
 
     /* Blocked now, so that a signal between the spawn and the wait is
      * queued for the supervisor instead of killing forkless. The child
-     * gets an empty mask, or with --keep-signals the mask we had. */
-    sigset_t old_mask;
-    supervise_block_signals(&old_mask);
-    if (cmd->flags & FL_KEEP_SIGNALS)
-        cmd->sigmask = &old_mask;
+     * gets an empty mask, or with --keep-signals the mask we had, and
+     * then the changes of --block-signal and --default-signal. */
+    const struct child_signals *cs = &o->child_signals;
+    bool keep = (cmd->flags & FL_KEEP_SIGNALS) != 0;
+    sigset_t old_mask, mask;
+    supervise_block_signals(&o->supervise, &old_mask);
+    if (keep || cs->any_mask) {
+        sigset_t base;
+        sigemptyset(&base);
+        child_signals_mask(cs, keep ? &old_mask : &base, &mask);
+        cmd->sigmask = &mask;
+    }
+    if (cs->any_default)
+        cmd->sigdefault = &cs->defaults;
     /* An ignored SIGCHLD, inherited from our parent, makes the kernel
-     * discard the child's status. The child starts with SIGCHLD at its
-     * default anyway, unless --keep-signals asks to keep the SIG_IGN: then
-     * keep it for us too and report the lost status. (struct fl_cmd has no
-     * way to give the child a SIG_IGN that we do not have.) */
-    if (!(cmd->flags & FL_KEEP_SIGNALS))
-        signal(SIGCHLD, SIG_DFL);
+     * discard the child's status: ours goes back to its default. The
+     * child starts with SIGCHLD at its default anyway, unless
+     * --keep-signals asks to keep the SIG_IGN: then it gets it back. */
+    sigset_t ignore = cs->ignore;
+    if (signal(SIGCHLD, SIG_DFL) == SIG_IGN && keep &&
+        sigismember(&cs->defaults, SIGCHLD) != 1) {
+        sigaddset(&ignore, SIGCHLD);
+        o->sigchld_kept_ignored = true;
+    }
+    if (cs->any_ignore || o->sigchld_kept_ignored)
+        cmd->sigignore = &ignore;
 
     clock_gettime(CLOCK_MONOTONIC, &start);
     struct fl_proc proc;
     int r = fl_spawn(cmd, &proc, &error);
-    cmd->sigmask = NULL;  /* it pointed at old_mask, which dies with this frame */
+    /* They pointed into this frame. */
+    cmd->sigmask = NULL;
+    cmd->sigignore = NULL;
     if (r != 0) {
         fl_error_format(&error, message, sizeof message);
-        /* The record says which limit by index only. */
-        if (error.step == FL_STEP_RLIMIT && error.index >= 0 &&
-            (size_t)error.index < cmd->nrlimits)
-            cli_error("%s (--rlimit %s)", message, o->rlimit_args[error.index]);
-        else
-            cli_error("%s", message);
+        report_spawn_failure(o, &error, message);
         return spawn_failure_status(cmd, &error);
     }
     if (o->verbose)
@@ -123,8 +198,8 @@ static int run_command(struct run_options *o)
     pid_t pid = proc.pid;
     fl_close(&proc);
     if (r == ECHILD) {
-        cli_error("pid %d ended, but its exit status was lost (SIGCHLD is ignored, "
-                  "or another waiter took it)", (int)pid);
+        cli_error("pid %d ended, but its exit status was lost (another waiter "
+                  "took it)", (int)pid);
         return EXIT_FORKLESS_ERROR;
     }
     if (r != 0) {
@@ -133,15 +208,18 @@ static int run_command(struct run_options *o)
     }
     if (o->verbose)
         report_end(pid, status, timed_out, &start);
-    return child_status(status, timed_out);
+    return child_status(status, timed_out, o->preserve_status, die_by);
 }
 
 int run_main(int argc, char **argv)
 {
     struct run_options o = { 0 };
+    int die_by = 0;
     int status = parse_run_options(&o, argc, argv);
     if (status < 0)
-        status = run_command(&o);
+        status = run_command(&o, &die_by);
     free_run_options(&o);
+    if (die_by)
+        die_by_signal(die_by);
     return status;
 }

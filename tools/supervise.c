@@ -15,24 +15,53 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The signals a user or a service manager sends to stop a job. */
-static const int forwarded_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
+/* The signals timeout(1) passes on (coreutils' term-sig.h): those whose
+ * default action ends a process, SIGKILL aside. */
+static const int stop_signals[] = {
+    SIGALRM, SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2,
+    SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGXCPU, SIGXFSZ,
+    SIGSYS, SIGVTALRM, SIGPROF, SIGPOLL, SIGPWR,
+#ifdef SIGSTKFLT
+    SIGSTKFLT,
+#endif
+};
 
 /* Without a pidfd (old kernels) the loop checks the child this often. */
 enum { NO_PIDFD_POLL_MS = 20 };
 
-static void forwarded_set(sigset_t *set)
+static bool ignored(int sig)
 {
-    sigemptyset(set);
-    for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
-        sigaddset(set, forwarded_signals[i]);
+    struct sigaction sa;
+    return sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
 }
 
-void supervise_block_signals(sigset_t *old)
+/* Does sig end a process by default? A timeout signal that does not
+ * (SIGCHLD, SIGCONT, SIGSTOP, ...) is still sent, but not handled. */
+static bool terminates(int sig)
 {
-    sigset_t set;
-    forwarded_set(&set);
-    sigprocmask(SIG_BLOCK, &set, old);
+    switch (sig) {
+    case SIGCHLD: case SIGCONT: case SIGSTOP: case SIGTSTP: case SIGTTIN:
+    case SIGTTOU: case SIGURG: case SIGWINCH: case SIGKILL:
+        return false;
+    }
+    return true;
+}
+
+void supervise_block_signals(struct supervise_options *opts, sigset_t *old)
+{
+    sigset_t *set = &opts->handled;
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++)
+        sigaddset(set, stop_signals[i]);
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+        sigaddset(set, sig);
+    for (int sig = 1; sig <= SIGRTMAX; sig++)
+        if (sigismember(set, sig) == 1 && ignored(sig) &&
+            !(sig == SIGALRM && opts->timeout_ms > 0))
+            sigdelset(set, sig);
+    if (opts->timeout_signal > 0 && terminates(opts->timeout_signal))
+        sigaddset(set, opts->timeout_signal);
+    sigprocmask(SIG_BLOCK, set, old);
 }
 
 static int64_t now_ms(void)
@@ -53,40 +82,95 @@ static bool child_ended(const struct fl_proc *proc, bool pidfd_readable)
     return info.si_pid != 0;
 }
 
+/* The child itself first, through its pidfd: it may have left its group
+ * (setpgid to another one), and kill(-pid) would then miss it. Then the
+ * rest of its group, and SIGCONT for a stopped one, as timeout(1) does. */
 static void signal_child(struct fl_proc *proc, bool own_group, int sig)
 {
-    if (own_group)
-        kill(-proc->pid, sig);
-    else
-        fl_kill(proc, sig);
+    fl_kill(proc, sig);
+    if (!own_group)
+        return;
+    kill(-proc->pid, sig);
+    if (sig != SIGKILL && sig != SIGCONT) {
+        fl_kill(proc, SIGCONT);
+        kill(-proc->pid, SIGCONT);
+    }
 }
 
-/* Passes on a signal forkless received. A signal the kernel sent (a
- * terminal's ^C, ^\, hangup) already reached the child when it shares our
- * process group, so it is passed on only to a child in a group of its
- * own; a signal some process sent to forkless alone is always passed on. */
-static void forward_signal(struct fl_proc *proc, bool own_group,
-                           const struct signalfd_siginfo *si)
+/* Did a terminal send sig to its whole foreground group? Then a child
+ * in our group has it already. */
+static bool from_terminal(const struct signalfd_siginfo *si)
 {
-    if (!own_group && si->ssi_code == SI_KERNEL)
+    int sig = (int)si->ssi_signo;
+    return si->ssi_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT || sig == SIGHUP);
+}
+
+struct state {
+    enum { RUNNING, STOPPING, KILLED } phase;
+    int64_t deadline;  /* of the timeout, then of the SIGKILL; -1: none */
+    bool timed_out;
+};
+
+/* The time is up (or SIGALRM said so): the timeout's signal, then later
+ * SIGKILL. */
+static void time_up(struct fl_proc *proc, const struct supervise_options *opts,
+                    struct state *st)
+{
+    if (st->phase == KILLED)
         return;
-    signal_child(proc, own_group, (int)si->ssi_signo);
+    if (st->phase == RUNNING) {
+        st->timed_out = true;
+        signal_child(proc, opts->own_group, opts->timeout_signal);
+        if (opts->timeout_signal == SIGKILL) {
+            st->phase = KILLED;
+            st->deadline = -1;
+        } else {
+            st->phase = STOPPING;
+            st->deadline = opts->kill_after_ms < 0 ? -1 : now_ms() + opts->kill_after_ms;
+        }
+        return;
+    }
+    if (opts->kill_after_ms < 0) {  /* never SIGKILL: say it again */
+        signal_child(proc, opts->own_group, opts->timeout_signal);
+        return;
+    }
+    signal_child(proc, opts->own_group, SIGKILL);
+    st->phase = KILLED;
+    st->deadline = -1;
+}
+
+/* A signal forkless received. SIGALRM is the timeout's, as for
+ * timeout(1); any other is passed on. */
+static void on_signal(struct fl_proc *proc, const struct supervise_options *opts,
+                      struct state *st, const struct signalfd_siginfo *si)
+{
+    int sig = (int)si->ssi_signo;
+    if (sig == SIGALRM && opts->timeout_ms > 0) {
+        st->timed_out = true;
+        time_up(proc, opts, st);
+        return;
+    }
+    if (!(!opts->own_group && from_terminal(si)))
+        signal_child(proc, opts->own_group, sig);
+    if (st->phase == RUNNING && opts->kill_after_given && opts->kill_after_ms >= 0) {
+        st->phase = STOPPING;
+        st->deadline = now_ms() + opts->kill_after_ms;
+    }
 }
 
 int supervise(struct fl_proc *proc, const struct supervise_options *opts,
               int *status, bool *timed_out)
 {
-    enum { RUNNING, TERM_SENT } phase = RUNNING;
-    int64_t deadline = opts->timeout_ms > 0 ? now_ms() + opts->timeout_ms : -1;
-    sigset_t set;
-    forwarded_set(&set);
-    int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    struct state st = {
+        .phase = RUNNING,
+        .deadline = opts->timeout_ms > 0 ? now_ms() + opts->timeout_ms : -1,
+    };
+    int sfd = signalfd(-1, &opts->handled, SFD_CLOEXEC | SFD_NONBLOCK);
 
-    *timed_out = false;
     for (;;) {
         int wait_ms = -1;
-        if (deadline >= 0) {
-            int64_t left = deadline - now_ms();
+        if (st.deadline >= 0) {
+            int64_t left = st.deadline - now_ms();
             wait_ms = left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
         }
         if (proc->pidfd < 0 && (wait_ms < 0 || wait_ms > NO_PIDFD_POLL_MS))
@@ -106,26 +190,20 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
         if (n > 0 && (fds[1].revents & POLLIN)) {
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
-                forward_signal(proc, opts->own_group, &si);
+                on_signal(proc, opts, &st, &si);
         }
         if (child_ended(proc, n > 0 && fds[0].revents != 0))
             break;
-        if (deadline < 0 || now_ms() < deadline)
-            continue;
-        if (phase == TERM_SENT)
-            break;  /* it ignored SIGTERM for kill_after_ms */
-        *timed_out = true;
-        phase = TERM_SENT;
-        signal_child(proc, opts->own_group, SIGTERM);
-        signal_child(proc, opts->own_group, SIGCONT);  /* a stopped child */
-        deadline = now_ms() + opts->kill_after_ms;
+        if (st.deadline >= 0 && now_ms() >= st.deadline)
+            time_up(proc, opts, &st);
     }
     if (sfd >= 0)
         close(sfd);
 
     /* Whatever the leader did, the rest of its group may live on: a
-     * timeout ends all of it. */
-    if (*timed_out)
-        signal_child(proc, opts->own_group, SIGKILL);
+     * timeout ends all of it, unless SIGKILL is never to be sent. */
+    if (st.timed_out && opts->own_group && opts->kill_after_ms >= 0)
+        kill(-proc->pid, SIGKILL);
+    *timed_out = st.timed_out;
     return fl_wait(proc, -1, status);
 }

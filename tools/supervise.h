@@ -10,21 +10,34 @@
 #include "forkless.h"
 
 struct supervise_options {
-    /* 0: wait for ever. Otherwise, when it runs out: SIGTERM (and
-     * SIGCONT) to the child's process group, up to kill_after_ms for the
-     * child to end, then SIGKILL to the group in any case. */
+    /* 0: wait for ever. Otherwise, when it runs out (or SIGALRM comes),
+     * timeout_signal and SIGCONT go to the child and its process group;
+     * kill_after_ms later SIGKILL goes to both, and once the child has
+     * ended SIGKILL goes to the rest of its group. */
     int64_t timeout_ms;
+    int timeout_signal;
+    /* How long after the first stop signal SIGKILL follows; -1: never
+     * (nor to the rest of the group once the child has ended). */
     int64_t kill_after_ms;
+    /* --kill-after was given: as with timeout -k, a signal passed on
+     * (forkless got SIGTERM, say) starts the kill_after_ms too. */
+    bool kill_after_given;
     /* The child leads a process group of its own (FL_NEW_PGROUP or
-     * FL_SETSID): signals go to the whole group, not only the child. A
-     * timeout needs this. */
+     * FL_SETSID): signals go to the whole group as well as to the child
+     * (which may have left it). A timeout needs this. */
     bool own_group;
+    /* The signals forkless passes on; supervise_block_signals() fills it. */
+    sigset_t handled;
 };
 
-/* Blocks the signals that supervise() passes on, so that they queue for
+/* Blocks the signals that supervise() handles, so that they queue for
  * its signalfd instead of killing forkless; call it before fl_spawn().
- * *old receives the previous mask. */
-void supervise_block_signals(sigset_t *old);
+ * These are the signals timeout(1) handles: those whose default is to
+ * terminate, real-time ones included, and timeout_signal; not one that
+ * was ignored when forkless started (a background job's SIGINT), except
+ * timeout_signal and, with a timeout, SIGALRM. *old receives the previous
+ * mask. */
+void supervise_block_signals(struct supervise_options *opts, sigset_t *old);
 
 /* Waits for proc to end and reaps it. Returns 0 with *status set (and
  * *timed_out telling whether the timeout struck), or the errno value of

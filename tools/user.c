@@ -4,10 +4,14 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "forkless.h"
 #include "parse.h"
 
 /* A name first (as chown does, a name made of digits is still a name),
@@ -106,4 +110,67 @@ int resolve_credentials(const char *spec, struct credentials *out)
         return -1;
     }
     return 0;
+}
+
+static bool has_group(const gid_t *list, size_t n, gid_t g)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i] == g)
+            return true;
+    return false;
+}
+
+/* Are our supplementary groups those of c, as sets, c->gid aside? */
+static bool same_groups(const struct credentials *c)
+{
+    int n = getgroups(0, NULL);
+    if (n < 0)
+        return false;
+    gid_t *ours = malloc(((size_t)n + 1) * sizeof *ours);
+    if (!ours)
+        return false;
+    n = getgroups(n, ours);
+    bool same = n >= 0;
+    for (int i = 0; same && i < n; i++)
+        same = ours[i] == c->gid || has_group(c->groups, c->ngroups, ours[i]);
+    for (size_t i = 0; same && i < c->ngroups; i++)
+        same = c->groups[i] == c->gid || has_group(ours, (size_t)n, c->groups[i]);
+    free(ours);
+    return same;
+}
+
+unsigned credential_changes(const struct credentials *c)
+{
+    unsigned changes = 0;
+    uid_t ru, eu, su;
+    gid_t rg, eg, sg;
+    if (getresuid(&ru, &eu, &su) != 0 || ru != c->uid || eu != c->uid || su != c->uid)
+        changes |= FL_SET_UID;
+    if (getresgid(&rg, &eg, &sg) != 0 || rg != c->gid || eg != c->gid || sg != c->gid)
+        changes |= FL_SET_GID;
+    if (!same_groups(c))
+        changes |= FL_SET_GROUPS;
+    return changes;
+}
+
+void credential_privilege_hint(unsigned changes, char *buf, size_t size)
+{
+    const char *what[3];
+    size_t n = 0;
+    if (changes & FL_SET_GROUPS)
+        what[n++] = "the supplementary groups";
+    if (changes & FL_SET_GID)
+        what[n++] = "the group";
+    if (changes & FL_SET_UID)
+        what[n++] = "the user";
+    if (n == 0) {
+        snprintf(buf, size, "changing credentials needs privilege");
+        return;
+    }
+    const char *caps = !(changes & FL_SET_UID) ? "CAP_SETGID"
+                     : changes & (FL_SET_GROUPS | FL_SET_GID) ? "CAP_SETGID and CAP_SETUID"
+                     : "CAP_SETUID";
+    snprintf(buf, size, "changing %s%s%s%s%s needs privilege, %s", what[0],
+             n == 3 ? ", " : n == 2 ? " and " : "", n > 1 ? what[1] : "",
+             n == 3 ? " and " : "", n == 3 ? what[2] : "", caps);
 }

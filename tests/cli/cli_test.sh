@@ -10,6 +10,7 @@ set -u
 
 CASE=${1:?usage: cli_test.sh CASE FORKLESS}
 FL=${2:?usage: cli_test.sh CASE FORKLESS}
+case $FL in /*) ;; *) FL=$PWD/$FL ;; esac  # cases may cd
 T=$(mktemp -d "${TMPDIR:-/tmp}/forkless-cli.XXXXXX")
 BACKGROUND_PIDS=()
 
@@ -109,6 +110,42 @@ case_exit_signal() {
     expect_status $((128 + 10))
     run_fl run -- sh -c 'kill -KILL $$'
     expect_status $((128 + 9))
+}
+
+# wait_status FILE COMMAND...: runs COMMAND under a parent that waits for
+# it, and writes how it ended to FILE: "exit N", or "signal N" (with
+# " core" after a core dump). A shell's $? cannot tell 128+N from a death
+# by signal N.
+wait_status() {
+    local file=$1
+    shift
+    command -v perl >/dev/null || skip "no perl to see how a process ended"
+    perl -e 'my $f = shift; system { $ARGV[0] } @ARGV; my $s = $?;
+        open(my $o, ">", $f) or die "$f: $!";
+        print $o ($s == -1 ? "not run" : $s & 127 ? "signal " . ($s & 127) . ($s & 128 ? " core" : "")
+                  : "exit " . ($s >> 8)), "\n"' "$file" "$@" >"$T/out" 2>"$T/err"
+}
+
+case_exit_signal_dies_by_it() {
+    # As env(1) and timeout(1), forkless dies by the child's signal, so a
+    # parent that waits sees WIFSIGNALED; an exit status stays one.
+    wait_status "$T/how" "$FL" run -- sh -c 'kill -USR1 $$'
+    expect_file "$T/how" "signal 10"
+    wait_status "$T/how" "$FL" run -- sh -c 'kill -KILL $$'
+    expect_file "$T/how" "signal 9"
+    wait_status "$T/how" "$FL" run -- sh -c 'exit 138'
+    expect_file "$T/how" "exit 138"
+}
+
+case_exit_signal_no_core_of_our_own() {
+    # The child dumps core (or would); forkless dies by the same signal
+    # without a core dump of its own, whatever its RLIMIT_CORE.
+    ulimit -c unlimited 2>/dev/null || skip "cannot raise RLIMIT_CORE to unlimited"
+    cd "$T" || fail "cd $T"
+    wait_status "$T/how" "$FL" run --rlimit CORE=0 -- sh -c 'kill -SEGV $$'
+    expect_file "$T/how" "signal 11"
+    wait_status "$T/how" "$FL" run --rlimit CORE=0 -- sh -c 'kill -QUIT $$'
+    expect_file "$T/how" "signal 3"
 }
 
 case_exit_124_timeout() {
@@ -243,6 +280,40 @@ case_env_child_path_searched() {
     run_fl run -e "PATH=$T/bin" -- forkless-test-prog
     expect_status 0
     expect_out found-in-child-path
+}
+
+case_path_relative() {
+    # Empty and relative PATH entries are skipped unless asked for; env(1)
+    # searches them, relative to the directory the program runs in.
+    mkdir -p "$T/dir/bin"
+    printf '#!/bin/sh\necho relative-ran\n' >"$T/dir/bin/forkless-rel-prog"
+    cp "$T/dir/bin/forkless-rel-prog" "$T/dir/forkless-rel-prog"
+    chmod 755 "$T/dir/bin/forkless-rel-prog" "$T/dir/forkless-rel-prog"
+    run_fl run -C "$T/dir" -e PATH=bin -- forkless-rel-prog
+    expect_status 127
+    run_fl run -C "$T/dir" --path-relative -e PATH=bin -- forkless-rel-prog
+    expect_status 0
+    expect_out relative-ran
+    run_fl run -C "$T/dir" --path-relative -e PATH=/nonexistent: -- forkless-rel-prog
+    expect_status 0
+    expect_out relative-ran
+    (cd "$T/dir" && env PATH=bin forkless-rel-prog) >"$T/env" 2>&1
+    expect_file "$T/env" relative-ran
+}
+
+case_argv0() {
+    # As env -a: PROGRAM runs, found as usual, with NAME as argv[0].
+    run_fl run --argv0 fancy-name -- cat /proc/self/cmdline
+    expect_status 0
+    [ "$(tr '\0' ' ' <"$T/out")" = "fancy-name /proc/self/cmdline " ] ||
+        fail "argv: $(tr '\0' ' ' <"$T/out")"
+    run_fl run -a my-sh -- sh -c 'echo "$0"'
+    expect_status 0
+    expect_out my-sh
+    run_fl run --argv0 fancy-name -- forkless-no-such-program
+    expect_status 127
+    expect_err_has forkless-no-such-program
+    expect_bad_option run --argv0
 }
 
 case_env_bad() {
@@ -400,13 +471,22 @@ case_ignored_sigchld_from_parent() {
     expect_status 6
 }
 
-case_status_lost() {
-    # With --keep-signals SIGCHLD stays ignored, as asked: the status is
-    # lost, and forkless says so instead of inventing one.
+case_keep_signals_sigchld_ignored() {
+    # With --keep-signals the child keeps the ignored SIGCHLD, as asked,
+    # while forkless resets its own: the status is not lost.
     trap '' CHLD
     run_fl run --keep-signals -- sh -c 'exit 6'
+    expect_status 6
+    run_fl run --keep-signals --timeout 1h -- sh -c 'exit 6'
+    expect_status 6
+    run_fl run --keep-signals -- cat /proc/self/status
+    expect_status 0
+    [ $((0x$(sig_field SigIgn) & (1 << (17 - 1)))) -ne 0 ] ||
+        fail "SIGCHLD not kept ignored: SigIgn $(sig_field SigIgn)"
+    # posix_spawn cannot give the child a SIG_IGN that its parent lacks.
+    run_fl run --keep-signals --backend posix_spawn --keep-fds -- true
     expect_status 125
-    expect_err_has "exit status was lost"
+    expect_err_has "SIGCHLD was ignored"
 }
 
 case_keep_signals() {
@@ -421,6 +501,85 @@ case_keep_signals() {
     ours=$(awk '$1 == "SigBlk:" { print $2 }' /proc/self/status)
     [ "$(sig_field SigBlk)" = "$ours" ] ||
         fail "forkless's own mask leaked: SigBlk $(sig_field SigBlk), expected $ours"
+}
+
+# sig_bit N: the bit of signal N in a SigIgn/SigBlk mask. (SIGRTMAX is 64
+# in every libc, SIGRTMIN is not: 34 in glibc, 35 in musl.)
+sig_bit() { echo $((1 << ($1 - 1))); }
+
+case_ignore_signal() {
+    run_fl run --ignore-signal PIPE,usr1 --ignore-signal=SIGRTMAX-1 -- cat /proc/self/status
+    expect_status 0
+    [ $((0x$(sig_field SigIgn))) -eq $(($(sig_bit 13) | $(sig_bit 10) | $(sig_bit 63))) ] ||
+        fail "SigIgn $(sig_field SigIgn), expected PIPE, USR1 and RTMAX-1"
+    # The last word on a signal wins; an empty item is nothing.
+    run_fl run --ignore-signal ,PIPE, --default-signal PIPE --ignore-signal '' -- cat /proc/self/status
+    expect_status 0
+    [ $((0x$(sig_field SigIgn) & $(sig_bit 13))) -eq 0 ] || fail "PIPE still ignored"
+    # Never SIG_IGN in the posix_spawn backend: refused, and said why.
+    run_fl run --backend posix_spawn --keep-fds --ignore-signal PIPE -- true
+    expect_status 125
+    expect_err_has "(--ignore-signal)"
+}
+
+case_default_signal() {
+    # With --keep-signals, --default-signal resets what is kept, and
+    # unblocks it too, as env(1) does.
+    trap '' PIPE USR1
+    run_fl run --keep-signals --default-signal PIPE -- cat /proc/self/status
+    expect_status 0
+    local ign=$((0x$(sig_field SigIgn)))
+    [ $((ign & $(sig_bit 13))) -eq 0 ] || fail "PIPE still ignored: SigIgn $(sig_field SigIgn)"
+    [ $((ign & $(sig_bit 10))) -ne 0 ] || fail "USR1 not kept ignored: SigIgn $(sig_field SigIgn)"
+    run_fl run --block-signal USR2,HUP --default-signal USR2 -- cat /proc/self/status
+    expect_status 0
+    [ $((0x$(sig_field SigBlk))) -eq "$(sig_bit 1)" ] || fail "SigBlk $(sig_field SigBlk), expected HUP only"
+}
+
+case_block_signal() {
+    run_fl run --block-signal USR1,RTMAX --block-signal KILL -- cat /proc/self/status
+    expect_status 0
+    [ $((0x$(sig_field SigBlk))) -eq $(($(sig_bit 10) | $(sig_bit 64))) ] ||
+        fail "SigBlk $(sig_field SigBlk), expected USR1 and RTMAX"
+    # RTMIN is the libc's first free real-time signal; RTMIN+1 the next.
+    run_fl run --block-signal RTMIN,rtmin+1 -- cat /proc/self/status
+    expect_status 0
+    local blk=$((0x$(sig_field SigBlk)))
+    [ $blk -eq $(($(sig_bit 34) | $(sig_bit 35))) ] || [ $blk -eq $(($(sig_bit 35) | $(sig_bit 36))) ] ||
+        fail "SigBlk $(sig_field SigBlk), expected RTMIN and RTMIN+1 (34 and 35, or 35 and 36)"
+}
+
+case_signal_options_as_env() {
+    # The same settings as env(1) gives, where this env has them.
+    env --ignore-signal=PIPE true 2>/dev/null || skip "env has no --ignore-signal here"
+    env --ignore-signal=PIPE,USR1 --block-signal=USR2,RTMAX-2 --default-signal=HUP \
+        cat /proc/self/status >"$T/env"
+    run_fl run --keep-signals --ignore-signal PIPE,USR1 --block-signal USR2,RTMAX-2 \
+        --default-signal HUP -- cat /proc/self/status
+    expect_status 0
+    local f
+    for f in SigIgn SigBlk; do
+        [ "$(sig_field $f)" = "$(awk -v n="$f:" '$1 == n { print $2 }' "$T/env")" ] ||
+            fail "$f: forkless $(sig_field $f), env $(grep "^$f" "$T/env")"
+    done
+}
+
+case_signal_options_bad() {
+    local opt
+    for opt in --default-signal --ignore-signal --block-signal; do
+        expect_bad_option run $opt NOPE -- true
+        expect_err_has "$opt: invalid signal \"NOPE\""
+        expect_bad_option run $opt PIPE,0 -- true
+        expect_err_has "$opt: invalid signal \"0\""
+        expect_bad_option run $opt 65 -- true
+        expect_bad_option run $opt RTMIN+99 -- true
+    done
+    expect_bad_option run --ignore-signal KILL -- true
+    expect_err_has "--ignore-signal KILL: SIGKILL and SIGSTOP cannot be ignored"
+    expect_bad_option run --ignore-signal PIPE,STOP -- true
+    expect_err_has "--ignore-signal STOP"
+    expect_bad_option run --default-signal KILL -- true
+    expect_err_has "--default-signal KILL"
 }
 
 case_default_same_group() {
@@ -541,6 +700,62 @@ case_user_step_fails() {
     expect_err_has "forkless: set"
 }
 
+# nobody_forkless: sets NOBODY_FL to a copy of forkless that uid 65534
+# can run. The checkout may sit in a directory others cannot search, and
+# $T is 0700: the copy goes to a world-readable directory inside $T.
+nobody_forkless() {
+    [ "$(id -u)" -eq 0 ] || skip "not root: cannot switch to uid 65534"
+    command -v setpriv >/dev/null || skip "no setpriv to switch to uid 65534"
+    [ "$(id -u nobody 2>/dev/null)" = 65534 ] || skip "no user nobody with uid 65534"
+    chmod 711 "$T"
+    mkdir -m 755 "$T/pub"
+    cp "$FL" "$T/pub/forkless" && chmod 755 "$T/pub/forkless" || fail "cannot copy $FL"
+    NOBODY_FL=$T/pub/forkless
+    as_nobody "$NOBODY_FL" --version >/dev/null 2>&1 ||
+        skip "uid 65534 cannot run $NOBODY_FL (is $(dirname "$T") searchable?)"
+}
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
+# run_nobody ARGS...: run_fl as uid 65534, with no supplementary groups.
+run_nobody() {
+    as_nobody "$NOBODY_FL" "$@" >"$T/out" 2>"$T/err"
+    STATUS=$?
+}
+
+case_user_unprivileged_self() {
+    # Without privilege, naming our own user works: nothing that differs
+    # is left to change (setgroups would need CAP_SETGID even so).
+    nobody_forkless
+    run_nobody run --user nobody -- sh -c 'id -u; id -g; id -G'
+    expect_status 0
+    expect_out "$(printf '65534\n65534\n65534')"
+    run_nobody run --user 65534:65534 -- id -u
+    expect_status 0
+    expect_out 65534
+}
+
+case_user_unprivileged_needs_privilege() {
+    # Another user needs privilege, and the message says which.
+    nobody_forkless
+    run_nobody run --user root -- true
+    expect_status 125
+    expect_err_has "--user root: changing"
+    expect_err_has "needs privilege"
+    expect_err_has "CAP_SETUID"
+    run_nobody run --user nobody:root -- true
+    expect_status 125
+    expect_err_has "needs privilege, CAP_SETGID"
+}
+
+case_rlimit_unprivileged_needs_privilege() {
+    nobody_forkless
+    run_nobody run --rlimit NOFILE=unlimited -- true
+    expect_status 125
+    expect_err_has "--rlimit NOFILE=unlimited: raising a hard limit needs privilege"
+    run_nobody run --rlimit NOFILE=64: -- sh -c 'ulimit -Sn'
+    expect_status 0
+    expect_out 64
+}
+
 # A cgroup directory we may create: v2 where mounted, else a v1 hierarchy.
 make_cgroup() {
     local root
@@ -605,6 +820,21 @@ case_timeout_kills_group() {
     wait_for is_dead "$(cat "$T/pid")"
 }
 
+case_timeout_child_leaves_group() {
+    # The child moves from the group forkless made for it into ours
+    # (setpgid): the group signal misses it, the signal to the child
+    # itself must not. A hang would end in SIGKILL from the guard: 137.
+    command -v perl >/dev/null || skip "no perl to call setpgid"
+    timeout -s KILL 20 "$FL" run --timeout 0.5 -- perl -e '
+        open(my $f, ">", $ARGV[0]) or die; print $f "$$\n"; close $f;
+        setpgrp(0, getpgrp(getppid())) or die "setpgid: $!";
+        exec "sleep", "100"' "$T/pid" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    file_has_pid "$T/pid" && BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    expect_status 124
+    wait_for is_dead "$(cat "$T/pid")"
+}
+
 case_timeout_term_first() {
     run_fl run --timeout 2 -- sh -c 'trap "echo got-term >\"$1\"; exit 3" TERM; sleep 100 & wait' sh "$T/flag"
     expect_status 124
@@ -614,12 +844,28 @@ case_timeout_term_first() {
 case_kill_after() {
     # The child ignores SIGTERM: SIGKILL follows after --kill-after. The
     # outer timeout only guards against a hang.
+    # As with timeout(1), a child that took SIGKILL gives 128+9, not 124.
     run_fl run --timeout 2 --kill-after 0.2 -- sh -c 'trap "" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' sh "$T/pid"
-    expect_status 124
+    expect_status 137
     file_has_pid "$T/pid" || fail "the child never started"
     wait_for is_dead "$(cat "$T/pid")"
     run_fl run --timeout 0.1 --kill-after 0 -- sh -c 'trap "" TERM; while :; do sleep 0.05; done'
+    expect_status 137
+}
+
+case_no_kill() {
+    # --no-kill (the last word, after --kill-after) never sends SIGKILL:
+    # the child takes its time after SIGTERM, and a grandchild that
+    # ignores SIGTERM outlives the timeout, as under timeout(1) without -k.
+    run_fl run --timeout 0.2 --kill-after 0.1 --no-kill -- sh -c '
+        (trap "" TERM; exec sleep 100) & echo $! >"$1"
+        trap "sleep 1; echo survived >\"$2\"; exit 3" TERM
+        while :; do sleep 0.05; done' sh "$T/pid" "$T/flag"
+    file_has_pid "$T/pid" && BACKGROUND_PIDS+=("$(cat "$T/pid")")
     expect_status 124
+    expect_file "$T/flag" survived
+    is_alive "$(cat "$T/pid")" || fail "the rest of the group got SIGKILL"
+    kill -KILL "$(cat "$T/pid")"
 }
 
 case_kill_after_not_waited_when_term_works() {
@@ -630,11 +876,114 @@ case_kill_after_not_waited_when_term_works() {
     expect_status 124
 }
 
+case_timeout_signal() {
+    # --signal: the timeout's first signal, by name or number.
+    run_fl run --timeout 0.2 --signal KILL -- sleep 100
+    expect_status 137
+    local sig
+    for sig in USR1 sigusr1 10 40 RTMAX rtmax-2 HUP; do
+        rm -f "$T/flag"
+        run_fl run --timeout 0.2 --signal "$sig" -- bash -c 'trap "echo got >\"$1\"; exit 4" "$2"; sleep 100 & wait' \
+            bash "$T/flag" "$(echo "$sig" | sed 's/^10$/USR1/; s/^sig//' | tr a-z A-Z)"
+        expect_status 124
+        expect_file "$T/flag" got
+    done
+}
+
+case_timeout_signal_bad() {
+    local sig
+    for sig in NOPE SIGNOPE 0 00 65 32 33 -1 '' ' 15' 15x RTMIN+31 RTMAX+1 RTMIN-1 RTMIN+ \
+               RT 1000; do
+        expect_bad_option run --timeout 1 --signal "$sig" -- true
+        expect_err_has "--signal: invalid signal \"$sig\""
+    done
+}
+
+case_preserve_status() {
+    run_fl run --timeout 0.2 --preserve-status -- sh -c 'trap "exit 3" TERM; sleep 100 & wait'
+    expect_status 3
+    # Killed by the timeout's signal: 128+N, exited, not died by it.
+    wait_status "$T/how" "$FL" run --timeout 0.2 --preserve-status -- sleep 100
+    expect_file "$T/how" "exit 143"
+    run_fl run --timeout 0.2 --kill-after 0 --preserve-status -- sh -c 'trap "" TERM; while :; do sleep 0.05; done'
+    expect_status 137
+    run_fl run --timeout 1h --preserve-status -- sh -c 'exit 5'
+    expect_status 5
+}
+
+case_foreground() {
+    # --foreground: the child stays in our process group, and only the
+    # child is signalled, so its own children outlive the timeout, as
+    # with timeout --foreground.
+    run_fl run --timeout 1h --foreground -- cat /proc/self/stat
+    expect_status 0
+    [ "$(stat_field 5)" != "$(stat_pid)" ] || fail "child leads a group: $(out)"
+    run_fl run --timeout 0.3 --foreground -- sh -c 'sleep 100 & echo $! >"$1"; wait' sh "$T/pid"
+    expect_status 124
+    file_has_pid "$T/pid" || fail "no grandchild pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    is_alive "$(cat "$T/pid")" || fail "the grandchild was timed out too"
+    expect_bad_option run --foreground --pgroup -- true
+    expect_bad_option run --foreground --setsid --timeout 1 -- true
+}
+
+# same_as_timeout1 "TIMEOUT ARGS" "FORKLESS OPTIONS" PROGRAM...: the
+# exit status a shell sees is the same under timeout(1) and forkless.
+same_as_timeout1() {
+    local targs=$1 fopts=$2 ours theirs
+    shift 2
+    # (In braces, so that bash's own note on a death by signal is quiet.)
+    # shellcheck disable=SC2086
+    { timeout -s KILL 60 timeout $targs "$@" >/dev/null 2>&1; theirs=$?; } 2>/dev/null
+    # shellcheck disable=SC2086
+    { timeout -s KILL 60 "$FL" run $fopts -- "$@" >/dev/null 2>"$T/err"; ours=$?; } 2>/dev/null
+    [ "$ours" -eq "$theirs" ] ||
+        fail "timeout $targs $*: $theirs; forkless run $fopts: $ours: $(err)"
+}
+
+case_exit_codes_as_timeout1() {
+    command -v timeout >/dev/null || skip "no timeout(1) to compare with"
+    local ignore_term='trap "" TERM; while :; do sleep 0.05; done'
+    same_as_timeout1 "0.2" "--timeout 0.2" sleep 100
+    same_as_timeout1 "1h" "--timeout 1h" sh -c 'exit 3'
+    same_as_timeout1 "-k 0.2 0.2" "--timeout 0.2 --kill-after 0.2" sh -c "$ignore_term"
+    same_as_timeout1 "-s KILL 0.2" "--timeout 0.2 --signal KILL" sleep 100
+    same_as_timeout1 "-s INT 0.2" "--timeout 0.2 --signal INT" sleep 100
+    same_as_timeout1 "--preserve-status 0.2" "--timeout 0.2 --preserve-status" sleep 100
+    same_as_timeout1 "--preserve-status 0.2" "--timeout 0.2 --preserve-status" \
+        sh -c 'trap "exit 3" TERM; sleep 100 & wait'
+    same_as_timeout1 "--preserve-status -k 0.2 0.2" \
+        "--timeout 0.2 --kill-after 0.2 --preserve-status" sh -c "$ignore_term"
+    same_as_timeout1 "--foreground -k 0.2 0.2" "--timeout 0.2 --kill-after 0.2 --foreground" \
+        sh -c "$ignore_term"
+    same_as_timeout1 "0.0000000001" "--timeout 0.0000000001" sleep 100
+    same_as_timeout1 "1d" "--timeout 1d" true
+    same_as_timeout1 "2.34e+5" "--timeout 2.34e+5" true
+    same_as_timeout1 "1h" "--timeout 1h" sh -c 'kill -USR1 $$'
+    same_as_timeout1 "1h" "--timeout 1h" forkless-no-such-program
+    same_as_timeout1 "1h" "--timeout 1h" /etc/passwd
+    # How a waiting parent sees a child killed by a signal.
+    wait_status "$T/theirs" timeout 1h sh -c 'kill -USR1 $$'
+    wait_status "$T/how" "$FL" run --timeout 1h -- sh -c 'kill -USR1 $$'
+    expect_file "$T/how" "$(cat "$T/theirs")"
+}
+
 case_timeout_not_reached() {
     run_fl run --timeout 1h -- sh -c 'exit 3'
     expect_status 3
     run_fl run --timeout 0 -- true
     expect_status 0
+}
+
+case_timeout_tiny() {
+    # A positive duration, however small, rounds up to 1 ms: never to 0,
+    # which would mean no timeout. A hang ends in SIGKILL from the guard.
+    local d
+    for d in 0.0000000001 0.00000000000000000001m; do
+        timeout -s KILL 20 "$FL" run --timeout "$d" -- sleep 100 >"$T/out" 2>"$T/err"
+        STATUS=$?
+        expect_status 124
+    done
 }
 
 case_timeout_stays_in_group_with_setsid() {
@@ -648,11 +997,15 @@ case_durations() {
     # Long enough for `true` on any machine; short ones go to --kill-after,
     # which only counts after a timeout.
     local d
-    for d in 30 30.5 1000.5 60. 30000ms 30s 3m 1h 0; do
-        run_fl run --timeout "$d" -- true
-        [ "$STATUS" -eq 0 ] || fail "--timeout $d: exit $STATUS: $(err)"
+    # As timeout(1): the d suffix, exponents, and durations too long for
+    # forkless, which mean the longest it can wait.
+    for d in 30 30.5 1000.5 60. 30000ms 30s 3m 1h 1d 0 2.34e+5 1e3 3E1 1.5e2s \
+             99999999999999999999 9999999999999999h 1e999 1e99999999999999999999d; do
+        run_fl run --timeout "$d" -- sh -c 'exit 3'
+        [ "$STATUS" -eq 3 ] || fail "--timeout $d: exit $STATUS: $(err)"
     done
-    for d in 1 1.5 .5 2. 500ms 2s 3m 1h 0.001 0 0ms 1.0000000001; do
+    for d in 1 1.5 .5 2. 500ms 2s 3m 1h 1d 0.001 0 0ms 1.0000000001 1e-3 5E-1 \
+             2.5e+0m 1e999 0e999; do
         run_fl run --kill-after "$d" -- true
         [ "$STATUS" -eq 0 ] || fail "--kill-after $d: exit $STATUS: $(err)"
     done
@@ -660,33 +1013,97 @@ case_durations() {
 
 case_durations_bad() {
     local d
-    for d in -1 '' abc 1x 1.2.3 . s 1ms2 ' 1' 1e3 0x10 inf nan 99999999999999999999 \
-             9999999999999999h; do
+    for d in -1 +1 '' abc 1x 1.2.3 . s 1ms2 ' 1' '1 ' 0x10 inf nan 1e 1e+ e5 .e5 1e3.5 \
+             1d2 1D 1S 12h30m; do
         expect_bad_option run --timeout "$d" -- true
         expect_err_has "--timeout: invalid duration \"$d\""
         expect_bad_option run --kill-after "$d" -- true
     done
 }
 
-# forward_test OPTIONS...: forkless passes our SIGTERM on to its child.
-forward_test() {
+# forward_signal_test SIG OPTIONS...: forkless passes our SIG on to its
+# child (bash, which knows every signal name).
+forward_signal_test() {
+    local sig=$1
+    shift
+    rm -f "$T/pid" "$T/flag"
     # Background processes write to files: one holding our output open
     # would keep CTest waiting for it.
-    "$FL" run "$@" -- sh -c 'sleep 100 & s=$!; trap "echo got-term >\"$2\"; kill \$s; exit 7" TERM; echo $$ >"$1"; wait' \
+    "$FL" run "$@" -- bash -c 'sleep 100 & s=$!; trap "echo got-$3 >\"$2\"; kill \$s; exit 7" "$3"; echo $$ >"$1"; wait' \
+        bash "$T/pid" "$T/flag" "$sig" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    kill -s "$sig" "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 7
+    expect_file "$T/flag" "got-$sig"
+}
+forward_test() { forward_signal_test TERM "$@"; }
+
+case_forward_sigterm() { forward_test; }
+case_forward_sigterm_with_timeout() { forward_test --timeout 1h; }
+case_forward_timeout_signals() {
+    # The signals timeout(1) passes on, not only HUP, INT, QUIT and TERM.
+    local sig
+    for sig in USR1 USR2 PIPE XCPU RTMIN+1 RTMAX; do
+        forward_signal_test "$sig"
+        forward_signal_test "$sig" --timeout 1h
+    done
+}
+
+case_sigalrm_is_the_timeout() {
+    # As for timeout(1), SIGALRM sent to forkless means: the time is up.
+    "$FL" run --timeout 1h -- sh -c 'echo $$ >"$1"; exec sleep 100' sh "$T/pid" \
+        >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    kill -ALRM "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 124
+    wait_for is_dead "$(cat "$T/pid")"
+}
+
+case_ignored_signal_not_passed_on() {
+    # forkless runs in the background here, so it starts with SIGINT
+    # ignored: as timeout(1), it leaves that alone. The TERM that follows
+    # is passed on, and a child that got INT first would say so first.
+    "$FL" run -- sh -c 'trap "echo int >>\"$2\"" INT; trap "echo term >>\"$2\"; exit 7" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' \
         sh "$T/pid" "$T/flag" >"$T/out" 2>"$T/err" &
     local fl_pid=$!
     BACKGROUND_PIDS+=("$fl_pid")
     wait_for file_has_pid "$T/pid"
     BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    grep -q '^SigIgn:.*[2367abef]$' "/proc/$fl_pid/status" ||
+        skip "SIGINT not ignored in a background job here"
+    kill -INT "$fl_pid"
     kill -TERM "$fl_pid"
     wait "$fl_pid"
     STATUS=$?
     expect_status 7
-    expect_file "$T/flag" got-term
+    expect_file "$T/flag" term
 }
 
-case_forward_sigterm() { forward_test; }
-case_forward_sigterm_with_timeout() { forward_test --timeout 1h; }
+case_forward_then_kill_after() {
+    # As timeout -k: with --kill-after, a signal passed on is followed by
+    # SIGKILL if the child is still there that much later.
+    "$FL" run --kill-after 0.3 -- sh -c 'trap "" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' \
+        sh "$T/pid" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    kill -TERM "$fl_pid"
+    wait_for is_dead "$(cat "$T/pid")"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 137
+}
 case_forward_sighup_pgroup() {
     "$FL" run --pgroup -- sh -c 'sleep 100 & s=$!; trap "kill \$s; exit 9" HUP; echo $$ >"$1"; wait' \
         sh "$T/pid" >"$T/out" 2>"$T/err" &
@@ -848,6 +1265,22 @@ case_help() {
     grep -q -- "--timeout" "$T/out" || fail "run --help lacks --timeout: $(out)"
     run_fl run -h
     expect_status 0
+}
+
+case_help_options_and_differences() {
+    run_fl run --help
+    expect_status 0
+    local opt
+    for opt in --signal --kill-after --no-kill --preserve-status --foreground --argv0 \
+               --default-signal --ignore-signal --block-signal --path-relative --keep-signals \
+               --keep-fds --kill-with-parent; do
+        grep -q -- "$opt" "$T/out" || fail "run --help lacks $opt"
+    done
+    # Where it differs from env(1) and timeout(1) on purpose, it says so.
+    grep -q "Where forkless differs from env(1) and timeout(1), on purpose" "$T/out" ||
+        fail "run --help does not say where forkless differs from env and timeout"
+    awk 'length > 80 { print; bad = 1 } END { exit bad }' "$T/out" >"$T/long" ||
+        fail "lines over 80 columns: $(cat "$T/long")"
 }
 
 case_version() {
