@@ -119,6 +119,7 @@ struct row {
     size_t repeats;
     unsigned long n;
     struct fl_spread s;      /* seconds per loop */
+    double others_pct;       /* median share of a loop that something else took */
     struct fl_mmm m;         /* seconds per loop */
     double us_per_spawn;     /* median / n */
     double ratio_baseline;   /* median / posix_spawnp's median */
@@ -228,7 +229,8 @@ int fl_bench_loop(int argc, char **argv)
     fl_rows_meta_str(&j, "target_path", resolved);
 
     double *secs = calloc(NARMS * o.repeats, sizeof *secs);
-    if (!secs) {
+    uint64_t *others = calloc(NARMS * o.repeats, sizeof *others);
+    if (!secs || !others) {
         fprintf(stderr, "forkless bench loop: out of memory\n");
         r = 1;
         goto out;
@@ -243,7 +245,8 @@ int fl_bench_loop(int argc, char **argv)
             size_t a = order[k];
             fprintf(stderr, "loop: repeat %lu/%lu: %s x %lu...\n", rep + 1, o.repeats,
                     arms[a].name, o.n);
-            uint64_t t0 = fl_bench_now_ns();
+            struct fl_span span;
+            fl_span_begin(&span);
             for (unsigned long i = 0; i < o.n; i++) {
                 if (arms[a].run(targv, err, sizeof err) != 0) {
                     fprintf(stderr, "forkless bench loop: %s: spawn %lu: %s\n",
@@ -252,8 +255,9 @@ int fl_bench_loop(int argc, char **argv)
                     break;
                 }
             }
-            uint64_t t1 = fl_bench_now_ns();
-            secs[a * o.repeats + rep] = (double)(t1 - t0) / 1e9;
+            uint64_t oth, ns = fl_span_end(&span, &oth);
+            secs[a * o.repeats + rep] = (double)ns / 1e9;
+            others[a * o.repeats + rep] = ns ? oth * 100000u / ns : 0;   /* 0.001 % */
         }
     }
     if (r)
@@ -271,6 +275,9 @@ int fl_bench_loop(int argc, char **argv)
         for (size_t i = 0; i < o.repeats; i++)
             ns[i] = (uint64_t)llround(secs[a * o.repeats + i] * 1e9);
         fl_mmm_of(ns, o.repeats, &w->m);
+        struct fl_mmm om;
+        fl_mmm_of(&others[a * o.repeats], o.repeats, &om);
+        w->others_pct = om.median / 1000.0;
         w->m.min /= 1e9, w->m.median /= 1e9, w->m.max /= 1e9;
         w->us_per_spawn = w->m.median * 1e6 / (double)o.n;
         if (strcmp(w->method, BASELINE) == 0)
@@ -282,13 +289,15 @@ int fl_bench_loop(int argc, char **argv)
         struct row *w = &rows[a];
         w->ratio_baseline = w->m.median / rows[base].m.median;
         printf("loop %-13s n %lu x %zu  %8.4f +- %.4f s (+- %5.2f%%)  median %8.4f  "
-               "min %8.4f  max %8.4f s  %7.1f us/spawn  x%.3f %s\n",
+               "min %8.4f  max %8.4f s  %7.1f us/spawn  x%.3f %s  others %.1f%%\n",
                w->method, w->n, w->repeats, w->s.mean, w->s.sem,
                w->s.mean > 0 ? 100.0 * w->s.sem / w->s.mean : 0.0, w->m.median,
-               w->m.min, w->m.max, w->us_per_spawn, w->ratio_baseline, BASELINE);
+               w->m.min, w->m.max, w->us_per_spawn, w->ratio_baseline, BASELINE,
+               w->others_pct);
     }
     printf("+- is the standard deviation of the mean over the repeats, as perf stat prints "
-           "it (JSON also has the plain standard deviation)\n");
+           "it (JSON also has the plain standard deviation); others: the median share of "
+           "a loop that other tasks and steal took from the bench CPU\n");
     int holds = rows[flk].m.median <= rows[base].m.median;
     printf("forkless median %.4f s vs %s %.4f s: x%.3f (done when <= 1: %s)\n",
            rows[flk].m.median, BASELINE, rows[base].m.median, rows[flk].ratio_baseline,
@@ -309,10 +318,12 @@ int fl_bench_loop(int argc, char **argv)
         fl_rows_num(&j, "max_s", w->m.max);
         fl_rows_num(&j, "us_per_spawn", w->us_per_spawn);
         fl_rows_num(&j, "ratio_" BASELINE, w->ratio_baseline);
+        fl_rows_num(&j, "others_pct", w->others_pct);
         fl_rows_end(&j);
     }
 out:
     free(secs);
+    free(others);
     int jr = fl_rows_close(&j);
     if (jr && r == 0) {
         fl_rows_error(SUITE, "writing", o.json, o.csv, jr);
