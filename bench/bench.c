@@ -35,8 +35,9 @@ static void common_usage(FILE *f)
         "                  auto: the last one this process may use). Left to the\n"
         "                  scheduler (all), a child is moved to another CPU at exec\n"
         "                  whenever that one looks idle, which adds tens of us to some\n"
-        "                  spawns and not others. threads and worker need every CPU\n"
-        "                  and are never pinned. Pinned, a timed spawn during which\n"
+        "                  spawns and not others. threads and worker need every CPU:\n"
+        "                  threads pins its threads one per CPU in turn instead\n"
+        "                  (all: not), worker is left alone. Pinned, a timed spawn during which\n"
         "                  something else used the CPU is taken again (heap, call),\n"
         "                  and at the end a line says how much of the CPU(s) other\n"
         "                  processes and steal took meanwhile.\n");
@@ -53,11 +54,14 @@ static int run_suite(const struct fl_suite *s, int argc, char **argv, int cpu)
     char err[256];
     if (!help && fl_cpu_pin(s->all_cpus ? FL_CPU_ALL : cpu, &pin, err, sizeof err) != 0)
         return fl_usage_error(s->name, "--cpu: %s", err);
+    fl_cpu_spread(!help && s->all_cpus && cpu != FL_CPU_ALL);
     struct fl_cpu_watch w;
     fl_cpu_watch_start(&w);
     fflush(stdout);
     int r = s->main(argc, argv);
     fflush(stdout);
+    int spread = fl_cpu_spreading();
+    fl_cpu_spread(0);
     if (help) {
         fputc('\n', stdout);
         common_usage(stdout);
@@ -71,6 +75,7 @@ static int run_suite(const struct fl_suite *s, int argc, char **argv, int cpu)
         printf("cpu: other tasks used %.1f%% of %s (%s) over the %.1f s of the suite, "
                "steal %.1f%%\n", sh.others_pct, set,
                pin.cpu >= 0 ? "pinned, with the children" :
+               spread ? "the suite needs every CPU: its threads spread one per CPU" :
                s->all_cpus ? "not pinned: the suite needs every CPU" : "not pinned: --cpu all",
                sh.seconds, sh.steal_pct);
     fflush(stdout);

@@ -78,6 +78,35 @@ int fl_cpu_pinned(void)
     return pinned_cpu;
 }
 
+static int spreading;
+static cpu_set_t spread_set;
+
+void fl_cpu_spread(int on)
+{
+    spreading = on && sched_getaffinity(0, sizeof spread_set, &spread_set) == 0 &&
+                CPU_COUNT(&spread_set) > 0;
+}
+
+int fl_cpu_spreading(void)
+{
+    return spreading;
+}
+
+void fl_cpu_pin_thread(unsigned index)
+{
+    if (!spreading)
+        return;
+    unsigned k = index % (unsigned)CPU_COUNT(&spread_set);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &spread_set) && k-- == 0) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(c, &one);
+            sched_setaffinity(0, sizeof one, &one);   /* this thread */
+            return;
+        }
+}
+
 /* Time CPU cpu spent idle: the cpuidle residency of every state, in us.
  * Returns -1 without cpuidle. */
 static long long cpuidle_us(int cpu)

@@ -48,6 +48,14 @@ void fl_cpu_unpin(struct fl_cpu_pin *p);
 /* The CPU the bench is pinned to, or -1. */
 int fl_cpu_pinned(void);
 
+/* For a suite that needs every CPU: fl_cpu_spread(1) makes
+ * fl_cpu_pin_thread(i) pin the calling thread (and so the children it
+ * starts) to the i-th CPU of this process's mask, round robin, so that no
+ * child is moved at exec; fl_cpu_spread(0) makes it do nothing again. */
+void fl_cpu_spread(int on);
+void fl_cpu_pin_thread(unsigned index);
+int fl_cpu_spreading(void);
+
 struct fl_cpu_watch {
     cpu_set_t set;        /* the CPUs watched */
     int ncpus;

@@ -1,9 +1,9 @@
-/* loop.c: the "loop" suite. Starts `true` N times in a row with fork +
- * execvp, vfork + execvp, posix_spawnp and forkless (a PATH search by
- * name each time), and times each whole loop. Each repeat runs every arm's
- * loop once, in a fresh random order; the table gives each arm's mean and
- * spread over the repeats (as `perf stat --repeat` does) and its median
- * against posix_spawnp's. */
+/* loop.c: the "loop" suite. Starts `true` N times with fork + execvp,
+ * vfork + execvp, posix_spawnp and forkless (a PATH search by name each
+ * time), and times each arm's loop. Each repeat runs every arm's loop once,
+ * the arms taking turns every CHUNK spawns in a fresh random order; the
+ * table gives each arm's mean and spread over the repeats (as `perf stat
+ * --repeat` does) and its median against posix_spawnp's. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -31,6 +31,7 @@
 #define BASELINE "posix_spawnp"
 #define QUICK_N 100ul
 #define QUICK_REPEATS 3ul
+#define CHUNK 100ul   /* spawns of one arm in a row, see the repeat loop */
 
 extern char **environ;
 
@@ -129,9 +130,11 @@ void fl_bench_loop_usage(FILE *f)
 {
     fprintf(f,
         "usage: forkless bench loop [OPTIONS]\n\n"
-        "Starts TARGET N times in a row, waiting for each, with every arm, and times\n"
-        "each whole loop. Every repeat runs each arm's loop once, in a fresh random\n"
-        "order. Prints seconds per loop as mean +- the standard deviation of the\n"
+        "Starts TARGET N times, waiting for each, with every arm, and times each\n"
+        "arm's loop. Every repeat runs each arm's loop once, in chunks of %lu spawns\n"
+        "in a row, the arms taking turns in a fresh random order for every chunk\n"
+        "(a passing load then falls on every arm alike); an arm's loop time is the\n"
+        "sum of its chunks. Prints seconds per loop as mean +- the standard deviation of the\n"
         "mean (what `perf stat --repeat` prints), the median, min and max, and the\n"
         "median against %s's.\n\n"
         "Options:\n"
@@ -147,7 +150,7 @@ void fl_bench_loop_usage(FILE *f)
         "  --csv FILE      also write the rows as CSV: a header line, then one line\n"
         "                  per row, the same fields as the JSON rows\n"
         "  -h, --help      this text\n\n"
-        "Arms:\n", BASELINE, DEFAULT_N, DEFAULT_REPEATS, QUICK_N, QUICK_REPEATS);
+        "Arms:\n", CHUNK, BASELINE, DEFAULT_N, DEFAULT_REPEATS, QUICK_N, QUICK_REPEATS);
     for (size_t a = 0; a < NARMS; a++)
         fprintf(f, "  %-15s %s\n", arms[a].name, arms[a].what);
 }
@@ -221,12 +224,14 @@ int fl_bench_loop(int argc, char **argv)
     double load0 = fl_loadavg();
     printf("forkless bench loop: %s\n", machine);
     printf("target \"%s\" (%s%s), %lu spawn+wait per loop, %lu repeats of every arm's "
-           "loop in random order; seconds per loop\n", o.target,
+           "loop, the arms taking turns every %lu spawns in random order; seconds per "
+           "loop\n", o.target,
            strchr(o.target, '/') ? "" : "PATH search each time, now ", resolved, o.n,
-           o.repeats);
+           o.repeats, CHUNK);
     fl_rows_start(&j, SUITE, machine, load0);
     fl_rows_meta_str(&j, "target", o.target);
     fl_rows_meta_str(&j, "target_path", resolved);
+    fl_rows_meta_int(&j, "chunk", (long long)CHUNK);
 
     double *secs = calloc(NARMS * o.repeats, sizeof *secs);
     uint64_t *others = calloc(NARMS * o.repeats, sizeof *others);
@@ -239,25 +244,38 @@ int fl_bench_loop(int argc, char **argv)
     uint64_t seed = 0x6c6f6f70u;   /* repeatable */
     char err[512];
     r = 0;
+    /* A repeat runs every arm's n spawns in chunks of CHUNK, the arms
+     * taking turns in a fresh random order for each chunk: a load that
+     * comes and goes (other processes, the hypervisor) then falls on every
+     * arm alike, where whole loops one after the other met it unevenly.
+     * An arm's loop time is the sum of its chunks. */
     for (unsigned long rep = 0; rep < o.repeats && r == 0; rep++) {
-        fl_interleave_order(order, NARMS, &seed);
-        for (size_t k = 0; k < NARMS && r == 0; k++) {
-            size_t a = order[k];
-            fprintf(stderr, "loop: repeat %lu/%lu: %s x %lu...\n", rep + 1, o.repeats,
-                    arms[a].name, o.n);
-            struct fl_span span;
-            fl_span_begin(&span);
-            for (unsigned long i = 0; i < o.n; i++) {
-                if (arms[a].run(targv, err, sizeof err) != 0) {
-                    fprintf(stderr, "forkless bench loop: %s: spawn %lu: %s\n",
-                            arms[a].name, i + 1, err);
-                    r = 1;
-                    break;
+        fprintf(stderr, "loop: repeat %lu/%lu: %lu spawns per arm...\n", rep + 1,
+                o.repeats, o.n);
+        uint64_t ns[NARMS] = { 0 }, oth[NARMS] = { 0 };
+        for (unsigned long done = 0; done < o.n && r == 0; done += CHUNK) {
+            unsigned long m = o.n - done < CHUNK ? o.n - done : CHUNK;
+            fl_interleave_order(order, NARMS, &seed);
+            for (size_t k = 0; k < NARMS && r == 0; k++) {
+                size_t a = order[k];
+                struct fl_span span;
+                fl_span_begin(&span);
+                for (unsigned long i = 0; i < m; i++) {
+                    if (arms[a].run(targv, err, sizeof err) != 0) {
+                        fprintf(stderr, "forkless bench loop: %s: spawn %lu: %s\n",
+                                arms[a].name, done + i + 1, err);
+                        r = 1;
+                        break;
+                    }
                 }
+                uint64_t o1;
+                ns[a] += fl_span_end(&span, &o1);
+                oth[a] += o1;
             }
-            uint64_t oth, ns = fl_span_end(&span, &oth);
-            secs[a * o.repeats + rep] = (double)ns / 1e9;
-            others[a * o.repeats + rep] = ns ? oth * 100000u / ns : 0;   /* 0.001 % */
+        }
+        for (size_t a = 0; a < NARMS; a++) {
+            secs[a * o.repeats + rep] = (double)ns[a] / 1e9;
+            others[a * o.repeats + rep] = ns[a] ? oth[a] * 100000u / ns[a] : 0;   /* 0.001 % */
         }
     }
     if (r)
