@@ -37,10 +37,11 @@ static void common_usage(FILE *f)
         "                  whenever that one looks idle, which adds tens of us to some\n"
         "                  spawns and not others. threads and worker need every CPU:\n"
         "                  threads pins its threads one per CPU in turn instead\n"
-        "                  (all: not), worker is left alone. Pinned, a timed spawn during which\n"
-        "                  something else used the CPU is taken again (heap, call),\n"
-        "                  and at the end a line says how much of the CPU(s) other\n"
-        "                  processes and steal took meanwhile.\n");
+        "                  (all: not), worker is left alone. Pinned, a timed spawn\n"
+        "                  during which something else used the CPU is taken again\n"
+        "                  (heap, call). At the end a line says how much of the\n"
+        "                  CPU(s) others took meanwhile: other tasks, interrupts,\n"
+        "                  the hypervisor.\n");
 }
 
 /* Runs suite s with argv[0] its name: pinned to cpu unless it needs every
@@ -72,12 +73,12 @@ static int run_suite(const struct fl_suite *s, int argc, char **argv, int cpu)
     char set[64];
     fl_cpu_set_name(&w, set, sizeof set);
     if (r == 0)
-        printf("cpu: other tasks used %.1f%% of %s (%s) over the %.1f s of the suite, "
-               "steal %.1f%%\n", sh.others_pct, set,
+        printf("cpu: %s (%s); over the %.1f s of the suite others took %.1f%% of it "
+               "(other tasks, interrupts, the hypervisor; steal seen %.1f%%)\n", set,
                pin.cpu >= 0 ? "pinned, with the children" :
                spread ? "the suite needs every CPU: its threads spread one per CPU" :
                s->all_cpus ? "not pinned: the suite needs every CPU" : "not pinned: --cpu all",
-               sh.seconds, sh.steal_pct);
+               sh.seconds, sh.others_pct, sh.steal_pct);
     fflush(stdout);
     fl_cpu_unpin(&pin);
     return r;

@@ -196,7 +196,7 @@ void fl_cpu_watch_stop(const struct fl_cpu_watch *w, struct fl_cpu_share *s)
     double cap = wall * (double)(w->ncpus > 0 ? w->ncpus : 1);
     double busy = cap - diff(w->idle_ns, now.idle_ns);
     double steal = diff(w->steal_ns, now.steal_ns);
-    double others = busy - diff(w->ours_ns, now.ours_ns) - steal;
+    double others = busy - diff(w->ours_ns, now.ours_ns);
     s->seconds = wall / 1e9;
     s->ncpus = w->ncpus;
     s->others_pct = cap > 0 && others > 0 ? 100.0 * others / cap : 0.0;

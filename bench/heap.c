@@ -68,7 +68,7 @@ void fl_bench_heap_usage(FILE *f)
         "and the child, over 20 us and 1%%) is taken again, at most twice; each\n"
         "row says how many were (retaken). It prints min/median/max per spawn,\n"
         "each arm's median against clone_vm, and after each heap how much of the\n"
-        "CPU other tasks and steal took meanwhile. The arms that fork\n"
+        "CPU others (tasks, interrupts, steal) took meanwhile. The arms that fork\n"
         "run after the others, interleaved among themselves: a fork makes the\n"
         "parent's memory copy-on-write, which would slow whatever runs next.\n\n"
         "Options:\n"
@@ -580,9 +580,9 @@ int fl_bench_heap(int argc, char **argv)
             }
             char set[64];
             fl_cpu_set_name(&watch, set, sizeof set);
-            printf("cell  %5lu MiB %-3s  %.2f s; other tasks used %.1f%% of %s, steal %.1f%%%s\n",
-                   o.heaps[h], pn, share.seconds, share.others_pct, set, share.steal_pct,
-                   share.others_pct + share.steal_pct > FL_CPU_BUSY_PCT
+            printf("cell  %5lu MiB %-3s  %.2f s; others took %.1f%% of %s (steal seen "
+                   "%.1f%%)%s\n", o.heaps[h], pn, share.seconds, share.others_pct, set,
+                   share.steal_pct, share.others_pct > FL_CPU_BUSY_PCT
                        ? " (busy: rerun when the machine is quieter)" : "");
             fflush(stdout);
         }

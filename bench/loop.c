@@ -315,7 +315,7 @@ int fl_bench_loop(int argc, char **argv)
     }
     printf("+- is the standard deviation of the mean over the repeats, as perf stat prints "
            "it (JSON also has the plain standard deviation); others: the median share of "
-           "a loop that other tasks and steal took from the bench CPU\n");
+           "a loop that others (tasks, interrupts, steal) took from the bench CPU\n");
     int holds = rows[flk].m.median <= rows[base].m.median;
     printf("forkless median %.4f s vs %s %.4f s: x%.3f (done when <= 1: %s)\n",
            rows[flk].m.median, BASELINE, rows[base].m.median, rows[flk].ratio_baseline,
