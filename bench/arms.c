@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "forkless.h"
+#include "stats.h"
 
 extern char **environ;
 
@@ -312,6 +313,26 @@ int fl_arms_select(const char *list, const struct fl_arm **out, size_t *n,
         p = end + 1;
     }
     return 0;
+}
+
+struct one_spawn {
+    const struct fl_arm *arm;
+    const struct fl_arm_target *t;
+    char *err;
+    size_t errsz;
+};
+
+static int run_one(void *ctx)
+{
+    struct one_spawn *o = ctx;
+    return o->arm->run(o->t, o->err, o->errsz);
+}
+
+int fl_arm_sample(const struct fl_arm *arm, const struct fl_arm_target *t, uint64_t *ns,
+                  struct fl_retakes *rt, char *err, size_t errsz)
+{
+    struct one_spawn o = { arm, t, err, errsz };
+    return fl_sample(run_one, &o, ns, rt);
 }
 
 void fl_arms_list(FILE *file)

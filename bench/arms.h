@@ -4,6 +4,7 @@
 #define FL_BENCH_ARMS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -56,6 +57,13 @@ int fl_arm_reap(pid_t pid, char *err, size_t errsz);
  * in err. Also used by the loop and call suites. */
 struct fl_cmd;
 int fl_arm_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz);
+
+/* One timed spawn+wait of arm, taken again when something else ran
+ * meanwhile (fl_sample in stats.h): 0 with *ns its time, or non-zero with a
+ * message in err. */
+struct fl_retakes;
+int fl_arm_sample(const struct fl_arm *arm, const struct fl_arm_target *t, uint64_t *ns,
+                  struct fl_retakes *rt, char *err, size_t errsz);
 
 /* Prints the arm names and descriptions, one per line, indented. */
 void fl_arms_list(FILE *f);

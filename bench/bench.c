@@ -11,19 +11,101 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cpu.h"
 #include "suite.h"
 
 const struct fl_suite fl_suites[] = {
     { "heap", "spawn cost against the parent's resident heap (fork vs vfork "
               "vs posix_spawn vs clone vs forkless)",
-      fl_bench_heap, fl_bench_heap_usage },
-    { "threads", "spawns/s from T threads at once (posix_spawn vs forkless vs fork_exec)", fl_bench_threads, fl_bench_threads_usage },
-    { "peers", "forkless against other runtimes' spawn APIs (Python, Node, Rust, Java, libuv, GLib)", fl_bench_peers, fl_bench_peers_usage },
-    { "worker", "a worker fed through a shared ring while the parent writes its heap (thread vs fork vs fork_exec vs posix_spawn vs forkless)", fl_bench_worker, fl_bench_worker_usage },
-    { "loop", "start `true` 10000 times in a row (fork vs vfork + execvp vs posix_spawnp vs forkless)", fl_bench_loop, fl_bench_loop_usage },
-    { "call", "N + 2 as a program (fork_exec, posix_spawn, forkless; dynamic vs static) vs a function call", fl_bench_call, fl_bench_call_usage },
+      fl_bench_heap, fl_bench_heap_usage, 0 },
+    { "threads", "spawns/s from T threads at once (posix_spawn vs forkless vs fork_exec)", fl_bench_threads, fl_bench_threads_usage, 1 },
+    { "peers", "forkless against other runtimes' spawn APIs (Python, Node, Rust, Java, libuv, GLib)", fl_bench_peers, fl_bench_peers_usage, 0 },
+    { "worker", "a worker fed through a shared ring while the parent writes its heap (thread vs fork vs fork_exec vs posix_spawn vs forkless)", fl_bench_worker, fl_bench_worker_usage, 1 },
+    { "loop", "start `true` 10000 times in a row (fork vs vfork + execvp vs posix_spawnp vs forkless)", fl_bench_loop, fl_bench_loop_usage, 0 },
+    { "call", "N + 2 as a program (fork_exec, posix_spawn, forkless; dynamic vs static) vs a function call", fl_bench_call, fl_bench_call_usage, 0 },
 };
 const size_t fl_nsuites = sizeof fl_suites / sizeof fl_suites[0];
+
+/* The options that every suite takes, handled here. */
+static void common_usage(FILE *f)
+{
+    fprintf(f,
+        "Options of every suite:\n"
+        "  --cpu N|auto|all  the CPU the suite runs on, with its children (default\n"
+        "                  auto: the last one this process may use). Left to the\n"
+        "                  scheduler (all), a child is moved to another CPU at exec\n"
+        "                  whenever that one looks idle, which adds tens of us to some\n"
+        "                  spawns and not others. threads and worker need every CPU:\n"
+        "                  threads pins its threads one per CPU in turn instead\n"
+        "                  (all: not), worker is left alone. Pinned, a timed spawn\n"
+        "                  during which something else used the CPU is taken again\n"
+        "                  (heap, call). At the end a line says how much of the\n"
+        "                  CPU(s) others took meanwhile: other tasks, interrupts,\n"
+        "                  the hypervisor.\n");
+}
+
+/* Runs suite s with argv[0] its name: pinned to cpu unless it needs every
+ * CPU, and watched, so that the last line says who else used the CPU. */
+static int run_suite(const struct fl_suite *s, int argc, char **argv, int cpu)
+{
+    int help = 0;
+    for (int i = 1; i < argc; i++)
+        help |= strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
+    struct fl_cpu_pin pin;
+    char err[256];
+    if (!help && fl_cpu_pin(s->all_cpus ? FL_CPU_ALL : cpu, &pin, err, sizeof err) != 0)
+        return fl_usage_error(s->name, "--cpu: %s", err);
+    fl_cpu_spread(!help && s->all_cpus && cpu != FL_CPU_ALL);
+    struct fl_cpu_watch w;
+    fl_cpu_watch_start(&w);
+    fflush(stdout);
+    int r = s->main(argc, argv);
+    fflush(stdout);
+    int spread = fl_cpu_spreading();
+    fl_cpu_spread(0);
+    if (help) {
+        fputc('\n', stdout);
+        common_usage(stdout);
+        return r;
+    }
+    struct fl_cpu_share sh;
+    fl_cpu_watch_stop(&w, &sh);
+    char set[64];
+    fl_cpu_set_name(&w, set, sizeof set);
+    if (r == 0)
+        printf("cpu: %s (%s); over the %.1f s of the suite others took %.1f%% of it "
+               "(other tasks, interrupts, the hypervisor; steal seen %.1f%%)\n", set,
+               pin.cpu >= 0 ? "pinned, with the children" :
+               spread ? "the suite needs every CPU: its threads spread one per CPU" :
+               s->all_cpus ? "not pinned: the suite needs every CPU" : "not pinned: --cpu all",
+               sh.seconds, sh.others_pct, sh.steal_pct);
+    fflush(stdout);
+    fl_cpu_unpin(&pin);
+    return r;
+}
+
+/* Takes "--cpu V" / "--cpu=V" out of argv[1..*argc-1] (the last one counts).
+ * Returns 0, or 2 after a usage error. */
+static int take_cpu(const char *suite, int *argc, char **argv, int *cpu)
+{
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *v;
+        int m = fl_opt_value(suite, *argc, argv, &i, "--cpu", &v);
+        if (m < 0)
+            return 2;
+        if (m == 0) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (fl_cpu_parse(v, cpu) != 0)
+            return fl_usage_error(suite, "--cpu wants a CPU number, auto or all, not "
+                                  "\"%s\"", v);
+    }
+    *argc = out;
+    argv[out] = NULL;
+    return 0;
+}
 
 static void usage(FILE *f)
 {
@@ -36,6 +118,8 @@ static void usage(FILE *f)
         fprintf(f, "  %-8s %s\n", fl_suites[i].name, fl_suites[i].what);
     fprintf(f, "  %-8s every suite above with small counts (see: forkless bench all --help)\n",
             "all");
+    fputc('\n', f);
+    common_usage(f);
 }
 
 /* Is name an item of the comma list? */
@@ -56,18 +140,21 @@ static int in_list(const char *list, const char *name)
 static int bench_all(int argc, char **argv)
 {
     const char *out = NULL, *only = NULL;
-    int quick = 1;
+    int quick = 1, cpu = FL_CPU_AUTO;
+    if (take_cpu("all", &argc, argv, &cpu) != 0)
+        return 2;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int m;
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            printf("usage: forkless bench all [--out DIR] [--full] [--suites LIST]\n\n"
+            printf("usage: forkless bench all [--out DIR] [--full] [--suites LIST] [--cpu N]\n\n"
                    "Runs every suite with small counts: each is called as\n"
                    "  forkless bench SUITE --quick [--json DIR/SUITE.json --csv DIR/SUITE.csv]\n"
                    "  --out DIR   write each suite's rows to DIR/SUITE.json and DIR/SUITE.csv\n"
                    "              (DIR is created when missing)\n"
                    "  --full      the suites' own defaults instead of --quick\n"
-                   "  --suites LIST  only these suites, comma separated (default: all)\n");
+                   "  --suites LIST  only these suites, comma separated (default: all)\n"
+                   "  --cpu N|auto|all  passed on to every suite (see forkless bench --help)\n");
             return 0;
         }
         if ((m = fl_opt_value("all", argc, argv, &i, "--out", &v))) {
@@ -123,9 +210,7 @@ static int bench_all(int argc, char **argv)
         printf("%s== forkless bench %s%s%s%s%s%s ==\n", ran++ ? "\n" : "", s->name,
                quick ? " --quick" : "", out ? " --json " : "", out ? json : "",
                out ? " --csv " : "", out ? csv : "");
-        fflush(stdout);
-        int r = s->main(n, sargv);
-        fflush(stdout);
+        int r = run_suite(s, n, sargv, cpu);
         if (r != 0)
             fprintf(stderr, "forkless bench all: %s exited %d\n", s->name, r);
         if (r > worst)
@@ -158,8 +243,8 @@ int fl_bench_main(int argc, char **argv)
     } else {
         first = 0;   /* options straight after "bench" go to the default suite */
     }
-    /* Give the suite an argv whose [0] is its name. */
-    int sargc = argc - first;
+    /* Give the suite an argv whose [0] is its name, without --cpu. */
+    int sargc = argc - first, cpu = FL_CPU_AUTO;
     char **sargv = calloc((size_t)sargc + 1, sizeof *sargv);
     if (!sargv) {
         fprintf(stderr, "forkless bench: %s\n", strerror(errno));
@@ -168,10 +253,10 @@ int fl_bench_main(int argc, char **argv)
     sargv[0] = (char *)s->name;
     for (int i = 1; i < sargc; i++)
         sargv[i] = argv[first + i];
-    fflush(stdout);
-    int r = s->main(sargc, sargv);
+    int r = take_cpu(s->name, &sargc, sargv, &cpu);
+    if (r == 0)
+        r = run_suite(s, sargc, sargv, cpu);
     free(sargv);
-    fflush(stdout);
     return r;
 }
 

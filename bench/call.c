@@ -100,6 +100,7 @@ struct row {
     const char *path;
     uint64_t *ps;            /* samples, picoseconds per call */
     size_t n;
+    struct fl_retakes rt;    /* see fl_sample */
     struct fl_mmm us;        /* per call */
     double overhead_us;      /* median minus the function's median */
     double project_s;        /* PROJECT_CALLS calls at the median */
@@ -172,6 +173,20 @@ static int parse(int argc, char **argv, struct opts *o)
 /* The function through a volatile pointer, so that every call happens. */
 static int (*volatile plus_two_fn)(int) = fl_plus_two;
 
+struct one_call {
+    const struct row *w;
+    char *const *argv;
+    int st;                  /* the wait status, or -1 */
+    char err[2048];
+};
+
+static int run_call(void *ctx)
+{
+    struct one_call *c = ctx;
+    c->st = c->w->run(c->w->path, c->argv, c->err, sizeof c->err);
+    return c->st < 0;
+}
+
 /* One sample of a row. *arg advances so that successive calls differ.
  * Returns 0, or 1 with a message printed when a result was wrong. */
 static int sample(struct row *w, const struct opts *o, unsigned *arg)
@@ -193,22 +208,22 @@ static int sample(struct row *w, const struct opts *o, unsigned *arg)
     }
     int x = (int)(*arg % 200u) + 1;
     ++*arg;
-    char num[16], err[2048];
+    char num[16];
     snprintf(num, sizeof num, "%d", x);
     char *argv[] = { (char *)w->path, num, NULL };
-    uint64_t t0 = fl_bench_now_ns();
-    int st = w->run(w->path, argv, err, sizeof err);
-    uint64_t t1 = fl_bench_now_ns();
-    if (st < 0) {
-        fprintf(stderr, "forkless bench call: %s %s: %s\n", w->method, w->program, err);
+    struct one_call c = { .w = w, .argv = argv };
+    uint64_t ns;
+    if (fl_sample(run_call, &c, &ns, &w->rt) != 0) {
+        fprintf(stderr, "forkless bench call: %s %s: %s\n", w->method, w->program, c.err);
         return 1;
     }
+    int st = c.st;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != x + 2) {
         fprintf(stderr, "forkless bench call: %s %s: plustwo %d gave wait status 0x%x, "
                 "want exit status %d\n", w->method, w->program, x, st, x + 2);
         return 1;
     }
-    w->ps[w->n++] = (t1 - t0) * 1000u;
+    w->ps[w->n++] = ns * 1000u;
     return 0;
 }
 
@@ -351,9 +366,9 @@ int fl_bench_call(int argc, char **argv)
                 strcmp(rows[b].program, w->program) == 0)
                 w->ratio_baseline = w->us.median / rows[b].us.median;
         printf("call %-11s %-7s n %4zu  min %9.3f  median %9.3f  max %9.3f us  "
-               "overhead %9.3f us  1M calls %9.3f s (%6.2f min)",
+               "overhead %9.3f us  1M calls %9.3f s (%6.2f min)  retaken %zu",
                w->method, w->program, w->n, w->us.min, w->us.median, w->us.max,
-               w->overhead_us, w->project_s, w->project_s / 60.0);
+               w->overhead_us, w->project_s, w->project_s / 60.0, w->rt.retaken);
         if (isfinite(w->ratio_baseline))
             printf("  x%.2f %s", w->ratio_baseline, BASELINE);
         putchar('\n');
@@ -383,6 +398,8 @@ int fl_bench_call(int argc, char **argv)
         fl_rows_num(&j, "overhead_us", w->overhead_us);
         fl_rows_num(&j, "project_1m_calls_s", w->project_s);
         fl_rows_num(&j, "ratio_" BASELINE, w->ratio_baseline);
+        fl_rows_int(&j, "retaken", (long long)w->rt.retaken);
+        fl_rows_int(&j, "disturbed", (long long)w->rt.disturbed);
         fl_rows_end(&j);
     }
 out:

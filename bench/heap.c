@@ -21,13 +21,18 @@
 
 #include "arms.h"
 #include "btarget.h"
+#include "cpu.h"
 #include "machine.h"
 #include "stats.h"
 #include "suite.h"
 
 #define SUITE "heap"
 #define MAX_HEAPS 16
-#define DEFAULT_N 200
+/* 2000 rounds keep the arms that do not fork busy for about a second per
+ * heap: a slowdown of the whole machine for a tenth of a second (seen on a
+ * shared VM: steal, other guests) then moves no median, where with 200 it
+ * covered most of a 0.15 s cell. */
+#define DEFAULT_N 2000
 #define DEFAULT_BUDGET_S 10
 #define MIN_SAMPLES 20      /* a budgeted arm still takes at least this many */
 #define WARMUP 3
@@ -58,8 +63,12 @@ void fl_bench_heap_usage(FILE *f)
         "usage: forkless bench heap [OPTIONS]\n\n"
         "The parent maps and touches a heap, then starts TARGET with each arm,\n"
         "interleaved (each round runs every arm once, in a fresh random order),\n"
-        "and times every spawn+wait (CLOCK_MONOTONIC). It prints min/median/max\n"
-        "per spawn and each arm's median against clone_vm. The arms that fork\n"
+        "and times every spawn+wait (CLOCK_MONOTONIC). A spawn during which\n"
+        "something else took the CPU (its time less the CPU time of the bench\n"
+        "and the child, over 20 us and 1%%) is taken again, at most twice; each\n"
+        "row says how many were (retaken). It prints min/median/max per spawn,\n"
+        "each arm's median against clone_vm, and after each heap how much of the\n"
+        "CPU others (tasks, interrupts, steal) took meanwhile. The arms that fork\n"
         "run after the others, interleaved among themselves: a fork makes the\n"
         "parent's memory copy-on-write, which would slow whatever runs next.\n\n"
         "Options:\n"
@@ -182,21 +191,19 @@ static int parse(int argc, char **argv, struct opts *o)
 struct cell_result {
     struct fl_summary s;
     size_t want;     /* samples asked for (after the budget) */
+    struct fl_retakes rt;
 };
 
-/* Times one spawn+wait of arm a into its next sample slot. */
+/* Times one spawn+wait of arm a into its next sample slot (taken again
+ * when something else ran meanwhile, see fl_sample). */
 static int time_one(const struct fl_arm *arm, const struct fl_arm_target *t,
-                    uint64_t *slot)
+                    uint64_t *slot, struct fl_retakes *rt)
 {
     char err[2048];
-    uint64_t t0 = fl_bench_now_ns();
-    int r = arm->run(t, err, sizeof err);
-    uint64_t t1 = fl_bench_now_ns();
-    if (r != 0) {
+    if (fl_arm_sample(arm, t, slot, rt, err, sizeof err) != 0) {
         fprintf(stderr, "forkless bench heap: %s: %s\n", arm->name, err);
         return 1;
     }
-    *slot = t1 - t0;
     return 0;
 }
 
@@ -213,8 +220,9 @@ static int run_group(const struct opts *o, const struct fl_arm *const *arms,
         if (arms[a]->forks != forks)
             continue;
         uint64_t w[WARMUP];
+        struct fl_retakes wrt = { 0, 0 };
         for (int k = 0; k < WARMUP; k++)
-            if (time_one(arms[a], t, &w[k]) != 0)
+            if (time_one(arms[a], t, &w[k], &wrt) != 0)
                 return 1;
         struct fl_summary ws;
         fl_summarize(w, WARMUP, &ws);
@@ -232,7 +240,7 @@ static int run_group(const struct opts *o, const struct fl_arm *const *arms,
             size_t a = order[k];
             if (arms[a]->forks != forks || !fl_interleave_take(i, rounds, res[a].want))
                 continue;
-            if (time_one(arms[a], t, &samples[a * rounds + got[a]++]) != 0)
+            if (time_one(arms[a], t, &samples[a * rounds + got[a]++], &res[a].rt) != 0)
                 return 1;
         }
     }
@@ -530,7 +538,11 @@ int fl_bench_heap(int argc, char **argv)
             long hk = fl_anon_huge_kib();
             huge[h * o.npages + p] = hk < 0 ? -1 : hk / 1024;
             fprintf(stderr, "heap %lu MiB %s: measuring...\n", o.heaps[h], pn);
+            struct fl_cpu_watch watch;
+            struct fl_cpu_share share;
+            fl_cpu_watch_start(&watch);
             r = run_cell(&o, arms, narms, &t, samples, &RES(h, p, 0));
+            fl_cpu_watch_stop(&watch, &share);
             fl_heap_free(&heap);
             if (r)
                 break;
@@ -539,9 +551,11 @@ int fl_bench_heap(int argc, char **argv)
                 const struct cell_result *c = &RES(h, p, a);
                 double ratio = c->s.median_us / refmed;
                 printf("heap %5lu MiB %-3s (AnonHuge %5ld MiB)  %-14s n %4zu  "
-                       "min %8.1f  median %8.1f  max %8.1f us",
+                       "min %8.1f  median %8.1f  max %8.1f us  retaken %3zu",
                        o.heaps[h], pn, huge[h * o.npages + p], arms[a]->name,
-                       c->s.n, c->s.min_us, c->s.median_us, c->s.max_us);
+                       c->s.n, c->s.min_us, c->s.median_us, c->s.max_us, c->rt.retaken);
+                if (c->rt.disturbed)
+                    printf(" (%zu kept disturbed)", c->rt.disturbed);
                 if (isfinite(ratio))
                     printf("   x%.2f %s", ratio, FL_ARM_REFERENCE);
                 putchar('\n');
@@ -558,8 +572,18 @@ int fl_bench_heap(int argc, char **argv)
                 fl_rows_num(&j, "max_us", c->s.max_us);
                 fl_rows_num(&j, "ratio_clone_vm", ratio);
                 fl_rows_int(&j, "anon_huge_mib", huge[h * o.npages + p]);
+                fl_rows_int(&j, "retaken", (long long)c->rt.retaken);
+                fl_rows_int(&j, "disturbed", (long long)c->rt.disturbed);
+                fl_rows_num(&j, "others_pct", share.others_pct);
+                fl_rows_num(&j, "steal_pct", share.steal_pct);
                 fl_rows_end(&j);
             }
+            char set[64];
+            fl_cpu_set_name(&watch, set, sizeof set);
+            printf("cell  %5lu MiB %-3s  %.2f s; others took %.1f%% of %s (steal seen "
+                   "%.1f%%)%s\n", o.heaps[h], pn, share.seconds, share.others_pct, set,
+                   share.steal_pct, share.others_pct > FL_CPU_BUSY_PCT
+                       ? " (busy: rerun when the machine is quieter)" : "");
             fflush(stdout);
         }
     }

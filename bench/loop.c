@@ -1,9 +1,9 @@
-/* loop.c: the "loop" suite. Starts `true` N times in a row with fork +
- * execvp, vfork + execvp, posix_spawnp and forkless (a PATH search by
- * name each time), and times each whole loop. Each repeat runs every arm's
- * loop once, in a fresh random order; the table gives each arm's mean and
- * spread over the repeats (as `perf stat --repeat` does) and its median
- * against posix_spawnp's. */
+/* loop.c: the "loop" suite. Starts `true` N times with fork + execvp,
+ * vfork + execvp, posix_spawnp and forkless (a PATH search by name each
+ * time), and times each arm's loop. Each repeat runs every arm's loop once,
+ * the arms taking turns every CHUNK spawns in a fresh random order; the
+ * table gives each arm's mean and spread over the repeats (as `perf stat
+ * --repeat` does) and its median against posix_spawnp's. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -31,6 +31,7 @@
 #define BASELINE "posix_spawnp"
 #define QUICK_N 100ul
 #define QUICK_REPEATS 3ul
+#define CHUNK 100ul   /* spawns of one arm in a row, see the repeat loop */
 
 extern char **environ;
 
@@ -119,6 +120,7 @@ struct row {
     size_t repeats;
     unsigned long n;
     struct fl_spread s;      /* seconds per loop */
+    double others_pct;       /* median share of a loop that something else took */
     struct fl_mmm m;         /* seconds per loop */
     double us_per_spawn;     /* median / n */
     double ratio_baseline;   /* median / posix_spawnp's median */
@@ -128,9 +130,11 @@ void fl_bench_loop_usage(FILE *f)
 {
     fprintf(f,
         "usage: forkless bench loop [OPTIONS]\n\n"
-        "Starts TARGET N times in a row, waiting for each, with every arm, and times\n"
-        "each whole loop. Every repeat runs each arm's loop once, in a fresh random\n"
-        "order. Prints seconds per loop as mean +- the standard deviation of the\n"
+        "Starts TARGET N times, waiting for each, with every arm, and times each\n"
+        "arm's loop. Every repeat runs each arm's loop once, in chunks of %lu spawns\n"
+        "in a row, the arms taking turns in a fresh random order for every chunk\n"
+        "(a passing load then falls on every arm alike); an arm's loop time is the\n"
+        "sum of its chunks. Prints seconds per loop as mean +- the standard deviation of the\n"
         "mean (what `perf stat --repeat` prints), the median, min and max, and the\n"
         "median against %s's.\n\n"
         "Options:\n"
@@ -146,7 +150,7 @@ void fl_bench_loop_usage(FILE *f)
         "  --csv FILE      also write the rows as CSV: a header line, then one line\n"
         "                  per row, the same fields as the JSON rows\n"
         "  -h, --help      this text\n\n"
-        "Arms:\n", BASELINE, DEFAULT_N, DEFAULT_REPEATS, QUICK_N, QUICK_REPEATS);
+        "Arms:\n", CHUNK, BASELINE, DEFAULT_N, DEFAULT_REPEATS, QUICK_N, QUICK_REPEATS);
     for (size_t a = 0; a < NARMS; a++)
         fprintf(f, "  %-15s %s\n", arms[a].name, arms[a].what);
 }
@@ -220,15 +224,18 @@ int fl_bench_loop(int argc, char **argv)
     double load0 = fl_loadavg();
     printf("forkless bench loop: %s\n", machine);
     printf("target \"%s\" (%s%s), %lu spawn+wait per loop, %lu repeats of every arm's "
-           "loop in random order; seconds per loop\n", o.target,
+           "loop, the arms taking turns every %lu spawns in random order; seconds per "
+           "loop\n", o.target,
            strchr(o.target, '/') ? "" : "PATH search each time, now ", resolved, o.n,
-           o.repeats);
+           o.repeats, CHUNK);
     fl_rows_start(&j, SUITE, machine, load0);
     fl_rows_meta_str(&j, "target", o.target);
     fl_rows_meta_str(&j, "target_path", resolved);
+    fl_rows_meta_int(&j, "chunk", (long long)CHUNK);
 
     double *secs = calloc(NARMS * o.repeats, sizeof *secs);
-    if (!secs) {
+    uint64_t *others = calloc(NARMS * o.repeats, sizeof *others);
+    if (!secs || !others) {
         fprintf(stderr, "forkless bench loop: out of memory\n");
         r = 1;
         goto out;
@@ -237,23 +244,38 @@ int fl_bench_loop(int argc, char **argv)
     uint64_t seed = 0x6c6f6f70u;   /* repeatable */
     char err[512];
     r = 0;
+    /* A repeat runs every arm's n spawns in chunks of CHUNK, the arms
+     * taking turns in a fresh random order for each chunk: a load that
+     * comes and goes (other processes, the hypervisor) then falls on every
+     * arm alike, where whole loops one after the other met it unevenly.
+     * An arm's loop time is the sum of its chunks. */
     for (unsigned long rep = 0; rep < o.repeats && r == 0; rep++) {
-        fl_interleave_order(order, NARMS, &seed);
-        for (size_t k = 0; k < NARMS && r == 0; k++) {
-            size_t a = order[k];
-            fprintf(stderr, "loop: repeat %lu/%lu: %s x %lu...\n", rep + 1, o.repeats,
-                    arms[a].name, o.n);
-            uint64_t t0 = fl_bench_now_ns();
-            for (unsigned long i = 0; i < o.n; i++) {
-                if (arms[a].run(targv, err, sizeof err) != 0) {
-                    fprintf(stderr, "forkless bench loop: %s: spawn %lu: %s\n",
-                            arms[a].name, i + 1, err);
-                    r = 1;
-                    break;
+        fprintf(stderr, "loop: repeat %lu/%lu: %lu spawns per arm...\n", rep + 1,
+                o.repeats, o.n);
+        uint64_t ns[NARMS] = { 0 }, oth[NARMS] = { 0 };
+        for (unsigned long done = 0; done < o.n && r == 0; done += CHUNK) {
+            unsigned long m = o.n - done < CHUNK ? o.n - done : CHUNK;
+            fl_interleave_order(order, NARMS, &seed);
+            for (size_t k = 0; k < NARMS && r == 0; k++) {
+                size_t a = order[k];
+                struct fl_span span;
+                fl_span_begin(&span);
+                for (unsigned long i = 0; i < m; i++) {
+                    if (arms[a].run(targv, err, sizeof err) != 0) {
+                        fprintf(stderr, "forkless bench loop: %s: spawn %lu: %s\n",
+                                arms[a].name, done + i + 1, err);
+                        r = 1;
+                        break;
+                    }
                 }
+                uint64_t o1;
+                ns[a] += fl_span_end(&span, &o1);
+                oth[a] += o1;
             }
-            uint64_t t1 = fl_bench_now_ns();
-            secs[a * o.repeats + rep] = (double)(t1 - t0) / 1e9;
+        }
+        for (size_t a = 0; a < NARMS; a++) {
+            secs[a * o.repeats + rep] = (double)ns[a] / 1e9;
+            others[a * o.repeats + rep] = ns[a] ? oth[a] * 100000u / ns[a] : 0;   /* 0.001 % */
         }
     }
     if (r)
@@ -271,6 +293,9 @@ int fl_bench_loop(int argc, char **argv)
         for (size_t i = 0; i < o.repeats; i++)
             ns[i] = (uint64_t)llround(secs[a * o.repeats + i] * 1e9);
         fl_mmm_of(ns, o.repeats, &w->m);
+        struct fl_mmm om;
+        fl_mmm_of(&others[a * o.repeats], o.repeats, &om);
+        w->others_pct = om.median / 1000.0;
         w->m.min /= 1e9, w->m.median /= 1e9, w->m.max /= 1e9;
         w->us_per_spawn = w->m.median * 1e6 / (double)o.n;
         if (strcmp(w->method, BASELINE) == 0)
@@ -282,13 +307,15 @@ int fl_bench_loop(int argc, char **argv)
         struct row *w = &rows[a];
         w->ratio_baseline = w->m.median / rows[base].m.median;
         printf("loop %-13s n %lu x %zu  %8.4f +- %.4f s (+- %5.2f%%)  median %8.4f  "
-               "min %8.4f  max %8.4f s  %7.1f us/spawn  x%.3f %s\n",
+               "min %8.4f  max %8.4f s  %7.1f us/spawn  x%.3f %s  others %.1f%%\n",
                w->method, w->n, w->repeats, w->s.mean, w->s.sem,
                w->s.mean > 0 ? 100.0 * w->s.sem / w->s.mean : 0.0, w->m.median,
-               w->m.min, w->m.max, w->us_per_spawn, w->ratio_baseline, BASELINE);
+               w->m.min, w->m.max, w->us_per_spawn, w->ratio_baseline, BASELINE,
+               w->others_pct);
     }
     printf("+- is the standard deviation of the mean over the repeats, as perf stat prints "
-           "it (JSON also has the plain standard deviation)\n");
+           "it (JSON also has the plain standard deviation); others: the median share of "
+           "a loop that others (tasks, interrupts, steal) took from the bench CPU\n");
     int holds = rows[flk].m.median <= rows[base].m.median;
     printf("forkless median %.4f s vs %s %.4f s: x%.3f (done when <= 1: %s)\n",
            rows[flk].m.median, BASELINE, rows[base].m.median, rows[flk].ratio_baseline,
@@ -309,10 +336,12 @@ int fl_bench_loop(int argc, char **argv)
         fl_rows_num(&j, "max_s", w->m.max);
         fl_rows_num(&j, "us_per_spawn", w->us_per_spawn);
         fl_rows_num(&j, "ratio_" BASELINE, w->ratio_baseline);
+        fl_rows_num(&j, "others_pct", w->others_pct);
         fl_rows_end(&j);
     }
 out:
     free(secs);
+    free(others);
     int jr = fl_rows_close(&j);
     if (jr && r == 0) {
         fl_rows_error(SUITE, "writing", o.json, o.csv, jr);

@@ -302,10 +302,15 @@ static void find_peer(struct peer *p)
 static int run_peer(struct peer *p, unsigned long mib, unsigned long chunk,
                     const char *target)
 {
-    char smib[32], sn[32], xmx[48];
+    char smib[32], sn[32], xmx[48], ncpu[48];
     snprintf(smib, sizeof smib, "%lu", mib);
     snprintf(sn, sizeof sn, "%lu", chunk);
     snprintf(xmx, sizeof xmx, "-Xmx%lum", mib + 512);
+    /* Pinned to one CPU (cpu.h), the JVM would size itself for one: the
+     * serial collector, whose old generation cannot hold a 1 GiB array in
+     * a 1.5 GiB heap. It is told the machine's CPU count instead. */
+    snprintf(ncpu, sizeof ncpu, "-XX:ActiveProcessorCount=%ld",
+             sysconf(_SC_NPROCESSORS_ONLN));
     char *argv[12];
     int k = 0;
     argv[k++] = p->prog;
@@ -313,6 +318,7 @@ static int run_peer(struct peer *p, unsigned long mib, unsigned long chunk,
         argv[k++] = p->script;
     if (p->def->kind == P_JAVA) {
         argv[k++] = xmx;
+        argv[k++] = ncpu;
         argv[k++] = "-cp";
         argv[k++] = p->script;
         argv[k++] = "Peer";

@@ -29,7 +29,17 @@ else
     echo "note: python3 not found, JSON not validated"
 fi
 
-for bad in "-n 0" "-n 5x" "--heap 1,,2" "--pages 2m" "--arms nope" "--target /" "--frob"; do
+# Pinned to one CPU by default, with a line at the end on who else used it;
+# --cpu all leaves the scheduler to place the bench.
+grep -q '^load average .*; pinned to CPU [0-9]' "$out/bench_smoke.txt" ||
+    { echo "FAIL: bench heap: no \"pinned to CPU\" line"; fail=1; }
+grep -q '^cpu: CPU [0-9]* (pinned, with the children); .* others took' "$out/bench_smoke.txt" ||
+    { echo "FAIL: bench heap: no \"cpu:\" line at the end"; fail=1; }
+"$fl" bench heap --target tiny --heap 0 -n 2 --arms clone_vm --cpu all >"$out/bench_smoke_cpu.txt" 2>&1 &&
+    grep -q '^cpu: CPUs* [0-9,-]* (not pinned: --cpu all); .* others took' "$out/bench_smoke_cpu.txt" ||
+    { echo "FAIL: bench heap --cpu all"; cat "$out/bench_smoke_cpu.txt"; fail=1; }
+for bad in "-n 0" "-n 5x" "--heap 1,,2" "--pages 2m" "--arms nope" "--target /" "--frob" \
+           "--cpu" "--cpu x" "--cpu 99999" "--cpu 1023"; do
     # shellcheck disable=SC2086
     "$fl" bench heap $bad >/dev/null 2>&1
     rc=$?

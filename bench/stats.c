@@ -4,10 +4,13 @@
 #endif
 #include "stats.h"
 
+#include "cpu.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +19,58 @@ uint64_t fl_bench_now_ns(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+uint64_t fl_own_cpu_ns(void)
+{
+    struct timespec t = { 0, 0 };
+    struct rusage c;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    uint64_t ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+    if (getrusage(RUSAGE_CHILDREN, &c) == 0)
+        ns += ((uint64_t)c.ru_utime.tv_sec + (uint64_t)c.ru_stime.tv_sec) * 1000000000u +
+              ((uint64_t)c.ru_utime.tv_usec + (uint64_t)c.ru_stime.tv_usec) * 1000u;
+    return ns;
+}
+
+void fl_span_begin(struct fl_span *s)
+{
+    s->cpu0 = fl_own_cpu_ns();
+    s->t0 = fl_bench_now_ns();
+}
+
+uint64_t fl_span_end(const struct fl_span *s, uint64_t *others_ns)
+{
+    uint64_t t1 = fl_bench_now_ns();
+    uint64_t ns = t1 - s->t0;
+    uint64_t cpu = fl_own_cpu_ns() - s->cpu0;
+    *others_ns = fl_cpu_pinned() >= 0 && ns > cpu ? ns - cpu : 0;
+    return ns;
+}
+
+int fl_span_disturbed(uint64_t ns, uint64_t others_ns)
+{
+    return others_ns > FL_DISTURBED_NS && others_ns * 100u > ns * FL_DISTURBED_PCT;
+}
+
+int fl_sample(int (*fn)(void *ctx), void *ctx, uint64_t *ns, struct fl_retakes *rt)
+{
+    for (int try = 0;; try++) {
+        struct fl_span s;
+        uint64_t others;
+        fl_span_begin(&s);
+        int r = fn(ctx);
+        *ns = fl_span_end(&s, &others);
+        if (r)
+            return r;
+        if (!fl_span_disturbed(*ns, others))
+            return 0;
+        if (try == FL_RETAKES) {
+            rt->disturbed++;
+            return 0;
+        }
+        rt->retaken++;
+    }
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -407,11 +462,16 @@ void fl_rows_start(struct fl_rows *w, const char *suite, const char *machine,
                    double load0)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("load average %.2f at start\n", load0);
+    int pinned = fl_cpu_pinned();
+    printf("load average %.2f at start", load0);
+    if (pinned >= 0)
+        printf("; pinned to CPU %d, with the children (--cpu)", pinned);
+    putchar('\n');
     if (load0 > 0.75 * (double)cpus)
         fprintf(stderr, "forkless bench %s: warning: the machine is busy (load %.2f on "
                 "%ld CPUs); other processes will add noise to the times\n", suite,
                 load0, cpus);
     fl_rows_meta_str(w, "machine", machine);
     fl_rows_meta_num(w, "loadavg_start", load0);
+    fl_rows_meta_int(w, "cpu", pinned);
 }

@@ -10,6 +10,41 @@
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t fl_bench_now_ns(void);
 
+/* CPU time (user + system) of this process and of its reaped children. */
+uint64_t fl_own_cpu_ns(void);
+
+/* A timed span and what else used the CPU meanwhile: its wall time less the
+ * CPU time of this process and of the children it reaped in between. On a
+ * pinned CPU (cpu.h) that never idles while a child starts and exits, the
+ * rest went to other tasks, interrupts or steal. */
+struct fl_span {
+    uint64_t t0, cpu0;
+};
+void fl_span_begin(struct fl_span *s);
+/* Ends the span: returns its wall time, and in *others_ns what else ran
+ * (0 when the bench is not pinned: then a child's time on another CPU and
+ * the idle waits for it are the spawn's own). */
+uint64_t fl_span_end(const struct fl_span *s, uint64_t *others_ns);
+
+/* A span is disturbed when something else took more than
+ * FL_DISTURBED_NS and FL_DISTURBED_PCT % of it. Undisturbed spawns of the
+ * heap suite show under 4 us; a preempted one, hundreds of us or more. */
+#define FL_DISTURBED_NS 20000u
+#define FL_DISTURBED_PCT 1u
+int fl_span_disturbed(uint64_t ns, uint64_t others_ns);
+
+/* How often samples were taken again (see fl_sample). */
+struct fl_retakes {
+    size_t retaken;     /* disturbed tries thrown away */
+    size_t disturbed;   /* samples kept although disturbed (out of tries) */
+};
+
+/* Takes one sample: runs fn(ctx) in a span, and again while the span was
+ * disturbed, at most FL_RETAKES more times. Returns fn's first non-zero
+ * status, or 0 with *ns the time of the last try. */
+#define FL_RETAKES 2
+int fl_sample(int (*fn)(void *ctx), void *ctx, uint64_t *ns, struct fl_retakes *rt);
+
 /* min / median / max of a set of samples, in microseconds. */
 struct fl_summary {
     size_t n;
@@ -148,8 +183,9 @@ void fl_rows_end(struct fl_rows *w);
 int fl_rows_close(struct fl_rows *w);
 
 /* The common start of a run: prints "load average L at start" (L is load0,
- * from fl_loadavg), a warning on stderr when the machine looks busy, and
- * puts "machine" and "loadavg_start" in the header of w. */
+ * from fl_loadavg) and the CPU the suite is pinned to, a warning on stderr
+ * when the machine looks busy, and puts "machine", "loadavg_start" and
+ * "cpu" (-1: not pinned) in the header of w. */
 void fl_rows_start(struct fl_rows *w, const char *suite, const char *machine,
                    double load0);
 

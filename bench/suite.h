@@ -12,6 +12,9 @@ struct fl_suite {
     const char *what;
     int (*main)(int argc, char **argv);
     void (*usage)(FILE *f);
+    /* The suite needs every CPU (T threads, a producer and its worker):
+     * it is never pinned to one (see cpu.h). */
+    int all_cpus;
 };
 
 extern const struct fl_suite fl_suites[];

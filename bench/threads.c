@@ -21,6 +21,7 @@
 
 #include "arms.h"
 #include "btarget.h"
+#include "cpu.h"
 #include "machine.h"
 #include "stats.h"
 #include "suite.h"
@@ -60,9 +61,12 @@ void fl_bench_threads_usage(FILE *f)
         "over, for a fixed time (or a fixed count) per cell; a cell is one arm\n"
         "at one T. Each repeat runs every cell once, the arms in a fresh random\n"
         "order per T (arms that fork last: a fork makes the parent's memory\n"
-        "copy-on-write, which would slow whatever runs next). The parent holds\n"
-        "a resident heap for every arm (--heap): fork_exec's cost grows with\n"
-        "it, posix_spawn's and forkless's do not. It prints spawns/s (min,\n"
+        "copy-on-write, which would slow whatever runs next). Thread i runs on\n"
+        "the i-th CPU in turn, its children with it (--cpu all: wherever the\n"
+        "scheduler puts them, which moves a child to another CPU at exec when\n"
+        "that one looks idle). The parent holds a resident heap for every arm\n"
+        "(--heap): fork_exec's cost grows with it, posix_spawn's and\n"
+        "forkless's do not. It prints spawns/s (min,\n"
         "median, max over the repeats), the scaling efficiency\n"
         "rate(T) / (T x rate(1)) (against the smallest T when 1 is not in the\n"
         "list) and each arm's median throughput against " BASELINE ".\n\n"
@@ -196,6 +200,7 @@ struct cell {
     uint64_t deadline_ns;       /* set before the release; 0 with -n */
     unsigned long n;            /* spawns per thread with -n */
     atomic_ulong spawns;
+    atomic_uint next_cpu;       /* fl_cpu_pin_thread index of the next thread */
     atomic_int failed;
     char err[512];              /* the first failure */
 };
@@ -205,6 +210,7 @@ static void *worker(void *p)
     struct cell *c = p;
     char err[512];
     unsigned long done = 0;
+    fl_cpu_pin_thread(atomic_fetch_add(&c->next_cpu, 1));
     pthread_mutex_lock(&c->lock);
     while (!c->go)
         pthread_cond_wait(&c->cond, &c->lock);
@@ -235,6 +241,7 @@ static int run_cell(const struct opts *o, const struct fl_arm *arm,
     struct cell c = { .arm = arm, .t = t, .n = o->n };
     pthread_t tid[MAX_THREADS];
     atomic_init(&c.spawns, 0);
+    atomic_init(&c.next_cpu, 0);
     atomic_init(&c.failed, 0);
     pthread_mutex_init(&c.lock, NULL);
     pthread_cond_init(&c.cond, NULL);
