@@ -4,8 +4,9 @@
  * suspended parent thread's child stack. It may only make raw system
  * calls (sys.h): no malloc, no stdio, no errno, no lock, and no libc wrapper
  * that keeps state (glibc's setuid() signals every thread of the parent).
- * The only parent memory it writes is p->cerr, the staged fds in p->acts
- * and p->sh_argv[1], all in the plan of the spawn that started it.
+ * The only parent memory it writes is p->cerr, p->files_unshare_failed,
+ * the staged fds in p->acts and p->sh_argv[1], all in the plan of the
+ * spawn that started it.
  * It starts with every signal blocked, and unblocks only after every
  * handler is gone, so no handler of the parent ever runs here.
  *
@@ -396,11 +397,41 @@ static CHILD void exec_candidates(struct fl__plan *p)
         fail(p, FL_STEP_EXEC, -1, -ENOENT);
 }
 
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE 2
+#endif
+#ifndef CLONE_FILES
+#define CLONE_FILES 0x00000400
+#endif
+
+/* Under CLONE_FILES the child starts on the caller's fd table, which the
+ * caller's other threads keep using: before anything touches an fd, it
+ * takes a table of its own holding only fds below stage_min (every fd the
+ * plan reads or writes), so that neither the clone nor the closing costs
+ * more with the parent's fd count. close_range() with CLOSE_RANGE_UNSHARE
+ * (Linux 5.9) copies just that part; unshare() copies it all, and the fds
+ * are then closed as usual. Returns 1 when no fd above 2 is left to close,
+ * 0 when some may be, -1 on failure (the caller spawns again without
+ * CLONE_FILES). */
+static CHILD int own_fd_table(struct fl__plan *p)
+{
+    long r = fl__sys3(SYS_close_range, (unsigned)p->stage_min, ~0u, CLOSE_RANGE_UNSHARE);
+    if (r == 0)
+        return p->nacts == 0;   /* nothing above 2 was kept, nothing opened */
+    r = fl__sys1(SYS_unshare, CLONE_FILES);
+    if (r < 0) {
+        p->files_unshare_failed = true;
+        return fail(p, FL_STEP_CLOSE_FDS, -1, r);
+    }
+    return 0;
+}
+
 CHILD void fl__child_run(struct fl__plan *p)
 {
-    if (set_placement(p) < 0 || apply_fds(p) < 0)
+    int closed = p->files_shared ? own_fd_table(p) : 0;
+    if (closed < 0 || set_placement(p) < 0 || apply_fds(p) < 0)
         return;
-    if (!(p->flags & FL_KEEP_FDS) && close_other_fds(p) < 0)
+    if (!(p->flags & FL_KEEP_FDS) && !closed && close_other_fds(p) < 0)
         return;
     if (set_credentials(p) < 0 || reset_signals(p) < 0)
         return;

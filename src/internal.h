@@ -89,6 +89,9 @@ struct fl__plan {
     int cgroup_fd;              /* clone3 CLONE_INTO_CGROUP, else -1 */
     pid_t parent_pid;
     int err_fd;                 /* the fork backend's error pipe, else -1 */
+    bool files_shared;          /* clone3 CLONE_FILES: the child starts on the
+                                   caller's fd table and copies part of it */
+    bool files_unshare_failed;  /* ... and could not: spawn again without */
 
     struct fl__child_err cerr;
 };

@@ -171,6 +171,13 @@ static int clone3_usable = 1;
  * process ignores are asked once per process (see reset_signals()). */
 static uint64_t rt_ignored;
 
+/* CLONE_FILES, for a child that closes every fd it is not given: it then
+ * copies only the low part of the fd table (see own_fd_table in child.c),
+ * not the whole table at clone time, and closes nothing it did not copy.
+ * Cleared when a child could not make its table its own (a seccomp filter
+ * that denies both close_range and unshare). */
+static int files_share_usable = 1;
+
 static void probe_rt_ignored(void)
 {
     for (int sig = 32; sig <= 64; sig++) {
@@ -204,7 +211,21 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     }
     p->rt_ignored = rt_ignored;
     p->sighand_cleared = true;
+    p->files_shared = !(p->flags & FL_KEEP_FDS) &&
+                      __atomic_load_n(&files_share_usable, __ATOMIC_RELAXED);
+    if (p->files_shared)
+        a.flags |= CLONE_FILES;
     long pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
+    if (pid >= 0 && p->files_unshare_failed) {
+        /* It stopped before it touched anything: start again without. */
+        fl__reap((pid_t)pid, *pidfd);
+        *pidfd = -1;
+        p->cerr = (struct fl__child_err){ 0, 0, 0 };
+        p->files_shared = p->files_unshare_failed = false;
+        __atomic_store_n(&files_share_usable, 0, __ATOMIC_RELAXED);
+        a.flags &= ~(uint64_t)CLONE_FILES;
+        pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
+    }
     if (pid < 0 && p->cgroup_fd >= 0) {
         close(p->cgroup_fd);
         p->cgroup_fd = -1;
@@ -213,6 +234,7 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
     }
     p->sighand_cleared = pid >= 0;
+    p->files_shared = p->files_shared && pid >= 0;
     return pid;
 }
 

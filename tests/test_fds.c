@@ -94,6 +94,33 @@ TEST(a_high_inherited_fd_is_closed)
     close(hi);
 }
 
+/* The clone backend shares the fd table with the child until it has
+ * copied the low part: the parent's fds, open or close-on-exec, must come
+ * out of every spawn as they went in. */
+TEST(many_parent_fds_stay_as_they_were_and_none_reach_the_child)
+{
+    int fds[300];
+    for (int i = 0; i < 300; i++)
+        fds[i] = t_file_at(50 + i, i % 2 == 0);
+    for (int k = 0; k < 3; k++) {
+        struct fl_cmd cmd = {
+            .argv = PROBE("fds"),
+            .fds = (struct fl_fd_map[]){ { 3, fds[k * 100 + 1] } },
+            .nfds = k == 2 ? 0 : 1,
+            .backend = BACKEND,
+        };
+        char *out = t_probe(&cmd);
+        if (k == 2)
+            ASSERT_FDS_EXACTLY(out, 0, 1, 2);
+        else
+            ASSERT_FDS_EXACTLY(out, 0, 1, 2, 3);
+        for (int i = 0; i < 300; i++)
+            ASSERT_EQ(fcntl(fds[i], F_GETFD), i % 2 == 0 ? FD_CLOEXEC : 0);
+    }
+    for (int i = 0; i < 300; i++)
+        close(fds[i]);
+}
+
 TEST(keep_fds_with_a_map_keeps_both)
 {
     int keep = t_file_at(20, false);

@@ -11,6 +11,8 @@
  *   clone3           no clone3(), so no CLONE_CLEAR_SIGHAND either
  *   clone+PIDFD      clone() with CLONE_PIDFD in its flags (arg 0)
  *   pidfd_open       no pidfd after the fact
+ *   unshare          with close_range, no way for a CLONE_FILES child to
+ *                    take its own fd table: spawned again without
  *
  * The filter is inherited by the spawned child (and the probe): it leaves
  * every other call alone, so the probe still runs.
@@ -61,6 +63,7 @@ enum {
     DENY_CLONE3 = 2,
     DENY_CLONE_PIDFD = 4,
     DENY_PIDFD_OPEN = 8,
+    DENY_UNSHARE = 16,
 };
 
 static int install_filter(unsigned deny, int err)
@@ -86,7 +89,8 @@ static int install_filter(unsigned deny, int err)
         long nr;
     } plain[] = { { DENY_CLOSE_RANGE, SYS_close_range },
                   { DENY_CLONE3, SYS_clone3 },
-                  { DENY_PIDFD_OPEN, SYS_pidfd_open } };
+                  { DENY_PIDFD_OPEN, SYS_pidfd_open },
+                  { DENY_UNSHARE, SYS_unshare } };
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
         if (!(deny & plain[i].bit))
             continue;
@@ -333,6 +337,18 @@ TEST(close_range_denied_eperm)
 TEST(close_range_denied_enosys)
 {
     run_case("seccomp_close_range_enosys", DENY_CLOSE_RANGE, ENOSYS, "7");
+}
+
+TEST(close_range_and_unshare_denied_eperm)
+{
+    run_case("seccomp_close_range_unshare_eperm", DENY_CLOSE_RANGE | DENY_UNSHARE,
+             EPERM, "7");
+}
+
+TEST(close_range_and_unshare_denied_enosys)
+{
+    run_case("seccomp_close_range_unshare_enosys", DENY_CLOSE_RANGE | DENY_UNSHARE,
+             ENOSYS, "7");
 }
 
 TEST(clone3_denied_eperm)
