@@ -81,8 +81,10 @@ enum fl_backend {
      * carries FL_STEP_SPAWN. Fds left open at or above RLIMIT_NOFILE
      * (the limit lowered after they were opened) cannot be closed by
      * posix_spawn: such a spawn is refused with ENOTSUP.
-     * glibc's posix_spawn() leaves signals 32 and 33 (its own SIGCANCEL
-     * and SIGSETXID) ignored in the child. Closing the
+     * glibc's posix_spawn() sets signals 32 and 33 (its own SIGCANCEL
+     * and SIGSETXID) to SIG_IGN in the child unless told to reset them:
+     * by default this backend tells it to; with FL_KEEP_SIGNALS they stay
+     * ignored unless .sigdefault names them. Closing the
      * other fds needs posix_spawn_file_actions_addclosefrom_np (glibc
      * 2.34 and later); with musl or an older glibc, a command without
      * FL_KEEP_FDS is refused with ENOTSUP (see docs/musl.md). */

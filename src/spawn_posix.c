@@ -140,8 +140,11 @@ static int set_attributes(struct fl__plan *p, posix_spawnattr_t *at)
 {
     short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
     sigset_t def;
+    /* Every bit, not sigfillset(): glibc leaves its own signals (32 and
+     * 33) out of a filled set, and its child then sets them to SIG_IGN,
+     * which exec keeps. Its child reads the raw bits. */
     if (!(p->flags & FL_KEEP_SIGNALS))
-        sigfillset(&def);
+        memset(&def, 0xff, sizeof def);
     else if (p->cmd->sigdefault)
         def = *p->cmd->sigdefault;
     else

@@ -503,3 +503,11 @@ TEST(sigignore_of_sigkill_or_sigstop_is_einval)
         ASSERT_STR_CONTAINS(e.detail, "sigignore");
     }
 }
+
+TEST(the_default_child_ignores_no_signal_at_all)
+{
+    /* Not even the libc's own real-time signals (glibc's posix_spawn sets
+     * 32 and 33 to SIG_IGN unless asked to reset them). */
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    ASSERT_EQ(t_sigmask_of(signals_report(&cmd), "SigIgn"), 0);
+}
