@@ -300,33 +300,32 @@ struct cancel_case {
 
 /* Spawns with a cancellation request already pending: every cancellation
  * point inside fl_spawn() (close, waitid, read) would act on it. */
+static void spawn_cancelled(struct cancel_case *c, struct fl_cmd *cmd)
+{
+    cmd->backend = c->backend;
+    pthread_cancel(pthread_self());
+    c->result = fl_spawn(cmd, &c->proc, NULL);
+    c->returned = true;
+    pthread_testcancel();
+}
+
 static void *spawn_while_cancelled(void *arg)
 {
-    struct cancel_case *c = arg;
     struct fl_cmd cmd = {
         .argv = PROBE("exit", "0"),
         .stdio = { { .kind = FL_PIPE }, { .kind = FL_PIPE }, { .kind = FL_PIPE } },
-        .backend = c->backend,
     };
-    pthread_cancel(pthread_self());
-    c->result = fl_spawn(&cmd, &c->proc, NULL);
-    c->returned = true;
-    pthread_testcancel();
+    spawn_cancelled(arg, &cmd);
     return NULL;
 }
 
 static void *fail_while_cancelled(void *arg)
 {
-    struct cancel_case *c = arg;
     struct fl_cmd cmd = {
         .argv = ARGV("/nonexistent/prog"),
         .stdio = { [1] = { .kind = FL_PIPE } },
-        .backend = c->backend,
     };
-    pthread_cancel(pthread_self());
-    c->result = fl_spawn(&cmd, &c->proc, NULL);
-    c->returned = true;
-    pthread_testcancel();
+    spawn_cancelled(arg, &cmd);
     return NULL;
 }
 
