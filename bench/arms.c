@@ -5,6 +5,7 @@
 #include "arms.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,6 +150,91 @@ static int arm_clone_vm(const struct fl_arm_target *t, char *err, size_t errsz)
     return fl_arm_reap(pid, err, errsz);
 }
 
+/* The same work as forkless_full, done raw: three pipes made in the
+ * parent, then in the child setsid, an rlimit, a chdir, the pipe ends onto
+ * 0-2 and the rest closed, and one more environment variable. What the
+ * child does not do is what forkless adds: the signal reset and a pidfd. */
+struct clone_full_arg {
+    const char *path;
+    char *const *argv;
+    char *const *envp;
+    const int *child_ends;
+};
+
+__attribute__((noinline, no_sanitize("address", "undefined")))
+static int clone_full_child(void *p)
+{
+    const struct clone_full_arg *a = p;
+    struct rlimit core = { 0, 0 };
+    setsid();
+    setrlimit(RLIMIT_CORE, &core);
+    if (chdir("/") != 0)
+        _exit(126);
+    for (int fd = 0; fd < 3; fd++)
+        dup2(a->child_ends[fd], fd);
+    syscall(SYS_close_range, 3, ~0u, 0);
+    execve(a->path, a->argv, a->envp);
+    _exit(127);
+}
+
+static char *const *environ_plus_bench(void)
+{
+    static char **env;
+    if (env)
+        return env;
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    env = malloc((n + 2) * sizeof *env);
+    if (!env)
+        return environ;
+    memcpy(env, environ, n * sizeof *env);
+    env[n] = "FL_BENCH=1";
+    env[n + 1] = NULL;
+    return env;
+}
+
+static int arm_clone_vm_full(const struct fl_arm_target *t, char *err, size_t errsz)
+{
+    static _Thread_local char *stack;
+    if (!stack) {
+        void *s = mmap(NULL, CLONE_STACK_SIZE, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (s == MAP_FAILED) {
+            snprintf(err, errsz, "mmap stack: %s", strerror(errno));
+            return -1;
+        }
+        stack = s;
+    }
+    int pipes[3][2], child_ends[3], parent_ends[3];
+    for (int fd = 0; fd < 3; fd++) {
+        if (pipe2(pipes[fd], O_CLOEXEC) != 0) {
+            snprintf(err, errsz, "pipe2: %s", strerror(errno));
+            while (fd-- > 0)
+                close(pipes[fd][0]), close(pipes[fd][1]);
+            return -1;
+        }
+        child_ends[fd] = pipes[fd][fd == 0 ? 0 : 1];
+        parent_ends[fd] = pipes[fd][fd == 0 ? 1 : 0];
+    }
+    struct clone_full_arg a = { t->path, t->argv, environ_plus_bench(), child_ends };
+    pid_t pid = clone(clone_full_child, stack + CLONE_STACK_SIZE,
+                      CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+    int clone_err = errno;
+    for (int fd = 0; fd < 3; fd++)
+        close(child_ends[fd]);
+    int r;
+    if (pid < 0) {
+        snprintf(err, errsz, "clone: %s", strerror(clone_err));
+        r = -1;
+    } else {
+        r = fl_arm_reap(pid, err, errsz);
+    }
+    for (int fd = 0; fd < 3; fd++)
+        close(parent_ends[fd]);
+    return r;
+}
+
 /* ---- forkless ------------------------------------------------------------ */
 
 int fl_arm_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz)
@@ -257,11 +344,14 @@ const struct fl_arm fl_arms[] = {
     { .name = "clone_vm",
       .what = "clone(CLONE_VM|CLONE_VFORK) + execve(), no setup: the limit",
       .run = arm_clone_vm, .in_default = 1 },
+    { .name = "clone_vm_full",
+      .what = "clone_vm doing forkless_full's setup by hand: its limit",
+      .run = arm_clone_vm_full, .in_default = 1 },
     { .name = "forkless", .what = "fl_spawn() with defaults (clean child), fl_wait()",
       .run = arm_forkless, .in_default = 1 },
     { .name = "forkless_full",
       .what = "fl_spawn() with 3 pipes, cwd, env edit, rlimit, setsid",
-      .run = arm_forkless_full, .in_default = 1 },
+      .run = arm_forkless_full, .in_default = 1, .limit = "clone_vm_full" },
     { .name = "forkless_keep",
       .what = "fl_spawn() with FL_KEEP_FDS|FL_KEEP_SIGNALS (no cleaning)",
       .run = arm_forkless_keep },

@@ -28,6 +28,9 @@ struct fl_arm {
      * page it writes: suites time forking arms in their own group, apart
      * from the others (see heap.c). */
     int forks;
+    /* The arm whose work this one does too, when that is not clone_vm:
+     * heap prints the ratio to it as well. */
+    const char *limit;
 };
 
 extern const struct fl_arm fl_arms[];

@@ -558,6 +558,10 @@ int fl_bench_heap(int argc, char **argv)
                     printf(" (%zu kept disturbed)", c->rt.disturbed);
                 if (isfinite(ratio))
                     printf("   x%.2f %s", ratio, FL_ARM_REFERENCE);
+                for (size_t l = 0; arms[a]->limit && l < narms; l++)
+                    if (strcmp(arms[l]->name, arms[a]->limit) == 0)
+                        printf("   x%.2f %s", c->s.median_us / RES(h, p, l).s.median_us,
+                               arms[l]->name);
                 putchar('\n');
                 notes += c->s.n < o.n;
                 fl_rows_begin(&j);
