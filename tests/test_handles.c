@@ -394,6 +394,12 @@ static void *wait_until_cancelled(void *arg)
 
 TEST(no_pidfd_timed_wait_cancelled_leaks_no_fd_and_keeps_the_handle)
 {
+#if defined(__SANITIZE_ADDRESS__)
+    /* GCC 12's ASan reports a stack-buffer-underflow in its own
+     * sigaltstack() call when a thread is cancelled through a cleanup
+     * handler; the plain and musl runs cover this case. */
+    SKIP("AddressSanitizer misreads a cancellation through a cleanup handler");
+#endif
     struct fl_cmd cmd = { .argv = PROBE("sleep", "60"), .flags = FL_NO_PIDFD,
                           .backend = BACKEND };
     struct fl_proc p;
