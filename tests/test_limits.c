@@ -239,6 +239,7 @@ TEST(an_exec_failure_is_reported_with_the_error_pipe_below_a_mapped_fd)
 
 TEST(fds_left_open_above_a_lowered_limit_are_closed_or_refused)
 {
+    NEEDS_CLOSE_OTHERS();
     int high = t_file_at(200, false);  /* no FD_CLOEXEC: only closing removes it */
     ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved_nofile));
     struct rlimit l = saved_nofile;
