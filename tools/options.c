@@ -368,6 +368,7 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
     }
     o->supervise.kill_after_ms = DEFAULT_KILL_AFTER_MS;
     o->supervise.timeout_signal = SIGTERM;
+    o->supervise.signal_fd = -1;
     child_signals_init(&o->child_signals);
 
     /* "+": options end at PROGRAM, so its own options are left alone.

@@ -144,6 +144,7 @@ static int run_command(struct run_options *o, int *die_by)
     char message[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 128];
     char resolved[4096] = "?";
     struct timespec start;
+    int r;
 
     if (o->verbose && fl_resolve(cmd, resolved, sizeof resolved, NULL) != 0)
         strcpy(resolved, "?");
@@ -155,7 +156,12 @@ static int run_command(struct run_options *o, int *die_by)
     const struct child_signals *cs = &o->child_signals;
     bool keep = (cmd->flags & FL_KEEP_SIGNALS) != 0;
     sigset_t old_mask, mask;
-    supervise_block_signals(&o->supervise, &old_mask);
+    r = supervise_start(&o->supervise, &old_mask);
+    if (r != 0) {
+        cli_error("cannot watch for signals to pass on (signalfd): %s%s", strerror(r),
+                  r == EMFILE ? " (RLIMIT_NOFILE leaves no fd for it)" : "");
+        return EXIT_FORKLESS_ERROR;
+    }
     if (keep || cs->any_mask) {
         sigset_t base;
         sigemptyset(&base);
@@ -179,11 +185,12 @@ static int run_command(struct run_options *o, int *die_by)
 
     clock_gettime(CLOCK_MONOTONIC, &start);
     struct fl_proc proc;
-    int r = fl_spawn(cmd, &proc, &error);
+    r = fl_spawn(cmd, &proc, &error);
     /* They pointed into this frame. */
     cmd->sigmask = NULL;
     cmd->sigignore = NULL;
     if (r != 0) {
+        supervise_end(&o->supervise);
         fl_error_format(&error, message, sizeof message);
         report_spawn_failure(o, &error, message);
         return spawn_failure_status(cmd, &error);
@@ -195,6 +202,7 @@ static int run_command(struct run_options *o, int *die_by)
     int status = 0;
     bool timed_out = false;
     r = supervise(&proc, &o->supervise, &status, &timed_out);
+    supervise_end(&o->supervise);
     pid_t pid = proc.pid;
     fl_close(&proc);
     if (r == ECHILD) {

@@ -47,7 +47,7 @@ static bool terminates(int sig)
     return true;
 }
 
-void supervise_block_signals(struct supervise_options *opts, sigset_t *old)
+int supervise_start(struct supervise_options *opts, sigset_t *old)
 {
     sigset_t *set = &opts->handled;
     sigemptyset(set);
@@ -62,6 +62,22 @@ void supervise_block_signals(struct supervise_options *opts, sigset_t *old)
     if (opts->timeout_signal > 0 && terminates(opts->timeout_signal))
         sigaddset(set, opts->timeout_signal);
     sigprocmask(SIG_BLOCK, set, old);
+    /* Made now, not once the child runs: without it forkless would
+     * ignore every signal it blocked for good. */
+    opts->signal_fd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (opts->signal_fd < 0) {
+        int err = errno;
+        sigprocmask(SIG_SETMASK, old, NULL);
+        return err;
+    }
+    return 0;
+}
+
+void supervise_end(struct supervise_options *opts)
+{
+    if (opts->signal_fd >= 0)
+        close(opts->signal_fd);
+    opts->signal_fd = -1;
 }
 
 static int64_t now_ms(void)
@@ -165,7 +181,7 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
         .phase = RUNNING,
         .deadline = opts->timeout_ms > 0 ? now_ms() + opts->timeout_ms : -1,
     };
-    int sfd = signalfd(-1, &opts->handled, SFD_CLOEXEC | SFD_NONBLOCK);
+    int sfd = opts->signal_fd;
 
     for (;;) {
         int wait_ms = -1;
@@ -181,12 +197,8 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
             { .fd = sfd, .events = POLLIN },
         };
         int n = poll(fds, 2, wait_ms);
-        if (n < 0 && errno != EINTR) {
-            int err = errno;
-            if (sfd >= 0)
-                close(sfd);
-            return err;
-        }
+        if (n < 0 && errno != EINTR)
+            return errno;
         if (n > 0 && (fds[1].revents & POLLIN)) {
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
@@ -197,8 +209,6 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
         if (st.deadline >= 0 && now_ms() >= st.deadline)
             time_up(proc, opts, &st);
     }
-    if (sfd >= 0)
-        close(sfd);
 
     /* Whatever the leader did, the rest of its group may live on: a
      * timeout ends all of it, unless SIGKILL is never to be sent. */

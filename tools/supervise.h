@@ -26,18 +26,25 @@ struct supervise_options {
      * FL_SETSID): signals go to the whole group as well as to the child
      * (which may have left it). A timeout needs this. */
     bool own_group;
-    /* The signals forkless passes on; supervise_block_signals() fills it. */
+    /* The signals forkless passes on, and the signalfd that reads them;
+     * supervise_start() fills both. */
     sigset_t handled;
+    int signal_fd;
 };
 
 /* Blocks the signals that supervise() handles, so that they queue for
- * its signalfd instead of killing forkless; call it before fl_spawn().
- * These are the signals timeout(1) handles: those whose default is to
- * terminate, real-time ones included, and timeout_signal; not one that
- * was ignored when forkless started (a background job's SIGINT), except
- * timeout_signal and, with a timeout, SIGALRM. *old receives the previous
- * mask. */
-void supervise_block_signals(struct supervise_options *opts, sigset_t *old);
+ * its signalfd instead of killing forkless, and opens that signalfd;
+ * call it before fl_spawn(), so that a child is never started that
+ * forkless could not pass signals on to. These are the signals whose
+ * default is to terminate, real-time ones included, and timeout_signal;
+ * not one that was ignored when forkless started (a background job's
+ * SIGINT), except timeout_signal and, with a timeout, SIGALRM. *old
+ * receives the previous mask. Returns 0, or the errno value of
+ * signalfd() (EMFILE: no fd left), with the mask restored. */
+int supervise_start(struct supervise_options *opts, sigset_t *old);
+
+/* Closes the signalfd of supervise_start(). */
+void supervise_end(struct supervise_options *opts);
 
 /* Waits for proc to end and reaps it. Returns 0 with *status set (and
  * *timed_out telling whether the timeout struck), or the errno value of

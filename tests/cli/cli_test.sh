@@ -1116,6 +1116,22 @@ case_forward_sighup_pgroup() {
     expect_status 9
 }
 
+case_no_fd_for_signals() {
+    # With RLIMIT_NOFILE at 4 only one fd is left beyond 0-2: forkless
+    # cannot both watch for signals and hold the child's pidfd. It must
+    # refuse (125) before running anything, never run the program with
+    # every signal to it blocked and unread.
+    # (The dynamic loader takes fd 3 for a moment, and gives it back.)
+    bash -c 'for f in /proc/$$/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done
+        ulimit -n 4 || exit 99
+        exec "$0" run -- touch "$1"' "$FL" "$T/flag" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    [ "$STATUS" -ne 99 ] || skip "cannot lower RLIMIT_NOFILE"
+    expect_status 125
+    expect_err_has "forkless: "
+    [ ! -e "$T/flag" ] || fail "the program ran: $(err)"
+}
+
 # ---------------------------------------------------------------- backends
 
 backend_test() {
