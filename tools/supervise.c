@@ -113,12 +113,24 @@ static void signal_child(struct fl_proc *proc, bool own_group, int sig)
     }
 }
 
-/* Did a terminal send sig to its whole foreground group? Then a child
- * in our group has it already. */
-static bool from_terminal(const struct signalfd_siginfo *si)
+/* Has the child had this signal from the kernel already, so that
+ * passing it on would deliver it twice? A terminal sends Ctrl-C (INT)
+ * and Ctrl-\ (QUIT) to its whole foreground group, ours since we got
+ * it: the child has it too if it is still in our group (it may have
+ * left it, as a --foreground child may). HUP from a hangup goes to the
+ * session leader alone: the child has it only if forkless is not that
+ * leader (then it is the HUP that the leader's exit, or an orphaned
+ * group, sends to a whole group). */
+static bool child_has_it(const struct fl_proc *proc, const struct signalfd_siginfo *si)
 {
     int sig = (int)si->ssi_signo;
-    return si->ssi_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT || sig == SIGHUP);
+    if (si->ssi_code != SI_KERNEL || (sig != SIGINT && sig != SIGQUIT && sig != SIGHUP))
+        return false;
+    /* The child is not reaped yet: its pid is still its own. */
+    pid_t child_group = getpgid(proc->pid);
+    if (child_group < 0 || child_group != getpgrp())
+        return false;
+    return sig != SIGHUP || getsid(0) != getpid();
 }
 
 struct state {
@@ -166,7 +178,7 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
         time_up(proc, opts, st);
         return;
     }
-    if (!(!opts->own_group && from_terminal(si)))
+    if (!child_has_it(proc, si))
         signal_child(proc, opts->own_group, sig);
     if (st->phase == RUNNING && opts->kill_after_given && opts->kill_after_ms >= 0) {
         st->phase = STOPPING;

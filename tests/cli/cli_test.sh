@@ -49,7 +49,7 @@ expect_err_empty() {
     [ ! -s "$T/err" ] || fail "stderr not empty: $(err)"
 }
 expect_file() {
-    [ "$(cat "$1")" = "$2" ] || fail "$1 holds \"$(cat "$1" 2>&1)\", expected \"$2\""
+    [ "$(cat "$1")" = "$2" ] || fail "$1 holds \"$(cat "$1" 2>&1)\", expected \"$2\"; stderr: $(err)"
 }
 
 # backend_opts B: the options that select backend B. The posix_spawn
@@ -1130,6 +1130,133 @@ case_no_fd_for_signals() {
     expect_status 125
     expect_err_has "forkless: "
     [ ! -e "$T/flag" ] || fail "the program ran: $(err)"
+}
+
+# need_pty_python: python3, with a pseudo-terminal to run forkless on.
+# Writes $T/on_pty.py and $T/rec.py (see below).
+need_pty_python() {
+    command -v python3 >/dev/null || skip "no python3 to drive a pseudo-terminal"
+    python3 -c 'import pty, os; m, s = os.openpty()' 2>/dev/null || skip "no pseudo-terminal here"
+    # on_pty.py ACTION PIDFILE COMMAND...: runs COMMAND as the session
+    # leader of a new pseudo-terminal, its controlling terminal. Once
+    # PIDFILE holds a pid: ACTION intr types Ctrl-C, hangup closes the
+    # terminal.
+    # Prints how COMMAND ended ("exit N", "signal N"), or "hung" when it
+    # had not ended 20 s later (then it and the pid in PIDFILE are killed).
+    cat >"$T/on_pty.py" <<'PY'
+import os, pty, select, signal, sys, time
+action, pidfile, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(argv[0], argv)
+def drain(seconds):
+    end = time.time() + seconds
+    while fd >= 0 and time.time() < end:
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                if not os.read(fd, 4096):
+                    return
+            except OSError:
+                return
+def child_pid():
+    try:
+        with open(pidfile) as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+end = time.time() + 20
+while not child_pid() and time.time() < end:
+    drain(0.05)
+if action == "intr":
+    os.write(fd, b"\x03")
+elif action == "hangup":
+    os.close(fd)
+    fd = -1
+while time.time() < end:
+    r, status = os.waitpid(pid, os.WNOHANG)
+    if r:
+        print("exit %d" % os.WEXITSTATUS(status) if os.WIFEXITED(status)
+              else "signal %d" % os.WTERMSIG(status))
+        sys.exit(0)
+    drain(0.05)
+    if fd < 0:
+        time.sleep(0.05)
+for p in (child_pid(), pid):
+    if p:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+os.waitpid(pid, 0)
+print("hung")
+PY
+    # rec.py FILE PIDFILE [own-group]: waits for INT or HUP, then writes
+    # to FILE the ones it got (each one it gets, in 0.5 s more) and exits
+    # 5. With own-group it leaves its process group for one of its own.
+    cat >"$T/rec.py" <<'PY'
+import os, signal, sys, time
+got = []
+for s in (signal.SIGINT, signal.SIGHUP):
+    signal.signal(s, lambda n, f: got.append(signal.Signals(n).name))
+if sys.argv[3:] == ["own-group"]:
+    os.setpgid(0, 0)
+with open(sys.argv[2], "w") as f:
+    f.write("%d\n" % os.getpid())
+while not got:
+    time.sleep(0.02)
+time.sleep(0.5)
+with open(sys.argv[1], "w") as f:
+    f.write(" ".join(got) + "\n")
+sys.exit(5)
+PY
+}
+
+# on_pty ACTION FORKLESS-ARGS...: forkless runs rec.py under on_pty.py
+# (above); $T/how says how forkless ended, $T/got what rec.py got.
+on_pty() {
+    local action=$1
+    shift
+    rm -f "$T/pid" "$T/got"
+    python3 "$T/on_pty.py" "$action" "$T/pid" "$FL" "$@" -- \
+        python3 "$T/rec.py" "$T/got" "$T/pid" ${REC_OWN_GROUP:+own-group} >"$T/how" 2>"$T/err"
+}
+
+case_terminal_intr_same_group() {
+    # Ctrl-C reaches the child in forkless's group from the terminal:
+    # forkless must not pass it on a second time.
+    need_pty_python
+    on_pty intr run
+    expect_file "$T/how" "exit 5"
+    expect_file "$T/got" SIGINT
+}
+
+case_terminal_intr_child_left_group() {
+    # The child has left forkless's group (--foreground lets a child do
+    # that and stay the program): Ctrl-C reaches forkless only, which
+    # must pass it on.
+    need_pty_python
+    REC_OWN_GROUP=1 on_pty intr run --foreground --timeout 1h
+    expect_file "$T/how" "exit 5"
+    expect_file "$T/got" SIGINT
+    REC_OWN_GROUP=1 on_pty intr run
+    expect_file "$T/how" "exit 5"
+    expect_file "$T/got" SIGINT
+}
+
+case_terminal_hangup_session_leader() {
+    # forkless leads the terminal's session (ssh -t host forkless run
+    # ...): a hangup sends SIGHUP to forkless alone, which must pass it
+    # on, whether the child is in its group or not.
+    need_pty_python
+    on_pty hangup run
+    expect_file "$T/how" "exit 5"
+    expect_file "$T/got" SIGHUP
+    on_pty hangup run --foreground --timeout 1h
+    expect_file "$T/how" "exit 5"
+    expect_file "$T/got" SIGHUP
+    on_pty hangup run --pgroup
+    expect_file "$T/how" "exit 5"
+    expect_file "$T/got" SIGHUP
 }
 
 # ---------------------------------------------------------------- backends
