@@ -7,9 +7,14 @@
  * only reach its own process group, never a stranger that reused the pid. */
 #include "supervise.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -186,6 +191,87 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
     }
 }
 
+/* Is a process of group pgid still running? A zombie is not (a zombie
+ * leader thread is, while its other threads run). Returns 1 or 0, or -1
+ * when it cannot tell: no /proc, or one of another pid namespace. */
+static int group_running(pid_t pgid)
+{
+    char path[300], buf[512];
+    ssize_t n = readlink("/proc/self", buf, sizeof buf - 1);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    if (atol(buf) != (long)getpid())
+        return -1;
+    DIR *dir = opendir("/proc");
+    if (!dir)
+        return -1;
+    int running = 0;
+    struct dirent *entry;
+    while (!running && (entry = readdir(dir))) {
+        if (entry->d_name[0] < '1' || entry->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;  /* gone meanwhile */
+        n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        /* "PID (COMM) STATE PPID PGRP ... NUM_THREADS(20) ...": COMM may
+         * hold anything, ')' too. */
+        const char *p = strrchr(buf, ')');
+        char state;
+        int group;
+        long threads;
+        if (!p || sscanf(p + 1, " %c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+                                "%*d %*d %*d %ld", &state, &group, &threads) != 3)
+            continue;
+        if (group == (int)pgid && ((state != 'Z' && state != 'X') || threads > 1))
+            running = 1;
+    }
+    closedir(dir);
+    return running;
+}
+
+static void read_signals(struct fl_proc *proc, const struct supervise_options *opts,
+                         struct state *st)
+{
+    struct signalfd_siginfo si;
+    while (read(opts->signal_fd, &si, sizeof si) == (ssize_t)sizeof si)
+        on_signal(proc, opts, st, &si);
+}
+
+/* The child (its group's leader) ended after the timeout's signal, but
+ * the rest of its group may still be at work on that signal: they get
+ * until the SIGKILL deadline, as the leader did, then SIGKILL. The
+ * leader stays unreaped meanwhile: its pid, the group's id, cannot be
+ * reused, so what goes to the group reaches that group alone. Without a
+ * /proc to see the group, the wait lasts to the deadline. */
+static void wait_for_group(struct fl_proc *proc, const struct supervise_options *opts,
+                           struct state *st)
+{
+    int64_t interval = 5;  /* ms; grows to 100 */
+    while (st->phase == STOPPING) {
+        int running = group_running(proc->pid);
+        if (running == 0)
+            return;
+        int64_t left = st->deadline - now_ms();
+        if (left <= 0) {
+            time_up(proc, opts, st);  /* SIGKILL */
+            return;
+        }
+        if (running > 0 && left > interval)
+            left = interval;
+        struct pollfd pfd = { .fd = opts->signal_fd, .events = POLLIN };
+        if (poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left) > 0)
+            read_signals(proc, opts, st);
+        interval = interval * 2 > 100 ? 100 : interval * 2;
+    }
+}
+
 int supervise(struct fl_proc *proc, const struct supervise_options *opts,
               int *status, bool *timed_out)
 {
@@ -211,11 +297,8 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
         int n = poll(fds, 2, wait_ms);
         if (n < 0 && errno != EINTR)
             return errno;
-        if (n > 0 && (fds[1].revents & POLLIN)) {
-            struct signalfd_siginfo si;
-            while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
-                on_signal(proc, opts, &st, &si);
-        }
+        if (n > 0 && (fds[1].revents & POLLIN))
+            read_signals(proc, opts, &st);
         if (child_ended(proc, n > 0 && fds[0].revents != 0))
             break;
         if (st.deadline >= 0 && now_ms() >= st.deadline)
@@ -223,9 +306,12 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
     }
 
     /* Whatever the leader did, the rest of its group may live on: a
-     * timeout ends all of it, unless SIGKILL is never to be sent. */
-    if (st.timed_out && opts->own_group && opts->kill_after_ms >= 0)
+     * timeout ends all of it by the SIGKILL deadline, unless SIGKILL is
+     * never to be sent. */
+    if (st.timed_out && opts->own_group && opts->kill_after_ms >= 0) {
+        wait_for_group(proc, opts, &st);
         kill(-proc->pid, SIGKILL);
+    }
     *timed_out = st.timed_out;
     return fl_wait(proc, -1, status);
 }

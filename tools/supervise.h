@@ -12,12 +12,13 @@
 struct supervise_options {
     /* 0: wait for ever. Otherwise, when it runs out (or SIGALRM comes),
      * timeout_signal and SIGCONT go to the child and its process group;
-     * kill_after_ms later SIGKILL goes to both, and once the child has
-     * ended SIGKILL goes to the rest of its group. */
+     * kill_after_ms later SIGKILL goes to both. If the child ends
+     * first, the rest of its group has until then, and SIGKILL follows
+     * if any of it is left. */
     int64_t timeout_ms;
     int timeout_signal;
     /* How long after the first stop signal SIGKILL follows; -1: never
-     * (nor to the rest of the group once the child has ended). */
+     * (nor to the rest of the group, which forkless does not wait for). */
     int64_t kill_after_ms;
     /* --kill-after was given: as with timeout -k, a signal passed on
      * (forkless got SIGTERM, say) starts the kill_after_ms too. */

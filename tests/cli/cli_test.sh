@@ -868,6 +868,46 @@ case_no_kill() {
     kill -KILL "$(cat "$T/pid")"
 }
 
+# group_timeout_test FORKLESS-OPTIONS...: forkless runs a leader whose
+# child, in the same group, runs $T/gc.sh LOG PIDFILE; once gc.sh has
+# written its pid, SIGALRM tells forkless that the time is up.
+group_timeout_test() {
+    rm -f "$T/pid" "$T/log"
+    "$FL" run --timeout 1h "$@" -- sh -c 'sh "$0" "$1" "$2" & wait' \
+        "$T/gc.sh" "$T/log" "$T/pid" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    kill -ALRM "$fl_pid"
+    wait_for is_dead "$fl_pid"  # a bound against a wait to --kill-after
+    wait "$fl_pid"
+    STATUS=$?
+}
+
+case_timeout_group_has_kill_after() {
+    # The leader dies of SIGTERM at once; the rest of its group gets until
+    # --kill-after to end, as timeout -k lets it, and no longer.
+    cat >"$T/gc.sh" <<'GC'
+trap 'sleep 1; echo cleaned >"$1"; exit' TERM
+echo $$ >"$2"
+while :; do sleep 0.05; done
+GC
+    group_timeout_test --kill-after 1h
+    expect_status 124
+    expect_file "$T/log" cleaned
+    wait_for is_dead "$(cat "$T/pid")"
+    # One that ignores SIGTERM gets SIGKILL at --kill-after.
+    cat >"$T/gc.sh" <<'GC'
+trap '' TERM
+echo $$ >"$2"
+while :; do sleep 0.05; done
+GC
+    group_timeout_test --kill-after 0.5
+    expect_status 124
+    wait_for is_dead "$(cat "$T/pid")"
+}
+
 case_kill_after_not_waited_when_term_works() {
     # A child that dies of SIGTERM ends the wait long before --kill-after.
     # A hang would end in SIGKILL from the guard: 137, not 124.
