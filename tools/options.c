@@ -269,6 +269,7 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
         }
         if (opt == OPT_TIMEOUT) {
             o->supervise.timeout_ms = ms;
+            o->supervise.timeout_given = true;
         } else {
             o->supervise.kill_after_ms = ms;
             o->supervise.kill_after_given = true;
@@ -342,13 +343,14 @@ static int finish_options(struct run_options *o)
 
     /* A timeout kills the child's whole process group, so it needs one of
      * its own (a new session is a new group too), unless --foreground
-     * keeps it in ours: then only the child is signalled. */
+     * keeps it in ours: then only the child is signalled. --timeout 0
+     * too: SIGALRM can still end the time, as with timeout 0. */
     if (o->foreground && (cmd->flags & (FL_SETSID | FL_NEW_PGROUP))) {
         cli_error("--foreground keeps the child in our process group: it cannot be "
                   "used with --%s", cmd->flags & FL_SETSID ? "setsid" : "pgroup");
         return -1;
     }
-    if (o->supervise.timeout_ms > 0 && !o->foreground && !(cmd->flags & FL_SETSID))
+    if (o->supervise.timeout_given && !o->foreground && !(cmd->flags & FL_SETSID))
         cmd->flags |= FL_NEW_PGROUP;
     o->supervise.own_group = (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)) != 0;
     return 0;

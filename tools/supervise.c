@@ -62,7 +62,7 @@ int supervise_start(struct supervise_options *opts, sigset_t *old)
         sigaddset(set, sig);
     for (int sig = 1; sig <= SIGRTMAX; sig++)
         if (sigismember(set, sig) == 1 && ignored(sig) &&
-            !(sig == SIGALRM && opts->timeout_ms > 0))
+            !(sig == SIGALRM && opts->timeout_given))
             sigdelset(set, sig);
     if (opts->timeout_signal > 0 && terminates(opts->timeout_signal))
         sigaddset(set, opts->timeout_signal);
@@ -178,7 +178,7 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
                       struct state *st, const struct signalfd_siginfo *si)
 {
     int sig = (int)si->ssi_signo;
-    if (sig == SIGALRM && opts->timeout_ms > 0) {
+    if (sig == SIGALRM && opts->timeout_given) {
         st->timed_out = true;
         time_up(proc, opts, st);
         return;

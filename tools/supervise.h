@@ -16,6 +16,10 @@ struct supervise_options {
      * first, the rest of its group has until then, and SIGKILL follows
      * if any of it is left. */
     int64_t timeout_ms;
+    /* --timeout was given, 0 too: as for timeout(1), SIGALRM then means
+     * that the time is up, and the child gets a process group of its
+     * own (unless --foreground). */
+    bool timeout_given;
     int timeout_signal;
     /* How long after the first stop signal SIGKILL follows; -1: never
      * (nor to the rest of the group, which forkless does not wait for). */
@@ -39,7 +43,7 @@ struct supervise_options {
  * forkless could not pass signals on to. These are the signals whose
  * default is to terminate, real-time ones included, and timeout_signal;
  * not one that was ignored when forkless started (a background job's
- * SIGINT), except timeout_signal and, with a timeout, SIGALRM. *old
+ * SIGINT), except timeout_signal and, with --timeout, SIGALRM. *old
  * receives the previous mask. Returns 0, or the errno value of
  * signalfd() (EMFILE: no fd left), with the mask restored. */
 int supervise_start(struct supervise_options *opts, sigset_t *old);

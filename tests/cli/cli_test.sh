@@ -1094,9 +1094,11 @@ case_forward_timeout_signals() {
     done
 }
 
-case_sigalrm_is_the_timeout() {
-    # As for timeout(1), SIGALRM sent to forkless means: the time is up.
-    "$FL" run --timeout 1h -- sh -c 'echo $$ >"$1"; exec sleep 100' sh "$T/pid" \
+# sigalrm_test TIMEOUT: SIGALRM sent to forkless --timeout TIMEOUT
+# means, as for timeout(1): the time is up.
+sigalrm_test() {
+    rm -f "$T/pid"
+    "$FL" run --timeout "$1" -- sh -c 'echo $$ >"$1"; exec sleep 100' sh "$T/pid" \
         >"$T/out" 2>"$T/err" &
     local fl_pid=$!
     BACKGROUND_PIDS+=("$fl_pid")
@@ -1107,6 +1109,21 @@ case_sigalrm_is_the_timeout() {
     STATUS=$?
     expect_status 124
     wait_for is_dead "$(cat "$T/pid")"
+}
+case_sigalrm_is_the_timeout() { sigalrm_test 1h; }
+
+case_sigalrm_with_timeout_0() {
+    # --timeout 0 sets no time limit, yet SIGALRM still means the time is
+    # up, and the program still gets a process group of its own, as with
+    # timeout 0.
+    command -v timeout >/dev/null && timeout 0 true || skip "no timeout(1) here"
+    sigalrm_test 0
+    run_fl run --timeout 0 -- cat /proc/self/stat
+    expect_status 0
+    [ "$(stat_field 5)" = "$(stat_pid)" ] || fail "not a group leader: $(out)"
+    # (timeout 0 makes the group its own, forkless the program's.)
+    timeout 0 cat /proc/self/stat >"$T/out"
+    [ "$(stat_field 5)" = "$(stat_field 4)" ] || fail "timeout 0: no group of its own: $(out)"
 }
 
 case_ignored_signal_not_passed_on() {
