@@ -127,7 +127,9 @@ static void die_by_signal(int sig)
 static void report_end(pid_t pid, int status, bool timed_out, const struct timespec *start)
 {
     double elapsed = seconds_since(start);
-    if (timed_out)
+    if (timed_out && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+        cli_error("pid %d timed out, killed by SIGKILL, after %.3f s", (int)pid, elapsed);
+    else if (timed_out)
         cli_error("pid %d timed out after %.3f s", (int)pid, elapsed);
     else if (WIFSIGNALED(status))
         cli_error("pid %d killed by signal %d (%s) after %.3f s", (int)pid,

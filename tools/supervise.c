@@ -167,6 +167,9 @@ static void time_up(struct fl_proc *proc, const struct supervise_options *opts,
         signal_child(proc, opts->own_group, opts->timeout_signal);
         return;
     }
+    /* As for timeout(1), SIGKILL is a timeout, even when a signal passed
+     * on (with --kill-after) rather than the time started its delay. */
+    st->timed_out = true;
     signal_child(proc, opts->own_group, SIGKILL);
     st->phase = KILLED;
     st->deadline = -1;

@@ -1161,6 +1161,31 @@ case_forward_then_kill_after() {
     STATUS=$?
     expect_status 137
 }
+case_forward_then_kill_after_is_a_timeout() {
+    # The SIGKILL that --kill-after sends after a signal passed on is a
+    # timeout, as for timeout -k (it exits 137 with --foreground; without
+    # it, it dies by its own SIGKILL to its group): forkless exits 137,
+    # and does not die by SIGKILL as if something had killed it.
+    command -v perl >/dev/null || skip "no perl to see how a process ended"
+    local opts
+    for opts in "" "--foreground" "--timeout 1h"; do
+        rm -f "$T/pid" "$T/how"
+        # shellcheck disable=SC2086
+        wait_status "$T/how" "$FL" run -v --kill-after 0.3 $opts -- \
+            sh -c 'trap "" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' sh "$T/pid" &
+        local waiter=$!
+        BACKGROUND_PIDS+=("$waiter")
+        wait_for file_has_pid "$T/pid"
+        BACKGROUND_PIDS+=("$(cat "$T/pid")")
+        # forkless is the program's parent.
+        kill -TERM "$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$(cat "$T/pid")/stat")"
+        wait "$waiter"
+        [ "$(cat "$T/how")" = "exit 137" ] ||
+            fail "with '$opts': forkless ended by $(cat "$T/how"), expected exit 137: $(err)"
+        expect_err_has "timed out"
+    done
+}
+
 case_forward_sighup_pgroup() {
     "$FL" run --pgroup -- sh -c 'sleep 100 & s=$!; trap "kill \$s; exit 9" HUP; echo $$ >"$1"; wait' \
         sh "$T/pid" >"$T/out" 2>"$T/err" &
