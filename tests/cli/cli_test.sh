@@ -1539,6 +1539,34 @@ case_bad_command_line() {
     expect_bad_option run --keep-fds=yes -- true
 }
 
+case_bad_long_option_messages() {
+    # What is wrong with a long option, said as it is: glibc gives an
+    # option without argument the letter of its short form as optopt.
+    local opt
+    for opt in --verbose --clear-env --help --keep-fds; do
+        expect_bad_option run "$opt=1" -- true
+        expect_err_has "forkless: $opt takes no argument"
+    done
+    expect_bad_option run --verb=1 -- true  # a prefix, unambiguous
+    expect_err_has "forkless: --verbose takes no argument"
+    expect_bad_option run --st x -- true
+    expect_err_has "--st is ambiguous"
+    expect_err_has "--stdin, --stdout, --stderr, --stderr-to-stdout"
+    expect_bad_option run --frob=1 -- true
+    expect_err_has "unknown option --frob "
+    # Short options, alone or in a cluster after a long one.
+    expect_bad_option run -Z -- true
+    expect_err_has "unknown option -Z "
+    expect_bad_option run --verbose -Zv -- true
+    expect_err_has "unknown option -Z "
+    expect_bad_option run -iZ -- true
+    expect_err_has "unknown option -Z "
+    # A prefix that is an option itself is that option.
+    run_fl run --stderr "$T/e" -- sh -c 'echo x >&2'
+    expect_status 0
+    expect_file "$T/e" x
+}
+
 # ------------------------------------------------------------------------
 
 declare -F "case_$CASE" >/dev/null || { echo "no such case: $CASE" >&2; exit 2; }
