@@ -36,9 +36,24 @@ static bool exec_path_exists(const struct fl_cmd *cmd, const char *path)
     return exists;
 }
 
+/* The program to run: PROGRAM as given, whatever --argv0 says. */
+static const char *program_of(const struct fl_cmd *cmd)
+{
+    return cmd->path ? cmd->path : cmd->argv[0];
+}
+
+/* The library refuses an empty program name before it starts anything;
+ * env(1) and timeout(1) find no such program: 127. */
+static bool empty_program(const struct fl_cmd *cmd, const struct fl_error *e)
+{
+    return e->step == FL_STEP_PREPARE && e->err == EINVAL && program_of(cmd)[0] == '\0';
+}
+
 /* The exit status for a failed fl_spawn(), per D8. */
 static int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e)
 {
+    if (empty_program(cmd, e))
+        return EXIT_NOT_FOUND;
     if (e->step != FL_STEP_EXEC)
         return EXIT_FORKLESS_ERROR;
     if (e->err == ENOENT && !exec_path_exists(cmd, e->path))
@@ -55,7 +70,9 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
     char hint[160];
     bool credentials = e->step == FL_STEP_SETGROUPS || e->step == FL_STEP_SETGID ||
                        e->step == FL_STEP_SETUID;
-    if (credentials && e->err == EPERM && o->user) {
+    if (empty_program(cmd, e)) {
+        cli_error("exec \"\": %s (the program name is empty)", strerror(ENOENT));
+    } else if (credentials && e->err == EPERM && o->user) {
         credential_privilege_hint(cmd->flags, hint, sizeof hint);
         cli_error("%s (--user %s: %s)", message, o->user, hint);
     } else if (e->step == FL_STEP_RLIMIT && e->index >= 0 &&

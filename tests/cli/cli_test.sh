@@ -211,6 +211,15 @@ case_exit_127_search() {
     expect_err_has 'forkless-no-such-program'
 }
 
+case_exit_127_empty_program() {
+    # An empty name names no program: 127, as env '' gives.
+    run_fl run -- ''
+    expect_status 127
+    expect_err_has 'the program name is empty'
+    run_fl run --argv0 name --timeout 1h -- ''
+    expect_status 127
+}
+
 case_exit_127_from_program() {
     # A program that itself exits 127 is told apart by the message.
     run_fl run -- sh -c 'exit 127'
