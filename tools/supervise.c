@@ -315,6 +315,15 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
         wait_for_group(proc, opts, &st);
         kill(-proc->pid, SIGKILL);
     }
+    /* A signal that came as the child ended is still passed on, to the
+     * rest of its group, while the child's pid (the group's id) is still
+     * reserved; SIGALRM no longer makes a timeout of an end that came
+     * first. Once the child is reaped, one that comes has nothing left
+     * to go to, and forkless exits as the child did. */
+    struct signalfd_siginfo si;
+    while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+        if (!((int)si.ssi_signo == SIGALRM && opts->timeout_given) && !child_has_it(proc, &si))
+            signal_child(proc, opts->own_group, (int)si.ssi_signo);
     *timed_out = st.timed_out;
     return fl_wait(proc, -1, status);
 }

@@ -1195,6 +1195,35 @@ case_forward_then_kill_after_is_a_timeout() {
     done
 }
 
+case_forward_as_the_child_ends() {
+    # A signal that comes as the child (a group leader) ends, before
+    # forkless has reaped it, still goes to the rest of its group. forkless
+    # is stopped meanwhile, so that it sees both at once.
+    cat >"$T/gc.sh" <<'GC'
+trap 'echo got-term >"$1"; exit' TERM
+echo $$ >"$2"
+while :; do sleep 0.05; done
+GC
+    "$FL" run --pgroup -- sh -c 'sh "$0" "$1" "$2" & echo $$ >"$3"
+        while [ ! -e "$4" ]; do sleep 0.05; done' \
+        "$T/gc.sh" "$T/log" "$T/gcpid" "$T/pid" "$T/go" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    wait_for file_has_pid "$T/gcpid"
+    BACKGROUND_PIDS+=("$(cat "$T/gcpid")")
+    kill -STOP "$fl_pid"
+    touch "$T/go"
+    wait_for is_dead "$(cat "$T/pid")"
+    kill -TERM "$fl_pid"
+    kill -CONT "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 0
+    wait_for test -s "$T/log"
+    expect_file "$T/log" got-term
+}
+
 case_forward_sighup_pgroup() {
     "$FL" run --pgroup -- sh -c 'sleep 100 & s=$!; trap "kill \$s; exit 9" HUP; echo $$ >"$1"; wait' \
         sh "$T/pid" >"$T/out" 2>"$T/err" &
