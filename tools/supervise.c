@@ -20,8 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The signals timeout(1) passes on (coreutils' term-sig.h): those whose
- * default action ends a process, SIGKILL aside. */
+/* The signals forkless passes on: those whose default action ends a
+ * process, SIGKILL aside (the list of coreutils' term-sig.h). timeout
+ * 9.1 passes on ALRM, INT, QUIT, HUP, TERM and its -s signal only. */
 static const int stop_signals[] = {
     SIGALRM, SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2,
     SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGXCPU, SIGXFSZ,

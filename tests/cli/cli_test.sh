@@ -311,7 +311,7 @@ case_path_relative() {
 }
 
 case_argv0() {
-    # As env -a: PROGRAM runs, found as usual, with NAME as argv[0].
+    # As exec -a: PROGRAM runs, found as usual, with NAME as argv[0].
     run_fl run --argv0 fancy-name -- cat /proc/self/cmdline
     expect_status 0
     [ "$(tr '\0' ' ' <"$T/out")" = "fancy-name /proc/self/cmdline " ] ||
@@ -1095,7 +1095,8 @@ forward_test() { forward_signal_test TERM "$@"; }
 case_forward_sigterm() { forward_test; }
 case_forward_sigterm_with_timeout() { forward_test --timeout 1h; }
 case_forward_timeout_signals() {
-    # The signals timeout(1) passes on, not only HUP, INT, QUIT and TERM.
+    # Every signal that would end forkless, not only the HUP, INT, QUIT
+    # and TERM that timeout 9.1 passes on.
     local sig
     for sig in USR1 USR2 PIPE XCPU RTMIN+1 RTMAX; do
         forward_signal_test "$sig"
@@ -1137,8 +1138,9 @@ case_sigalrm_with_timeout_0() {
 
 case_ignored_signal_not_passed_on() {
     # forkless runs in the background here, so it starts with SIGINT
-    # ignored: as timeout(1), it leaves that alone. The TERM that follows
-    # is passed on, and a child that got INT first would say so first.
+    # ignored: it leaves that alone (timeout 9.1 would pass it on). The
+    # TERM that follows is passed on, and a child that got INT first would
+    # say so first.
     "$FL" run -- sh -c 'trap "echo int >>\"$2\"" INT; trap "echo term >>\"$2\"; exit 7" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' \
         sh "$T/pid" "$T/flag" >"$T/out" 2>"$T/err" &
     local fl_pid=$!
@@ -1542,6 +1544,13 @@ case_help_options_and_differences() {
     # Where it differs from env(1) and timeout(1) on purpose, it says so.
     grep -q "Where forkless differs from env(1) and timeout(1), on purpose" "$T/out" ||
         fail "run --help does not say where forkless differs from env and timeout"
+    local said
+    for said in "timeout 9.1 passes on HUP, INT, QUIT, TERM" "reaches the program twice" \
+                "forkless exits 137" "timeout 1e-999" "The ms suffix" "--argv0 is forkless's own" \
+                "exits 125; timeout needs none"; do
+        grep -qF -- "$said" "$T/out" || fail "run --help does not say \"$said\""
+    done
+    ! grep -q "as timeout(1) does, but" "$T/out" || fail "run --help says every signal is passed on as timeout does"
     awk 'length > 80 { print; bad = 1 } END { exit bad }' "$T/out" >"$T/long" ||
         fail "lines over 80 columns: $(cat "$T/long")"
 }
