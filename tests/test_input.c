@@ -614,7 +614,7 @@ static char *const *const bad_cli[] = {
     ARGV("--stderr", "/dev/null", "--stderr-to-stdout", "/bin/true"),
     ARGV(NULL),
     ARGV("--"),
-    ARGV(""),
+    ARGV("--verbose=1", "/bin/true"),
     ARGV("--chdir", "/etc/passwd", "/bin/true"),
     ARGV("--stdin", "/nonexistent/in", "/bin/true"),
     ARGV("--rlimit", "NOFILE=unlimited", "/bin/true"),
@@ -652,8 +652,11 @@ TEST(cli_bad_option_values_exit_125)
     ASSERT_EXITED(t_wait(&p), 125);
     ASSERT(err[0]);
 
-    /* Not 125: a missing program is 127, a non-executable file 126. */
+    /* Not 125: a missing program is 127 (an empty name too, as for
+     * env ''), a non-executable file 126. */
     int st = cli(ARGV("/nonexistent/prog"), &err);
+    ASSERT_EXITED(st, 127);
+    st = cli(ARGV(""), &err);
     ASSERT_EXITED(st, 127);
     st = cli(ARGV("/etc/passwd"), &err);
     ASSERT_EXITED(st, 126);

@@ -269,6 +269,7 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
         }
         if (opt == OPT_TIMEOUT) {
             o->supervise.timeout_ms = ms;
+            o->supervise.timeout_given = true;
         } else {
             o->supervise.kill_after_ms = ms;
             o->supervise.kill_after_given = true;
@@ -316,6 +317,49 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
     return -1;
 }
 
+/* Says what is wrong with WORD, a long option ("--name" or
+ * "--name=value") that getopt_long() refused: unknown, ambiguous (a
+ * prefix of several), or given an argument it does not take. glibc tells
+ * none of this apart, and gives no-argument options' short letter as
+ * optopt, so the word itself is looked at. */
+static void report_long_option(const char *word)
+{
+    const char *name = word + 2;
+    size_t len = strcspn(name, "=");
+    bool has_value = name[len] == '=';
+    const struct option *match = NULL;
+    size_t nmatches = 0;
+    for (const struct option *o = long_options; len > 0 && o->name; o++) {
+        if (strncmp(o->name, name, len) != 0)
+            continue;
+        if (o->name[len] == '\0') {  /* exact: it wins over prefixes */
+            match = o;
+            nmatches = 1;
+            break;
+        }
+        match = o;
+        nmatches++;
+    }
+    if (nmatches == 1 && has_value && match->has_arg == no_argument) {
+        cli_error("--%s takes no argument", match->name);
+    } else if (nmatches > 1) {
+        char list[512] = "";
+        size_t used = 0;
+        for (const struct option *o = long_options; o->name; o++) {
+            if (strncmp(o->name, name, len) == 0 && used < sizeof list) {
+                int n = snprintf(list + used, sizeof list - used, "%s--%s",
+                                 used ? ", " : "", o->name);
+                used += n > 0 ? (size_t)n : 0;
+            }
+        }
+        cli_error("option --%.*s is ambiguous: %s (see forkless run --help)",
+                  (int)len, name, list);
+    } else {
+        cli_error("unknown option --%.*s (see forkless run --help)",
+                  (int)(len > 0 ? len : strlen(name)), name);
+    }
+}
+
 /* The settings that depend on several options at once. */
 static int finish_options(struct run_options *o)
 {
@@ -342,13 +386,14 @@ static int finish_options(struct run_options *o)
 
     /* A timeout kills the child's whole process group, so it needs one of
      * its own (a new session is a new group too), unless --foreground
-     * keeps it in ours: then only the child is signalled. */
+     * keeps it in ours: then only the child is signalled. --timeout 0
+     * too: SIGALRM can still end the time, as with timeout 0. */
     if (o->foreground && (cmd->flags & (FL_SETSID | FL_NEW_PGROUP))) {
         cli_error("--foreground keeps the child in our process group: it cannot be "
                   "used with --%s", cmd->flags & FL_SETSID ? "setsid" : "pgroup");
         return -1;
     }
-    if (o->supervise.timeout_ms > 0 && !o->foreground && !(cmd->flags & FL_SETSID))
+    if (o->supervise.timeout_given && !o->foreground && !(cmd->flags & FL_SETSID))
         cmd->flags |= FL_NEW_PGROUP;
     o->supervise.own_group = (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)) != 0;
     return 0;
@@ -368,6 +413,7 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
     }
     o->supervise.kill_after_ms = DEFAULT_KILL_AFTER_MS;
     o->supervise.timeout_signal = SIGTERM;
+    o->supervise.signal_fd = -1;
     child_signals_init(&o->child_signals);
 
     /* "+": options end at PROGRAM, so its own options are left alone.
@@ -375,7 +421,18 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
     opterr = 0;
     optind = 0;  /* 0, not 1: glibc then also forgets a half-read option cluster */
     int opt;
-    while ((opt = getopt_long(argc, argv, "+:C:e:u:a:ivh", long_options, NULL)) != -1) {
+    /* Whether the next call starts a new word, or goes on with a cluster
+     * of short options ("-iv"): getopt_long() leaves optind on a word
+     * until it is done with it. */
+    bool new_word = true;
+    int word = 1;
+    for (;;) {
+        if (new_word)
+            word = optind > 0 ? optind : 1;
+        opt = getopt_long(argc, argv, "+:C:e:u:a:ivh", long_options, NULL);
+        if (opt == -1)
+            break;
+        new_word = optind != word;
         if (opt == 'h') {
             print_run_help();
             return 0;
@@ -395,12 +452,14 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
             return EXIT_FORKLESS_ERROR;
         }
         if (opt == '?') {
-            if (optopt > 0 && optopt < 256)
+            /* A long option is a word of its own, never in a cluster. */
+            bool in_cluster = !(word < argc && strncmp(argv[word], "--", 2) == 0);
+            if (!in_cluster)
+                report_long_option(argv[word]);
+            else if (optopt > 0 && optopt < 256)
                 cli_error("unknown option -%c (see forkless run --help)", optopt);
-            else if (optopt >= 256)
-                cli_error("--%s takes no argument", option_name(optopt));
             else
-                cli_error("unknown option %s (see forkless run --help)", argv[optind - 1]);
+                cli_error("unknown option %s (see forkless run --help)", argv[word]);
             return EXIT_FORKLESS_ERROR;
         }
         if (apply_option(o, opt, optarg) != 0)

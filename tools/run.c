@@ -36,9 +36,24 @@ static bool exec_path_exists(const struct fl_cmd *cmd, const char *path)
     return exists;
 }
 
+/* The program to run: PROGRAM as given, whatever --argv0 says. */
+static const char *program_of(const struct fl_cmd *cmd)
+{
+    return cmd->path ? cmd->path : cmd->argv[0];
+}
+
+/* The library refuses an empty program name before it starts anything;
+ * env(1) and timeout(1) find no such program: 127. */
+static bool empty_program(const struct fl_cmd *cmd, const struct fl_error *e)
+{
+    return e->step == FL_STEP_PREPARE && e->err == EINVAL && program_of(cmd)[0] == '\0';
+}
+
 /* The exit status for a failed fl_spawn(), per D8. */
 static int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e)
 {
+    if (empty_program(cmd, e))
+        return EXIT_NOT_FOUND;
     if (e->step != FL_STEP_EXEC)
         return EXIT_FORKLESS_ERROR;
     if (e->err == ENOENT && !exec_path_exists(cmd, e->path))
@@ -55,7 +70,9 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
     char hint[160];
     bool credentials = e->step == FL_STEP_SETGROUPS || e->step == FL_STEP_SETGID ||
                        e->step == FL_STEP_SETUID;
-    if (credentials && e->err == EPERM && o->user) {
+    if (empty_program(cmd, e)) {
+        cli_error("exec \"\": %s (the program name is empty)", strerror(ENOENT));
+    } else if (credentials && e->err == EPERM && o->user) {
         credential_privilege_hint(cmd->flags, hint, sizeof hint);
         cli_error("%s (--user %s: %s)", message, o->user, hint);
     } else if (e->step == FL_STEP_RLIMIT && e->index >= 0 &&
@@ -127,7 +144,9 @@ static void die_by_signal(int sig)
 static void report_end(pid_t pid, int status, bool timed_out, const struct timespec *start)
 {
     double elapsed = seconds_since(start);
-    if (timed_out)
+    if (timed_out && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+        cli_error("pid %d timed out, killed by SIGKILL, after %.3f s", (int)pid, elapsed);
+    else if (timed_out)
         cli_error("pid %d timed out after %.3f s", (int)pid, elapsed);
     else if (WIFSIGNALED(status))
         cli_error("pid %d killed by signal %d (%s) after %.3f s", (int)pid,
@@ -144,6 +163,7 @@ static int run_command(struct run_options *o, int *die_by)
     char message[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 128];
     char resolved[4096] = "?";
     struct timespec start;
+    int r;
 
     if (o->verbose && fl_resolve(cmd, resolved, sizeof resolved, NULL) != 0)
         strcpy(resolved, "?");
@@ -155,7 +175,12 @@ static int run_command(struct run_options *o, int *die_by)
     const struct child_signals *cs = &o->child_signals;
     bool keep = (cmd->flags & FL_KEEP_SIGNALS) != 0;
     sigset_t old_mask, mask;
-    supervise_block_signals(&o->supervise, &old_mask);
+    r = supervise_start(&o->supervise, &old_mask);
+    if (r != 0) {
+        cli_error("cannot watch for signals to pass on (signalfd): %s%s", strerror(r),
+                  r == EMFILE ? " (RLIMIT_NOFILE leaves no fd for it)" : "");
+        return EXIT_FORKLESS_ERROR;
+    }
     if (keep || cs->any_mask) {
         sigset_t base;
         sigemptyset(&base);
@@ -179,11 +204,12 @@ static int run_command(struct run_options *o, int *die_by)
 
     clock_gettime(CLOCK_MONOTONIC, &start);
     struct fl_proc proc;
-    int r = fl_spawn(cmd, &proc, &error);
+    r = fl_spawn(cmd, &proc, &error);
     /* They pointed into this frame. */
     cmd->sigmask = NULL;
     cmd->sigignore = NULL;
     if (r != 0) {
+        supervise_end(&o->supervise);
         fl_error_format(&error, message, sizeof message);
         report_spawn_failure(o, &error, message);
         return spawn_failure_status(cmd, &error);
@@ -195,6 +221,7 @@ static int run_command(struct run_options *o, int *die_by)
     int status = 0;
     bool timed_out = false;
     r = supervise(&proc, &o->supervise, &status, &timed_out);
+    supervise_end(&o->supervise);
     pid_t pid = proc.pid;
     fl_close(&proc);
     if (r == ECHILD) {

@@ -12,12 +12,17 @@
 struct supervise_options {
     /* 0: wait for ever. Otherwise, when it runs out (or SIGALRM comes),
      * timeout_signal and SIGCONT go to the child and its process group;
-     * kill_after_ms later SIGKILL goes to both, and once the child has
-     * ended SIGKILL goes to the rest of its group. */
+     * kill_after_ms later SIGKILL goes to both. If the child ends
+     * first, the rest of its group has until then, and SIGKILL follows
+     * if any of it is left. */
     int64_t timeout_ms;
+    /* --timeout was given, 0 too: as for timeout(1), SIGALRM then means
+     * that the time is up, and the child gets a process group of its
+     * own (unless --foreground). */
+    bool timeout_given;
     int timeout_signal;
     /* How long after the first stop signal SIGKILL follows; -1: never
-     * (nor to the rest of the group once the child has ended). */
+     * (nor to the rest of the group, which forkless does not wait for). */
     int64_t kill_after_ms;
     /* --kill-after was given: as with timeout -k, a signal passed on
      * (forkless got SIGTERM, say) starts the kill_after_ms too. */
@@ -26,18 +31,25 @@ struct supervise_options {
      * FL_SETSID): signals go to the whole group as well as to the child
      * (which may have left it). A timeout needs this. */
     bool own_group;
-    /* The signals forkless passes on; supervise_block_signals() fills it. */
+    /* The signals forkless passes on, and the signalfd that reads them;
+     * supervise_start() fills both. */
     sigset_t handled;
+    int signal_fd;
 };
 
 /* Blocks the signals that supervise() handles, so that they queue for
- * its signalfd instead of killing forkless; call it before fl_spawn().
- * These are the signals timeout(1) handles: those whose default is to
- * terminate, real-time ones included, and timeout_signal; not one that
- * was ignored when forkless started (a background job's SIGINT), except
- * timeout_signal and, with a timeout, SIGALRM. *old receives the previous
- * mask. */
-void supervise_block_signals(struct supervise_options *opts, sigset_t *old);
+ * its signalfd instead of killing forkless, and opens that signalfd;
+ * call it before fl_spawn(), so that a child is never started that
+ * forkless could not pass signals on to. These are the signals whose
+ * default is to terminate, real-time ones included, and timeout_signal;
+ * not one that was ignored when forkless started (a background job's
+ * SIGINT), except timeout_signal and, with --timeout, SIGALRM. *old
+ * receives the previous mask. Returns 0, or the errno value of
+ * signalfd() (EMFILE: no fd left), with the mask restored. */
+int supervise_start(struct supervise_options *opts, sigset_t *old);
+
+/* Closes the signalfd of supervise_start(). */
+void supervise_end(struct supervise_options *opts);
 
 /* Waits for proc to end and reaps it. Returns 0 with *status set (and
  * *timed_out telling whether the timeout struck), or the errno value of

@@ -49,7 +49,7 @@ expect_err_empty() {
     [ ! -s "$T/err" ] || fail "stderr not empty: $(err)"
 }
 expect_file() {
-    [ "$(cat "$1")" = "$2" ] || fail "$1 holds \"$(cat "$1" 2>&1)\", expected \"$2\""
+    [ "$(cat "$1")" = "$2" ] || fail "$1 holds \"$(cat "$1" 2>&1)\", expected \"$2\"; stderr: $(err)"
 }
 
 # backend_opts B: the options that select backend B. The posix_spawn
@@ -211,6 +211,15 @@ case_exit_127_search() {
     expect_err_has 'forkless-no-such-program'
 }
 
+case_exit_127_empty_program() {
+    # An empty name names no program: 127, as env '' gives.
+    run_fl run -- ''
+    expect_status 127
+    expect_err_has 'the program name is empty'
+    run_fl run --argv0 name --timeout 1h -- ''
+    expect_status 127
+}
+
 case_exit_127_from_program() {
     # A program that itself exits 127 is told apart by the message.
     run_fl run -- sh -c 'exit 127'
@@ -302,7 +311,7 @@ case_path_relative() {
 }
 
 case_argv0() {
-    # As env -a: PROGRAM runs, found as usual, with NAME as argv[0].
+    # As exec -a: PROGRAM runs, found as usual, with NAME as argv[0].
     run_fl run --argv0 fancy-name -- cat /proc/self/cmdline
     expect_status 0
     [ "$(tr '\0' ' ' <"$T/out")" = "fancy-name /proc/self/cmdline " ] ||
@@ -868,6 +877,46 @@ case_no_kill() {
     kill -KILL "$(cat "$T/pid")"
 }
 
+# group_timeout_test FORKLESS-OPTIONS...: forkless runs a leader whose
+# child, in the same group, runs $T/gc.sh LOG PIDFILE; once gc.sh has
+# written its pid, SIGALRM tells forkless that the time is up.
+group_timeout_test() {
+    rm -f "$T/pid" "$T/log"
+    "$FL" run --timeout 1h "$@" -- sh -c 'sh "$0" "$1" "$2" & wait' \
+        "$T/gc.sh" "$T/log" "$T/pid" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    kill -ALRM "$fl_pid"
+    wait_for is_dead "$fl_pid"  # a bound against a wait to --kill-after
+    wait "$fl_pid"
+    STATUS=$?
+}
+
+case_timeout_group_has_kill_after() {
+    # The leader dies of SIGTERM at once; the rest of its group gets until
+    # --kill-after to end, as timeout -k lets it, and no longer.
+    cat >"$T/gc.sh" <<'GC'
+trap 'sleep 1; echo cleaned >"$1"; exit' TERM
+echo $$ >"$2"
+while :; do sleep 0.05; done
+GC
+    group_timeout_test --kill-after 1h
+    expect_status 124
+    expect_file "$T/log" cleaned
+    wait_for is_dead "$(cat "$T/pid")"
+    # One that ignores SIGTERM gets SIGKILL at --kill-after.
+    cat >"$T/gc.sh" <<'GC'
+trap '' TERM
+echo $$ >"$2"
+while :; do sleep 0.05; done
+GC
+    group_timeout_test --kill-after 0.5
+    expect_status 124
+    wait_for is_dead "$(cat "$T/pid")"
+}
+
 case_kill_after_not_waited_when_term_works() {
     # A child that dies of SIGTERM ends the wait long before --kill-after.
     # A hang would end in SIGKILL from the guard: 137, not 124.
@@ -1046,7 +1095,8 @@ forward_test() { forward_signal_test TERM "$@"; }
 case_forward_sigterm() { forward_test; }
 case_forward_sigterm_with_timeout() { forward_test --timeout 1h; }
 case_forward_timeout_signals() {
-    # The signals timeout(1) passes on, not only HUP, INT, QUIT and TERM.
+    # Every signal that would end forkless, not only the HUP, INT, QUIT
+    # and TERM that timeout 9.1 passes on.
     local sig
     for sig in USR1 USR2 PIPE XCPU RTMIN+1 RTMAX; do
         forward_signal_test "$sig"
@@ -1054,9 +1104,11 @@ case_forward_timeout_signals() {
     done
 }
 
-case_sigalrm_is_the_timeout() {
-    # As for timeout(1), SIGALRM sent to forkless means: the time is up.
-    "$FL" run --timeout 1h -- sh -c 'echo $$ >"$1"; exec sleep 100' sh "$T/pid" \
+# sigalrm_test TIMEOUT: SIGALRM sent to forkless --timeout TIMEOUT
+# means, as for timeout(1): the time is up.
+sigalrm_test() {
+    rm -f "$T/pid"
+    "$FL" run --timeout "$1" -- sh -c 'echo $$ >"$1"; exec sleep 100' sh "$T/pid" \
         >"$T/out" 2>"$T/err" &
     local fl_pid=$!
     BACKGROUND_PIDS+=("$fl_pid")
@@ -1068,11 +1120,27 @@ case_sigalrm_is_the_timeout() {
     expect_status 124
     wait_for is_dead "$(cat "$T/pid")"
 }
+case_sigalrm_is_the_timeout() { sigalrm_test 1h; }
+
+case_sigalrm_with_timeout_0() {
+    # --timeout 0 sets no time limit, yet SIGALRM still means the time is
+    # up, and the program still gets a process group of its own, as with
+    # timeout 0.
+    command -v timeout >/dev/null && timeout 0 true || skip "no timeout(1) here"
+    sigalrm_test 0
+    run_fl run --timeout 0 -- cat /proc/self/stat
+    expect_status 0
+    [ "$(stat_field 5)" = "$(stat_pid)" ] || fail "not a group leader: $(out)"
+    # (timeout 0 makes the group its own, forkless the program's.)
+    timeout 0 cat /proc/self/stat >"$T/out"
+    [ "$(stat_field 5)" = "$(stat_field 4)" ] || fail "timeout 0: no group of its own: $(out)"
+}
 
 case_ignored_signal_not_passed_on() {
     # forkless runs in the background here, so it starts with SIGINT
-    # ignored: as timeout(1), it leaves that alone. The TERM that follows
-    # is passed on, and a child that got INT first would say so first.
+    # ignored: it leaves that alone (timeout 9.1 would pass it on). The
+    # TERM that follows is passed on, and a child that got INT first would
+    # say so first.
     "$FL" run -- sh -c 'trap "echo int >>\"$2\"" INT; trap "echo term >>\"$2\"; exit 7" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' \
         sh "$T/pid" "$T/flag" >"$T/out" 2>"$T/err" &
     local fl_pid=$!
@@ -1104,6 +1172,60 @@ case_forward_then_kill_after() {
     STATUS=$?
     expect_status 137
 }
+case_forward_then_kill_after_is_a_timeout() {
+    # The SIGKILL that --kill-after sends after a signal passed on is a
+    # timeout, as for timeout -k (it exits 137 with --foreground; without
+    # it, it dies by its own SIGKILL to its group): forkless exits 137,
+    # and does not die by SIGKILL as if something had killed it.
+    command -v perl >/dev/null || skip "no perl to see how a process ended"
+    local opts
+    for opts in "" "--foreground" "--timeout 1h"; do
+        rm -f "$T/pid" "$T/how"
+        # shellcheck disable=SC2086
+        wait_status "$T/how" "$FL" run -v --kill-after 0.3 $opts -- \
+            sh -c 'trap "" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' sh "$T/pid" &
+        local waiter=$!
+        BACKGROUND_PIDS+=("$waiter")
+        wait_for file_has_pid "$T/pid"
+        BACKGROUND_PIDS+=("$(cat "$T/pid")")
+        # forkless is the program's parent.
+        kill -TERM "$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$(cat "$T/pid")/stat")"
+        wait "$waiter"
+        [ "$(cat "$T/how")" = "exit 137" ] ||
+            fail "with '$opts': forkless ended by $(cat "$T/how"), expected exit 137: $(err)"
+        expect_err_has "timed out"
+    done
+}
+
+case_forward_as_the_child_ends() {
+    # A signal that comes as the child (a group leader) ends, before
+    # forkless has reaped it, still goes to the rest of its group. forkless
+    # is stopped meanwhile, so that it sees both at once.
+    cat >"$T/gc.sh" <<'GC'
+trap 'echo got-term >"$1"; exit' TERM
+echo $$ >"$2"
+while :; do sleep 0.05; done
+GC
+    "$FL" run --pgroup -- sh -c 'sh "$0" "$1" "$2" & echo $$ >"$3"
+        while [ ! -e "$4" ]; do sleep 0.05; done' \
+        "$T/gc.sh" "$T/log" "$T/gcpid" "$T/pid" "$T/go" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    wait_for file_has_pid "$T/gcpid"
+    BACKGROUND_PIDS+=("$(cat "$T/gcpid")")
+    kill -STOP "$fl_pid"
+    touch "$T/go"
+    wait_for is_dead "$(cat "$T/pid")"
+    kill -TERM "$fl_pid"
+    kill -CONT "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 0
+    wait_for test -s "$T/log"
+    expect_file "$T/log" got-term
+}
+
 case_forward_sighup_pgroup() {
     "$FL" run --pgroup -- sh -c 'sleep 100 & s=$!; trap "kill \$s; exit 9" HUP; echo $$ >"$1"; wait' \
         sh "$T/pid" >"$T/out" 2>"$T/err" &
@@ -1114,6 +1236,149 @@ case_forward_sighup_pgroup() {
     wait "$fl_pid"
     STATUS=$?
     expect_status 9
+}
+
+case_no_fd_for_signals() {
+    # With RLIMIT_NOFILE at 4 only one fd is left beyond 0-2: forkless
+    # cannot both watch for signals and hold the child's pidfd. It must
+    # refuse (125) before running anything, never run the program with
+    # every signal to it blocked and unread.
+    # (The dynamic loader takes fd 3 for a moment, and gives it back.)
+    bash -c 'for f in /proc/$$/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done
+        ulimit -n 4 || exit 99
+        exec "$0" run -- touch "$1"' "$FL" "$T/flag" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    [ "$STATUS" -ne 99 ] || skip "cannot lower RLIMIT_NOFILE"
+    expect_status 125
+    expect_err_has "forkless: "
+    [ ! -e "$T/flag" ] || fail "the program ran: $(err)"
+}
+
+# need_pty_python: python3, with a pseudo-terminal to run forkless on.
+# Writes $T/on_pty.py and $T/rec.py (see below).
+need_pty_python() {
+    command -v python3 >/dev/null || skip "no python3 to drive a pseudo-terminal"
+    python3 -c 'import pty, os; m, s = os.openpty()' 2>/dev/null || skip "no pseudo-terminal here"
+    # on_pty.py ACTION PIDFILE COMMAND...: runs COMMAND as the session
+    # leader of a new pseudo-terminal, its controlling terminal. Once
+    # PIDFILE holds a pid: ACTION intr types Ctrl-C, hangup closes the
+    # terminal.
+    # Prints how COMMAND ended ("exit N", "signal N"), or "hung" when it
+    # had not ended 20 s later (then it and the pid in PIDFILE are killed).
+    cat >"$T/on_pty.py" <<'PY'
+import os, pty, select, signal, sys, time
+action, pidfile, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(argv[0], argv)
+def drain(seconds):
+    end = time.time() + seconds
+    while fd >= 0 and time.time() < end:
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                if not os.read(fd, 4096):
+                    return
+            except OSError:
+                return
+def child_pid():
+    try:
+        with open(pidfile) as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+end = time.time() + 20
+while not child_pid() and time.time() < end:
+    drain(0.05)
+if action == "intr":
+    os.write(fd, b"\x03")
+elif action == "hangup":
+    os.close(fd)
+    fd = -1
+while time.time() < end:
+    r, status = os.waitpid(pid, os.WNOHANG)
+    if r:
+        print("exit %d" % os.WEXITSTATUS(status) if os.WIFEXITED(status)
+              else "signal %d" % os.WTERMSIG(status))
+        sys.exit(0)
+    drain(0.05)
+    if fd < 0:
+        time.sleep(0.05)
+for p in (child_pid(), pid):
+    if p:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+os.waitpid(pid, 0)
+print("hung")
+PY
+    # rec.py FILE PIDFILE [own-group]: waits for INT or HUP, then writes
+    # to FILE the ones it got (each one it gets, in 0.5 s more) and exits
+    # 5. With own-group it leaves its process group for one of its own.
+    cat >"$T/rec.py" <<'PY'
+import os, signal, sys, time
+got = []
+for s in (signal.SIGINT, signal.SIGHUP):
+    signal.signal(s, lambda n, f: got.append(signal.Signals(n).name))
+if sys.argv[3:] == ["own-group"]:
+    os.setpgid(0, 0)
+with open(sys.argv[2], "w") as f:
+    f.write("%d\n" % os.getpid())
+while not got:
+    time.sleep(0.02)
+time.sleep(0.5)
+with open(sys.argv[1], "w") as f:
+    f.write(" ".join(got) + "\n")
+sys.exit(5)
+PY
+}
+
+# on_pty ACTION FORKLESS-ARGS...: forkless runs rec.py under on_pty.py
+# (above); $T/how says how forkless ended, $T/got what rec.py got.
+on_pty() {
+    local action=$1
+    shift
+    rm -f "$T/pid" "$T/got"
+    python3 "$T/on_pty.py" "$action" "$T/pid" "$FL" "$@" -- \
+        python3 "$T/rec.py" "$T/got" "$T/pid" ${REC_OWN_GROUP:+own-group} >"$T/how" 2>"$T/err"
+}
+
+case_terminal_intr_same_group() {
+    # Ctrl-C reaches the child in forkless's group from the terminal:
+    # forkless must not pass it on a second time.
+    need_pty_python
+    on_pty intr run
+    expect_file "$T/how" "exit 5"
+    expect_file "$T/got" SIGINT
+}
+
+case_terminal_intr_child_left_group() {
+    # The child has left forkless's group (--foreground lets a child do
+    # that and stay the program): Ctrl-C reaches forkless only, which
+    # must pass it on.
+    need_pty_python
+    REC_OWN_GROUP=1 on_pty intr run --foreground --timeout 1h
+    expect_file "$T/how" "exit 5"
+    expect_file "$T/got" SIGINT
+    REC_OWN_GROUP=1 on_pty intr run
+    expect_file "$T/how" "exit 5"
+    expect_file "$T/got" SIGINT
+}
+
+case_terminal_hangup_session_leader() {
+    # forkless leads the terminal's session (ssh -t host forkless run
+    # ...): a hangup sends SIGHUP to forkless alone, which must pass it
+    # on, whether the child is in its group or not.
+    need_pty_python
+    on_pty hangup run
+    expect_file "$T/how" "exit 5"
+    expect_file "$T/got" SIGHUP
+    on_pty hangup run --foreground --timeout 1h
+    expect_file "$T/how" "exit 5"
+    expect_file "$T/got" SIGHUP
+    on_pty hangup run --pgroup
+    expect_file "$T/how" "exit 5"
+    expect_file "$T/got" SIGHUP
 }
 
 # ---------------------------------------------------------------- backends
@@ -1279,6 +1544,13 @@ case_help_options_and_differences() {
     # Where it differs from env(1) and timeout(1) on purpose, it says so.
     grep -q "Where forkless differs from env(1) and timeout(1), on purpose" "$T/out" ||
         fail "run --help does not say where forkless differs from env and timeout"
+    local said
+    for said in "timeout 9.1 passes on HUP, INT, QUIT, TERM" "reaches the program twice" \
+                "forkless exits 137" "timeout 1e-999" "The ms suffix" "--argv0 is forkless's own" \
+                "exits 125; timeout needs none"; do
+        grep -qF -- "$said" "$T/out" || fail "run --help does not say \"$said\""
+    done
+    ! grep -q "as timeout(1) does, but" "$T/out" || fail "run --help says every signal is passed on as timeout does"
     awk 'length > 80 { print; bad = 1 } END { exit bad }' "$T/out" >"$T/long" ||
         fail "lines over 80 columns: $(cat "$T/long")"
 }
@@ -1312,6 +1584,34 @@ case_bad_command_line() {
     expect_err_has "--timeout"
     expect_bad_option run -C
     expect_bad_option run --keep-fds=yes -- true
+}
+
+case_bad_long_option_messages() {
+    # What is wrong with a long option, said as it is: glibc gives an
+    # option without argument the letter of its short form as optopt.
+    local opt
+    for opt in --verbose --clear-env --help --keep-fds; do
+        expect_bad_option run "$opt=1" -- true
+        expect_err_has "forkless: $opt takes no argument"
+    done
+    expect_bad_option run --verb=1 -- true  # a prefix, unambiguous
+    expect_err_has "forkless: --verbose takes no argument"
+    expect_bad_option run --st x -- true
+    expect_err_has "--st is ambiguous"
+    expect_err_has "--stdin, --stdout, --stderr, --stderr-to-stdout"
+    expect_bad_option run --frob=1 -- true
+    expect_err_has "unknown option --frob "
+    # Short options, alone or in a cluster after a long one.
+    expect_bad_option run -Z -- true
+    expect_err_has "unknown option -Z "
+    expect_bad_option run --verbose -Zv -- true
+    expect_err_has "unknown option -Z "
+    expect_bad_option run -iZ -- true
+    expect_err_has "unknown option -Z "
+    # A prefix that is an option itself is that option.
+    run_fl run --stderr "$T/e" -- sh -c 'echo x >&2'
+    expect_status 0
+    expect_file "$T/e" x
 }
 
 # ------------------------------------------------------------------------
