@@ -126,23 +126,31 @@ static int clone_child(void *p)
     _exit(127);
 }
 
-static int arm_clone_vm(const struct fl_arm_target *t, char *err, size_t errsz)
+/* One stack per thread, mapped once and reused: the parent is suspended
+ * until the child execs, so it is never used twice at once. Returns its
+ * top, or NULL with err filled. */
+static char *clone_stack_top(char *err, size_t errsz)
 {
-    /* One stack per thread, mapped once and reused: the parent is
-     * suspended until the child execs, so it is never used twice at once. */
     static _Thread_local char *stack;
     if (!stack) {
         void *s = mmap(NULL, CLONE_STACK_SIZE, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
         if (s == MAP_FAILED) {
             snprintf(err, errsz, "mmap stack: %s", strerror(errno));
-            return -1;
+            return NULL;
         }
         stack = s;
     }
+    return stack + CLONE_STACK_SIZE;
+}
+
+static int arm_clone_vm(const struct fl_arm_target *t, char *err, size_t errsz)
+{
+    char *top = clone_stack_top(err, errsz);
+    if (!top)
+        return -1;
     struct clone_arg a = { t->path, t->argv };
-    pid_t pid = clone(clone_child, stack + CLONE_STACK_SIZE,
-                      CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+    pid_t pid = clone(clone_child, top, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
     if (pid < 0) {
         snprintf(err, errsz, "clone: %s", strerror(errno));
         return -1;
@@ -196,16 +204,9 @@ static char *const *environ_plus_bench(void)
 
 static int arm_clone_vm_full(const struct fl_arm_target *t, char *err, size_t errsz)
 {
-    static _Thread_local char *stack;
-    if (!stack) {
-        void *s = mmap(NULL, CLONE_STACK_SIZE, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-        if (s == MAP_FAILED) {
-            snprintf(err, errsz, "mmap stack: %s", strerror(errno));
-            return -1;
-        }
-        stack = s;
-    }
+    char *top = clone_stack_top(err, errsz);
+    if (!top)
+        return -1;
     int pipes[3][2], child_ends[3], parent_ends[3];
     for (int fd = 0; fd < 3; fd++) {
         if (pipe2(pipes[fd], O_CLOEXEC) != 0) {
@@ -218,8 +219,7 @@ static int arm_clone_vm_full(const struct fl_arm_target *t, char *err, size_t er
         parent_ends[fd] = pipes[fd][fd == 0 ? 1 : 0];
     }
     struct clone_full_arg a = { t->path, t->argv, environ_plus_bench(), child_ends };
-    pid_t pid = clone(clone_full_child, stack + CLONE_STACK_SIZE,
-                      CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+    pid_t pid = clone(clone_full_child, top, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
     int clone_err = errno;
     for (int fd = 0; fd < 3; fd++)
         close(child_ends[fd]);

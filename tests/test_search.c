@@ -215,33 +215,33 @@ TEST(a_missing_program_in_a_path_search_runs_no_file_action)
 
 /* ---- scripts whose interpreter cannot run --------------------------------- */
 
-TEST(a_path_search_goes_on_past_a_script_whose_interpreter_is_missing)
+/* PATH=a:b, where a/fl-script starts with first_line and b/fl-script
+ * runs: the search must pass a/ over, run b/'s and resolve to it. */
+static void search_passes_over(const char *a, const char *first_line)
 {
-    char *a = t_tmpdir(), *b = t_tmpdir();
-    t_write_file(a, "fl-script", "#!/nonexistent/interpreter\nexit 7\n", 0755);
+    char *b = t_tmpdir();
+    t_write_file(a, "fl-script", t_fmt("%s\nexit 7\n", first_line), 0755);
     t_write_file(b, "fl-script", "#!/bin/sh\nexit 0\n", 0755);
     const char *env_set[] = { t_fmt("PATH=%s:%s", a, b), NULL };
     struct fl_cmd cmd = { .argv = ARGV("fl-script"), .env_set = env_set, .backend = BACKEND };
     int st;
     t_run(&cmd, &st);
     ASSERT_EXITED(st, 0);
-    /* And fl_resolve() names the file that ran. */
     char buf[4096];
     ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
     ASSERT_STR_EQ(buf, t_fmt("%s/fl-script", b));
 }
 
+TEST(a_path_search_goes_on_past_a_script_whose_interpreter_is_missing)
+{
+    search_passes_over(t_tmpdir(), "#!/nonexistent/interpreter");
+}
+
 TEST(a_path_search_goes_on_past_a_script_whose_interpreter_may_not_run)
 {
-    char *a = t_tmpdir(), *b = t_tmpdir();
+    char *a = t_tmpdir();
     char *interp = t_write_file(a, "interp", "#!/bin/sh\nexit 7\n", 0644);
-    t_write_file(a, "fl-script", t_fmt("#!%s\nexit 7\n", interp), 0755);
-    t_write_file(b, "fl-script", "#!/bin/sh\nexit 0\n", 0755);
-    const char *env_set[] = { t_fmt("PATH=%s:%s", a, b), NULL };
-    struct fl_cmd cmd = { .argv = ARGV("fl-script"), .env_set = env_set, .backend = BACKEND };
-    int st;
-    t_run(&cmd, &st);
-    ASSERT_EXITED(st, 0);
+    search_passes_over(a, t_fmt("#!%s", interp));
 }
 
 TEST(a_missing_interpreter_is_read_from_the_childs_cwd)
