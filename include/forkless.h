@@ -498,6 +498,40 @@ FL_API int fl_kill(struct fl_proc *proc, int sig);
  */
 FL_API void fl_close(struct fl_proc *proc);
 
+/* ------------------------------------------------------------------------ */
+/* Splitting a command line                                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Splits line into words as a POSIX shell does, and does nothing else:
+ *
+ *   - blanks (space, tab, newline) separate words; a backslash-newline
+ *     joins two lines;
+ *   - 'single quotes' keep everything up to the next ' as it is;
+ *   - "double quotes" keep everything but \" \\ \$ \` and a backslash-
+ *     newline, where the backslash escapes the next character;
+ *   - elsewhere a backslash keeps the next character as it is;
+ *   - quoted parts and plain text next to each other make one word, and
+ *     "" or '' alone make an empty word.
+ *
+ * Nothing is expanded: *, ?, [ ], ~, # and NAME=VALUE are plain text. What a
+ * shell would read as an operator or an expansion is refused with EINVAL,
+ * unquoted or, for $ and `, inside double quotes: | & ; < > ( ) $ `.
+ * error->index is then the byte offset, and error->detail names the byte
+ * and the character, as in "byte 6: '|' is a pipe in a shell, and no shell
+ * runs here"; an unbalanced quote gives the offset of the quote that opens.
+ * A line that ends in a lone backslash is EINVAL too.
+ *
+ * On success *argv is a NULL-terminated array (no words: argv[0] is NULL)
+ * in one allocation, to be freed with fl_split_free(). Returns 0, EINVAL,
+ * or ENOMEM; on failure *argv is NULL. Thread-safe; not async-signal-safe
+ * (it allocates).
+ */
+FL_API int fl_split(const char *line, char ***argv, struct fl_error *error);
+
+/* Frees what fl_split() returned; NULL is allowed. */
+FL_API void fl_split_free(char **argv);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,7 @@
  *   child.c   the child: raw syscalls from the plan, then exec
  *   spawn*.c  the backends that start the child
  *   proc.c    own the process: wait, kill, close
+ *   split.c   a command line to argv, refusing what only a shell would do
  */
 #ifndef FL_INTERNAL_H
 #define FL_INTERNAL_H

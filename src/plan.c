@@ -358,7 +358,7 @@ int fl__candidate_status(const struct fl__plan *p, const char *cand, char *path,
 
 int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error *error)
 {
-    struct fl_error scratch;
+    struct fl_error scratch = { 0 };
     struct fl_error *e = error ? error : &scratch;
     fl__fail(e, 0, FL_STEP_NONE, -1, "", "");
     if (!buf || !size)
