@@ -1,9 +1,9 @@
 /*
  * fuzz_split: fl_split() on any text (cut at the first NUL). It must
- * return 0 or EINVAL (ENOMEM aside); on success every word is a string
- * inside the line's bounds, no word holds an unquoted blank's place, and
- * the words fit the space fl_split() promised itself; on EINVAL the error
- * names a byte of the line.
+ * return 0 or EINVAL (ENOMEM aside); on success the words fit the space
+ * fl_split() allocated for them (as many as a line of that length can
+ * hold, and no more bytes than it has), and no word holds an unquoted
+ * blank; on EINVAL the error names a byte of the line.
  */
 #include <errno.h>
 #include <stdint.h>

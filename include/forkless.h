@@ -503,10 +503,11 @@ FL_API void fl_close(struct fl_proc *proc);
 /* ------------------------------------------------------------------------ */
 
 /*
- * Splits line into words as a POSIX shell does, and does nothing else:
+ * Splits line into words as a POSIX shell (dash, not bash: no brace
+ * expansion) splits one simple command, and does nothing else:
  *
- *   - blanks (space, tab, newline) separate words; a backslash-newline
- *     joins two lines;
+ *   - blanks (space, tab) separate words; a backslash-newline joins two
+ *     lines;
  *   - 'single quotes' keep everything up to the next ' as it is;
  *   - "double quotes" keep everything but \" \\ \$ \` and a backslash-
  *     newline, where the backslash escapes the next character;
@@ -514,13 +515,17 @@ FL_API void fl_close(struct fl_proc *proc);
  *   - quoted parts and plain text next to each other make one word, and
  *     "" or '' alone make an empty word.
  *
- * Nothing is expanded: *, ?, [ ], ~, # and NAME=VALUE are plain text. What a
- * shell would read as an operator or an expansion is refused with EINVAL,
- * unquoted or, for $ and `, inside double quotes: | & ; < > ( ) $ `.
- * error->index is then the byte offset, and error->detail names the byte
- * and the character, as in "byte 6: '|' is a pipe in a shell, and no shell
- * runs here"; an unbalanced quote gives the offset of the quote that opens.
- * A line that ends in a lone backslash is EINVAL too.
+ * Nothing is expanded: *, ?, [ ], ~ and { } are plain text, and so are a
+ * first word NAME=VALUE (an assignment to a shell) and reserved words such
+ * as `if` or `!`. What a shell would read as an operator, an expansion or
+ * a comment is refused with EINVAL: unquoted | & ; < > ( ) $ ` and
+ * newline, $ and ` inside double quotes, and # at the start of a word.
+ * error->index is then the byte offset (-1 past INT32_MAX), and
+ * error->detail names the byte and the character, as in "byte 6: '|' is
+ * a pipe in a shell, and no shell runs here"; an unbalanced quote gives
+ * the offset of the quote that opens. A line that ends in a lone
+ * backslash is EINVAL too (a shell would keep the backslash). The line
+ * ends at its first NUL.
  *
  * On success *argv is a NULL-terminated array (no words: argv[0] is NULL)
  * in one allocation, to be freed with fl_split_free(). Returns 0, EINVAL,

@@ -7,6 +7,7 @@
  * pointers first, then the strings. A word never takes more bytes than its
  * source and the blank that ends it, so the line's length bounds both. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 
 static bool is_blank(char c)
 {
-    return c == ' ' || c == '\t' || c == '\n';
+    return c == ' ' || c == '\t';
 }
 
 /* What a shell would do with an unquoted c, or NULL for plain text. */
@@ -24,7 +25,7 @@ static const char *shell_meaning(char c)
     switch (c) {
     case '|': return "a pipe";
     case '&': return "a background job or an and-list";
-    case ';': return "a command separator";
+    case ';': case '\n': return "a command separator";
     case '<': case '>': return "a redirection";
     case '(': case ')': return "a subshell";
     case '$': return "an expansion";
@@ -36,7 +37,10 @@ static const char *shell_meaning(char c)
 static int refuse(struct fl_error *e, size_t at, char c, const char *why)
 {
     char detail[FL_ERROR_DETAIL_MAX];
-    snprintf(detail, sizeof detail, "byte %zu: '%c' %s", at, c, why);
+    if (c == '\n')
+        snprintf(detail, sizeof detail, "byte %zu: a newline %s", at, why);
+    else
+        snprintf(detail, sizeof detail, "byte %zu: '%c' %s", at, c, why);
     return fl__fail(e, EINVAL, FL_STEP_PREPARE, at > (size_t)INT32_MAX ? -1 : (int)at, "",
                     detail);
 }
@@ -44,8 +48,9 @@ static int refuse(struct fl_error *e, size_t at, char c, const char *why)
 static int refuse_operator(struct fl_error *e, size_t at, char c, bool in_double)
 {
     char why[96];
+    const char *meaning = shell_meaning(c);
     snprintf(why, sizeof why, "%sis %s in a shell, and no shell runs here",
-             in_double ? "inside double quotes " : "", shell_meaning(c));
+             in_double ? "inside double quotes " : "", meaning ? meaning : "special");
     return refuse(e, at, c, why);
 }
 
@@ -61,6 +66,8 @@ int fl_split(const char *line, char ***argv, struct fl_error *error)
         return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "no command line");
 
     size_t len = strlen(line), max_words = len / 2 + 1;
+    if (len > (SIZE_MAX - 1) / (sizeof(char *) + 1) - 2)  /* the size below would wrap */
+        return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "a command line too long to split");
     char **words = malloc((max_words + 1) * sizeof *words + len + 1);
     if (!words)
         return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "the words of the command line");
@@ -79,6 +86,10 @@ int fl_split(const char *line, char ***argv, struct fl_error *error)
                 *out++ = '\0';
             in_word = false;
             continue;
+        }
+        if (!in_word && c == '#') {
+            free(words);
+            return refuse(e, i, c, "starts a comment in a shell, and no shell runs here");
         }
         if (!in_word)
             words[n++] = out;

@@ -51,13 +51,13 @@ static char *refused_at(const char *line, int at)
 
 TEST(blanks_separate_words)
 {
-    ASSERT_SPLITS("grep  -c\tx \n file", "grep", "-c", "x", "file", NULL);
+    ASSERT_SPLITS("grep  -c\tx  file", "grep", "-c", "x", "file", NULL);
 }
 
 TEST(an_empty_or_blank_line_has_no_words)
 {
     ASSERT_SPLITS("", NO_WORDS);
-    ASSERT_SPLITS(" \t\n ", NO_WORDS);
+    ASSERT_SPLITS(" \t ", NO_WORDS);
 }
 
 TEST(single_quotes_keep_everything_as_it_is)
@@ -95,10 +95,27 @@ TEST(empty_quotes_make_an_empty_word)
     ASSERT_SPLITS("prog '' \"\" x", "prog", "", "", "x", NULL);
 }
 
-TEST(globs_tilde_comments_and_assignments_are_plain_text)
+TEST(globs_tilde_braces_and_assignments_are_plain_text)
 {
-    ASSERT_SPLITS("ls *.c ?x [ab] ~ ~/d #c A=1", "ls", "*.c", "?x", "[ab]", "~", "~/d", "#c",
-                  "A=1", NULL);
+    ASSERT_SPLITS("A=1 ls *.c ?x [ab] ~ ~/d {a,b} a#b '#c'", "A=1", "ls", "*.c", "?x", "[ab]",
+                  "~", "~/d", "{a,b}", "a#b", "#c", NULL);
+}
+
+TEST(a_comment_is_refused)
+{
+    ASSERT_STR_CONTAINS(refused_at("prog arg #note", 9), "comment");
+    ASSERT_STR_CONTAINS(refused_at("#!/bin/sh", 0), "comment");
+}
+
+TEST(an_unquoted_newline_is_refused_as_a_command_separator)
+{
+    char **argv;
+    struct fl_error e;
+    ASSERT_ERR(fl_split("a\nb", &argv, &e), EINVAL);
+    ASSERT_EQ(e.index, 1);
+    ASSERT_STR_CONTAINS(e.detail, "byte 1: a newline is a command separator");
+    /* Quoted, a newline is text. */
+    ASSERT_SPLITS("'a\nb' \"c\nd\"", "a\nb", "c\nd", NULL);
 }
 
 /* ---- what only a shell would do is refused ------------------------------- */
@@ -165,19 +182,15 @@ static unsigned next_rand(void)
     return (unsigned)(rng >> 16);
 }
 
-/* Lines shlex.split and a POSIX shell agree on: no $ or ` (fl_split
- * refuses them), no backslash-newline (shlex keeps the newline) and no \r
- * (shlex takes it for a blank). */
+/* Lines on which shlex.split (comments off) must split as fl_split does:
+ * none of what fl_split refuses and shlex takes ($, `, #, a newline), and
+ * no \r, which shlex takes for a blank. */
 static void random_line(char *buf, size_t size)
 {
-    static const char alphabet[] = "ab c\t\n'\"\\*~#=-";
+    static const char alphabet[] = "ab c\t'\"\\*~=-";
     size_t len = next_rand() % (size - 1);
-    for (size_t i = 0; i < len; i++) {
-        char c = alphabet[next_rand() % (sizeof alphabet - 1)];
-        if (c == '\n' && i > 0 && buf[i - 1] == '\\')
-            c = 'n';
-        buf[i] = c;
-    }
+    for (size_t i = 0; i < len; i++)
+        buf[i] = alphabet[next_rand() % (sizeof alphabet - 1)];
     buf[len] = '\0';
 }
 
