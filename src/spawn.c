@@ -69,7 +69,7 @@ static enum fl_backend pick_backend(const struct fl_cmd *cmd)
 
 int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *error)
 {
-    struct fl_error scratch = { 0 };
+    struct fl_error scratch;  /* every field is set below before any read */
     struct fl_error *e = error ? error : &scratch;
     e->err = 0;
     e->step = FL_STEP_NONE;

@@ -302,7 +302,7 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
     if (owned)
         unmap_stack(stack);
 
-    if (pid == -EMFILE || pid == -ENFILE)
+    if ((pid == -EMFILE || pid == -ENFILE) && !(p->flags & FL_NO_PIDFD))
         return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd),
                         "no fd left for the pidfd (CLONE_PIDFD); FL_NO_PIDFD does without");
     if (pid < 0)
