@@ -37,6 +37,7 @@
 #define FORKLESS_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -345,6 +346,10 @@ struct fl_error {
     /* More, in words, or "": "argument 3 is longer than MAX_ARG_STRLEN",
      * "interpreter \"/usr/bin/pyhton\" not found". */
     char detail[FL_ERROR_DETAIL_MAX];
+    /* A pipeline's failure: the stage that could not be started, counted
+     * from 1 (stages[stage - 1]); 0 for everything else, so that a zeroed
+     * record reads as before. */
+    int stage;
 };
 
 /* The step's name: "chdir", "exec", ... Never NULL. Thread-safe and
@@ -353,6 +358,7 @@ FL_API const char *fl_step_name(enum fl_step step);
 
 /* Formats an error for people, as
  *     chdir "/nope": No such file or directory
+ *     stage 2: exec "nope": No such file or directory (not found in PATH)
  *     exec "/tmp/x.sh": No such file or directory (interpreter "/bin/bash\r" not found)
  * into buf (always NUL-terminated when size > 0, truncated to fit) and
  * returns buf. Thread-safe; not async-signal-safe (it uses strerror_r). */
@@ -384,6 +390,10 @@ struct fl_proc {
     enum fl_backend backend;
     /* Internal state; 0 while the process has not been waited for. */
     int state_;
+    /* CLOCK_MONOTONIC in nanoseconds when fl_spawn() started it, for the
+     * result's elapsed time. */
+    long long start_ns_;
+    void *reserved_[2];
 };
 
 /*
@@ -536,6 +546,333 @@ FL_API int fl_split(const char *line, char ***argv, struct fl_error *error);
 
 /* Frees what fl_split() returned; NULL is allowed. */
 FL_API void fl_split_free(char **argv);
+
+/* ------------------------------------------------------------------------ */
+/* Results, deadlines and stopping                                          */
+/* ------------------------------------------------------------------------ */
+
+/* The grace period of a zero struct fl_stop_policy: 5 seconds between the
+ * first signal and SIGKILL, as `forkless run` gives. */
+#define FL_STOP_GRACE_MS 5000
+/* fl_stop_policy.grace_ms: never send SIGKILL; wait for the process to
+ * heed the first signal. */
+#define FL_STOP_NEVER_KILL (-1)
+
+/* What a stop reaches. */
+enum fl_stop_scope {
+    /* The process alone, through its pidfd. */
+    FL_STOP_PROCESS = 0,
+    /* The process and the process group it leads (it must have been
+     * started with FL_NEW_PGROUP or FL_SETSID), SIGCONT after the first
+     * signal so that a stopped member can act on it. The leader is kept
+     * unreaped until the group is done with, so that its pid, the
+     * group's id, cannot be reused: no signal reaches a stranger. */
+    FL_STOP_GROUP,
+    /* Every process in .cgroup: SIGKILL through cgroup.kill where the
+     * kernel has it (5.14), and otherwise, as for the first signal, to
+     * each pid of cgroup.procs through a pidfd opened and then checked to
+     * be still in the cgroup, so that a reused pid is never signalled. */
+    FL_STOP_CGROUP,
+};
+
+/* How to stop a process: .signal, then, .grace_ms later, SIGKILL. All
+ * zero is SIGTERM, FL_STOP_GRACE_MS, the process alone. */
+struct fl_stop_policy {
+    int signal;              /* 0: SIGTERM */
+    /* 0: FL_STOP_GRACE_MS; FL_STOP_NEVER_KILL; else milliseconds. */
+    int grace_ms;
+    enum fl_stop_scope scope;
+    /* FL_STOP_CGROUP: the cgroup directory; NULL with fl_run() and
+     * fl_pipeline_run() means the command's .cgroup. */
+    const char *cgroup;
+    void *reserved_[4];      /* must be zero */
+};
+
+/* One captured stream of a result. */
+struct fl_output {
+    /* The bytes kept, followed by a NUL that len does not count (so text
+     * can be used as a string), or NULL when nothing was captured. In a
+     * buffer fl_result_free() frees, unless it is the caller's .buf. */
+    char *data;
+    size_t len;
+    /* Every byte the child wrote to the stream, and how many of them were
+     * not kept (the limit, or .discard). */
+    unsigned long long total;
+    unsigned long long dropped;
+    /* The limit was reached. */
+    bool overflowed;
+    /* The pipe was still open .eof_wait_ms after the child ended (a
+     * descendant holds it): it was closed without reading further. */
+    bool eof_missed;
+    bool owned_;             /* internal: data is the library's */
+};
+
+/* What a process did, as fl_wait_result(), fl_stop(), fl_communicate()
+ * and fl_run() report it. */
+struct fl_result {
+    int status;              /* the wait status (WIFEXITED() and so on) */
+    int exit_code;           /* WEXITSTATUS(), or -1 when a signal ended it */
+    int signal;              /* WTERMSIG(), or 0 when it exited */
+    bool core_dumped;
+    /* The deadline passed while it ran. */
+    bool timed_out;
+    /* An output's limit with FL_OVERFLOW_STOP, or an on_output callback,
+     * asked for the stop. */
+    bool stop_requested;
+    /* The first signal of the stop policy, when one was sent; 0 if none. */
+    int stop_signal;
+    /* The policy went on to SIGKILL. */
+    bool killed;
+    /* The child closed its stdin before it took all of .input (EPIPE). */
+    bool input_closed;
+    size_t input_written;    /* bytes of .input the child took */
+    /* From the start of fl_spawn() to the reap, in nanoseconds. */
+    long long elapsed_ns;
+    /* The child's resource usage from the reap (waitid()): user and system
+     * time and the peak RSS, its waited-for descendants included. */
+    struct rusage rusage;
+    /* Captured stdout ([0]) and stderr ([1]). */
+    struct fl_output out[2];
+    void *reserved_[4];
+};
+
+/* Frees the output buffers the library allocated in r and empties r.out
+ * (a caller's buffer is left alone). Safe on a zero result and twice.
+ * Thread-safe for different results, not async-signal-safe. */
+FL_API void fl_result_free(struct fl_result *r);
+
+/* r's status as a shell reports it: the exit code, or 128 + the signal.
+ * Thread-safe and async-signal-safe. */
+FL_API int fl_result_shell_status(const struct fl_result *r);
+
+/*
+ * Waits for the process to end, as fl_wait() does, and fills *result.
+ * timeout_ms is -1 (no deadline), 0 or a positive number of milliseconds.
+ * When the time runs out:
+ *   - stop NULL: returns ETIMEDOUT; the process keeps running and
+ *     *result is not touched;
+ *   - otherwise: applies the stop policy (the first signal; SIGKILL after
+ *     the grace period), reaps, and returns 0 with result->timed_out set.
+ * No busy loop and no SIGCHLD handler: it sleeps in poll() on the pidfd
+ * (one borrowed with pidfd_open() for an FL_NO_PIDFD handle), and EINTR
+ * is retried with the time left.
+ *
+ * Returns 0 (reaped, *result filled), ETIMEDOUT, ECHILD (the status was
+ * taken elsewhere; the handle is done), ESRCH (already reaped), EINVAL (a
+ * bad timeout or policy: a signal out of range, a grace below -1, a scope
+ * it does not know, FL_STOP_CGROUP without .cgroup, FL_STOP_GROUP for a
+ * process that leads no group), or another errno of poll() or waitid().
+ *
+ * A cancellation point, as fl_wait(). Thread-safe for different handles;
+ * not async-signal-safe.
+ */
+FL_API int fl_wait_result(struct fl_proc *proc, int timeout_ms,
+                          const struct fl_stop_policy *stop,
+                          struct fl_result *result);
+
+/*
+ * Stops the process now with the policy (NULL: a zero policy), waits for
+ * it, reaps it and fills *result (timed_out false, stop_signal set).
+ * Returns as fl_wait_result(). Thread-safe for different handles; not
+ * async-signal-safe.
+ */
+FL_API int fl_stop(struct fl_proc *proc, const struct fl_stop_policy *stop,
+                   struct fl_result *result);
+
+/*
+ * Sends sig to the process group the process leads (its id is the
+ * process's pid: FL_NEW_PGROUP or FL_SETSID), as killpg(pid, sig) would,
+ * but only while the process is this caller's unreaped child, so that the
+ * id cannot have been reused. Returns 0, ESRCH (reaped, or no such group),
+ * EINVAL, EPERM. Kernels from 6.9 can signal "the group of a pidfd's
+ * process" (PIDFD_SIGNAL_PROCESS_GROUP), but that is the group the process
+ * is in, which is the caller's own when the child leads none: this call
+ * signals only the group the child leads. Thread-safe and
+ * async-signal-safe.
+ */
+FL_API int fl_killpg(struct fl_proc *proc, int sig);
+
+/* ------------------------------------------------------------------------ */
+/* Capture and communicate                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* What happens to a stream's bytes past struct fl_sink.limit. */
+enum fl_overflow {
+    /* Keep the first .limit bytes, read and drop the rest: the child never
+     * blocks on a full pipe. */
+    FL_OVERFLOW_KEEP_HEAD = 0,
+    /* Keep the last .limit bytes (a ring): the tail of a log. */
+    FL_OVERFLOW_KEEP_TAIL,
+    /* Stop the child with the stop policy; result->stop_requested. */
+    FL_OVERFLOW_STOP,
+};
+
+/* A callback for output as it comes: stream is 1 or 2. Return 0 to go
+ * on; anything else stops the child with the stop policy, and the call
+ * returns ECANCELED (with the result filled). It must not call back into
+ * the same exchange. */
+typedef int (*fl_output_fn)(void *ctx, int stream, const char *data, size_t len);
+
+/* Where one output stream goes. All zero: collect all of it in a buffer
+ * the library allocates. */
+struct fl_sink {
+    /* fl_run(): make a pipe for this stream and take its output. A
+     * stream whose .stdio is already FL_PIPE is taken all the same. */
+    bool capture;
+    /* Keep nothing, only count (and hand it to .on_output). */
+    bool discard;
+    /* The most bytes kept; 0: no limit, or, with .buf, .size. */
+    size_t limit;
+    enum fl_overflow overflow;
+    /* A caller's buffer of .size bytes for the bytes kept (one is kept
+     * for the closing NUL); NULL: the library allocates. */
+    char *buf;
+    size_t size;
+    /* Output as it comes, before it is kept. */
+    fl_output_fn on_output;
+    void *ctx;
+    /* .on_output is called with whole lines (each with its '\n'; the last
+     * one may have none); a line longer than .max_line (0: 64 KiB) is
+     * handed over in pieces of .max_line bytes. */
+    bool lines;
+    size_t max_line;
+};
+
+/* An exchange with a child: input, outputs, deadline. A zero struct feeds
+ * nothing (stdin, if a pipe, is closed at once), collects every pipe, and
+ * has no deadline. */
+struct fl_io {
+    /* Written to the child's stdin, which is then closed. */
+    const void *input;
+    size_t input_len;
+    struct fl_sink out[2];   /* stdout, stderr */
+    /* The deadline for the whole exchange in milliseconds; 0: none (unlike
+     * fl_wait(), where 0 polls, so that a zero struct waits). */
+    int timeout_ms;
+    /* Applied at the deadline, for FL_OVERFLOW_STOP and for a callback
+     * that asks to stop; NULL: a zero policy. */
+    const struct fl_stop_policy *stop;
+    /* After the child has ended, how long to wait for the end of its
+     * output pipes, which a descendant can hold open; then they are
+     * closed and out[n].eof_missed says so. 0: FL_EOF_WAIT_MS; -1: for
+     * ever. */
+    int eof_wait_ms;
+    void *reserved_[4];      /* must be zero */
+};
+
+#define FL_EOF_WAIT_MS 2000
+
+/*
+ * Feeds io->input to the child's stdin and drains its stdout and stderr
+ * at once, so that no sizes deadlock, until every pipe is at its end and
+ * the child has ended; then reaps it and fills *result. The streams are
+ * the handle's pipe ends (proc->stdio[]), which it closes. For stdout and
+ * stderr merged in order, start the child with stderr FL_TO_STDOUT: one
+ * pipe keeps the order, two could not.
+ *
+ * A child that closes its stdin early ends the feeding (result->
+ * input_closed); SIGPIPE never reaches the caller and its disposition is
+ * never changed. A deadline, an FL_OVERFLOW_STOP limit, or a callback
+ * that asks applies the stop policy, while the outputs are still drained.
+ *
+ * Returns 0 (reaped, *result filled), ECANCELED (a callback asked to stop:
+ * reaped and filled), ENOMEM (a buffer could not grow: the child was
+ * stopped, reaped and *result filled), EINVAL (a bad io or policy, a
+ * reserved field not zero, input without a stdin pipe), ESRCH (already
+ * reaped), or an errno of poll(), read() or waitid().
+ *
+ * Thread-safe for different handles; not async-signal-safe. Signal
+ * handlers may run in the caller meanwhile (EINTR is retried).
+ */
+FL_API int fl_communicate(struct fl_proc *proc, const struct fl_io *io,
+                          struct fl_result *result);
+
+/*
+ * Starts cmd, takes part in the exchange io describes (NULL: none), waits
+ * and fills *result: a system() without a shell. It makes a pipe for
+ * stdin when io->input is set, and for stdout and stderr when their sink
+ * asks to capture. Returns fl_spawn()'s errors (with *error filled), or
+ * fl_communicate()'s.
+ *
+ * Unlike system(), it changes neither signal dispositions nor the mask:
+ * a terminal's Ctrl-C reaches both the caller and the child. A caller
+ * that wants system()'s behaviour (the caller ignores SIGINT and SIGQUIT
+ * while the child runs) blocks them itself around the call; the child
+ * still starts with an empty mask.
+ *
+ * Thread-safe: any number of threads may run commands at once. Not
+ * async-signal-safe.
+ */
+FL_API int fl_run(const struct fl_cmd *cmd, const struct fl_io *io,
+                  struct fl_result *result, struct fl_error *error);
+
+/* ------------------------------------------------------------------------ */
+/* Pipelines                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* A started pipeline: stage k is procs[k]. */
+struct fl_pipeline {
+    size_t n;
+    struct fl_proc *procs;   /* owned: freed by fl_pipeline_close() */
+    pid_t pgid;              /* the stages' process group: procs[0].pid */
+    void *reserved_[4];
+};
+
+/*
+ * Starts stages[0] | stages[1] | ... | stages[n-1]: the stdout of each is
+ * connected to the stdin of the next by a pipe, with no data passing
+ * through the caller. The first stage's stdin and the last stage's stdout
+ * take any struct fl_stdio; the stdin of the others and the stdout of all
+ * but the last must be FL_INHERIT (0), since the pipe takes their place.
+ * Each stage's stderr is its own. All stages join one new process group
+ * led by stage 0, so that one signal stops them all; the stages must not
+ * ask for FL_SETSID, FL_NEW_PGROUP or FL_JOIN_PGROUP.
+ *
+ * If stage k cannot be started, the stages already started are killed
+ * with SIGKILL and reaped, nothing is left open, error->stage is k + 1 and
+ * the rest of *error is fl_spawn()'s. Returns 0 or fl_spawn()'s errors;
+ * EINVAL for n == 0 or a stage's stdio that the pipe would replace.
+ * Thread-safe; not async-signal-safe.
+ */
+FL_API int fl_pipeline_spawn(const struct fl_cmd *stages, size_t n,
+                             struct fl_pipeline *pl, struct fl_error *error);
+
+/*
+ * Waits for every stage, with fl_wait_result()'s deadline and stop
+ * policy, and fills results[0..n-1]. The policy reaches the whole process
+ * group (and every stage through its pidfd) whatever its scope, or the
+ * cgroup with FL_STOP_CGROUP. Returns as fl_wait_result().
+ */
+FL_API int fl_pipeline_wait(struct fl_pipeline *pl, int timeout_ms,
+                            const struct fl_stop_policy *stop,
+                            struct fl_result *results);
+
+/*
+ * fl_communicate() for a pipeline: io->input goes to the first stage,
+ * out[0] is the last stage's stdout (results[n-1].out[0]), and out[1] is
+ * applied to each stage's stderr pipe (results[k].out[1]).
+ */
+FL_API int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *io,
+                                   struct fl_result *results);
+
+/* Spawns, communicates (io may be NULL), waits, closes: results gets n
+ * entries. */
+FL_API int fl_pipeline_run(const struct fl_cmd *stages, size_t n,
+                           const struct fl_io *io, struct fl_result *results,
+                           struct fl_error *error);
+
+/* Closes every stage's handle and frees pl->procs; see fl_close(). */
+FL_API void fl_pipeline_close(struct fl_pipeline *pl);
+
+/*
+ * The stage whose status a shell's `set -o pipefail` reports: the
+ * rightmost one that did not exit 0, or -1 when all did. A stage killed by
+ * SIGPIPE counts as failed, as in bash (`yes | head -1` fails with 141
+ * there too): test results[k].signal == SIGPIPE to treat an upstream
+ * stage that lost its reader as a success. Thread-safe and
+ * async-signal-safe.
+ */
+FL_API int fl_pipefail(const struct fl_result *results, size_t n);
 
 #ifdef __cplusplus
 }

@@ -56,6 +56,7 @@ int fl__fail(struct fl_error *e, int err, enum fl_step step, int index,
     e->err = err;
     e->step = step;
     e->index = index;
+    e->stage = 0;
     copy_str(e->path, sizeof e->path, path ? path : "");
     copy_str(e->detail, sizeof e->detail, detail ? detail : "");
     return err;
@@ -145,11 +146,13 @@ char *fl_error_format(const struct fl_error *e, char *buf, size_t size)
 #else
     const char *text = strerror_r(e->err, msg, sizeof msg) == 0 ? msg : "Unknown error"; /* XSI (musl) */
 #endif
-    int n;
-    if (e->path[0])
-        n = snprintf(buf, size, "%s \"%s\": %s", fl_step_name(e->step), e->path, text);
-    else
-        n = snprintf(buf, size, "%s: %s", fl_step_name(e->step), text);
+    int n = 0;
+    if (e->stage > 0)
+        n = snprintf(buf, size, "stage %d: ", e->stage);
+    if (n >= 0 && (size_t)n < size && e->path[0])
+        n += snprintf(buf + n, size - (size_t)n, "%s \"%s\": %s", fl_step_name(e->step), e->path, text);
+    else if (n >= 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "%s: %s", fl_step_name(e->step), text);
     if (e->detail[0] && n >= 0 && (size_t)n < size)
         snprintf(buf + n, size - (size_t)n, " (%s)", e->detail);
     return buf;

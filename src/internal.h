@@ -5,6 +5,8 @@
  *   child.c   the child: raw syscalls from the plan, then exec
  *   spawn*.c  the backends that start the child
  *   proc.c    own the process: wait, kill, close
+ *   stop.c    a stop policy in motion: signal, grace, SIGKILL, group, cgroup
+ *   wait.c    waiting with a deadline into a struct fl_result
  *   split.c   a command line to argv, refusing what only a shell would do
  */
 #ifndef FL_INTERNAL_H
@@ -149,6 +151,68 @@ FL__HIDDEN uint64_t fl__sigset_bits(const sigset_t *set);
 FL__HIDDEN void fl__reap(pid_t pid, int pidfd);
 FL__HIDDEN int fl__pidfd_open(pid_t pid);
 FL__HIDDEN bool fl__clone_vm_works(void);
+
+/* proc.c. fl_proc.state_ once the process is reaped (or lost). */
+#define FL__PROC_REAPED 1
+/* A wait status from waitid()'s siginfo. */
+FL__HIDDEN int fl__status_of(const siginfo_t *si);
+/* Waits until fd is readable or timeout_ms (-1: for ever) runs out:
+ * 0, ETIMEDOUT, EBADF (POLLNVAL), or poll()'s errno. EINTR restarts with
+ * the time left. */
+FL__HIDDEN int fl__wait_readable(int fd, int timeout_ms);
+/* A pidfd to poll for p's end: *fd is p->pidfd, or one borrowed with
+ * pidfd_open() that the caller closes (*fd != p->pidfd). Returns 0,
+ * ECHILD (not our child any more), or ENOSYS (no pidfd_open: the caller
+ * must look with waitid(WNOHANG | WNOWAIT)). */
+FL__HIDDEN int fl__proc_pollfd(const struct fl_proc *p, int *fd);
+/* Reaps p (it must have ended, or this blocks) with its rusage (ru may be
+ * NULL). 0 or an errno; 0 and ECHILD mark the handle reaped. */
+FL__HIDDEN int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru);
+
+/* stop.c: a stop policy in motion over n processes. With FL_STOP_GROUP,
+ * procs[0] leads the group. Nothing here reaps: the caller reaps only
+ * after fl__stop_finish(), so that the group's id stays reserved. */
+struct fl__stopper {
+    struct fl_proc *procs;
+    size_t n;
+    int signal;
+    int grace_ms;
+    enum fl_stop_scope scope;
+    const char *cgroup;
+    int phase;
+    long long kill_at_ns;   /* SIGKILL is due then; -1: never */
+    int stop_signal;        /* sent, for the result */
+    bool killed;
+};
+/* Checks the policy (NULL: all zero) and resolves its defaults: 0 or
+ * EINVAL. default_cgroup stands in for a NULL .cgroup. */
+FL__HIDDEN int fl__stop_init(struct fl__stopper *s, struct fl_proc *procs, size_t n,
+                             const struct fl_stop_policy *policy,
+                             const char *default_cgroup);
+/* The first signal, now (and SIGCONT). Once only. */
+FL__HIDDEN void fl__stop_begin(struct fl__stopper *s);
+FL__HIDDEN bool fl__stop_started(const struct fl__stopper *s);
+/* wait_ms (-1: for ever) cut to the time left before SIGKILL is due. */
+FL__HIDDEN int fl__stop_clip_ms(const struct fl__stopper *s, int wait_ms);
+/* Sends SIGKILL once it is due. Call after every wake-up. */
+FL__HIDDEN void fl__stop_tick(struct fl__stopper *s);
+/* Every process has ended (unreaped): with a group or a cgroup, waits for
+ * the rest of it up to the SIGKILL deadline, then kills what is left. */
+FL__HIDDEN void fl__stop_finish(struct fl__stopper *s);
+/* Copies stop_signal and killed into r. */
+FL__HIDDEN void fl__stop_record(const struct fl__stopper *s, struct fl_result *r);
+
+/* wait.c */
+/* Waits up to timeout_ms (-1: for ever) for p to end, without reaping;
+ * fd from fl__proc_pollfd(), or -1 to look with waitid(WNOWAIT). 0,
+ * ETIMEDOUT or an errno. */
+FL__HIDDEN int fl__await_end(const struct fl_proc *p, int fd, int timeout_ms);
+/* Reaps p into r's process fields (status, exit code, signal, rusage,
+ * elapsed time); the others are left as they are. */
+FL__HIDDEN int fl__result_reap(struct fl_proc *p, struct fl_result *r);
+
+/* The CLOCK_MONOTONIC time in nanoseconds. */
+FL__HIDDEN long long fl__now_ns(void);
 
 /* error.c */
 FL__HIDDEN int fl__fail(struct fl_error *e, int err, enum fl_step step,

@@ -17,16 +17,14 @@
 #define P_PIDFD 3
 #endif
 
-enum { PROC_RUNNING = 0, PROC_REAPED = 1 };
+enum { PROC_RUNNING = 0, PROC_REAPED = FL__PROC_REAPED };
 
 static long long now_ms(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+    return fl__now_ns() / 1000000;
 }
 
-static int status_of(const siginfo_t *si)
+int fl__status_of(const siginfo_t *si)
 {
     switch (si->si_code) {
     case CLD_EXITED:
@@ -42,7 +40,7 @@ static int status_of(const siginfo_t *si)
 
 /* Waits until the pidfd is readable (the process ended) or the time runs
  * out; EINTR restarts with the time left. */
-static int wait_readable(int pidfd, int timeout_ms)
+int fl__wait_readable(int pidfd, int timeout_ms)
 {
     long long deadline = now_ms() + timeout_ms;
     for (;;) {
@@ -81,21 +79,27 @@ static int wait_polling(pid_t pid, int timeout_ms, siginfo_t *si)
     }
 }
 
-static int reap(struct fl_proc *p, siginfo_t *si)
+/* The raw waitid(), for its fifth argument: the child's rusage. */
+static long waitid_usage(int type, long id, siginfo_t *si, int options, struct rusage *ru)
 {
-    int r;
-    do {
-        r = p->pidfd >= 0 ? waitid(P_PIDFD, (id_t)p->pidfd, si, WEXITED)
-                          : waitid(P_PID, (id_t)p->pid, si, WEXITED);
-    } while (r < 0 && errno == EINTR);
-    if (r < 0 && errno == EINVAL && p->pidfd >= 0) {
-        /* A kernel before 5.4: no P_PIDFD, but the pid is still ours,
-         * since nothing has reaped it. */
-        do
-            r = waitid(P_PID, (id_t)p->pid, si, WEXITED);
-        while (r < 0 && errno == EINTR);
-    }
-    return r < 0 ? errno : 0;
+    long r;
+    do
+        r = fl__sys5(SYS_waitid, type, id, (long)si, options, (long)ru);
+    while (r == -EINTR);
+    return r;
+}
+
+int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru)
+{
+    long r = p->pidfd >= 0 ? waitid_usage(P_PIDFD, p->pidfd, si, WEXITED, ru)
+                           : waitid_usage(P_PID, p->pid, si, WEXITED, ru);
+    /* A kernel before 5.4: no P_PIDFD, but the pid is still ours, since
+     * nothing has reaped it. */
+    if (r == -EINVAL && p->pidfd >= 0)
+        r = waitid_usage(P_PID, p->pid, si, WEXITED, ru);
+    if (r == 0 || r == -ECHILD)
+        p->state_ = PROC_REAPED;
+    return (int)-r;
 }
 
 /* Without a pidfd, the numeric pid is ours only while the process is
@@ -125,26 +129,39 @@ static void close_borrowed(void *fd)
     close(*(int *)fd);
 }
 
+int fl__proc_pollfd(const struct fl_proc *p, int *fd)
+{
+    *fd = p->pidfd;
+    if (p->pidfd >= 0)
+        return 0;
+    int borrowed = fl__pidfd_open(p->pid);
+    if (borrowed < 0)
+        return still_our_child(p->pid) ? ENOSYS : ECHILD;
+    if (!pidfd_is_our_child(borrowed)) {
+        close(borrowed);
+        return ECHILD;
+    }
+    *fd = borrowed;
+    return 0;
+}
+
 /* A handle without a pidfd (FL_NO_PIDFD) borrows one for a timed wait, so
  * that it sleeps in poll(). Opened first, then checked: the pidfd of a
  * process that is not our child (the pid reaped elsewhere and reused)
  * gives ECHILD, and nothing waits on the stranger. Without pidfd_open,
  * the wait polls and reaps on success: *reaped says so. */
-static int wait_borrowing(pid_t pid, int timeout_ms, siginfo_t *si, bool *reaped)
+static int wait_borrowing(const struct fl_proc *p, int timeout_ms, siginfo_t *si, bool *reaped)
 {
-    int fd = fl__pidfd_open(pid);
-    if (fd < 0) {
+    int fd, r = fl__proc_pollfd(p, &fd);
+    if (r == ENOSYS) {
         *reaped = true;
-        return still_our_child(pid) ? wait_polling(pid, timeout_ms, si) : ECHILD;
+        return wait_polling(p->pid, timeout_ms, si);
     }
-    if (!pidfd_is_our_child(fd)) {
-        close(fd);
-        return ECHILD;
-    }
-    int r;
+    if (r)
+        return r;
     /* poll() is a cancellation point: the borrowed pidfd must not leak. */
     pthread_cleanup_push(close_borrowed, &fd);
-    r = wait_readable(fd, timeout_ms);
+    r = fl__wait_readable(fd, timeout_ms);
     pthread_cleanup_pop(1);
     return r;
 }
@@ -159,17 +176,17 @@ int fl_wait(struct fl_proc *p, int timeout_ms, int *status)
     bool reaped = false;
     siginfo_t si = { 0 };
     if (timeout_ms >= 0 && p->pidfd < 0)
-        r = wait_borrowing(p->pid, timeout_ms, &si, &reaped);
+        r = wait_borrowing(p, timeout_ms, &si, &reaped);
     else if (timeout_ms >= 0)
-        r = wait_readable(p->pidfd, timeout_ms);
+        r = fl__wait_readable(p->pidfd, timeout_ms);
     if (!r && !reaped)
-        r = reap(p, &si);
+        r = fl__reap_proc(p, &si, NULL);
     /* Only a reaped process, or one whose status is gone for good, is
      * done with: after any other error the caller may wait again. */
     if (r == 0 || r == ECHILD)
         p->state_ = PROC_REAPED;
     if (!r && status)
-        *status = status_of(&si);
+        *status = fl__status_of(&si);
     errno = saved_errno;
     return r;
 }
@@ -187,6 +204,21 @@ int fl_kill(struct fl_proc *p, int sig)
     return r < 0 ? (int)-r : 0;
 }
 
+int fl_killpg(struct fl_proc *p, int sig)
+{
+    if (!p || sig < 0 || sig >= NSIG)
+        return EINVAL;
+    if (p->pid <= 0 || p->state_ == PROC_REAPED)
+        return ESRCH;
+    /* Still our unreaped child, so its pid, the group's id, is reserved.
+     * The check must see through a foreign reaper: WNOWAIT. */
+    bool ours = p->pidfd >= 0 ? pidfd_is_our_child(p->pidfd) : still_our_child(p->pid);
+    if (!ours)
+        return ESRCH;
+    long r = fl__sys2(SYS_kill, -p->pid, sig);
+    return r < 0 ? (int)-r : 0;
+}
+
 void fl_close(struct fl_proc *p)
 {
     /* pid 0 is a handle that was never filled: an all-zero struct holds
@@ -199,5 +231,6 @@ void fl_close(struct fl_proc *p)
         if (p->stdio[i] >= 0)
             fl__sys1(SYS_close, p->stdio[i]);
     *p = (struct fl_proc){ .pid = 0, .pidfd = -1, .stdio = { -1, -1, -1 },
-                           .backend = p->backend, .state_ = PROC_REAPED };
+                           .backend = p->backend, .state_ = PROC_REAPED,
+                           .start_ns_ = p->start_ns_ };
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -43,6 +44,13 @@ uint64_t fl__sigset_bits(const sigset_t *set)
     return bits;
 }
 
+long long fl__now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 int fl__pidfd_open(pid_t pid)
 {
     long fd = fl__sys2(SYS_pidfd_open, pid, 0);
@@ -74,10 +82,12 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
     e->err = 0;
     e->step = FL_STEP_NONE;
     e->index = -1;
+    e->stage = 0;
     e->path[0] = e->detail[0] = '\0';
     if (!proc)
         return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "no fl_proc");
-    *proc = (struct fl_proc){ .pid = 0, .pidfd = -1, .stdio = { -1, -1, -1 } };
+    *proc = (struct fl_proc){ .pid = 0, .pidfd = -1, .stdio = { -1, -1, -1 },
+                              .start_ns_ = fl__now_ns() };
 
     /* Not a cancellation point: a thread cancelled in close() or waitid()
      * here would leave pipes and a child behind. A pending request is

@@ -58,6 +58,8 @@ fl__sys6(long n, long a, long b, long c, long d, long e, long f)
 #define fl__sys1(n, a) fl__sys6((n), (long)(a), 0, 0, 0, 0, 0)
 #define fl__sys2(n, a, b) fl__sys6((n), (long)(a), (long)(b), 0, 0, 0, 0)
 #define fl__sys3(n, a, b, c) fl__sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define fl__sys5(n, a, b, c, d, e) \
+    fl__sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), 0)
 #define fl__sys4(n, a, b, c, d) \
     fl__sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
 

@@ -1,0 +1,295 @@
+/* stop.c: a stop policy in motion: the first signal, the grace period,
+ * SIGKILL, for one process or the stages of a pipeline, reaching the
+ * process alone, its group or its cgroup.
+ *
+ * Nothing here reaps. A process that has ended stays a zombie until the
+ * caller reaps it after fl__stop_finish(), and a zombie's pid stays
+ * reserved: while the group's leader is unreaped, kill(-leader) can only
+ * reach that group, never one that a stranger made with a reused pid. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "sys.h"
+
+enum { STOP_IDLE, STOP_SIGNALLED, STOP_KILLED };
+
+int fl__stop_init(struct fl__stopper *s, struct fl_proc *procs, size_t n,
+                  const struct fl_stop_policy *policy, const char *default_cgroup)
+{
+    static const struct fl_stop_policy zero;
+    const struct fl_stop_policy *pol = policy ? policy : &zero;
+    *s = (struct fl__stopper){ .procs = procs, .n = n, .kill_at_ns = -1 };
+    for (size_t i = 0; i < sizeof pol->reserved_ / sizeof *pol->reserved_; i++)
+        if (pol->reserved_[i])
+            return EINVAL;
+    if (pol->signal < 0 || pol->signal >= NSIG || pol->grace_ms < FL_STOP_NEVER_KILL)
+        return EINVAL;
+    s->signal = pol->signal ? pol->signal : SIGTERM;
+    s->grace_ms = pol->grace_ms ? pol->grace_ms : FL_STOP_GRACE_MS;
+    s->scope = pol->scope;
+    switch (pol->scope) {
+    case FL_STOP_PROCESS:
+        break;
+    case FL_STOP_GROUP:
+        /* The leader must lead: else kill(-pid) names no group, or, worse,
+         * one the leader left (a later setpgid) is still its own. */
+        if (!n || getpgid(procs[0].pid) != procs[0].pid)
+            return EINVAL;
+        break;
+    case FL_STOP_CGROUP:
+        s->cgroup = pol->cgroup ? pol->cgroup : default_cgroup;
+        if (!s->cgroup || !s->cgroup[0])
+            return EINVAL;
+        break;
+    default:
+        return EINVAL;
+    }
+    return 0;
+}
+
+/* Reads the pids of <cgroup>/cgroup.procs into a new array; *n gets the
+ * count. NULL when it cannot be read (or is empty, with *n 0). */
+static pid_t *cgroup_pids(const char *cgroup, size_t *n)
+{
+    char path[PATH_MAX];
+    *n = 0;
+    if ((size_t)snprintf(path, sizeof path, "%s/cgroup.procs", cgroup) >= sizeof path)
+        return NULL;
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return NULL;
+    pid_t *pids = NULL;
+    size_t cap = 0;
+    long pid;
+    while (fscanf(f, "%ld", &pid) == 1) {
+        if (*n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            pid_t *np = realloc(pids, ncap * sizeof *np);
+            if (!np)
+                break;
+            pids = np;
+            cap = ncap;
+        }
+        pids[(*n)++] = (pid_t)pid;
+    }
+    fclose(f);
+    return pids;
+}
+
+static bool listed(const pid_t *pids, size_t n, pid_t pid)
+{
+    for (size_t i = 0; i < n; i++)
+        if (pids[i] == pid)
+            return true;
+    return false;
+}
+
+/* cgroup.kill (Linux 5.14) kills every member at once, those that fork
+ * meanwhile included. */
+static bool cgroup_kill(const char *cgroup)
+{
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s/cgroup.kill", cgroup) >= sizeof path)
+        return false;
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool ok = write(fd, "1", 1) == 1;
+    close(fd);
+    return ok;
+}
+
+/* Each member through a pidfd: the pid is read, its pidfd opened, and the
+ * list read again; a pid still listed after its pidfd was opened names a
+ * member, or a process that has ended since (the signal then does
+ * nothing), never a stranger that took the number. */
+static void cgroup_signal(const char *cgroup, int sig)
+{
+    if (sig == SIGKILL && cgroup_kill(cgroup))
+        return;
+    size_t n, again_n;
+    pid_t *pids = cgroup_pids(cgroup, &n);
+    if (!pids)
+        return;
+    int *fds = malloc(n * sizeof *fds);
+    if (!fds) {
+        free(pids);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        fds[i] = fl__pidfd_open(pids[i]);
+    pid_t *again = cgroup_pids(cgroup, &again_n);
+    for (size_t i = 0; i < n; i++) {
+        if (fds[i] < 0)
+            continue;
+        if (again && listed(again, again_n, pids[i]))
+            fl__sys4(SYS_pidfd_send_signal, fds[i], sig, 0, 0);
+        close(fds[i]);
+    }
+    free(again);
+    free(fds);
+    free(pids);
+}
+
+static bool cgroup_populated(const char *cgroup)
+{
+    size_t n;
+    free(cgroup_pids(cgroup, &n));
+    return n > 0;
+}
+
+/* Sends sig to everything the stop reaches. Each process goes first,
+ * through its pidfd: it may have left its group. */
+static void send_all(struct fl__stopper *s, int sig)
+{
+    for (size_t i = 0; i < s->n; i++)
+        fl_kill(&s->procs[i], sig);
+    if (s->scope == FL_STOP_GROUP)
+        fl_killpg(&s->procs[0], sig);
+    else if (s->scope == FL_STOP_CGROUP)
+        cgroup_signal(s->cgroup, sig);
+}
+
+void fl__stop_begin(struct fl__stopper *s)
+{
+    if (s->phase != STOP_IDLE)
+        return;
+    s->stop_signal = s->signal;
+    send_all(s, s->signal);
+    if (s->signal == SIGKILL) {
+        s->phase = STOP_KILLED;
+        s->killed = true;
+        return;
+    }
+    if (s->signal != SIGCONT)
+        send_all(s, SIGCONT);  /* a stopped process cannot act on it */
+    s->phase = STOP_SIGNALLED;
+    s->kill_at_ns = s->grace_ms == FL_STOP_NEVER_KILL
+                        ? -1
+                        : fl__now_ns() + (long long)s->grace_ms * 1000000;
+}
+
+int fl__stop_clip_ms(const struct fl__stopper *s, int wait_ms)
+{
+    if (s->phase != STOP_SIGNALLED || s->kill_at_ns < 0)
+        return wait_ms;
+    long long left = (s->kill_at_ns - fl__now_ns() + 999999) / 1000000;
+    if (left < 0)
+        left = 0;
+    return wait_ms < 0 || left < wait_ms ? (int)(left > INT_MAX ? INT_MAX : left) : wait_ms;
+}
+
+void fl__stop_tick(struct fl__stopper *s)
+{
+    if (s->phase == STOP_SIGNALLED && s->kill_at_ns >= 0 && fl__now_ns() >= s->kill_at_ns) {
+        send_all(s, SIGKILL);
+        s->phase = STOP_KILLED;
+        s->killed = true;
+    }
+}
+
+bool fl__stop_started(const struct fl__stopper *s)
+{
+    return s->phase != STOP_IDLE;
+}
+
+/* Is a process of group pgid still running? A zombie is not (a zombie
+ * leader thread is, while its other threads run). Returns 1 or 0, or -1
+ * when it cannot tell: no /proc, or one of another pid namespace. */
+static int group_running(pid_t pgid)
+{
+    char path[300], buf[512];
+    ssize_t n = readlink("/proc/self", buf, sizeof buf - 1);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    if (atol(buf) != (long)getpid())
+        return -1;
+    DIR *dir = opendir("/proc");
+    if (!dir)
+        return -1;
+    int running = 0;
+    struct dirent *entry;
+    while (!running && (entry = readdir(dir))) {
+        if (entry->d_name[0] < '1' || entry->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;  /* gone meanwhile */
+        n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        /* "PID (COMM) STATE PPID PGRP ... NUM_THREADS(20) ...": COMM may
+         * hold anything, ')' too. */
+        const char *p = strrchr(buf, ')');
+        char state;
+        int group;
+        long threads;
+        if (!p || sscanf(p + 1, " %c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+                                "%*d %*d %*d %ld", &state, &group, &threads) != 3)
+            continue;
+        if (group == (int)pgid && ((state != 'Z' && state != 'X') || threads > 1))
+            running = 1;
+    }
+    closedir(dir);
+    return running;
+}
+
+/* Is anything the stop reaches still running, beyond the processes
+ * themselves (which have ended)? -1: cannot tell. */
+static int rest_running(const struct fl__stopper *s)
+{
+    if (s->scope == FL_STOP_GROUP)
+        return group_running(s->procs[0].pid);
+    if (s->scope == FL_STOP_CGROUP)
+        return cgroup_populated(s->cgroup);
+    return 0;
+}
+
+void fl__stop_finish(struct fl__stopper *s)
+{
+    if (s->phase == STOP_IDLE || s->scope == FL_STOP_PROCESS)
+        return;
+    /* The rest of the group (or cgroup) gets the same grace as the
+     * processes had, and then SIGKILL; without a way to see it, the wait
+     * lasts the whole grace. Never killed: nothing waits for it. */
+    long long interval_ms = 2;
+    while (s->phase == STOP_SIGNALLED && s->kill_at_ns >= 0) {
+        int running = rest_running(s);
+        if (running == 0)
+            return;
+        long long left = (s->kill_at_ns - fl__now_ns()) / 1000000;
+        if (left <= 0)
+            break;
+        if (running > 0 && left > interval_ms)
+            left = interval_ms;
+        struct timespec ts = { (time_t)(left / 1000), (long)(left % 1000) * 1000000 };
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+            ;
+        interval_ms = interval_ms * 2 > 100 ? 100 : interval_ms * 2;
+    }
+    if (s->kill_at_ns >= 0 || s->phase == STOP_KILLED) {
+        send_all(s, SIGKILL);
+        s->phase = STOP_KILLED;
+        s->killed = true;
+    }
+}
+
+void fl__stop_record(const struct fl__stopper *s, struct fl_result *r)
+{
+    r->stop_signal = s->stop_signal;
+    r->killed = s->killed;
+}
