@@ -104,6 +104,12 @@ enum fl_stdio_kind {
     FL_FILE,         /* .path opened with .flags and .mode in the child */
     FL_FD,           /* the parent's open fd .fd */
     FL_TO_STDOUT,    /* whatever the child's fd 1 is (for fd 2 only) */
+    /* The terminal side of a new pseudo-terminal (see "Terminals" below):
+     * every fd of 0-2 with FL_PTY gets the same one, and its master side
+     * goes to proc.pty. The child becomes a session leader (setsid) with
+     * the terminal as its controlling terminal. Not with FL_JOIN_PGROUP
+     * or FL_SETCTTY (EINVAL); not with the posix_spawn backend (ENOTSUP). */
+    FL_PTY,
 };
 
 struct fl_stdio {
@@ -204,6 +210,48 @@ enum fl_flags {
      * fl_wait() opens a pidfd for its own duration (pidfd_open), so it
      * still sleeps in poll() rather than polling. */
     FL_NO_PIDFD       = 1u << 14,
+    /* setsid(), then make the child's fd .tty->fd (fd 0 when .tty is
+     * NULL) its controlling terminal with ioctl(TIOCSCTTY), once the
+     * stdio and the fd maps are in place. The terminal must be no
+     * session's controlling terminal yet (else EPERM at step setctty;
+     * an fd that is no terminal gives ENOTTY). Not with FL_JOIN_PGROUP
+     * or FL_PTY, which does this by itself (EINVAL); not with the
+     * posix_spawn backend (ENOTSUP). */
+    FL_SETCTTY        = 1u << 15,
+    /* For job-control shells: put the child's process group, a new one
+     * (FL_NEW_PGROUP is implied) or the one of FL_JOIN_PGROUP, in the
+     * foreground of the terminal at the child's fd .tty->fd (fd 0 when
+     * .tty is NULL), which must be the caller's controlling terminal
+     * (else ENOTTY at step tcsetpgrp). It is done in the child before
+     * exec, with SIGTTOU blocked around it so that the child is never
+     * stopped for it: the program never starts in the background, and
+     * no race with its first read of the terminal. fl_tty_reclaim()
+     * takes the terminal back. Not with FL_SETSID, FL_SETCTTY or
+     * FL_PTY, whose new session cannot use the caller's terminal
+     * (EINVAL). The posix_spawn backend uses
+     * posix_spawn_file_actions_addtcsetpgrp_np() (glibc 2.35 and
+     * later), and says ENOTSUP without it. */
+    FL_FOREGROUND     = 1u << 16,
+};
+
+struct termios;
+
+/* The terminal settings of a command (fl_cmd.tty). A NULL pointer and an
+ * all-zero struct both mean the defaults. */
+struct fl_tty_options {
+    /* FL_PTY: the window size the terminal starts with (TIOCSWINSZ),
+     * set in the parent before the child starts. 0 and 0 keep the
+     * kernel's: 0 rows, 0 columns. */
+    unsigned short rows, cols;
+    /* FL_PTY: the settings the terminal starts with, as tcsetattr()
+     * sets them (TCSANOW), in the parent before the child starts; NULL
+     * keeps the kernel's (ICANON, ECHO, ISIG, OPOST and ONLCR on: the
+     * child's "\n" reads as "\r\n" on the master). */
+    const struct termios *termios;
+    /* FL_SETCTTY and FL_FOREGROUND: the child's fd, as the stdio and the
+     * fd maps set it, that is the terminal. A negative fd is EINVAL. */
+    int fd;
+    void *reserved_[4];      /* must be zero */
 };
 
 /*
@@ -213,7 +261,9 @@ enum fl_flags {
  *
  * The child's setup runs in this order, and the first step that fails stops
  * it: setsid / setpgid, rlimits, umask, cgroup, chdir, stdio and fd maps,
- * closing other fds, setgroups, setgid, setuid, pdeathsig, signals, exec.
+ * the controlling terminal (setctty: FL_PTY, FL_SETCTTY) or the foreground
+ * group (tcsetpgrp: FL_FOREGROUND), closing other fds, setgroups, setgid,
+ * setuid, pdeathsig, signals, exec.
  */
 struct fl_cmd {
     /* The arguments, NULL-terminated; argv[0] must be present. Unless
@@ -300,8 +350,13 @@ struct fl_cmd {
      * cannot set a disposition to SIG_IGN: ENOTSUP. NULL means none. */
     const sigset_t *sigignore;
 
+    /* Terminal settings for FL_PTY, FL_SETCTTY and FL_FOREGROUND; NULL
+     * means all zero. Settings that apply only to FL_PTY (rows, cols,
+     * termios) without an FL_PTY stream are EINVAL, not dropped. */
+    const struct fl_tty_options *tty;
+
     /* Reserved for later fields; must be zero. */
-    void *reserved_[7];
+    void *reserved_[6];
 };
 
 /* ------------------------------------------------------------------------ */
@@ -329,6 +384,12 @@ enum fl_step {
     FL_STEP_SIGNALS,
     FL_STEP_EXEC,       /* .index: which PATH candidate gave .err */
     FL_STEP_SPAWN,      /* posix_spawn() failed; it does not say where */
+    /* FL_PTY, in the parent: opening the pseudo-terminal (posix_openpt,
+     * grantpt, unlockpt, its terminal side) or setting its window size
+     * or termios; .path is /dev/ptmx or the terminal, .detail which. */
+    FL_STEP_OPENPT,
+    FL_STEP_SETCTTY,    /* TIOCSCTTY; .index: the child fd */
+    FL_STEP_TCSETPGRP,  /* TIOCSPGRP (FL_FOREGROUND); .index: the child fd */
 };
 
 #define FL_ERROR_PATH_MAX 1024
@@ -393,7 +454,16 @@ struct fl_proc {
     /* CLOCK_MONOTONIC in nanoseconds when fl_spawn() started it, for the
      * result's elapsed time. */
     long long start_ns_;
-    void *reserved_[2];
+    /* FL_PTY: the master side of the child's terminal (O_RDWR, blocking,
+     * FD_CLOEXEC set from its creation), else -1; the FL_PTY streams'
+     * stdio[] entries stay -1. One field rather than stdio[]: the
+     * streams share one terminal, which cannot be closed one direction
+     * at a time as a pipe can (see "Terminals"). Owned by the handle:
+     * fl_close() closes it. */
+    int pty;
+    /* The rest of the space that was void *reserved_[2]: same size and
+     * layout on 32- and 64-bit. */
+    int reserved_int_[2 * sizeof(void *) / sizeof(int) - 1];
 };
 
 /*
@@ -507,6 +577,52 @@ FL_API int fl_kill(struct fl_proc *proc, int sig);
  * handles, async-signal-safe.
  */
 FL_API void fl_close(struct fl_proc *proc);
+
+/* ------------------------------------------------------------------------ */
+/* Terminals                                                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A child with FL_PTY streams runs on a new pseudo-terminal, as under a
+ * terminal emulator or script(1): isatty() is true on those streams, it
+ * leads a session of its own whose controlling terminal is the pty (so
+ * ^C, ^Z and ^\ written to the master signal its foreground group), and
+ * the caller holds the master side in proc.pty: what is written there
+ * is the child's keyboard input, what is read there is its output.
+ *
+ * Reading the master: once every process has closed the terminal side
+ * (the child and whatever inherited it have ended), read() on the master
+ * fails with EIO after the last byte. That EIO is the end of the output,
+ * not an error. A terminal cannot be half-closed: to end the child's
+ * input, write its VEOF character (^D by default; twice when a line is
+ * unfinished) in canonical mode, or stop it. The line discipline turns
+ * "\n" into "\r\n" on output (OPOST, ONLCR) and echoes input (ECHO)
+ * unless .tty->termios says otherwise (cfmakeraw() turns both off). The
+ * master's input buffer is a few KiB: a caller that writes much input
+ * must read the output meanwhile, or use O_NONBLOCK.
+ */
+
+/*
+ * Sets the window size of a terminal, for the master side of a pty
+ * (proc.pty) as the child sees it: ioctl(TIOCSWINSZ), and the kernel
+ * sends SIGWINCH to the terminal's foreground process group when the
+ * size changes. Returns 0, EBADF (fd not open), ENOTTY (not a terminal)
+ * or another errno of ioctl(). Thread-safe and async-signal-safe (a
+ * SIGWINCH handler of the caller may call it); errno is kept.
+ */
+FL_API int fl_pty_resize(int fd, unsigned short rows, unsigned short cols);
+
+/*
+ * Takes the terminal at fd, the caller's controlling terminal, back into
+ * the foreground for the caller's process group, as a shell does when a
+ * job it started with FL_FOREGROUND ends or stops: tcsetpgrp(fd,
+ * getpgrp()) with SIGTTOU blocked in the calling thread meanwhile, so
+ * that a caller in the background is not stopped for it. Returns 0,
+ * EBADF, ENOTTY (fd is not the caller's controlling terminal), EPERM
+ * (another session's) or another errno of tcsetpgrp(). Thread-safe and
+ * async-signal-safe (a SIGCHLD handler may call it); errno is kept.
+ */
+FL_API int fl_tty_reclaim(int fd);
 
 /* ------------------------------------------------------------------------ */
 /* Splitting a command line                                                 */

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 
 #include "internal.h"
@@ -141,6 +142,31 @@ static CHILD int apply_fds(struct fl__plan *p)
             r = fl__sys3(SYS_dup3, src, a->child_fd, 0);
         if (r < 0)
             return fail(p, FL_STEP_DUP, a->child_fd, r);
+    }
+    return 0;
+}
+
+/* The terminal, once the fds are in place: the controlling terminal of
+ * the session setsid() made (FL_PTY, FL_SETCTTY), or the foreground of
+ * the caller's (FL_FOREGROUND). TIOCSPGRP from a background group sends
+ * SIGTTOU unless it is blocked: the default would stop this child, and
+ * the vfork parent with it. */
+static CHILD int set_terminal(struct fl__plan *p)
+{
+    long r;
+    if (p->ctty_fd >= 0) {
+        r = fl__sys3(SYS_ioctl, p->ctty_fd, TIOCSCTTY, 0);
+        if (r < 0)
+            return fail(p, FL_STEP_SETCTTY, p->ctty_fd, r);
+    }
+    if (p->fg_fd >= 0) {
+        uint64_t ttou = (uint64_t)1 << (SIGTTOU - 1), old;
+        int pgrp = (int)fl__sys1(SYS_getpgid, 0);
+        fl__sys4(SYS_rt_sigprocmask, SIG_BLOCK, &ttou, &old, 8);
+        r = fl__sys3(SYS_ioctl, p->fg_fd, TIOCSPGRP, &pgrp);
+        fl__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
+        if (r < 0)
+            return fail(p, FL_STEP_TCSETPGRP, p->fg_fd, r);
     }
     return 0;
 }
@@ -429,7 +455,7 @@ static CHILD int own_fd_table(struct fl__plan *p)
 CHILD void fl__child_run(struct fl__plan *p)
 {
     int closed = p->files_shared ? own_fd_table(p) : 0;
-    if (closed < 0 || set_placement(p) < 0 || apply_fds(p) < 0)
+    if (closed < 0 || set_placement(p) < 0 || apply_fds(p) < 0 || set_terminal(p) < 0)
         return;
     if (!(p->flags & FL_KEEP_FDS) && !closed && close_other_fds(p) < 0)
         return;

@@ -17,7 +17,8 @@ extern char **environ;
     (FL_KEEP_FDS | FL_KEEP_SIGNALS | FL_SETSID | FL_NEW_PGROUP |             \
      FL_JOIN_PGROUP | FL_SET_UMASK | FL_SET_UID | FL_SET_GID |               \
      FL_SET_GROUPS | FL_ENV_CLEAR | FL_SHELL_FALLBACK | FL_NO_FORK |         \
-     FL_PATH_RELATIVE | FL_RETRY_ETXTBSY | FL_NO_PIDFD)
+     FL_PATH_RELATIVE | FL_RETRY_ETXTBSY | FL_NO_PIDFD | FL_SETCTTY |       \
+     FL_FOREGROUND)
 
 static int invalid(struct fl_error *e, const char *detail)
 {
@@ -38,6 +39,7 @@ static int check_stdio(const struct fl_cmd *cmd, struct fl_error *e)
         case FL_INHERIT:
         case FL_NULL:
         case FL_PIPE:
+        case FL_PTY:
             break;
         case FL_FILE:
             if (!s->path) {
@@ -168,6 +170,8 @@ int fl__cmd_check(const struct fl_cmd *cmd, struct fl_error *e)
         r = check_fd_maps(cmd, e);
     if (!r)
         r = check_env_edits(cmd, e);
+    if (!r)
+        r = fl__tty_check(cmd, e);
     return r;
 }
 

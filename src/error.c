@@ -21,6 +21,8 @@ static const char *const step_names[] = {
     [FL_STEP_SETUID] = "setuid",     [FL_STEP_PDEATHSIG] = "pdeathsig",
     [FL_STEP_SIGNALS] = "signals",   [FL_STEP_EXEC] = "exec",
     [FL_STEP_SPAWN] = "posix_spawn",
+    [FL_STEP_OPENPT] = "openpt",     [FL_STEP_SETCTTY] = "setctty",
+    [FL_STEP_TCSETPGRP] = "tcsetpgrp",
 };
 
 const char *fl_step_name(enum fl_step step)

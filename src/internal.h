@@ -8,6 +8,7 @@
  *   stop.c    a stop policy in motion: signal, grace, SIGKILL, group, cgroup
  *   wait.c    waiting with a deadline into a struct fl_result
  *   split.c   a command line to argv, refusing what only a shell would do
+ *   pty.c     pseudo-terminals, the controlling terminal, the foreground
  */
 #ifndef FL_INTERNAL_H
 #define FL_INTERNAL_H
@@ -96,6 +97,12 @@ struct fl__plan {
                                    caller's fd table and copies part of it */
     bool files_unshare_failed;  /* ... and could not: spawn again without */
 
+    /* terminals (pty.c) */
+    int pty_master;             /* FL_PTY: the parent's side, else -1 */
+    int pty_slave;              /* FL_PTY: the child's, closed after the spawn */
+    int ctty_fd;                /* the child fd for TIOCSCTTY, else -1 */
+    int fg_fd;                  /* FL_FOREGROUND: the child fd for TIOCSPGRP, else -1 */
+
     struct fl__child_err cerr;
 };
 
@@ -124,6 +131,14 @@ FL__HIDDEN int fl__candidate_status(const struct fl__plan *p, const char *cand,
  * part of it), into interp. Returns its length; 0 without a #! line, for a
  * file that cannot be read, or a name that does not fit. */
 FL__HIDDEN size_t fl__shebang(const char *path, char *interp, size_t size);
+
+/* pty.c. Checks .tty and the terminal flags: 0 or EINVAL. */
+FL__HIDDEN int fl__tty_check(const struct fl_cmd *cmd, struct fl_error *e);
+/* Opens the pty of FL_PTY streams and sets it up, and fills the plan's
+ * terminal fields (the flags the terminal steps imply among them). */
+FL__HIDDEN int fl__plan_tty(struct fl__plan *p, struct fl_error *e);
+/* Is the child's fd (0-2) set by an fd map rather than by .stdio? */
+FL__HIDDEN bool fl__stdio_mapped(const struct fl_cmd *cmd, int fd);
 
 /* child.c: returns only on failure, with p->cerr filled. */
 FL__HIDDEN void fl__child_run(struct fl__plan *p);

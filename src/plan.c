@@ -128,6 +128,11 @@ static const struct fl_fd_map *map_for(const struct fl_cmd *cmd, int child_fd)
     return NULL;
 }
 
+bool fl__stdio_mapped(const struct fl_cmd *cmd, int fd)
+{
+    return map_for(cmd, fd) != NULL;
+}
+
 int fl__plan_pipes(struct fl__plan *p, struct fl_error *e)
 {
     for (int i = 0; i < 3; i++) {
@@ -179,6 +184,9 @@ static void add_stdio_act(struct fl__plan *p, int i)
         break;
     case FL_FD:
         add_act(p, FL__ACT_DUP, i)->src_fd = s->fd;
+        break;
+    case FL_PTY:
+        add_act(p, FL__ACT_DUP, i)->src_fd = p->pty_slave;
         break;
     case FL_TO_STDOUT:
         /* The child's own fd 1, as set a moment before: never staged. */
@@ -284,6 +292,7 @@ static void plan_empty(struct fl__plan *p)
     p->acts = p->act_inline;
     p->keep = p->keep_inline;
     p->cgroup_fd = p->err_fd = -1;
+    p->pty_master = p->pty_slave = p->ctty_fd = p->fg_fd = -1;
     for (int i = 0; i < 3; i++)
         p->pipe_parent[i] = p->pipe_child[i] = -1;
 }
@@ -404,6 +413,8 @@ int fl__plan_init(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_error 
             p->cgroup_procs = s;
     }
     if (!r)
+        r = fl__plan_tty(p, e);
+    if (!r)
         r = fl__plan_pipes(p, e);
     if (!r)
         r = build_fd_plan(p, e);
@@ -418,6 +429,9 @@ int fl__plan_init(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_error 
 
 void fl__plan_close_child_ends(struct fl__plan *p)
 {
+    if (p->pty_slave >= 0)
+        close(p->pty_slave);
+    p->pty_slave = -1;
     for (int i = 0; i < 3; i++)
         if (p->pipe_child[i] >= 0) {
             close(p->pipe_child[i]);
@@ -427,6 +441,9 @@ void fl__plan_close_child_ends(struct fl__plan *p)
 
 void fl__plan_close_parent_ends(struct fl__plan *p)
 {
+    if (p->pty_master >= 0)
+        close(p->pty_master);
+    p->pty_master = -1;
     for (int i = 0; i < 3; i++)
         if (p->pipe_parent[i] >= 0) {
             close(p->pipe_parent[i]);

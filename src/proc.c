@@ -230,7 +230,9 @@ void fl_close(struct fl_proc *p)
     for (int i = 0; i < 3; i++)
         if (p->stdio[i] >= 0)
             fl__sys1(SYS_close, p->stdio[i]);
-    *p = (struct fl_proc){ .pid = 0, .pidfd = -1, .stdio = { -1, -1, -1 },
+    if (p->pty >= 0)
+        fl__sys1(SYS_close, p->pty);
+    *p = (struct fl_proc){ .pid = 0, .pidfd = -1, .stdio = { -1, -1, -1 }, .pty = -1,
                            .backend = p->backend, .state_ = PROC_REAPED,
                            .start_ns_ = p->start_ns_ };
 }

@@ -87,7 +87,7 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
     if (!proc)
         return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "no fl_proc");
     *proc = (struct fl_proc){ .pid = 0, .pidfd = -1, .stdio = { -1, -1, -1 },
-                              .start_ns_ = fl__now_ns() };
+                              .start_ns_ = fl__now_ns(), .pty = -1 };
 
     /* Not a cancellation point: a thread cancelled in close() or waitid()
      * here would leave pipes and a child behind. A pending request is
@@ -113,6 +113,10 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
             proc->stdio[i] = p.pipe_parent[i];
             p.pipe_parent[i] = -1;
         }
+    if (!r) {
+        proc->pty = p.pty_master;
+        p.pty_master = -1;
+    }
     fl__plan_free(&p);
     pthread_setcancelstate(cancel_state, NULL);
     errno = saved_errno;

@@ -27,6 +27,15 @@
 #endif
 #endif
 
+/* FL_FOREGROUND is a tcsetpgrp file action, from glibc 2.35. */
+#ifndef FL_HAVE_ADDTCSETPGRP   /* CMake probes for it; this is the guess */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)
+#define FL_HAVE_ADDTCSETPGRP 1
+#else
+#define FL_HAVE_ADDTCSETPGRP 0
+#endif
+#endif
+
 /* What the command asks that posix_spawn cannot do, the named options
  * first: a command with rlimits is refused for its rlimits on every libc. */
 static int unsupported(struct fl__plan *p, struct fl_error *e)
@@ -39,6 +48,9 @@ static int unsupported(struct fl__plan *p, struct fl_error *e)
                        : c->cgroup               ? "a cgroup"
                        : p->flags & FL_RETRY_ETXTBSY ? "an ETXTBSY retry"
                        : p->sigignore_bits       ? "a signal to SIG_IGN (sigignore)"
+                       : p->ctty_fd >= 0         ? "a controlling terminal (TIOCSCTTY)"
+                       : p->fg_fd >= 0 && !FL_HAVE_ADDTCSETPGRP
+                           ? "the terminal's foreground group (no tcsetpgrp file action)"
                                                  : NULL;
     if (what) {
         char detail[64];
@@ -111,6 +123,12 @@ static int add_file_actions(struct fl__plan *p, posix_spawn_file_actions_t *fa,
             r = posix_spawn_file_actions_adddup2(fa, a->staged_fd >= 0 ? a->staged_fd : a->src_fd,
                                                  a->child_fd);
     }
+#if FL_HAVE_ADDTCSETPGRP
+    /* After the dups: the fd is the child's. glibc's child runs it with
+     * every signal blocked, SIGTTOU too. */
+    if (!r && p->fg_fd >= 0)
+        r = posix_spawn_file_actions_addtcsetpgrp_np(fa, p->fg_fd);
+#endif
     if (r || (p->flags & FL_KEEP_FDS))
         return r;
     /* Close the gaps between kept fds, then everything above them. */

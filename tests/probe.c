@@ -23,6 +23,13 @@
  *   ids            "uid", "euid", "suid", "gid", "egid", "sgid", "groups"
  *   proc           "pid", "ppid", "pgid", "sid"
  *   cgroup         "cgroup LINE" per line of /proc/self/cgroup
+ *   tty            "isatty0" .. "isatty2" (1 or 0), "tty_pid", "tty_sid",
+ *                  "tty_pgid", "tty_nr" (the controlling terminal's device
+ *                  from /proc/self/stat, 0 for none); then, from the first
+ *                  of fds 0-2 that is a terminal (all -1 when none is):
+ *                  "ttyname", "tcpgrp" (its foreground group), "rows",
+ *                  "cols" (TIOCGWINSZ), "echo", "icanon", "isig", "opost"
+ *                  (termios flags, 1 or 0)
  *   all            all of the above but getenv
  * Actions:
  *   exit N         exit with status N
@@ -47,7 +54,10 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <stdbool.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -304,6 +314,42 @@ static void report_cgroup(void)
     fclose(f);
 }
 
+static void report_tty(void)
+{
+    int first = -1;
+    for (int fd = 0; fd < 3; fd++) {
+        put("isatty%d %d", fd, isatty(fd));
+        if (first < 0 && isatty(fd))
+            first = fd;
+    }
+    put("tty_pid %d", (int)getpid());
+    put("tty_sid %d", (int)getsid(0));
+    put("tty_pgid %d", (int)getpgrp());
+    char stat[1024] = "";
+    FILE *f = fopen("/proc/self/stat", "re");
+    if (!f || !fgets(stat, sizeof stat, f))
+        die("/proc/self/stat");
+    fclose(f);
+    int tty_nr = 0;  /* "PID (COMM) STATE PPID PGRP SESSION TTY_NR ..." */
+    const char *p = strrchr(stat, ')');
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %d", &tty_nr) != 1)
+        die("parsing /proc/self/stat");
+    put("tty_nr %d", tty_nr);
+    struct winsize ws = { 0 };
+    struct termios t = { 0 };
+    char name[256] = "-";
+    bool ok = first >= 0 && ioctl(first, TIOCGWINSZ, &ws) == 0 && tcgetattr(first, &t) == 0 &&
+              ttyname_r(first, name, sizeof name) == 0;
+    put("ttyname %s", ok ? name : "-");
+    put("tcpgrp %d", ok ? (int)tcgetpgrp(first) : -1);
+    put("rows %d", ok ? ws.ws_row : -1);
+    put("cols %d", ok ? ws.ws_col : -1);
+    put("echo %d", ok ? !!(t.c_lflag & ECHO) : -1);
+    put("icanon %d", ok ? !!(t.c_lflag & ICANON) : -1);
+    put("isig %d", ok ? !!(t.c_lflag & ISIG) : -1);
+    put("opost %d", ok ? !!(t.c_oflag & OPOST) : -1);
+}
+
 static void do_sleep(const char *secs)
 {
     double d = strtod(secs, NULL);
@@ -390,6 +436,8 @@ int main(int argc, char **argv)
             report_proc();
         } else if (!strcmp(c, "cgroup")) {
             report_cgroup();
+        } else if (!strcmp(c, "tty")) {
+            report_tty();
         } else if (!strcmp(c, "all")) {
             report_fds();
             report_status_lines();

@@ -313,7 +313,7 @@ static void on_watchdog(int sig)
 static bool proc_is_empty(const struct fl_proc *p)
 {
     return p->pid == 0 && p->pidfd == -1 && p->stdio[0] == -1 &&
-           p->stdio[1] == -1 && p->stdio[2] == -1;
+           p->stdio[1] == -1 && p->stdio[2] == -1 && p->pty == -1;
 }
 
 /* The posix_spawn backend on a libc without a closefrom action refuses

@@ -1,0 +1,149 @@
+/* pty.c: terminals. The pseudo-terminal of FL_PTY streams is opened and
+ * set up here in the parent (posix_openpt, then its terminal side, its
+ * termios and window size), so that the child only has to make it its
+ * controlling terminal (TIOCSCTTY, child.c). Also the checks of .tty and
+ * the terminal flags, and the two calls on terminals of the public API. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+
+static int invalid(struct fl_error *e, const char *detail)
+{
+    return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", detail);
+}
+
+/* The first of fds 0-2 that gets the pty, or -1 (a map overrides .stdio). */
+static int first_pty_stream(const struct fl_cmd *cmd)
+{
+    for (int i = 0; i < 3; i++)
+        if (cmd->stdio[i].kind == FL_PTY && !fl__stdio_mapped(cmd, i))
+            return i;
+    return -1;
+}
+
+int fl__tty_check(const struct fl_cmd *cmd, struct fl_error *e)
+{
+    static const struct fl_tty_options zero;
+    const struct fl_tty_options *t = cmd->tty ? cmd->tty : &zero;
+    unsigned f = cmd->flags;
+    bool pty = cmd->stdio[0].kind == FL_PTY || cmd->stdio[1].kind == FL_PTY ||
+               cmd->stdio[2].kind == FL_PTY;
+    for (size_t i = 0; i < sizeof t->reserved_ / sizeof t->reserved_[0]; i++)
+        if (t->reserved_[i])
+            return invalid(e, "tty: reserved fields must be zero");
+    if (pty && (f & FL_SETCTTY))
+        return invalid(e, "FL_PTY makes the pty the controlling terminal: no FL_SETCTTY");
+    if ((pty || (f & FL_SETCTTY)) && (f & FL_JOIN_PGROUP))
+        return invalid(e, "a new session (FL_PTY, FL_SETCTTY) cannot join a process group");
+    if ((f & FL_FOREGROUND) && (pty || (f & (FL_SETSID | FL_SETCTTY))))
+        return invalid(e, "FL_FOREGROUND is for the caller's terminal, which a new session "
+                          "(FL_SETSID, FL_SETCTTY, FL_PTY) leaves");
+    if ((f & (FL_SETCTTY | FL_FOREGROUND)) && t->fd < 0)
+        return invalid(e, "tty: negative fd");
+    if (!pty && (t->rows || t->cols || t->termios))
+        return invalid(e, "tty: rows, cols and termios are for an FL_PTY stream");
+    return 0;
+}
+
+static int pty_fail(struct fl_error *e, const char *path, const char *detail)
+{
+    return fl__fail(e, errno, FL_STEP_OPENPT, -1, path, detail);
+}
+
+/* The terminal side: TIOCGPTPEER (Linux 4.13) opens it from the master
+ * itself, right whatever /dev/pts is mounted here; else by its name. */
+static int open_slave(int master, char *name, size_t size)
+{
+    int fd = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 && (errno == EINVAL || errno == ENOTTY)) {
+        if ((errno = ptsname_r(master, name, size)) != 0)
+            return -1;
+        fd = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    }
+    int err = errno;
+    if (fd < 0 && !name[0] && ptsname_r(master, name, size) != 0)
+        name[0] = '\0';  /* for the message only */
+    errno = err;
+    return fd;
+}
+
+/* Both ends FD_CLOEXEC from their creation, so that no child another
+ * thread starts meanwhile inherits either. */
+static int open_pty(struct fl__plan *p, const struct fl_tty_options *t, struct fl_error *e)
+{
+    char name[64] = "";
+    p->pty_master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (p->pty_master < 0)
+        return pty_fail(e, "/dev/ptmx", "posix_openpt");
+    if (grantpt(p->pty_master) < 0 || unlockpt(p->pty_master) < 0)
+        return pty_fail(e, "/dev/ptmx", "grantpt, unlockpt");
+    p->pty_slave = open_slave(p->pty_master, name, sizeof name);
+    if (p->pty_slave < 0)
+        return pty_fail(e, name[0] ? name : "/dev/ptmx", "opening the terminal side");
+    bool size = t && (t->rows || t->cols);
+    if ((t && t->termios) || size)
+        ptsname_r(p->pty_master, name, sizeof name);  /* only for a message */
+    if (t && t->termios && tcsetattr(p->pty_slave, TCSANOW, t->termios) < 0)
+        return pty_fail(e, name, "tcsetattr");
+    struct winsize ws = { .ws_row = size ? t->rows : 0, .ws_col = size ? t->cols : 0 };
+    if (size && ioctl(p->pty_slave, TIOCSWINSZ, &ws) < 0)
+        return pty_fail(e, name, "TIOCSWINSZ");
+    return 0;
+}
+
+int fl__plan_tty(struct fl__plan *p, struct fl_error *e)
+{
+    const struct fl_cmd *cmd = p->cmd;
+    int fd = cmd->tty ? cmd->tty->fd : 0;
+    int first = first_pty_stream(cmd);
+    if (first >= 0) {
+        int r = open_pty(p, cmd->tty, e);
+        if (r)
+            return r;
+        p->ctty_fd = first;
+        p->flags |= FL_SETSID;
+    }
+    if (p->flags & FL_SETCTTY) {
+        p->ctty_fd = fd;
+        p->flags |= FL_SETSID;
+    }
+    if (p->flags & FL_FOREGROUND) {
+        p->fg_fd = fd;
+        if (!(p->flags & FL_JOIN_PGROUP))
+            p->flags |= FL_NEW_PGROUP;
+    }
+    return 0;
+}
+
+int fl_pty_resize(int fd, unsigned short rows, unsigned short cols)
+{
+    int saved = errno;
+    struct winsize ws = { .ws_row = rows, .ws_col = cols };
+    int r = ioctl(fd, TIOCSWINSZ, &ws) < 0 ? errno : 0;
+    errno = saved;
+    return r;
+}
+
+int fl_tty_reclaim(int fd)
+{
+    int saved = errno;
+    sigset_t ttou, old;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    pthread_sigmask(SIG_BLOCK, &ttou, &old);
+    int r = tcsetpgrp(fd, getpgrp()) < 0 ? errno : 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+    return r;
+}

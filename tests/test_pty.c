@@ -1,0 +1,628 @@
+/* test_pty.c: terminals. FL_PTY streams (isatty, a session of its own
+ * with the pty as controlling terminal, the window size and termios
+ * given, ^C through the master, EIO at the end, a large output, no
+ * master leaked), FL_SETCTTY, FL_FOREGROUND with fl_tty_reclaim(),
+ * fl_pty_resize(), and the errors of each step. */
+#include "test.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+
+/* A generous bound against a hang, never a measurement. */
+enum { HANG_MS = 20000 };
+
+/* Reads the master until EIO (every terminal side closed: the end of
+ * the output) or EOF; anything else fails. */
+static char *read_to_eio(int master)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    ASSERT(buf);
+    for (;;) {
+        struct pollfd pfd = { .fd = master, .events = POLLIN };
+        int n = poll(&pfd, 1, HANG_MS);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0)
+            FAIL("no end of the pty's output after %d ms", HANG_MS);
+        if (cap - len < 1024) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            ASSERT(buf);
+        }
+        ssize_t r = read(master, buf + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && errno == EIO)
+            break;
+        if (r < 0)
+            FAIL("read on the master: %s", strerror(errno));
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    buf[len] = 0;
+    return t_keep(buf);
+}
+
+/* Reads the master until the output so far contains needle. */
+static char *read_until(int master, const char *needle)
+{
+    static char buf[65536];
+    size_t len = 0;
+    buf[0] = 0;
+    while (!strstr(buf, needle)) {
+        struct pollfd pfd = { .fd = master, .events = POLLIN };
+        int n = poll(&pfd, 1, HANG_MS);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0)
+            FAIL("no \"%s\" from the pty after %d ms: \"%s\"", needle, HANG_MS, buf);
+        ssize_t r = read(master, buf + len, sizeof buf - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            FAIL("the pty ended before \"%s\": \"%s\" (%s)", needle, buf,
+                 r < 0 ? strerror(errno) : "EOF");
+        len += (size_t)r;
+        buf[len] = 0;
+        if (len + 1 >= sizeof buf)
+            len = 0;
+    }
+    return buf;
+}
+
+/* The tty_nr of /proc/PID/stat for the terminal at master's other side. */
+static long long tty_nr_of(int master)
+{
+    char name[64];
+    struct stat st;
+    ASSERT_OK(ptsname_r(master, name, sizeof name));
+    ASSERT_SYS(stat(name, &st));
+    unsigned maj = major(st.st_rdev), min = minor(st.st_rdev);
+    return (long long)((min & 0xff) | (maj << 8) | ((min & ~0xffu) << 12));
+}
+
+static char *out_file(void)
+{
+    return t_fmt("%s/out", t_tmpdir());
+}
+
+/* Spawns cmd (whose probe writes its report to out), reads the master to
+ * its end, waits for exit 0 and returns the report. */
+static char *run_pty_probe(const struct fl_cmd *cmd, const char *out, long long *tty_nr)
+{
+    struct fl_proc p;
+    SPAWN(cmd, &p);
+    ASSERT_GE(p.pty, 0);
+    ASSERT_EQ(p.stdio[0], -1);
+    ASSERT_EQ(p.stdio[1], -1);
+    ASSERT_EQ(p.stdio[2], -1);
+    ASSERT(fcntl(p.pty, F_GETFD) & FD_CLOEXEC);
+    if (tty_nr)
+        *tty_nr = tty_nr_of(p.pty);
+    read_to_eio(p.pty);
+    ASSERT_EXITED(t_wait(&p), 0);
+    return t_read_file(out);
+}
+
+TEST(pty_on_all_three_streams)
+{
+    char *out = out_file();
+    struct fl_cmd cmd = {
+        .argv = PROBE("--out", out, "tty", "fds"),
+        .stdio = { { .kind = FL_PTY }, { .kind = FL_PTY }, { .kind = FL_PTY } },
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    long long nr;
+    char *rep = run_pty_probe(&cmd, out, &nr);
+    for (int fd = 0; fd < 3; fd++)
+        ASSERT_EQ(t_get_num(rep, t_fmt("isatty%d", fd)), 1);
+    long long pid = t_get_num(rep, "tty_pid");
+    ASSERT_EQ(t_get_num(rep, "tty_sid"), pid);
+    ASSERT_EQ(t_get_num(rep, "tty_pgid"), pid);
+    ASSERT_EQ(t_get_num(rep, "tcpgrp"), pid);
+    ASSERT_EQ(t_get_num(rep, "tty_nr"), nr);
+    /* One terminal on all three, and no other fd: no master. */
+    ASSERT_FDS_EXACTLY(rep, 0, 1, 2);
+    struct t_fd f0 = t_fd_entry(rep, 0);
+    ASSERT_STR_EQ(t_get(rep, "ttyname"), f0.target);
+    ASSERT_STR_CONTAINS(f0.target, "/dev/pts/");
+    for (int fd = 1; fd < 3; fd++) {
+        ASSERT_STR_EQ(t_fd_entry(rep, fd).target, f0.target);
+        ASSERT_EQ(t_fd_entry(rep, fd).ino, f0.ino);
+    }
+}
+
+TEST(pty_on_one_stream_only)
+{
+    char *out = out_file();
+    struct fl_cmd cmd = {
+        .argv = PROBE("--out", out, "tty", "fds"),
+        .stdio = { { .kind = FL_NULL }, { .kind = FL_PTY }, { .kind = FL_NULL } },
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    long long nr;
+    char *rep = run_pty_probe(&cmd, out, &nr);
+    ASSERT_EQ(t_get_num(rep, "isatty0"), 0);
+    ASSERT_EQ(t_get_num(rep, "isatty1"), 1);
+    ASSERT_EQ(t_get_num(rep, "isatty2"), 0);
+    ASSERT_EQ(t_get_num(rep, "tty_sid"), t_get_num(rep, "tty_pid"));
+    ASSERT_EQ(t_get_num(rep, "tty_nr"), nr);
+    ASSERT_FDS_EXACTLY(rep, 0, 1, 2);
+    ASSERT_STR_EQ(t_fd_entry(rep, 0).target, "/dev/null");
+}
+
+/* A map for the fd takes the place of .stdio: no pty is made for it. */
+TEST(pty_stream_replaced_by_a_map_makes_none)
+{
+    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    ASSERT_SYS(devnull);
+    struct fl_cmd cmd = {
+        .argv = PROBE("tty"),
+        .stdio = { { .kind = FL_NULL }, { .kind = FL_PTY }, { .kind = FL_NULL } },
+        .fds = (struct fl_fd_map[]){ { 1, devnull } },
+        .nfds = 1,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EQ(p.pty, -1);
+    ASSERT_EXITED(t_wait(&p), 0);
+    close(devnull);
+}
+
+TEST(pty_default_settings)
+{
+    char *out = out_file();
+    struct fl_cmd cmd = {
+        .argv = PROBE("--out", out, "tty"),
+        .stdio = { { .kind = FL_PTY }, { .kind = FL_PTY }, { .kind = FL_NULL } },
+        .tty = &(struct fl_tty_options){ 0 },
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    char *rep = run_pty_probe(&cmd, out, NULL);
+    ASSERT_EQ(t_get_num(rep, "rows"), 0);
+    ASSERT_EQ(t_get_num(rep, "cols"), 0);
+    ASSERT_EQ(t_get_num(rep, "echo"), 1);
+    ASSERT_EQ(t_get_num(rep, "icanon"), 1);
+    ASSERT_EQ(t_get_num(rep, "isig"), 1);
+    ASSERT_EQ(t_get_num(rep, "opost"), 1);
+}
+
+TEST(pty_window_size_and_termios)
+{
+    char *out = out_file();
+    struct termios raw = { 0 };
+    cfmakeraw(&raw);
+    raw.c_lflag |= ISIG;  /* a mix, to see each flag taken as given */
+    raw.c_cflag |= CS8 | CREAD;
+    cfsetspeed(&raw, B38400);
+    struct fl_cmd cmd = {
+        .argv = PROBE("--out", out, "tty"),
+        .stdio = { { .kind = FL_PTY }, { .kind = FL_NULL }, { .kind = FL_NULL } },
+        .tty = &(struct fl_tty_options){ .rows = 33, .cols = 121, .termios = &raw },
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    char *rep = run_pty_probe(&cmd, out, NULL);
+    ASSERT_EQ(t_get_num(rep, "rows"), 33);
+    ASSERT_EQ(t_get_num(rep, "cols"), 121);
+    ASSERT_EQ(t_get_num(rep, "echo"), 0);
+    ASSERT_EQ(t_get_num(rep, "icanon"), 0);
+    ASSERT_EQ(t_get_num(rep, "isig"), 1);
+    ASSERT_EQ(t_get_num(rep, "opost"), 0);
+}
+
+/* Pitfall 40: ^C written to the master is SIGINT for the child, which
+ * has the pty as its controlling terminal. */
+TEST(pty_ctrl_c_reaches_child)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/sh", "-c",
+                     "trap 'echo GOT-INT; exit 3' INT; echo READY; "
+                     "while :; do sleep 0.1; done"),
+        .stdio = { { .kind = FL_PTY }, { .kind = FL_PTY }, { .kind = FL_PTY } },
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    read_until(p.pty, "READY");
+    t_write_all(p.pty, "\x03", 1);
+    read_until(p.pty, "GOT-INT");
+    read_to_eio(p.pty);
+    ASSERT_EXITED(t_wait(&p), 3);
+}
+
+/* The end of the output is EIO on the master, after the last byte. */
+TEST(pty_master_read_ends_in_eio)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("echo", "one", "echo", "two"),
+        .stdio = { { .kind = FL_NULL }, { .kind = FL_PTY }, { .kind = FL_NULL } },
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    int st;
+    ASSERT_OK(fl_wait(&p, -1, &st));
+    ASSERT_EXITED(st, 0);
+    /* The child is gone; the bytes it wrote are still there, then EIO. */
+    ASSERT_STR_EQ(read_to_eio(p.pty), "one\r\ntwo\r\n");
+    char c;
+    ASSERT_EQ(read(p.pty, &c, 1), -1);
+    ASSERT_EQ(errno, EIO);
+    fl_close(&p);
+}
+
+/* 10 MiB through a raw pty to a reader that pauses: every byte arrives
+ * (no OPOST, so no "\r" is added), and nothing hangs. */
+TEST(pty_ten_mib_to_a_slow_reader) /* stress */
+{
+    enum { TOTAL = 10 << 20 };
+    struct termios raw = { 0 };
+    cfmakeraw(&raw);
+    raw.c_cflag |= CS8 | CREAD;
+    cfsetspeed(&raw, B38400);
+    struct fl_cmd cmd = {
+        .argv = ARGV("head", "-c", "10485760", "/dev/zero"),
+        .stdio = { { .kind = FL_NULL }, { .kind = FL_PTY }, { .kind = FL_NULL } },
+        .tty = &(struct fl_tty_options){ .termios = &raw },
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    static char buf[4096];
+    long long total = 0;
+    unsigned reads = 0;
+    for (;;) {
+        struct pollfd pfd = { .fd = p.pty, .events = POLLIN };
+        int n = poll(&pfd, 1, HANG_MS);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0)
+            FAIL("the pty stalled after %lld bytes", total);
+        ssize_t r = read(p.pty, buf, sizeof buf);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && errno == EIO)
+            break;
+        ASSERT_GT(r, 0);
+        for (ssize_t i = 0; i < r; i++)
+            ASSERT_EQ(buf[i], 0);
+        total += r;
+        if (++reads % 256 == 0)  /* slow: let the writer fill the buffer */
+            nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+    }
+    ASSERT_EQ(total, TOTAL);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
+static volatile int stop_flag;
+
+/* Children that keep every fd they inherit (FL_KEEP_FDS: only
+ * FD_CLOEXEC protects them) must never hold a pty of another thread's
+ * spawn. */
+static void *spawn_pty_children(void *arg)
+{
+    (void)arg;
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "0"),
+        .stdio = { { .kind = FL_PTY }, { .kind = FL_PTY }, { .kind = FL_NULL } },
+        .backend = BACKEND,
+    };
+    while (!stop_flag) {
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        read_to_eio(p.pty);
+        ASSERT_EXITED(t_wait(&p), 0);
+    }
+    return NULL;
+}
+
+TEST(pty_master_not_leaked_to_other_threads)
+{
+    struct fl_cmd pty_cmd = {
+        .argv = PROBE("exit", "0"),
+        .stdio = { { .kind = FL_PTY } },
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&pty_cmd);
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, spawn_pty_children, NULL));
+    struct fl_cmd cmd = {
+        .argv = PROBE("fds"),
+        .flags = FL_KEEP_FDS,
+        .backend = BACKEND,
+    };
+    for (int i = 0; i < t_scaled(200); i++) {
+        char *rep = t_probe(&cmd);
+        struct t_fd fds[64];
+        int n = t_fds(rep, fds, 64);
+        for (int k = 0; k < n; k++)
+            if (strstr(fds[k].target, "/dev/ptmx") || strstr(fds[k].target, "/dev/pts/"))
+                FAIL("fd %d of a child is a pty of another spawn: %s", fds[k].fd,
+                     fds[k].target);
+    }
+    stop_flag = 1;
+    ASSERT_OK(pthread_join(th, NULL));
+}
+
+TEST(pty_resize_sends_sigwinch)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/sh", "-c",
+                     "trap 'stty size; exit 0' WINCH; echo READY; "
+                     "while :; do sleep 0.1; done"),
+        .stdio = { { .kind = FL_PTY }, { .kind = FL_PTY }, { .kind = FL_PTY } },
+        .tty = &(struct fl_tty_options){ .rows = 10, .cols = 20 },
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    read_until(p.pty, "READY");
+    ASSERT_OK(fl_pty_resize(p.pty, 42, 101));
+    struct winsize ws;
+    ASSERT_SYS(ioctl(p.pty, TIOCGWINSZ, &ws));
+    ASSERT_EQ(ws.ws_row, 42);
+    ASSERT_EQ(ws.ws_col, 101);
+    read_until(p.pty, "42 101");
+    read_to_eio(p.pty);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
+TEST(pty_resize_and_reclaim_errors)
+{
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    ASSERT_SYS(null);
+    errno = 1234;
+    ASSERT_ERR(fl_pty_resize(null, 1, 1), ENOTTY);
+    ASSERT_ERR(fl_pty_resize(-1, 1, 1), EBADF);
+    ASSERT_ERR(fl_tty_reclaim(null), ENOTTY);
+    ASSERT_ERR(fl_tty_reclaim(-1), EBADF);
+    ASSERT_EQ(errno, 1234);
+    /* A terminal that is not the caller's controlling terminal. */
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    ASSERT_SYS(m);
+    ASSERT_SYS(grantpt(m));
+    ASSERT_SYS(unlockpt(m));
+    ASSERT_ERR(fl_tty_reclaim(m), ENOTTY);
+    close(m);
+    close(null);
+}
+
+/* A terminal side opened by the caller, for a new session's child. */
+static int open_pty_pair(int *slave)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    ASSERT_SYS(m);
+    ASSERT_SYS(grantpt(m));
+    ASSERT_SYS(unlockpt(m));
+    char name[64];
+    ASSERT_OK(ptsname_r(m, name, sizeof name));
+    *slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    ASSERT_SYS(*slave);
+    return m;
+}
+
+TEST(setctty_on_a_given_fd)
+{
+    char *out = out_file();
+    UNSUPPORTED_ON_POSIX_SPAWN(&((struct fl_cmd){ .argv = PROBE("exit", "0"),
+                                                  .flags = FL_SETCTTY,
+                                                  .backend = BACKEND }));
+    int slave, m = open_pty_pair(&slave);
+    /* The terminal at child fd 5 only: the ctty need not be a stream. */
+    struct fl_cmd cmd = {
+        .argv = PROBE("--out", out, "tty"),
+        .stdio = { { .kind = FL_NULL }, { .kind = FL_NULL }, { .kind = FL_NULL } },
+        .fds = (struct fl_fd_map[]){ { 5, slave } },
+        .nfds = 1,
+        .flags = FL_SETCTTY,
+        .tty = &(struct fl_tty_options){ .fd = 5 },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EQ(p.pty, -1);
+    ASSERT_EXITED(t_wait(&p), 0);
+    char *rep = t_read_file(out);
+    ASSERT_EQ(t_get_num(rep, "tty_sid"), t_get_num(rep, "tty_pid"));
+    ASSERT_EQ(t_get_num(rep, "tty_nr"), tty_nr_of(m));
+    ASSERT_EQ(t_get_num(rep, "isatty0"), 0);
+
+    /* fd 0 when .tty is NULL. */
+    unlink(out);
+    cmd.stdio[0] = (struct fl_stdio){ .kind = FL_FD, .fd = slave };
+    cmd.fds = NULL;
+    cmd.nfds = 0;
+    cmd.tty = NULL;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+    rep = t_read_file(out);
+    ASSERT_EQ(t_get_num(rep, "tty_nr"), tty_nr_of(m));
+    ASSERT_EQ(t_get_num(rep, "tcpgrp"), t_get_num(rep, "tty_pid"));
+    close(slave);
+    close(m);
+}
+
+TEST(setctty_not_a_terminal)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "0"),
+        .stdio = { { .kind = FL_NULL } },
+        .flags = FL_SETCTTY,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOTTY, FL_STEP_SETCTTY);
+    ASSERT_EQ(e.index, 0);
+    char buf[512];
+    ASSERT_STR_CONTAINS(fl_error_format(&e, buf, sizeof buf), "setctty");
+}
+
+/* The helper of the foreground case: in a new session whose controlling
+ * terminal is a pty, it starts the probe in the foreground, then takes
+ * the terminal back. Exit 0, or the number of the check that failed. */
+static int foreground_helper(char *out)
+{
+    /* Closing the master at the end hangs the terminal up: SIGHUP for
+     * the session leader. */
+    signal(SIGHUP, SIG_IGN);
+    if (setsid() < 0)
+        return 10;
+    int slave, m = open_pty_pair(&slave);
+    if (ioctl(slave, TIOCSCTTY, 0) < 0)
+        return 11;
+    struct fl_cmd cmd = {
+        .argv = PROBE("--out", out, "tty"),
+        .stdio = { { .kind = FL_FD, .fd = slave }, { .kind = FL_NULL }, { .kind = FL_NULL } },
+        .flags = FL_FOREGROUND,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    struct fl_error e;
+    if (fl_spawn(&cmd, &p, &e) != 0) {
+        char buf[512];
+        fprintf(stderr, "fl_spawn: %s\n", fl_error_format(&e, buf, sizeof buf));
+        return 12;
+    }
+    pid_t child = p.pid;
+    int st;
+    if (fl_wait(&p, -1, &st) != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return 13;
+    fl_close(&p);
+    if (tcgetpgrp(slave) != child)
+        return 14;  /* the child's group held the terminal */
+    if (fl_tty_reclaim(slave) != 0)
+        return 15;
+    if (tcgetpgrp(slave) != getpgrp())
+        return 16;
+    close(slave);
+    close(m);
+    return 0;
+}
+
+TEST(foreground_and_reclaim)
+{
+#if !FL_HAVE_ADDTCSETPGRP
+    UNSUPPORTED_ON_POSIX_SPAWN(&((struct fl_cmd){ .argv = PROBE("exit", "0"),
+                                                  .flags = FL_FOREGROUND,
+                                                  .backend = BACKEND }));
+#endif
+    char *out = out_file();
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0)
+        _exit(foreground_helper(out));
+    int st;
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    ASSERT_EXITED(st, 0);
+    char *rep = t_read_file(out);
+    long long child = t_get_num(rep, "tty_pid");
+    ASSERT_EQ(t_get_num(rep, "tty_pgid"), child);
+    ASSERT_EQ(t_get_num(rep, "tcpgrp"), child);
+    ASSERT_EQ(t_get_num(rep, "tty_sid"), pid);  /* the helper's session */
+}
+
+TEST(foreground_not_a_terminal)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "0"),
+        .stdio = { { .kind = FL_NULL } },
+        .flags = FL_FOREGROUND,
+        .backend = BACKEND,
+    };
+#if !FL_HAVE_ADDTCSETPGRP
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+#endif
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOTTY, FL_STEP_TCSETPGRP);
+    if (BACKEND != FL_BACKEND_POSIX_SPAWN)
+        ASSERT_EQ(e.index, 0);
+}
+
+TEST(tty_misuse_is_einval)
+{
+    const struct fl_stdio pty = { .kind = FL_PTY };
+    struct termios t = { 0 };
+    struct {
+        unsigned flags;
+        bool pty;
+        struct fl_tty_options tty;
+    } bad[] = {
+        { FL_JOIN_PGROUP, true, { 0 } },
+        { FL_SETCTTY, true, { 0 } },
+        { FL_SETCTTY | FL_JOIN_PGROUP, false, { 0 } },
+        { FL_FOREGROUND, true, { 0 } },
+        { FL_FOREGROUND | FL_SETSID, false, { 0 } },
+        { FL_FOREGROUND | FL_SETCTTY, false, { 0 } },
+        { FL_SETCTTY, false, { .fd = -1 } },
+        { FL_FOREGROUND, false, { .fd = -2 } },
+        { 0, false, { .rows = 10, .cols = 10 } },
+        { 0, false, { .termios = &t } },
+        { 0, true, { .reserved_ = { &t } } },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct fl_cmd cmd = {
+            .argv = PROBE("exit", "0"),
+            .flags = bad[i].flags,
+            .pgid = 1,
+            .tty = &bad[i].tty,
+            .backend = BACKEND,
+        };
+        if (bad[i].pty)
+            cmd.stdio[1] = pty;
+        SPAWN_FAILS(&cmd, EINVAL, FL_STEP_PREPARE);
+    }
+}
+
+/* The lowest fd free now. */
+static int lowest_free_fd(void)
+{
+    int fd = dup(0);
+    ASSERT_SYS(fd);
+    close(fd);
+    return fd;
+}
+
+/* No fd left for the master, then none for the terminal side: step
+ * openpt, nothing left open. */
+TEST(openpt_failure_names_the_step)
+{
+    struct rlimit saved;
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved));
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "0"),
+        .stdio = { { .kind = FL_PTY } },
+        .backend = BACKEND,
+    };
+    int free_fd = lowest_free_fd();
+    for (int extra = 0; extra < 2; extra++) {
+        struct rlimit low = { (rlim_t)(free_fd + extra), saved.rlim_max };
+        ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &low));
+        struct fl_error e = SPAWN_FAILS(&cmd, EMFILE, FL_STEP_OPENPT);
+        ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &saved));
+        ASSERT_STR_CONTAINS(e.path, extra ? "/dev/pts/" : "/dev/ptmx");
+        ASSERT_STR_CONTAINS(e.detail, extra ? "terminal side" : "posix_openpt");
+        ASSERT_EQ(lowest_free_fd(), free_fd);
+    }
+    ASSERT_STR_EQ(fl_step_name(FL_STEP_OPENPT), "openpt");
+    ASSERT_STR_EQ(fl_step_name(FL_STEP_SETCTTY), "setctty");
+    ASSERT_STR_EQ(fl_step_name(FL_STEP_TCSETPGRP), "tcsetpgrp");
+}
