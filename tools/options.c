@@ -22,6 +22,7 @@ enum {
     OPT_CGROUP, OPT_KILL_WITH_PARENT, OPT_TIMEOUT, OPT_KILL_AFTER, OPT_NO_KILL,
     OPT_SIGNAL, OPT_PRESERVE_STATUS, OPT_FOREGROUND, OPT_BACKEND, OPT_NO_FORK,
     OPT_SHELL_FALLBACK, OPT_RETRY_ETXTBSY, OPT_PATH_RELATIVE, OPT_VERSION,
+    OPT_PTY, OPT_PTY_SIZE,
 };
 
 static const struct option long_options[] = {
@@ -62,6 +63,8 @@ static const struct option long_options[] = {
     { "verbose", no_argument, NULL, 'v' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, OPT_VERSION },
+    { "pty", no_argument, NULL, OPT_PTY },
+    { "pty-size", required_argument, NULL, OPT_PTY_SIZE },
     { NULL, 0, NULL, 0 },
 };
 
@@ -312,6 +315,16 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
     case 'v':
         o->verbose = true;
         return 0;
+    case OPT_PTY:
+        o->pty.enabled = true;
+        return 0;
+    case OPT_PTY_SIZE:
+        if (pty_parse_size(arg, &o->pty.rows, &o->pty.cols) != 0) {
+            cli_error("--pty-size: expected ROWSxCOLS (1-65535 each), got \"%s\"", arg);
+            return -1;
+        }
+        o->pty.size_given = true;
+        return 0;
     }
     cli_error("internal error: option %d not handled", opt);
     return -1;
@@ -383,6 +396,26 @@ static int finish_options(struct run_options *o)
     cmd->env_unset = o->nenv_unset ? o->env_unset : NULL;
     cmd->fds = cmd->nfds ? o->fds : NULL;
     cmd->rlimits = cmd->nrlimits ? o->rlimits : NULL;
+
+    /* --pty: the streams not redirected are on the new terminal, whose
+     * session the child leads. */
+    if (o->pty.size_given && !o->pty.enabled) {
+        cli_error("--pty-size needs --pty");
+        return -1;
+    }
+    if (o->pty.enabled && o->foreground) {
+        cli_error("--foreground keeps the child in our process group: it cannot be "
+                  "used with --pty, whose terminal is the child's own");
+        return -1;
+    }
+    if (o->pty.enabled) {
+        for (int fd = 0; fd < 3; fd++)
+            if (cmd->stdio[fd].kind == FL_INHERIT)
+                cmd->stdio[fd].kind = FL_PTY;
+        cmd->flags |= FL_SETSID;
+        if (pty_relay_prepare(&o->pty, cmd) != 0)
+            return -1;
+    }
 
     /* A timeout kills the child's whole process group, so it needs one of
      * its own (a new session is a new group too), unless --foreground

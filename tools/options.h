@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "forkless.h"
+#include "pty_relay.h"
 #include "signals.h"
 #include "supervise.h"
 #include "user.h"
@@ -34,6 +35,7 @@ struct run_options {
     bool foreground;         /* a timeout leaves the child in our group */
     struct child_signals child_signals;
     struct supervise_options supervise;
+    struct pty_relay pty;    /* --pty, --pty-size */
 };
 
 /* Parses the arguments of `forkless run` (argv[0] is "run") into o, which

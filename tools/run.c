@@ -217,10 +217,20 @@ static int run_command(struct run_options *o, int *die_by)
     if (o->verbose)
         cli_error("started %s as pid %d with the %s backend", resolved, (int)proc.pid,
                   fl_backend_name(proc.backend));
+    r = pty_relay_start(&o->pty, proc.pty);
+    if (r != 0) {
+        cli_error("--pty: cannot relay the terminal: %s", strerror(r));
+        fl_kill(&proc, SIGKILL);
+        fl_wait(&proc, -1, NULL);
+        fl_close(&proc);
+        supervise_end(&o->supervise);
+        return EXIT_FORKLESS_ERROR;
+    }
 
     int status = 0;
     bool timed_out = false;
     r = supervise(&proc, &o->supervise, &status, &timed_out);
+    pty_relay_finish(&o->pty);  /* our terminal as it was, before any message */
     supervise_end(&o->supervise);
     pid_t pid = proc.pid;
     fl_close(&proc);

@@ -1614,6 +1614,158 @@ case_bad_long_option_messages() {
     expect_file "$T/e" x
 }
 
+# ---------------------------------------------------------------- --pty
+
+# The pty's line discipline ends lines with "\r\n".
+out_lines() { tr -d '\r' <"$T/out"; }
+
+case_pty_tty_is_a_pts() {
+    run_fl run --pty -- tty </dev/null
+    expect_status 0
+    out_lines | grep -qx '/dev/pts/[0-9]*' || fail "tty printed \"$(out)\""
+}
+
+case_pty_stdin_and_stdout_are_terminals() {
+    run_fl run --pty -- sh -c 'test -t 0 && test -t 1 && test -t 2' </dev/null
+    expect_status 0
+    # A redirected stream keeps its kind.
+    run_fl run --pty --stdout "$T/file" -- sh -c 'test -t 0 && ! test -t 1'
+    expect_status 0
+}
+
+case_pty_size() {
+    run_fl run --pty --pty-size 33x121 -- stty size </dev/null
+    expect_status 0
+    [ "$(out_lines)" = "33 121" ] || fail "stty size said \"$(out)\""
+    expect_bad_option run --pty-size 33x121 -- true
+    expect_err_has "--pty-size needs --pty"
+    local bad
+    for bad in 33 x80 0x80 33x 33x80x 33x65536 -1x80; do
+        expect_bad_option run --pty --pty-size "$bad" -- true
+        expect_err_has "--pty-size: expected ROWSxCOLS"
+    done
+    expect_bad_option run --pty --foreground -- true
+}
+
+case_pty_input_not_a_terminal() {
+    # Fed, not echoed, and its end is the terminal's EOF: cat ends.
+    run_fl run --pty -- cat <<<"one two"
+    expect_status 0
+    [ "$(out_lines)" = "one two" ] || fail "cat printed \"$(out)\""
+    # A last line without a newline still arrives, and still ends.
+    printf 'partial' >"$T/in"
+    run_fl run --pty -- cat <"$T/in"
+    expect_status 0
+    [ "$(out_lines)" = "partial" ] || fail "cat printed \"$(out)\""
+}
+
+case_pty_exit_codes() {
+    run_fl run --pty -- sh -c 'exit 42' </dev/null
+    expect_status 42
+    run_fl run --pty -- nosuchprogram-forkless </dev/null
+    expect_status 127
+    run_fl run --pty --backend posix_spawn -- true </dev/null
+    expect_status 125
+    expect_err_has "posix_spawn cannot set a controlling terminal"
+    # The child leads its own session on the terminal.
+    run_fl run --pty -- sh -c 'exec cat /proc/self/stat' </dev/null
+    expect_status 0
+    local pid sid
+    pid=$(out_lines | awk '{ print $1 }')
+    sid=$(out_lines | sed 's/^[0-9]* (.*) //' | awk '{ print $4 }')
+    [ "$sid" = "$pid" ] || fail "sid $sid, pid $pid"
+}
+
+# tmux_start: a detached tmux session on a server of its own, running sh.
+TMUX_SOCK=
+tm() { tmux -S "$TMUX_SOCK" "$@"; }
+tmux_start() {
+    command -v tmux >/dev/null || skip "tmux is not installed (apt-get install -y tmux)"
+    TMUX_SOCK=$T/tmux.sock
+    tm -f /dev/null new-session -d -s t -x 100 -y 30 "PS1='$ ' exec sh" ||
+        skip "tmux cannot start a session here"
+    trap 'tm kill-server 2>/dev/null; cleanup' EXIT
+}
+# tmux_run SCRIPT: runs the file SCRIPT with a non-interactive sh in the
+# pane: an interactive shell that sees its job die by SIGINT skips the
+# rest of the line.
+tmux_run() { tm send-keys -t t "sh $1" Enter; }
+pane() { tm capture-pane -p -t t; }
+pane_has() { pane | grep -qF -- "$1"; }
+pane_has_twice() { [ "$(pane | grep -cF -- "$1")" -ge 2 ]; }
+pane_size() { tm display -p -t t '#{pane_height} #{pane_width}'; }
+
+case_pty_tmux_input_and_ctrl_c() {
+    tmux_start
+    cat >"$T/run.sh" <<EOF
+stty -g >"$T/before"
+"$FL" run -v --pty -- cat
+echo \$? >"$T/rc"
+stty -g >"$T/after"
+EOF
+    tmux_run "$T/run.sh"
+    wait_for pane_has "forkless: started"
+    tm send-keys -t t "hello-pty" Enter
+    # Echoed by the program's terminal, then written by cat.
+    wait_for pane_has_twice hello-pty
+    tm send-keys -t t C-c
+    wait_for test -s "$T/after"
+    [ "$(cat "$T/rc")" = 130 ] || fail "exit status $(cat "$T/rc"), expected 130"
+    pane_has "killed by signal 2" || fail "forkless did not see the SIGINT: $(pane)"
+    cmp -s "$T/before" "$T/after" ||
+        fail "stty -g before: $(cat "$T/before"), after: $(cat "$T/after")"
+}
+
+case_pty_tmux_ctrl_c_reaches_the_child_once() {
+    tmux_start
+    cat >"$T/run.sh" <<EOF
+"$FL" run --pty -- sh -c 'trap "echo INT >>$T/ints" INT; echo READY >$T/ready
+while ! [ -s $T/ints ]; do sleep 0.1; done; sleep 1; exit 7'
+echo \$? >"$T/rc"
+EOF
+    tmux_run "$T/run.sh"
+    wait_for test -s "$T/ready"
+    tm send-keys -t t C-c
+    wait_for test -s "$T/rc"
+    [ "$(cat "$T/rc")" = 7 ] || fail "exit status $(cat "$T/rc"), expected 7"
+    [ "$(cat "$T/ints")" = INT ] || fail "the child's SIGINTs: $(cat "$T/ints")"
+}
+
+case_pty_tmux_resize() {
+    tmux_start
+    cat >"$T/run.sh" <<EOF
+"$FL" run --pty -- sh -c 'stty size >$T/size0
+trap "stty size >$T/winch; exit 5" WINCH; while :; do sleep 0.1; done'
+echo \$? >"$T/rc"
+EOF
+    tmux_run "$T/run.sh"
+    wait_for test -s "$T/size0"
+    [ "$(cat "$T/size0")" = "$(pane_size)" ] || fail "the child started at $(cat "$T/size0")"
+    tm resize-window -t t -x 90 -y 25
+    wait_for test -s "$T/rc"
+    [ "$(cat "$T/rc")" = 5 ] || fail "exit status $(cat "$T/rc"), expected 5"
+    [ "$(cat "$T/winch")" = "$(pane_size)" ] ||
+        fail "after the resize to $(pane_size) the child saw $(cat "$T/winch")"
+}
+
+case_pty_tmux_sigterm_restores_the_terminal() {
+    tmux_start
+    cat >"$T/run.sh" <<EOF
+stty -g >"$T/before"
+sh -c 'echo \$\$ >$T/flpid; exec "$FL" run --pty -- sleep 100'
+echo \$? >"$T/rc"
+stty -g >"$T/after"
+EOF
+    tmux_run "$T/run.sh"
+    wait_for file_has_pid "$T/flpid"
+    wait_for pgrep -P "$(cat "$T/flpid")" sleep
+    kill -TERM "$(cat "$T/flpid")"
+    wait_for test -s "$T/after"
+    [ "$(cat "$T/rc")" = 143 ] || fail "exit status $(cat "$T/rc"), expected 143"
+    cmp -s "$T/before" "$T/after" ||
+        fail "stty -g before: $(cat "$T/before"), after: $(cat "$T/after")"
+}
+
 # ------------------------------------------------------------------------
 
 declare -F "case_$CASE" >/dev/null || { echo "no such case: $CASE" >&2; exit 2; }
