@@ -183,47 +183,47 @@ TEST(pty_stream_replaced_by_a_map_makes_none)
     close(devnull);
 }
 
-TEST(pty_default_settings)
+/* A raw terminal: no echo, no line editing, no output processing. */
+static struct termios raw_termios(void)
 {
+    struct termios raw = { 0 };
+    cfmakeraw(&raw);
+    raw.c_cflag |= CS8 | CREAD;
+    cfsetspeed(&raw, B38400);
+    return raw;
+}
+
+/* The probe on a pty set up with tty sees the size and the flags want
+ * gives: rows, cols, echo, icanon, isig, opost. */
+static void expect_settings(const struct fl_tty_options *tty, const int want[6])
+{
+    static const char *const keys[6] = { "rows", "cols", "echo", "icanon", "isig", "opost" };
     char *out = out_file();
     struct fl_cmd cmd = {
         .argv = PROBE("--out", out, "tty"),
-        .stdio = { { .kind = FL_PTY }, { .kind = FL_PTY }, { .kind = FL_NULL } },
-        .tty = &(struct fl_tty_options){ 0 },
+        .stdio = { { .kind = FL_PTY }, { .kind = FL_NULL }, { .kind = FL_NULL } },
+        .tty = tty,
         .backend = BACKEND,
     };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     char *rep = run_pty_probe(&cmd, out, NULL);
-    ASSERT_EQ(t_get_num(rep, "rows"), 0);
-    ASSERT_EQ(t_get_num(rep, "cols"), 0);
-    ASSERT_EQ(t_get_num(rep, "echo"), 1);
-    ASSERT_EQ(t_get_num(rep, "icanon"), 1);
-    ASSERT_EQ(t_get_num(rep, "isig"), 1);
-    ASSERT_EQ(t_get_num(rep, "opost"), 1);
+    for (int i = 0; i < 6; i++)
+        if (t_get_num(rep, keys[i]) != want[i])
+            FAIL("%s is %lld, expected %d", keys[i], t_get_num(rep, keys[i]), want[i]);
+}
+
+TEST(pty_default_settings)
+{
+    expect_settings(NULL, (int[]){ 0, 0, 1, 1, 1, 1 });
+    expect_settings(&(struct fl_tty_options){ 0 }, (int[]){ 0, 0, 1, 1, 1, 1 });
 }
 
 TEST(pty_window_size_and_termios)
 {
-    char *out = out_file();
-    struct termios raw = { 0 };
-    cfmakeraw(&raw);
+    struct termios raw = raw_termios();
     raw.c_lflag |= ISIG;  /* a mix, to see each flag taken as given */
-    raw.c_cflag |= CS8 | CREAD;
-    cfsetspeed(&raw, B38400);
-    struct fl_cmd cmd = {
-        .argv = PROBE("--out", out, "tty"),
-        .stdio = { { .kind = FL_PTY }, { .kind = FL_NULL }, { .kind = FL_NULL } },
-        .tty = &(struct fl_tty_options){ .rows = 33, .cols = 121, .termios = &raw },
-        .backend = BACKEND,
-    };
-    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    char *rep = run_pty_probe(&cmd, out, NULL);
-    ASSERT_EQ(t_get_num(rep, "rows"), 33);
-    ASSERT_EQ(t_get_num(rep, "cols"), 121);
-    ASSERT_EQ(t_get_num(rep, "echo"), 0);
-    ASSERT_EQ(t_get_num(rep, "icanon"), 0);
-    ASSERT_EQ(t_get_num(rep, "isig"), 1);
-    ASSERT_EQ(t_get_num(rep, "opost"), 0);
+    expect_settings(&(struct fl_tty_options){ .rows = 33, .cols = 121, .termios = &raw },
+                    (int[]){ 33, 121, 0, 0, 1, 0 });
 }
 
 /* Pitfall 40: ^C written to the master is SIGINT for the child, which
@@ -274,10 +274,7 @@ TEST(pty_master_read_ends_in_eio)
 TEST(pty_ten_mib_to_a_slow_reader) /* stress */
 {
     enum { TOTAL = 10 << 20 };
-    struct termios raw = { 0 };
-    cfmakeraw(&raw);
-    raw.c_cflag |= CS8 | CREAD;
-    cfsetspeed(&raw, B38400);
+    struct termios raw = raw_termios();
     struct fl_cmd cmd = {
         .argv = ARGV("head", "-c", "10485760", "/dev/zero"),
         .stdio = { { .kind = FL_NULL }, { .kind = FL_PTY }, { .kind = FL_NULL } },
