@@ -476,7 +476,9 @@ TEST(setctty_not_a_terminal)
 
 /* The helper of the foreground case: in a new session whose controlling
  * terminal is a pty, it starts the probe in the foreground, then takes
- * the terminal back. Exit 0, or the number of the check that failed. */
+ * the terminal back, from the background, where SIGTTOU would stop it;
+ * then that terminal is refused as another session's controlling
+ * terminal. Exit 0, or the number of the check that failed. */
 static int foreground_helper(char *out)
 {
     /* Closing the master at the end hangs the terminal up: SIGHUP for
@@ -511,6 +513,12 @@ static int foreground_helper(char *out)
         return 15;
     if (tcgetpgrp(slave) != getpgrp())
         return 16;
+    /* This session's terminal cannot be a new session's: EPERM. */
+    cmd.flags = FL_SETCTTY;
+    int r = fl_spawn(&cmd, &p, &e);
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN ? r != ENOTSUP
+                                          : r != EPERM || e.step != FL_STEP_SETCTTY)
+        return 17;
     close(slave);
     close(m);
     return 0;
