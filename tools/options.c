@@ -21,7 +21,8 @@ enum {
     OPT_BLOCK_SIGNAL, OPT_SETSID, OPT_PGROUP, OPT_RLIMIT, OPT_UMASK, OPT_USER,
     OPT_CGROUP, OPT_KILL_WITH_PARENT, OPT_TIMEOUT, OPT_KILL_AFTER, OPT_NO_KILL,
     OPT_SIGNAL, OPT_PRESERVE_STATUS, OPT_FOREGROUND, OPT_BACKEND, OPT_NO_FORK,
-    OPT_SHELL_FALLBACK, OPT_RETRY_ETXTBSY, OPT_PATH_RELATIVE, OPT_VERSION,
+    OPT_SHELL_FALLBACK, OPT_RETRY_ETXTBSY, OPT_PATH_RELATIVE, OPT_VERSION, OPT_TIME,
+    OPT_KILL_TREE,
 };
 
 static const struct option long_options[] = {
@@ -55,10 +56,12 @@ static const struct option long_options[] = {
     { "signal", required_argument, NULL, OPT_SIGNAL },
     { "preserve-status", no_argument, NULL, OPT_PRESERVE_STATUS },
     { "foreground", no_argument, NULL, OPT_FOREGROUND },
+    { "kill-tree", no_argument, NULL, OPT_KILL_TREE },
     { "backend", required_argument, NULL, OPT_BACKEND },
     { "no-fork", no_argument, NULL, OPT_NO_FORK },
     { "shell-fallback", no_argument, NULL, OPT_SHELL_FALLBACK },
     { "retry-etxtbsy", no_argument, NULL, OPT_RETRY_ETXTBSY },
+    { "time", no_argument, NULL, OPT_TIME },
     { "verbose", no_argument, NULL, 'v' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, OPT_VERSION },
@@ -293,6 +296,12 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
     case OPT_FOREGROUND:
         o->foreground = true;
         return 0;
+    case OPT_KILL_TREE:
+        o->supervise.kill_tree = true;
+        return 0;
+    case OPT_TIME:
+        o->time = true;
+        return 0;
     case OPT_BACKEND:
         if (parse_backend(arg, &cmd->backend) != 0) {
             cli_error("--backend: unknown backend \"%s\" (auto, clone, posix_spawn, fork)",
@@ -396,6 +405,7 @@ static int finish_options(struct run_options *o)
     if (o->supervise.timeout_given && !o->foreground && !(cmd->flags & FL_SETSID))
         cmd->flags |= FL_NEW_PGROUP;
     o->supervise.own_group = (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)) != 0;
+    o->supervise.cgroup = cmd->cgroup;
     return 0;
 }
 

@@ -29,6 +29,7 @@ struct run_options {
     bool append;
     bool stderr_to_stdout;
     bool verbose;
+    bool time;               /* --time: report.h */
     bool sigchld_kept_ignored;  /* see run.c */
     bool preserve_status;    /* after a timeout, exit as the child did */
     bool foreground;         /* a timeout leaves the child in our group */
