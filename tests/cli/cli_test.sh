@@ -1764,6 +1764,84 @@ case_kill_tree_cgroup() {
     expect_file "$T/pid.flag" got-term
 }
 
+# ---------------------------------------------------------------- pipe
+
+case_pipe_help() {
+    run_fl pipe --help
+    expect_status 0
+    grep -q '^Usage: forkless pipe ' "$T/out" || fail "no usage: $(out)"
+    run_fl --help
+    grep -q 'forkless pipe ' "$T/out" || fail "forkless --help lacks pipe: $(out)"
+}
+
+case_pipe_bad_command_lines() {
+    expect_bad_option pipe
+    expect_err_has "no command given"
+    expect_bad_option pipe echo a ::: ::: cat
+    expect_err_has "stage 2 is empty"
+    expect_bad_option pipe echo a :::
+    expect_err_has "stage 2 is empty"
+    expect_bad_option pipe ::: cat
+    expect_err_has "stage 1 is empty"
+    expect_bad_option pipe --separator @@ echo a @@ @@ cat
+    expect_err_has "stage 2 is empty (two \"@@\" in a row"
+    expect_bad_option pipe --separator '' echo a
+    expect_bad_option pipe --timeout x echo a
+    expect_err_has '--timeout: invalid duration "x"'
+    expect_bad_option pipe --signal NOPE echo a
+    expect_err_has '--signal: invalid signal "NOPE"'
+    expect_bad_option pipe --frob echo a
+    expect_err_has "unknown option --frob (see forkless pipe --help)"
+    expect_bad_option pipe --timeout
+    expect_err_has "--timeout needs an argument"
+}
+
+# pipe_wired: skips the case where this build cannot run a pipeline.
+pipe_wired() {
+    run_fl pipe true
+    ! grep -q 'not available in this build' "$T/err" ||
+        skip "forkless pipe is not wired: the library has no fl_pipeline_spawn() yet"
+}
+
+case_pipe_not_wired_runs_nothing() {
+    # Until the library's pipelines land, the command says so, exits 125
+    # and starts no stage.
+    run_fl pipe true
+    grep -q 'not available in this build' "$T/err" || skip "forkless pipe is wired"
+    run_fl pipe sh -c 'echo ran >"$1"' sh "$T/flag"
+    expect_status 125
+    [ ! -e "$T/flag" ] || fail "a stage ran"
+}
+
+case_pipe_runs_stages() {
+    pipe_wired
+    run_fl pipe printf 'b\na\n' ::: sort ::: tr a-z A-Z
+    expect_status 0
+    expect_out "$(printf 'A\nB')"
+}
+
+case_pipe_pipefail_status() {
+    pipe_wired
+    run_fl pipe sh -c 'exit 3' ::: sh -c 'cat >/dev/null; exit 4' ::: true
+    expect_status 4
+    run_fl pipe --last sh -c 'exit 3' ::: true
+    expect_status 0
+}
+
+case_pipe_stage_not_found() {
+    pipe_wired
+    run_fl pipe true ::: forkless-no-such-program
+    expect_status 127
+    expect_err_has 'forkless pipe: stage 2: exec "forkless-no-such-program"'
+}
+
+case_pipe_separator_literal() {
+    pipe_wired
+    run_fl pipe --separator @@ echo ::: @@ cat
+    expect_status 0
+    expect_out ":::"
+}
+
 # ------------------------------------------------------------------------
 
 declare -F "case_$CASE" >/dev/null || { echo "no such case: $CASE" >&2; exit 2; }
