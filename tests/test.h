@@ -310,5 +310,7 @@ void t_kill_children(void);
  * pid and the backend), or NULL without a writable v2 hierarchy. *rel
  * gets its path in the hierarchy as /proc/PID/cgroup shows it. */
 char *t_make_cgroup(char **rel);
+/* Is pid a live process (not gone, not a zombie)? From /proc. */
+bool t_running(pid_t pid);
 
 #endif

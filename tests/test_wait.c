@@ -15,21 +15,6 @@ static const char *sh(void)
     return "/bin/sh";
 }
 
-/* Is pid a live process (not gone, not a zombie)? */
-static bool running(pid_t pid)
-{
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')');
-    return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
-
 /* A shell that starts `sleep 100` in the background (setsid'd with
  * detach), prints its pid, and waits. */
 static pid_t start_shell_with_member(struct fl_proc *p, unsigned flags, const char *cgroup,
@@ -60,7 +45,7 @@ static pid_t start_shell_with_member(struct fl_proc *p, unsigned flags, const ch
 
 static void wait_gone(pid_t pid)
 {
-    for (int i = 0; i < 2000 && running(pid); i++)
+    for (int i = 0; i < 2000 && t_running(pid); i++)
         usleep(5000);
 }
 
@@ -216,13 +201,13 @@ TEST(the_group_scope_stops_the_rest_of_the_group)
 {
     struct fl_proc p;
     pid_t member = start_shell_with_member(&p, FL_NEW_PGROUP, NULL, false);
-    ASSERT(running(member));
+    ASSERT(t_running(member));
     struct fl_result r;
     ASSERT_OK(fl_stop(&p, &(struct fl_stop_policy){ .scope = FL_STOP_GROUP }, &r));
     ASSERT_EQ(r.signal, SIGTERM);
     /* The member ended before the leader was reaped; init reaps it. */
     wait_gone(member);
-    ASSERT(!running(member));
+    ASSERT(!t_running(member));
     fl_close(&p);
 }
 
@@ -232,7 +217,7 @@ TEST(the_process_scope_leaves_the_rest_of_the_group)
     pid_t member = start_shell_with_member(&p, FL_NEW_PGROUP, NULL, false);
     struct fl_result r;
     ASSERT_OK(fl_stop(&p, NULL, &r));
-    ASSERT(running(member));
+    ASSERT(t_running(member));
     kill(member, SIGKILL);
     wait_gone(member);
     fl_close(&p);
@@ -255,7 +240,7 @@ TEST(the_cgroup_scope_stops_a_member_that_left_the_session)
                       &r));
     ASSERT_EQ(r.signal, SIGTERM);
     wait_gone(member);
-    ASSERT(!running(member));
+    ASSERT(!t_running(member));
     fl_close(&p);
     for (int i = 0; i < 200 && rmdir(dir) != 0 && errno == EBUSY; i++)
         usleep(5000);
@@ -267,7 +252,7 @@ TEST(killpg_signals_the_group_the_child_leads)
     pid_t member = start_shell_with_member(&p, FL_NEW_PGROUP, NULL, false);
     ASSERT_OK(fl_killpg(&p, SIGKILL));
     wait_gone(member);
-    ASSERT(!running(member));
+    ASSERT(!t_running(member));
     int st = t_wait(&p);
     ASSERT_SIGNALED(st, SIGKILL);
 }
