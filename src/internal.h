@@ -246,6 +246,11 @@ FL__HIDDEN void fl__sink_init(struct fl__sink *s, const struct fl_sink *cfg, int
 /* Hands a chunk to on_output (or its lines), then keeps what the policy
  * keeps; sets nomem, cancelled or overflow_stop as they happen. */
 FL__HIDDEN void fl__sink_put(struct fl__sink *s, const char *data, size_t n);
+/* Room for the next read straight into the kept bytes (at most want), or
+ * 0 when they must go through fl__sink_put(): discarding, past the limit,
+ * or no memory. fl__sink_took() then counts and hands on what was read. */
+FL__HIDDEN size_t fl__sink_room(struct fl__sink *s, size_t want, char **at);
+FL__HIDDEN void fl__sink_took(struct fl__sink *s, size_t n);
 FL__HIDDEN bool fl__sink_wants_stop(const struct fl__sink *s);
 /* The stream is over: the last partial line to on_output, the ring put in
  * order, the NUL, and *out filled. Once. */

@@ -143,15 +143,20 @@ static void keep(struct fl__sink *s, const char *d, size_t n)
     s->head = (s->head + n) % s->limit;
 }
 
-void fl__sink_put(struct fl__sink *s, const char *d, size_t n)
+static void hand_on(struct fl__sink *s, const char *d, size_t n)
 {
-    s->total += n;
     if (s->cfg->on_output && !s->quiet) {
         if (s->cfg->lines)
             split_lines(s, d, n);
         else
             emit(s, d, n);
     }
+}
+
+void fl__sink_put(struct fl__sink *s, const char *d, size_t n)
+{
+    s->total += n;
+    hand_on(s, d, n);
     keep(s, d, n);
 }
 
@@ -197,4 +202,28 @@ void fl__sink_end(struct fl__sink *s)
         .eof_missed = s->out->eof_missed,
         .owned_ = s->owned && s->buf,
     };
+}
+
+size_t fl__sink_room(struct fl__sink *s, size_t want, char **at)
+{
+    if (s->cfg->discard || s->nomem || s->len >= s->limit)
+        return 0;
+    size_t left = s->limit - s->len;
+    /* Grown no faster than doubling: a short output keeps a short buffer. */
+    size_t grow = s->len > FIRST_CAP ? s->len : FIRST_CAP;
+    grow = grow < want ? grow : want;
+    if (!reserve(s, s->len + (grow < left ? grow : left)))
+        return 0;  /* the copy path meets the failure again and says so */
+    size_t room = s->cap - 1 - s->len;
+    room = room < left ? room : left;
+    *at = s->buf + s->len;
+    return room < want ? room : want;
+}
+
+void fl__sink_took(struct fl__sink *s, size_t n)
+{
+    const char *d = s->buf + s->len;
+    s->len += n;
+    s->total += n;
+    hand_on(s, d, n);
 }
