@@ -21,7 +21,7 @@
 #define ROUNDS 8
 #define WRITE_MAX (1u << 20)
 #define READ_MAX (1u << 20)
-#define SCRATCH (256u * 1024)
+#define SCRATCH ((size_t)256 << 10)
 /* Without pidfd_open (before Linux 5.3) the processes' ends are looked
  * for with waitid() at least this often. */
 #define LOOK_MS 10

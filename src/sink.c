@@ -11,7 +11,7 @@
 
 #include "internal.h"
 
-#define MAX_LINE_DEFAULT (64 * 1024)
+#define MAX_LINE_DEFAULT ((size_t)64 << 10)
 #define FIRST_CAP 4096
 
 int fl__sink_check(const struct fl_sink *c)

@@ -389,19 +389,24 @@ static void do_spew(int fd, unsigned long long bytes)
     }
 }
 
+/* A read of fd 0: the byte count, 0 at EOF. */
+static size_t read_stdin(void *buf, size_t size)
+{
+    ssize_t n;
+    while ((n = read(0, buf, size)) < 0 && errno == EINTR)
+        ;
+    if (n < 0)
+        die("read stdin");
+    return (size_t)n;
+}
+
 static void do_tee2(void)
 {
     char buf[65536];
-    for (;;) {
-        ssize_t n = read(0, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            die("read stdin");
-        if (n == 0)
-            break;
-        write_all(1, buf, (size_t)n);
-        write_all(2, buf, (size_t)n);
+    size_t n;
+    while ((n = read_stdin(buf, sizeof buf)) > 0) {
+        write_all(1, buf, n);
+        write_all(2, buf, n);
     }
 }
 
@@ -410,16 +415,10 @@ static void do_drain(void)
     unsigned char buf[65536];
     unsigned long long total = 0;
     uint64_t sum = FL_FNV1A_INIT;
-    for (;;) {
-        ssize_t n = read(0, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            die("read stdin");
-        if (n == 0)
-            break;
-        sum = fl_fnv1a(sum, buf, (size_t)n);
-        total += (unsigned long long)n;
+    size_t n;
+    while ((n = read_stdin(buf, sizeof buf)) > 0) {
+        sum = fl_fnv1a(sum, buf, n);
+        total += n;
     }
     put("drained %llu", total);
     put("sum %016llx", (unsigned long long)sum);
