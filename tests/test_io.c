@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 
@@ -431,6 +432,26 @@ TEST(a_flood_of_signals_without_sa_restart_does_not_break_the_exchange) /* stres
     fl_result_free(&r);
 }
 
+TEST(a_handle_without_a_pidfd_communicates_and_leaves_no_fd)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("cat"),
+        .stdio = { { .kind = FL_PIPE }, { .kind = FL_PIPE } },
+        .flags = FL_NO_PIDFD,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EQ(p.pidfd, -1);
+    struct fl_io io = { .input = "no pidfd", .input_len = 8, .timeout_ms = 30000 };
+    struct fl_result r;
+    ASSERT_OK(fl_communicate(&p, &io, &r));
+    fl_close(&p);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_STR_EQ(r.out[0].data, "no pidfd");
+    fl_result_free(&r);  /* the runner checks that the borrowed pidfd is closed */
+}
+
 /* ---- refusals ---------------------------------------------------------------- */
 
 TEST(a_bad_io_is_einval_and_touches_nothing)
@@ -459,4 +480,40 @@ TEST(a_bad_io_is_einval_and_touches_nothing)
     ASSERT_EXITED(r.status, 0);
     fl_close(&p);
     fl_result_free(&r);
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+TEST(a_buffer_that_cannot_grow_stops_the_child_with_enomem)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    SKIP("the sanitizers' shadow memory does not fit under a low RLIMIT_AS");
+#else
+    struct fl_proc p;
+    spawn_piped(&p, PROBE("spew", "1", "100000000000"), false, true, false);
+    /* Set after the spawn: the child keeps the limit it started with. */
+    unsigned long long vm_pages = 0;
+    FILE *f = fopen("/proc/self/statm", "re");
+    if (!f || fscanf(f, "%llu", &vm_pages) != 1)
+        SKIP("no /proc/self/statm");
+    fclose(f);
+    struct rlimit old, low;
+    ASSERT_SYS(getrlimit(RLIMIT_AS, &old));
+    low = (struct rlimit){ vm_pages * (unsigned long long)sysconf(_SC_PAGESIZE) + 256 * MIB,
+                           old.rlim_max };
+    if (old.rlim_max != RLIM_INFINITY && low.rlim_cur > old.rlim_max)
+        low.rlim_cur = old.rlim_max;
+    ASSERT_SYS(setrlimit(RLIMIT_AS, &low));
+    struct fl_result r;
+    int err = fl_communicate(&p, NULL, &r);
+    ASSERT_SYS(setrlimit(RLIMIT_AS, &old));
+    fl_close(&p);
+    ASSERT_ERR(err, ENOMEM);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    ASSERT_SIGNALED(r.status, SIGTERM);
+    ASSERT_GT(r.out[0].len, 0);  /* what was kept is there, as a string */
+    ASSERT_EQ(r.out[0].data[r.out[0].len], '\0');
+    ASSERT_GT(r.out[0].dropped, 0);
+    fl_result_free(&r);
+#endif
 }
