@@ -301,6 +301,18 @@ FL__HIDDEN int fl__io_check(const struct fl_io *io);
  *
  * Returns 0, or the first of: an errno of poll(), read(), write() or the
  * reap (ECHILD, ...), ENOMEM, ECANCELED.
+ *
+ * A pipeline of n stages, for instance (each stdio[] taken is set to -1):
+ *     st[ns++] = fl__stream_in(procs[0].stdio[0], io, &results[0]);
+ *     st[ns++] = fl__stream_out(procs[n - 1].stdio[1], 1, &io->out[0],
+ *                               &results[n - 1].out[0]);
+ *     for each stage k with a stderr pipe:
+ *         st[ns++] = fl__stream_out(procs[k].stdio[2], 2, &io->out[1],
+ *                                   &results[k].out[1]);
+ *     fl__stop_init(&stop, procs, n, io->stop, cgroup);  (scope: the group)
+ *     return fl__exchange(procs, results, n, st, ns, io, &stop);
+ * Two streams must not share one caller's .buf: the bytes would mix, so
+ * out[1] with .buf and more than one stderr pipe wants refusing (EINVAL).
  */
 FL__HIDDEN int fl__exchange(struct fl_proc *procs, struct fl_result *results, size_t n,
                             struct fl__stream *streams, size_t nstreams,
