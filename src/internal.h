@@ -8,7 +8,8 @@
  *   stop.c    a stop policy in motion: signal, grace, SIGKILL, group, cgroup
  *   wait.c    waiting with a deadline into a struct fl_result
  *   split.c   a command line to argv, refusing what only a shell would do
- *   io.c      the exchange: input in, outputs out, a deadline; fl_run()
+ *   io.c      the exchange: input in, outputs out, a deadline, the reap
+ *   run.c     fl_communicate() and fl_run() over the exchange
  *   sink.c    where one output goes: callback, lines, buffer, ring
  */
 #ifndef FL_INTERNAL_H
