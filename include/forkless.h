@@ -857,10 +857,18 @@ struct fl_pipeline {
  * led by stage 0, so that one signal stops them all; the stages must not
  * ask for FL_SETSID, FL_NEW_PGROUP or FL_JOIN_PGROUP.
  *
- * If stage k cannot be started, the stages already started are killed
- * with SIGKILL and reaped, nothing is left open, error->stage is k + 1 and
- * the rest of *error is fl_spawn()'s. Returns 0 or fl_spawn()'s errors;
- * EINVAL for n == 0 or a stage's stdio that the pipe would replace.
+ * The first stage's stdin and the last stage's stdout may be FL_PIPE: the
+ * caller's ends are then procs[0].stdio[0] and procs[n-1].stdio[1], and a
+ * stage's stderr pipe is procs[k].stdio[2]. An fd map onto child fd 0 or
+ * 1 that the pipe takes is refused like such a .stdio.
+ *
+ * Every stage is checked before any starts. If stage k cannot be started,
+ * the stages already started are killed with SIGKILL (each one and the
+ * group) and reaped, nothing is left open, error->stage is k + 1 and the
+ * rest of *error is fl_spawn()'s. Returns 0 or fl_spawn()'s errors;
+ * EINVAL for n == 0 or no stages (error->stage 0), and for a stage's
+ * stdio or fd map that the pipe would replace or a group flag
+ * (error->stage set). On failure *pl is empty.
  * Thread-safe; not async-signal-safe.
  */
 FL_API int fl_pipeline_spawn(const struct fl_cmd *stages, size_t n,
@@ -870,7 +878,13 @@ FL_API int fl_pipeline_spawn(const struct fl_cmd *stages, size_t n,
  * Waits for every stage, with fl_wait_result()'s deadline and stop
  * policy, and fills results[0..n-1]. The policy reaches the whole process
  * group (and every stage through its pidfd) whatever its scope, or the
- * cgroup with FL_STOP_CGROUP. Returns as fl_wait_result().
+ * cgroup with FL_STOP_CGROUP; timed_out, stop_signal and killed are set
+ * alike in every result. No stage is reaped before all have ended and
+ * the rest of the group is done with, stage 0, the group's leader, last.
+ * Returns as fl_wait_result(): on ETIMEDOUT (stop NULL) every stage is
+ * left running and unreaped, results untouched. ECHILD: the status of a
+ * stage was taken elsewhere (its result is left with exit_code -1); the
+ * others are reaped and filled. ESRCH: a stage was already reaped.
  */
 FL_API int fl_pipeline_wait(struct fl_pipeline *pl, int timeout_ms,
                             const struct fl_stop_policy *stop,
@@ -885,12 +899,16 @@ FL_API int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *i
                                    struct fl_result *results);
 
 /* Spawns, communicates (io may be NULL), waits, closes: results gets n
- * entries. */
+ * entries. With io NULL, the caller's ends of FL_PIPE streams are closed
+ * at once, since nothing could reach them: the first stage reads EOF, and
+ * a stage writing to an output pipe gets EPIPE (SIGPIPE). */
 FL_API int fl_pipeline_run(const struct fl_cmd *stages, size_t n,
                            const struct fl_io *io, struct fl_result *results,
                            struct fl_error *error);
 
-/* Closes every stage's handle and frees pl->procs; see fl_close(). */
+/* Closes every stage's handle and frees pl->procs, and empties *pl; see
+ * fl_close(): it neither kills nor waits. Safe twice, on a zero struct
+ * and on NULL. */
 FL_API void fl_pipeline_close(struct fl_pipeline *pl);
 
 /*

@@ -7,6 +7,7 @@
  *   proc.c    own the process: wait, kill, close
  *   stop.c    a stop policy in motion: signal, grace, SIGKILL, group, cgroup
  *   wait.c    waiting with a deadline into a struct fl_result
+ *   pipeline.c  a | b | c: stages joined by pipes in one process group
  *   split.c   a command line to argv, refusing what only a shell would do
  *   io.c      the exchange: input in, outputs out, a deadline, the reap
  *   run.c     fl_communicate() and fl_run() over the exchange

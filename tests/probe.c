@@ -32,6 +32,11 @@
  *   write-fd FD TEXT   write TEXT and a newline to fd FD
  *   cat            copy fd 0 to fd 1 until EOF
  *   kill-self SIG  send itself signal SIG
+ * Pipeline actions (test_pipeline.c):
+ *   yes TEXT       write TEXT and a newline to fd 1 for ever: a reader that
+ *                  goes away ends it, with SIGPIPE (or exit 120 on EPIPE)
+ *   head N         copy the first N lines of fd 0 to fd 1, then go on
+ *                  (fd 0 stays open, unread past them, until the probe ends)
  * Actions for capture and communicate (io; see tests/pattern.h):
  *   spew FD BYTES  write BYTES bytes of the pattern to fd FD (EPIPE: exit 3)
  *   tee2           copy fd 0 to fd 1 and to fd 2 until EOF
@@ -323,10 +328,12 @@ static void do_sleep(const char *secs)
         ;
 }
 
-static void do_cat(void)
+/* Copies fd 0 to fd 1 until EOF, or until `lines` newlines have passed
+ * (lines < 0: no limit). */
+static void do_cat(long lines)
 {
     char buf[65536];
-    for (;;) {
+    while (lines != 0) {
         ssize_t n = read(0, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
@@ -334,7 +341,11 @@ static void do_cat(void)
             die("read stdin");
         if (n == 0)
             break;
-        write_all(1, buf, (size_t)n);
+        size_t keep = (size_t)n;
+        for (size_t i = 0; lines > 0 && i < (size_t)n; i++)
+            if (buf[i] == '\n' && --lines == 0)
+                keep = i + 1;
+        write_all(1, buf, keep);
     }
 }
 
@@ -364,6 +375,33 @@ static const char *arg(char **argv, int argc, int i)
     return argv[i];
 }
 
+/* ---- pipeline actions ---- */
+
+static void do_yes(const char *text)
+{
+    for (;;)
+        write_line(1, text);
+}
+
+/* Runs pipeline action c with its arguments from argv[*i]; false when c
+ * is none of them. */
+static bool pipeline_action(const char *c, char **argv, int argc, int *i)
+{
+    if (!strcmp(c, "yes")) {
+        const char *text = arg(argv, argc, (*i)++);
+        flush_report();
+        do_yes(text);
+    } else if (!strcmp(c, "head")) {
+        long lines = atol(arg(argv, argc, (*i)++));
+        flush_report();
+        do_cat(lines);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* ---- end of pipeline actions ---- */
 
 /* ---- io: capture and communicate (see the header comment) -------------- */
 
@@ -554,14 +592,12 @@ int main(int argc, char **argv)
             write_line(fd, s);
         } else if (!strcmp(c, "cat")) {
             flush_report();
-            do_cat();
+            do_cat(-1);
         } else if (!strcmp(c, "kill-self")) {
             int sig = atoi(arg(argv, argc, i++));
             flush_report();
             kill(getpid(), sig);
-        } else if (io_command(c, argv, argc, &i)) {
-            /* done */
-        } else {
+        } else if (!pipeline_action(c, argv, argc, &i) && !io_command(c, argv, argc, &i)) {
             fprintf(stderr, "probe: unknown command \"%s\"\n", c);
             usage();
         }

@@ -896,3 +896,47 @@ int main(int argc, char **argv)
     printf("PASS %s %s\n", argv[1], argv[2]);
     return 0;
 }
+
+/* A fresh cgroup v2 directory, or NULL. *rel gets its path in the
+ * hierarchy as /proc/PID/cgroup shows it. */
+char *t_make_cgroup(char **rel)
+{
+    static const char *roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+    for (size_t i = 0; i < 2; i++) {
+        char *probe = t_fmt("%s/cgroup.procs", roots[i]);
+        char *ctl = t_fmt("%s/cgroup.controllers", roots[i]);
+        if (access(probe, W_OK) != 0 || access(ctl, F_OK) != 0)
+            continue;
+        /* Our own place in the v2 hierarchy ("0::/x"). */
+        char *self = t_read_file("/proc/self/cgroup");
+        char *v2 = strstr(self, "0::");
+        if (!v2)
+            continue;
+        v2 += 3;
+        v2[strcspn(v2, "\n")] = 0;
+        const char *base = strcmp(v2, "/") == 0 ? "" : v2;
+        char *name = t_fmt("fl-test-%d-%s", (int)getpid(),
+                           fl_backend_name(BACKEND));
+        /* A new leaf below our own cgroup. */
+        char *dir = t_fmt("%s%s/%s", roots[i], base, name);
+        if (mkdir(dir, 0755) != 0)
+            continue;
+        *rel = t_fmt("%s/%s", base, name);
+        return dir;
+    }
+    return NULL;
+}
+
+bool t_running(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}

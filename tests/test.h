@@ -306,5 +306,11 @@ char *t_exe_for_anyone(const char *path);
 
 /* Kills every child of this process (by scanning /proc) and reaps them. */
 void t_kill_children(void);
+/* A fresh cgroup v2 directory below the test's own cgroup (named for the
+ * pid and the backend), or NULL without a writable v2 hierarchy. *rel
+ * gets its path in the hierarchy as /proc/PID/cgroup shows it. */
+char *t_make_cgroup(char **rel);
+/* Is pid a live process (not gone, not a zombie)? From /proc. */
+bool t_running(pid_t pid);
 
 #endif

@@ -421,36 +421,6 @@ TEST(invalid_pdeathsig_is_einval)
 
 /* ---- cgroup -------------------------------------------------------------- */
 
-/* A fresh cgroup v2 directory, or NULL. *rel gets its path in the
- * hierarchy as /proc/PID/cgroup shows it. */
-static char *make_cgroup(char **rel)
-{
-    static const char *roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
-    for (size_t i = 0; i < 2; i++) {
-        char *probe = t_fmt("%s/cgroup.procs", roots[i]);
-        char *ctl = t_fmt("%s/cgroup.controllers", roots[i]);
-        if (access(probe, W_OK) != 0 || access(ctl, F_OK) != 0)
-            continue;
-        /* Our own place in the v2 hierarchy ("0::/x"). */
-        char *self = t_read_file("/proc/self/cgroup");
-        char *v2 = strstr(self, "0::");
-        if (!v2)
-            continue;
-        v2 += 3;
-        v2[strcspn(v2, "\n")] = 0;
-        const char *base = strcmp(v2, "/") == 0 ? "" : v2;
-        char *name = t_fmt("fl-test-%d-%s", (int)getpid(),
-                           fl_backend_name(BACKEND));
-        /* A new leaf below our own cgroup. */
-        char *dir = t_fmt("%s%s/%s", roots[i], base, name);
-        if (mkdir(dir, 0755) != 0)
-            continue;
-        *rel = t_fmt("%s/%s", base, name);
-        return dir;
-    }
-    return NULL;
-}
-
 TEST(cgroup_places_the_child)
 {
     struct fl_cmd cmd = {
@@ -461,7 +431,7 @@ TEST(cgroup_places_the_child)
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     require_root();
     char *rel;
-    char *dir = make_cgroup(&rel);
+    char *dir = t_make_cgroup(&rel);
     if (!dir)
         SKIP("no writable cgroup v2 hierarchy");
     cmd.cgroup = dir;

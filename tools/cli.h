@@ -19,4 +19,7 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* `forkless run ...`: argv[0] is "run". Returns the exit status. */
 int run_main(int argc, char **argv);
 
+/* `forkless pipe ...` (pipe.c): argv[0] is "pipe". */
+int pipe_main(int argc, char **argv);
+
 #endif

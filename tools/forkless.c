@@ -1,4 +1,5 @@
-/* forkless.c: the `forkless` command: dispatches to `run` and `bench`. */
+/* forkless.c: the `forkless` command: dispatches to `run`, `pipe` and
+ * `bench`. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,7 @@ void cli_error(const char *fmt, ...)
 static void print_help(FILE *out)
 {
     fputs("Usage: forkless run [OPTIONS] [--] PROGRAM [ARG]...\n"
+          "       forkless pipe [OPTIONS] [--] CMD [ARG]... ::: CMD [ARG]...\n"
           "       forkless bench [SUITE] [OPTIONS]\n"
           "       forkless --help | --version\n"
           "\n"
@@ -30,6 +32,7 @@ static void print_help(FILE *out)
           "exact errors and exit codes.\n"
           "\n"
           "  run     run one program (see forkless run --help)\n"
+          "  pipe    run a pipeline without a shell (see forkless pipe --help)\n"
           "  bench   measure process creation against its peers\n"
           "          (see forkless bench --help)\n", out);
 }
@@ -44,6 +47,8 @@ int main(int argc, char **argv)
     const char *command = argv[1];
     if (strcmp(command, "run") == 0)
         return run_main(argc - 1, argv + 1);
+    if (strcmp(command, "pipe") == 0)
+        return pipe_main(argc - 1, argv + 1);
     if (strcmp(command, "bench") == 0) {
 #ifdef FL_HAVE_BENCH
         return fl_bench_main(argc - 1, argv + 1);

@@ -11,9 +11,16 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "optloop.h"
 #include "parse.h"
 
 enum { DEFAULT_KILL_AFTER_MS = 5000 };
+
+void time_limit_defaults(struct supervise_options *s)
+{
+    s->kill_after_ms = DEFAULT_KILL_AFTER_MS;
+    s->timeout_signal = SIGTERM;
+}
 
 enum {
     OPT_STDIN = 256, OPT_STDOUT, OPT_STDERR, OPT_APPEND, OPT_STDERR_TO_STDOUT,
@@ -21,7 +28,8 @@ enum {
     OPT_BLOCK_SIGNAL, OPT_SETSID, OPT_PGROUP, OPT_RLIMIT, OPT_UMASK, OPT_USER,
     OPT_CGROUP, OPT_KILL_WITH_PARENT, OPT_TIMEOUT, OPT_KILL_AFTER, OPT_NO_KILL,
     OPT_SIGNAL, OPT_PRESERVE_STATUS, OPT_FOREGROUND, OPT_BACKEND, OPT_NO_FORK,
-    OPT_SHELL_FALLBACK, OPT_RETRY_ETXTBSY, OPT_PATH_RELATIVE, OPT_VERSION,
+    OPT_SHELL_FALLBACK, OPT_RETRY_ETXTBSY, OPT_PATH_RELATIVE, OPT_VERSION, OPT_TIME,
+    OPT_KILL_TREE,
 };
 
 static const struct option long_options[] = {
@@ -55,23 +63,21 @@ static const struct option long_options[] = {
     { "signal", required_argument, NULL, OPT_SIGNAL },
     { "preserve-status", no_argument, NULL, OPT_PRESERVE_STATUS },
     { "foreground", no_argument, NULL, OPT_FOREGROUND },
+    { "kill-tree", no_argument, NULL, OPT_KILL_TREE },
     { "backend", required_argument, NULL, OPT_BACKEND },
     { "no-fork", no_argument, NULL, OPT_NO_FORK },
     { "shell-fallback", no_argument, NULL, OPT_SHELL_FALLBACK },
     { "retry-etxtbsy", no_argument, NULL, OPT_RETRY_ETXTBSY },
+    { "time", no_argument, NULL, OPT_TIME },
     { "verbose", no_argument, NULL, 'v' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 },
 };
 
-/* The long name of an option, for messages: "--chdir". */
 static const char *option_name(int val)
 {
-    for (const struct option *o = long_options; o->name; o++)
-        if (o->val == val)
-            return o->name;
-    return "?";
+    return long_option_name(long_options, val);
 }
 
 static char *absolute_path(const char *path)
@@ -118,6 +124,35 @@ static int parse_backend(const char *name, enum fl_backend *backend)
         }
     }
     return -1;
+}
+
+int time_limit_option(struct supervise_options *s, const char *name, const char *arg)
+{
+    int64_t ms;
+    if (strcmp(name, "no-kill") == 0) {
+        s->kill_after_ms = -1;
+        s->kill_after_given = false;
+        return 0;
+    }
+    if (strcmp(name, "signal") == 0) {
+        if (parse_signal(arg, &s->timeout_signal) == 0)
+            return 0;
+        cli_error("--signal: invalid signal \"%s\" (a name such as TERM or RTMIN+1, "
+                  "or a number: 1-31, %d-%d)", arg, SIGRTMIN, SIGRTMAX);
+        return -1;
+    }
+    if (parse_duration_ms(arg, &ms) != 0) {
+        cli_error("--%s: invalid duration \"%s\"", name, arg);
+        return -1;
+    }
+    if (strcmp(name, "timeout") == 0) {
+        s->timeout_ms = ms;
+        s->timeout_given = true;
+    } else {
+        s->kill_after_ms = ms;
+        s->kill_after_given = true;
+    }
+    return 0;
 }
 
 /* Applies one option. Returns 0, or -1 after printing why. */
@@ -261,37 +296,21 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
         cmd->pdeathsig = SIGKILL;
         return 0;
     case OPT_TIMEOUT:
-    case OPT_KILL_AFTER: {
-        int64_t ms;
-        if (parse_duration_ms(arg, &ms) != 0) {
-            cli_error("--%s: invalid duration \"%s\"", option_name(opt), arg);
-            return -1;
-        }
-        if (opt == OPT_TIMEOUT) {
-            o->supervise.timeout_ms = ms;
-            o->supervise.timeout_given = true;
-        } else {
-            o->supervise.kill_after_ms = ms;
-            o->supervise.kill_after_given = true;
-        }
-        return 0;
-    }
+    case OPT_KILL_AFTER:
     case OPT_NO_KILL:
-        o->supervise.kill_after_ms = -1;
-        o->supervise.kill_after_given = false;
-        return 0;
     case OPT_SIGNAL:
-        if (parse_signal(arg, &o->supervise.timeout_signal) != 0) {
-            cli_error("--signal: invalid signal \"%s\" (a name such as TERM or RTMIN+1, "
-                      "or a number: 1-31, %d-%d)", arg, SIGRTMIN, SIGRTMAX);
-            return -1;
-        }
-        return 0;
+        return time_limit_option(&o->supervise, option_name(opt), arg);
     case OPT_PRESERVE_STATUS:
         o->preserve_status = true;
         return 0;
     case OPT_FOREGROUND:
         o->foreground = true;
+        return 0;
+    case OPT_KILL_TREE:
+        o->supervise.kill_tree = true;
+        return 0;
+    case OPT_TIME:
+        o->time = true;
         return 0;
     case OPT_BACKEND:
         if (parse_backend(arg, &cmd->backend) != 0) {
@@ -317,47 +336,18 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
     return -1;
 }
 
-/* Says what is wrong with WORD, a long option ("--name" or
- * "--name=value") that getopt_long() refused: unknown, ambiguous (a
- * prefix of several), or given an argument it does not take. glibc tells
- * none of this apart, and gives no-argument options' short letter as
- * optopt, so the word itself is looked at. */
-static void report_long_option(const char *word)
+/* read_options()'s callback: --help and --version end the parse. */
+static int run_option(void *ctx, int opt, const char *arg)
 {
-    const char *name = word + 2;
-    size_t len = strcspn(name, "=");
-    bool has_value = name[len] == '=';
-    const struct option *match = NULL;
-    size_t nmatches = 0;
-    for (const struct option *o = long_options; len > 0 && o->name; o++) {
-        if (strncmp(o->name, name, len) != 0)
-            continue;
-        if (o->name[len] == '\0') {  /* exact: it wins over prefixes */
-            match = o;
-            nmatches = 1;
-            break;
-        }
-        match = o;
-        nmatches++;
+    if (opt == 'h') {
+        print_run_help();
+        return 1;
     }
-    if (nmatches == 1 && has_value && match->has_arg == no_argument) {
-        cli_error("--%s takes no argument", match->name);
-    } else if (nmatches > 1) {
-        char list[512] = "";
-        size_t used = 0;
-        for (const struct option *o = long_options; o->name; o++) {
-            if (strncmp(o->name, name, len) == 0 && used < sizeof list) {
-                int n = snprintf(list + used, sizeof list - used, "%s--%s",
-                                 used ? ", " : "", o->name);
-                used += n > 0 ? (size_t)n : 0;
-            }
-        }
-        cli_error("option --%.*s is ambiguous: %s (see forkless run --help)",
-                  (int)len, name, list);
-    } else {
-        cli_error("unknown option --%.*s (see forkless run --help)",
-                  (int)(len > 0 ? len : strlen(name)), name);
+    if (opt == OPT_VERSION) {
+        printf("forkless %s\n", FL_VERSION_STRING);
+        return 1;
     }
+    return apply_option(ctx, opt, arg);
 }
 
 /* The settings that depend on several options at once. */
@@ -396,6 +386,7 @@ static int finish_options(struct run_options *o)
     if (o->supervise.timeout_given && !o->foreground && !(cmd->flags & FL_SETSID))
         cmd->flags |= FL_NEW_PGROUP;
     o->supervise.own_group = (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)) != 0;
+    o->supervise.cgroup = cmd->cgroup;
     return 0;
 }
 
@@ -411,60 +402,13 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
         cli_error("out of memory");
         return EXIT_FORKLESS_ERROR;
     }
-    o->supervise.kill_after_ms = DEFAULT_KILL_AFTER_MS;
-    o->supervise.timeout_signal = SIGTERM;
+    time_limit_defaults(&o->supervise);
     o->supervise.signal_fd = -1;
     child_signals_init(&o->child_signals);
 
-    /* "+": options end at PROGRAM, so its own options are left alone.
-     * ":": report a missing argument as ':' instead of '?'. */
-    opterr = 0;
-    optind = 0;  /* 0, not 1: glibc then also forgets a half-read option cluster */
-    int opt;
-    /* Whether the next call starts a new word, or goes on with a cluster
-     * of short options ("-iv"): getopt_long() leaves optind on a word
-     * until it is done with it. */
-    bool new_word = true;
-    int word = 1;
-    for (;;) {
-        if (new_word)
-            word = optind > 0 ? optind : 1;
-        opt = getopt_long(argc, argv, "+:C:e:u:a:ivh", long_options, NULL);
-        if (opt == -1)
-            break;
-        new_word = optind != word;
-        if (opt == 'h') {
-            print_run_help();
-            return 0;
-        }
-        if (opt == OPT_VERSION) {
-            printf("forkless %s\n", FL_VERSION_STRING);
-            return 0;
-        }
-        if (opt == ':') {
-            /* Name it as it was typed: --chdir or -C. An argument is
-             * missing only when the option is the last word; optind is no
-             * guide (musl leaves it one past the end after a short option). */
-            if (strncmp(argv[argc - 1], "--", 2) == 0)
-                cli_error("%s needs an argument", argv[argc - 1]);
-            else
-                cli_error("-%c needs an argument", optopt);
-            return EXIT_FORKLESS_ERROR;
-        }
-        if (opt == '?') {
-            /* A long option is a word of its own, never in a cluster. */
-            bool in_cluster = !(word < argc && strncmp(argv[word], "--", 2) == 0);
-            if (!in_cluster)
-                report_long_option(argv[word]);
-            else if (optopt > 0 && optopt < 256)
-                cli_error("unknown option -%c (see forkless run --help)", optopt);
-            else
-                cli_error("unknown option %s (see forkless run --help)", argv[word]);
-            return EXIT_FORKLESS_ERROR;
-        }
-        if (apply_option(o, opt, optarg) != 0)
-            return EXIT_FORKLESS_ERROR;
-    }
+    int r = read_options(argc, argv, "+:C:e:u:a:ivh", long_options, "run", run_option, o);
+    if (r >= 0)
+        return r;
     if (optind >= argc) {
         cli_error("run: no program given (see forkless run --help)");
         return EXIT_FORKLESS_ERROR;

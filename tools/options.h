@@ -29,6 +29,7 @@ struct run_options {
     bool append;
     bool stderr_to_stdout;
     bool verbose;
+    bool time;               /* --time: report.h */
     bool sigchld_kept_ignored;  /* see run.c */
     bool preserve_status;    /* after a timeout, exit as the child did */
     bool foreground;         /* a timeout leaves the child in our group */
@@ -40,6 +41,15 @@ struct run_options {
  * starts zeroed. Returns -1 when the command is ready to run, else the
  * exit status: 0 after --help or --version, 125 after a message. */
 int parse_run_options(struct run_options *o, int argc, char **argv);
+
+/* The time limit's settings before any option: SIGTERM, SIGKILL 5 s
+ * later, no timeout. */
+void time_limit_defaults(struct supervise_options *s);
+
+/* Applies --timeout, --kill-after, --no-kill or --signal (name without
+ * the dashes) with its argument, as `forkless run` and `forkless pipe`
+ * read them. Returns 0, or -1 after printing why. */
+int time_limit_option(struct supervise_options *s, const char *name, const char *arg);
 
 /* Prints `forkless run --help` (run_help.c). */
 void print_run_help(void);

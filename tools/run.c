@@ -12,11 +12,12 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "cli.h"
 #include "forkless.h"
+#include "killtree.h"
 #include "options.h"
+#include "report.h"
 #include "signals.h"
 #include "supervise.h"
 #include "user.h"
@@ -91,13 +92,6 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
     }
 }
 
-static double seconds_since(const struct timespec *start)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
-}
-
 /* The exit status for a child that ended, as timeout(1) gives it: after
  * a timeout 124, or with preserve the child's own, but 128+9 when it took
  * SIGKILL to end it. A child killed by signal N otherwise gives 128+N,
@@ -141,9 +135,11 @@ static void die_by_signal(int sig)
     raise(sig);
 }
 
-static void report_end(pid_t pid, int status, bool timed_out, const struct timespec *start)
+static void report_end(pid_t pid, const struct fl_result *res)
 {
-    double elapsed = seconds_since(start);
+    int status = res->status;
+    bool timed_out = res->timed_out;
+    double elapsed = (double)res->elapsed_ns / 1e9;
     if (timed_out && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
         cli_error("pid %d timed out, killed by SIGKILL, after %.3f s", (int)pid, elapsed);
     else if (timed_out)
@@ -162,7 +158,6 @@ static int run_command(struct run_options *o, int *die_by)
     struct fl_error error;
     char message[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 128];
     char resolved[4096] = "?";
-    struct timespec start;
     int r;
 
     if (o->verbose && fl_resolve(cmd, resolved, sizeof resolved, NULL) != 0)
@@ -202,7 +197,13 @@ static int run_command(struct run_options *o, int *die_by)
     if (cs->any_ignore || o->sigchld_kept_ignored)
         cmd->sigignore = &ignore;
 
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    /* Before the spawn, so that no descendant can be orphaned before
+     * forkless is there to adopt it. */
+    if (o->supervise.kill_tree && (r = tree_adopt()) != 0) {
+        supervise_end(&o->supervise);
+        cli_error("--kill-tree: cannot become a subreaper (prctl): %s", strerror(r));
+        return EXIT_FORKLESS_ERROR;
+    }
     struct fl_proc proc;
     r = fl_spawn(cmd, &proc, &error);
     /* They pointed into this frame. */
@@ -218,9 +219,8 @@ static int run_command(struct run_options *o, int *die_by)
         cli_error("started %s as pid %d with the %s backend", resolved, (int)proc.pid,
                   fl_backend_name(proc.backend));
 
-    int status = 0;
-    bool timed_out = false;
-    r = supervise(&proc, &o->supervise, &status, &timed_out);
+    struct fl_result res;
+    r = supervise(&proc, &o->supervise, &res);
     supervise_end(&o->supervise);
     pid_t pid = proc.pid;
     fl_close(&proc);
@@ -234,8 +234,10 @@ static int run_command(struct run_options *o, int *die_by)
         return EXIT_FORKLESS_ERROR;
     }
     if (o->verbose)
-        report_end(pid, status, timed_out, &start);
-    return child_status(status, timed_out, o->preserve_status, die_by);
+        report_end(pid, &res);
+    if (o->time)
+        report_time(&res);
+    return child_status(res.status, res.timed_out, o->preserve_status, die_by);
 }
 
 int run_main(int argc, char **argv)

@@ -67,6 +67,8 @@ int supervise_start(struct supervise_options *opts, sigset_t *old)
             sigdelset(set, sig);
     if (opts->timeout_signal > 0 && terminates(opts->timeout_signal))
         sigaddset(set, opts->timeout_signal);
+    if (opts->kill_tree)
+        sigaddset(set, SIGCHLD);
     sigprocmask(SIG_BLOCK, set, old);
     /* Made now, not once the child runs: without it forkless would
      * ignore every signal it blocked for good. */
@@ -86,11 +88,16 @@ void supervise_end(struct supervise_options *opts)
     opts->signal_fd = -1;
 }
 
-static int64_t now_ms(void)
+static int64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t now_ms(void)
+{
+    return now_ns() / 1000000;
 }
 
 /* Has the child ended? Looks without reaping it. */
@@ -104,46 +111,61 @@ static bool child_ended(const struct fl_proc *proc, bool pidfd_readable)
     return info.si_pid != 0;
 }
 
-/* The child itself first, through its pidfd: it may have left its group
- * (setpgid to another one), and kill(-pid) would then miss it. Then the
- * rest of its group, and SIGCONT for a stopped one, as timeout(1) does. */
-static void signal_child(struct fl_proc *proc, bool own_group, int sig)
-{
-    fl_kill(proc, sig);
-    if (!own_group)
-        return;
-    kill(-proc->pid, sig);
-    if (sig != SIGKILL && sig != SIGCONT) {
-        fl_kill(proc, SIGCONT);
-        kill(-proc->pid, SIGCONT);
-    }
-}
-
-/* Has the child had this signal from the kernel already, so that
- * passing it on would deliver it twice? A terminal sends Ctrl-C (INT)
- * and Ctrl-\ (QUIT) to its whole foreground group, ours since we got
- * it: the child has it too if it is still in our group (it may have
- * left it, as a --foreground child may). HUP from a hangup goes to the
- * session leader alone: the child has it only if forkless is not that
- * leader (then it is the HUP that the leader's exit, or an orphaned
- * group, sends to a whole group). */
-static bool child_has_it(const struct fl_proc *proc, const struct signalfd_siginfo *si)
+/* The process group that the kernel has sent si's signal to already,
+ * or 0. A terminal sends Ctrl-C (INT) and Ctrl-\ (QUIT) to its whole
+ * foreground group, ours since we got it. HUP from a hangup goes to the
+ * session leader alone: it went to our whole group only if forkless is
+ * not that leader (then it is the HUP that the leader's exit, or an
+ * orphaned group, sends to a whole group). */
+static pid_t sent_to_group(const struct signalfd_siginfo *si)
 {
     int sig = (int)si->ssi_signo;
     if (si->ssi_code != SI_KERNEL || (sig != SIGINT && sig != SIGQUIT && sig != SIGHUP))
-        return false;
-    /* The child is not reaped yet: its pid is still its own. */
-    pid_t child_group = getpgid(proc->pid);
-    if (child_group < 0 || child_group != getpgrp())
-        return false;
-    return sig != SIGHUP || getsid(0) != getpid();
+        return 0;
+    if (sig == SIGHUP && getsid(0) == getpid())
+        return 0;
+    return getpgrp();
 }
 
 struct state {
     enum { RUNNING, STOPPING, KILLED } phase;
     int64_t deadline;  /* of the timeout, then of the SIGKILL; -1: none */
     bool timed_out;
+    struct tree tree;  /* --kill-tree */
 };
+
+/* The child itself first, through its pidfd: it may have left its group
+ * (setpgid to another one), and kill(-pid) would then miss it. Then the
+ * rest of its group, and SIGCONT for a stopped one, as timeout(1) does.
+ * Not to the child if it is in group spare (see sent_to_group()): passing
+ * it on would deliver it twice. With --kill-tree, to the descendants
+ * handed to forkless too. */
+static void signal_child(struct fl_proc *proc, const struct supervise_options *opts,
+                         struct state *st, int sig, pid_t spare)
+{
+    /* The child is not reaped yet: its pid is still its own. */
+    if (!(spare > 0 && getpgid(proc->pid) == spare)) {
+        fl_kill(proc, sig);
+        if (opts->own_group) {
+            kill(-proc->pid, sig);
+            if (sig != SIGKILL && sig != SIGCONT) {
+                fl_kill(proc, SIGCONT);
+                kill(-proc->pid, SIGCONT);
+            }
+        }
+    }
+    if (opts->kill_tree)
+        tree_signal(&st->tree, proc->pid, sig, spare, false);
+}
+
+/* Is si a signal to pass on? SIGALRM is the timeout's, as for
+ * timeout(1); SIGCHLD only says that a descendant handed to forkless
+ * has ended. */
+static bool passed_on(const struct supervise_options *opts, const struct signalfd_siginfo *si)
+{
+    int sig = (int)si->ssi_signo;
+    return sig != SIGCHLD && !(sig == SIGALRM && opts->timeout_given);
+}
 
 /* The time is up (or SIGALRM said so): the timeout's signal, then later
  * SIGKILL. */
@@ -154,7 +176,7 @@ static void time_up(struct fl_proc *proc, const struct supervise_options *opts,
         return;
     if (st->phase == RUNNING) {
         st->timed_out = true;
-        signal_child(proc, opts->own_group, opts->timeout_signal);
+        signal_child(proc, opts, st, opts->timeout_signal, 0);
         if (opts->timeout_signal == SIGKILL) {
             st->phase = KILLED;
             st->deadline = -1;
@@ -165,30 +187,32 @@ static void time_up(struct fl_proc *proc, const struct supervise_options *opts,
         return;
     }
     if (opts->kill_after_ms < 0) {  /* never SIGKILL: say it again */
-        signal_child(proc, opts->own_group, opts->timeout_signal);
+        signal_child(proc, opts, st, opts->timeout_signal, 0);
         return;
     }
     /* As for timeout(1), SIGKILL is a timeout, even when a signal passed
      * on (with --kill-after) rather than the time started its delay. */
     st->timed_out = true;
-    signal_child(proc, opts->own_group, SIGKILL);
+    signal_child(proc, opts, st, SIGKILL, 0);
     st->phase = KILLED;
     st->deadline = -1;
 }
 
-/* A signal forkless received. SIGALRM is the timeout's, as for
- * timeout(1); any other is passed on. */
+/* A signal forkless received: see passed_on(). */
 static void on_signal(struct fl_proc *proc, const struct supervise_options *opts,
                       struct state *st, const struct signalfd_siginfo *si)
 {
     int sig = (int)si->ssi_signo;
-    if (sig == SIGALRM && opts->timeout_given) {
+    if (sig == SIGCHLD) {
+        tree_reap(&st->tree, proc->pid);
+        return;
+    }
+    if (!passed_on(opts, si)) {
         st->timed_out = true;
         time_up(proc, opts, st);
         return;
     }
-    if (!child_has_it(proc, si))
-        signal_child(proc, opts->own_group, sig);
+    signal_child(proc, opts, st, sig, sent_to_group(si));
     if (st->phase == RUNNING && opts->kill_after_given && opts->kill_after_ms >= 0) {
         st->phase = STOPPING;
         st->deadline = now_ms() + opts->kill_after_ms;
@@ -276,8 +300,83 @@ static void wait_for_group(struct fl_proc *proc, const struct supervise_options 
     }
 }
 
+/* --kill-tree: the program has ended. If nothing stopped it, the stop
+ * of what is left of the tree starts now: timeout_signal, SIGKILL
+ * kill_after_ms later. */
+static void stop_begin(const struct supervise_options *opts, struct state *st)
+{
+    if (st->phase != RUNNING)
+        return;
+    if (opts->timeout_signal == SIGKILL || opts->kill_after_ms == 0) {
+        st->phase = KILLED;
+        st->deadline = -1;
+    } else {
+        st->phase = STOPPING;
+        st->deadline = opts->kill_after_ms < 0 ? -1 : now_ms() + opts->kill_after_ms;
+    }
+}
+
+/* --kill-tree with --cgroup, before the program is reaped: the cgroup
+ * holds every descendant, handed to forkless or not, and the library's
+ * FL_STOP_CGROUP stops it (SIGKILL through cgroup.kill), with the time
+ * left to the deadline; it reaps the program. The elapsed time is
+ * still the program's, without the stop's. */
+static int stop_cgroup(struct fl_proc *proc, const struct supervise_options *opts,
+                       struct state *st, struct fl_result *result)
+{
+    struct fl_stop_policy policy = {
+        .signal = opts->timeout_signal,
+        .grace_ms = FL_STOP_NEVER_KILL,
+        .scope = FL_STOP_CGROUP,
+        .cgroup = opts->cgroup,
+    };
+    if (st->phase == STOPPING && st->deadline >= 0) {
+        int64_t left = st->deadline - now_ms();
+        if (left <= 0)
+            st->phase = KILLED;
+        policy.grace_ms = left > INT_MAX ? INT_MAX : (int)left;
+    }
+    if (st->phase == KILLED)
+        policy.signal = SIGKILL;
+    int64_t ended = now_ns();
+    int r = fl_stop(proc, &policy, result);
+    if (r == 0) {
+        result->elapsed_ns -= now_ns() - ended;
+        if (result->killed)
+            st->phase = KILLED;
+    }
+    return r;
+}
+
+/* --kill-tree, once the program is reaped: the descendants handed to
+ * forkless that have had no signal from it get timeout_signal, each
+ * once, as more are handed over (their parents end), and every one
+ * SIGKILL from the deadline on, until none is left. Signals are passed on
+ * to them meanwhile. */
+static void end_tree(const struct supervise_options *opts, struct state *st)
+{
+    int64_t interval = 5;  /* ms; grows to 100 */
+    while (tree_reap(&st->tree, 0) > 0) {
+        if (st->phase == STOPPING && st->deadline >= 0 && now_ms() >= st->deadline)
+            st->phase = KILLED;
+        bool killed = st->phase == KILLED;
+        tree_signal(&st->tree, 0, killed ? SIGKILL : opts->timeout_signal, 0, !killed);
+        int64_t wait = interval;
+        if (!killed && st->deadline >= 0 && st->deadline - now_ms() < wait)
+            wait = st->deadline - now_ms();
+        struct pollfd pfd = { .fd = opts->signal_fd, .events = POLLIN };
+        if (poll(&pfd, 1, wait < 0 ? 0 : (int)wait) > 0) {
+            struct signalfd_siginfo si;
+            while (read(opts->signal_fd, &si, sizeof si) == (ssize_t)sizeof si)
+                if (passed_on(opts, &si))
+                    tree_signal(&st->tree, 0, (int)si.ssi_signo, sent_to_group(&si), false);
+        }
+        interval = interval * 2 > 100 ? 100 : interval * 2;
+    }
+}
+
 int supervise(struct fl_proc *proc, const struct supervise_options *opts,
-              int *status, bool *timed_out)
+              struct fl_result *result)
 {
     struct state st = {
         .phase = RUNNING,
@@ -323,8 +422,20 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
      * to go to, and forkless exits as the child did. */
     struct signalfd_siginfo si;
     while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
-        if (!((int)si.ssi_signo == SIGALRM && opts->timeout_given) && !child_has_it(proc, &si))
-            signal_child(proc, opts->own_group, (int)si.ssi_signo);
-    *timed_out = st.timed_out;
-    return fl_wait(proc, -1, status);
+        if (passed_on(opts, &si))
+            signal_child(proc, opts, &st, (int)si.ssi_signo, sent_to_group(&si));
+    int r;
+    if (opts->kill_tree) {
+        stop_begin(opts, &st);
+        r = opts->cgroup ? stop_cgroup(proc, opts, &st, result)
+                         : fl_wait_result(proc, -1, NULL, result);
+        if (r == 0)
+            end_tree(opts, &st);
+    } else {
+        r = fl_wait_result(proc, -1, NULL, result);
+    }
+    tree_free(&st.tree);
+    if (r == 0)
+        result->timed_out = st.timed_out;
+    return r;
 }

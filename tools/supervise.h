@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "forkless.h"
+#include "killtree.h"
 
 struct supervise_options {
     /* 0: wait for ever. Otherwise, when it runs out (or SIGALRM comes),
@@ -31,6 +32,15 @@ struct supervise_options {
      * FL_SETSID): signals go to the whole group as well as to the child
      * (which may have left it). A timeout needs this. */
     bool own_group;
+    /* --kill-tree: forkless is a subreaper (killtree.h). Every signal
+     * it sends the program goes to the descendants handed to it as well;
+     * once the program has ended, those that had none get timeout_signal,
+     * each once, and SIGKILL at the kill_after_ms deadline, until none is
+     * left. SIGCHLD is then handled too, to reap them as they end. */
+    bool kill_tree;
+    /* With kill_tree: the program's --cgroup, which holds every
+     * descendant, handed to forkless or not. */
+    const char *cgroup;
     /* The signals forkless passes on, and the signalfd that reads them;
      * supervise_start() fills both. */
     sigset_t handled;
@@ -51,10 +61,12 @@ int supervise_start(struct supervise_options *opts, sigset_t *old);
 /* Closes the signalfd of supervise_start(). */
 void supervise_end(struct supervise_options *opts);
 
-/* Waits for proc to end and reaps it. Returns 0 with *status set (and
- * *timed_out telling whether the timeout struck), or the errno value of
- * fl_wait() or of the wait machinery (ECHILD: the status was lost). */
+/* Waits for proc to end and reaps it (and, with kill_tree, what is left
+ * of its descendants). Returns 0 with *result filled by fl_wait_result()
+ * (or fl_stop(), for a kill_tree cgroup) and result->timed_out telling
+ * whether the timeout struck, or the errno value of those calls or of
+ * the wait machinery (ECHILD: the status was lost). */
 int supervise(struct fl_proc *proc, const struct supervise_options *opts,
-              int *status, bool *timed_out);
+              struct fl_result *result);
 
 #endif

@@ -1614,6 +1614,234 @@ case_bad_long_option_messages() {
     expect_file "$T/e" x
 }
 
+# ---------------------------------------------------------------- --time
+
+TIME_LINE='^forkless: elapsed [0-9]+\.[0-9]{3}s user [0-9]+\.[0-9]{3}s sys [0-9]+\.[0-9]{3}s maxrss [0-9]+KiB$'
+expect_time_line() {
+    grep -qE "$TIME_LINE" "$T/err" || fail "no --time line on stderr: $(err)"
+}
+
+case_time_reports() {
+    run_fl run --time -- sh -c 'exit 3'
+    expect_status 3
+    expect_time_line
+    [ "$(wc -l <"$T/err")" -eq 1 ] || fail "more than the one line: $(err)"
+}
+
+case_time_after_signal() {
+    # The line comes before forkless dies by the program's signal.
+    wait_status "$T/how" "$FL" run --time -- sh -c 'kill -USR1 $$'
+    expect_file "$T/how" "signal 10"
+    expect_time_line
+}
+
+case_time_after_timeout() {
+    run_fl run --time --timeout 0.2 -- sleep 100
+    expect_status 124
+    expect_time_line
+}
+
+case_time_maxrss() {
+    # The peak RSS is the program's: 64 MiB touched shows as at least that.
+    command -v perl >/dev/null || skip "no perl to use memory"
+    run_fl run --time -- perl -e 'my $x = "a" x (64 << 20); exit 0'
+    expect_status 0
+    local kib
+    kib=$(sed -n 's/.* maxrss \([0-9]*\)KiB$/\1/p' "$T/err")
+    [ -n "$kib" ] && [ "$kib" -ge 65536 ] || fail "maxrss ${kib:-none} KiB: $(err)"
+}
+
+# ---------------------------------------------------------------- --kill-tree
+
+# A descendant that leaves the program's process group and session
+# (setsid), writes its pid to $T/pid and runs its last words ($1, shell).
+SETSID_DESCENDANT='setsid sh -c "$1; echo \$\$ >\"\$0\"; while :; do sleep 0.05; done" "$0" &'
+
+# kill_tree_run FORKLESS-OPTIONS... -- SCRIPT: runs sh -c SCRIPT with
+# $0 = $T/pid and $1 = $KILL_TREE_WORDS, and notes the descendant's pid.
+kill_tree_run() {
+    rm -f "$T/pid" "$T/flag"
+    timeout -s KILL 60 "$FL" run "$@" "$T/pid" "${KILL_TREE_WORDS:-:}" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    file_has_pid "$T/pid" || fail "the descendant never started: $(err)"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+}
+
+case_kill_tree_timeout_setsid() {
+    kill_tree_run --kill-tree --timeout 0.5 -- sh -c "$SETSID_DESCENDANT sleep 100"
+    expect_status 124
+    is_dead "$(cat "$T/pid")" || fail "the setsid descendant outlived forkless"
+}
+
+case_no_kill_tree_setsid_survives() {
+    # The contrast: without --kill-tree it is out of reach, as under timeout(1).
+    kill_tree_run --timeout 0.5 -- sh -c "$SETSID_DESCENDANT sleep 100"
+    expect_status 124
+    is_alive "$(cat "$T/pid")" || fail "the setsid descendant died without --kill-tree"
+    kill -KILL "$(cat "$T/pid")"
+}
+
+case_kill_tree_double_fork() {
+    # A subshell that ends at once leaves an orphan: forkless adopts it.
+    kill_tree_run --kill-tree --timeout 0.5 -- \
+        sh -c '(sh -c "echo \$\$ >\"\$0\"; exec sleep 100" "$0" &); sleep 100'
+    expect_status 124
+    is_dead "$(cat "$T/pid")" || fail "the double-forked descendant outlived forkless"
+}
+
+case_kill_tree_normal_exit() {
+    # The program exits on its own: what it left running is stopped too,
+    # and forkless exits as the program did.
+    kill_tree_run --kill-tree -- sh -c "$SETSID_DESCENDANT"'
+        while [ ! -s "$0" ]; do sleep 0.05; done; exit 3'
+    expect_status 3
+    is_dead "$(cat "$T/pid")" || fail "the descendant outlived forkless"
+}
+
+case_kill_tree_term_first() {
+    # The descendant gets --signal (TERM) first, and time to act on it.
+    KILL_TREE_WORDS='trap "echo got-term >\"\$0.flag\"; exit" TERM' \
+        kill_tree_run --kill-tree -- sh -c "$SETSID_DESCENDANT"'
+            while [ ! -s "$0" ]; do sleep 0.05; done'
+    expect_status 0
+    expect_file "$T/pid.flag" got-term
+}
+
+case_kill_tree_kill_after() {
+    # One that ignores TERM gets SIGKILL at --kill-after.
+    KILL_TREE_WORDS='trap "" TERM' \
+        kill_tree_run --kill-tree --kill-after 0.3 -- sh -c "$SETSID_DESCENDANT"'
+            while [ ! -s "$0" ]; do sleep 0.05; done'
+    expect_status 0
+    is_dead "$(cat "$T/pid")" || fail "the descendant that ignores TERM outlived forkless"
+}
+
+case_kill_tree_passes_signals() {
+    # A descendant already handed to forkless gets the signals forkless
+    # passes on, as the program does.
+    rm -f "$T/pid" "$T/pid.flag"
+    "$FL" run --kill-tree -- sh -c '
+        (setsid sh -c "trap \"echo got-usr1 >\\\"\$0.flag\\\"; exit\" USR1; echo \$\$ >\"\$0\"
+                       while :; do sleep 0.05; done" "$0" &)
+        while :; do sleep 0.05; done' "$T/pid" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    # Handed over once the subshell that started it has ended.
+    wait_for grep -qw "$(cat "$T/pid")" /proc/"$fl_pid"/task/*/children
+    kill -USR1 "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status $((128 + 10))
+    expect_file "$T/pid.flag" got-usr1
+}
+
+case_kill_tree_reaps_while_running() {
+    # An orphan that ends while the program runs is reaped then, not left
+    # a zombie until the end.
+    rm -f "$T/pid"
+    "$FL" run --kill-tree -- sh -c '(sh -c "echo \$\$ >\"\$0\"" "$0" &); sleep 100' "$T/pid" \
+        >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    wait_for test ! -e "/proc/$(cat "$T/pid")"
+    is_alive "$fl_pid" || fail "forkless ended: $(err)"
+}
+
+case_kill_tree_cgroup() {
+    # With --cgroup the cgroup is stopped: TERM reaches a descendant whose
+    # parent traps it and lives on, which the tree alone would reach
+    # only once that parent is killed, and with SIGKILL.
+    make_cgroup || skip "no writable cgroup"
+    KILL_TREE_WORDS='trap : TERM; { sh -c "trap \"echo got-term >\\\"\$0.flag\\\"; exit\" TERM; while :; do sleep 0.05; done" "$0" & }' \
+        kill_tree_run --kill-tree --kill-after 2 --cgroup "$CGROUP_DIR" -- sh -c "$SETSID_DESCENDANT"'
+            while [ ! -s "$0" ]; do sleep 0.05; done'
+    wait_for is_dead "$(cat "$T/pid")"
+    rmdir "$CGROUP_DIR" 2>/dev/null
+    expect_status 0
+    expect_file "$T/pid.flag" got-term
+}
+
+# ---------------------------------------------------------------- pipe
+
+case_pipe_help() {
+    run_fl pipe --help
+    expect_status 0
+    grep -q '^Usage: forkless pipe ' "$T/out" || fail "no usage: $(out)"
+    run_fl --help
+    grep -q 'forkless pipe ' "$T/out" || fail "forkless --help lacks pipe: $(out)"
+}
+
+case_pipe_bad_command_lines() {
+    expect_bad_option pipe
+    expect_err_has "no command given"
+    expect_bad_option pipe echo a ::: ::: cat
+    expect_err_has "stage 2 is empty"
+    expect_bad_option pipe echo a :::
+    expect_err_has "stage 2 is empty"
+    expect_bad_option pipe ::: cat
+    expect_err_has "stage 1 is empty"
+    expect_bad_option pipe --separator @@ echo a @@ @@ cat
+    expect_err_has "stage 2 is empty (two \"@@\" in a row"
+    expect_bad_option pipe --separator '' echo a
+    expect_bad_option pipe --timeout x echo a
+    expect_err_has '--timeout: invalid duration "x"'
+    expect_bad_option pipe --signal NOPE echo a
+    expect_err_has '--signal: invalid signal "NOPE"'
+    expect_bad_option pipe --frob echo a
+    expect_err_has "unknown option --frob (see forkless pipe --help)"
+    expect_bad_option pipe --timeout
+    expect_err_has "--timeout needs an argument"
+}
+
+# pipe_wired: skips the case where this build cannot run a pipeline.
+pipe_wired() {
+    run_fl pipe true
+    ! grep -q 'not available in this build' "$T/err" ||
+        skip "forkless pipe is not wired: the library has no fl_pipeline_spawn() yet"
+}
+
+case_pipe_not_wired_runs_nothing() {
+    # Until the library's pipelines land, the command says so, exits 125
+    # and starts no stage.
+    run_fl pipe true
+    grep -q 'not available in this build' "$T/err" || skip "forkless pipe is wired"
+    run_fl pipe sh -c 'echo ran >"$1"' sh "$T/flag"
+    expect_status 125
+    [ ! -e "$T/flag" ] || fail "a stage ran"
+}
+
+case_pipe_runs_stages() {
+    pipe_wired
+    run_fl pipe printf 'b\na\n' ::: sort ::: tr a-z A-Z
+    expect_status 0
+    expect_out "$(printf 'A\nB')"
+}
+
+case_pipe_pipefail_status() {
+    pipe_wired
+    run_fl pipe sh -c 'exit 3' ::: sh -c 'cat >/dev/null; exit 4' ::: true
+    expect_status 4
+    run_fl pipe --last sh -c 'exit 3' ::: true
+    expect_status 0
+}
+
+case_pipe_stage_not_found() {
+    pipe_wired
+    run_fl pipe true ::: forkless-no-such-program
+    expect_status 127
+    expect_err_has 'forkless pipe: stage 2: exec "forkless-no-such-program"'
+}
+
+case_pipe_separator_literal() {
+    pipe_wired
+    run_fl pipe --separator @@ echo ::: @@ cat
+    expect_status 0
+    expect_out ":::"
+}
+
 # ------------------------------------------------------------------------
 
 declare -F "case_$CASE" >/dev/null || { echo "no such case: $CASE" >&2; exit 2; }

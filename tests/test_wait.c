@@ -1,0 +1,269 @@
+/*
+ * test_wait: waiting into a struct fl_result, deadlines, and the stop
+ * policy (the first signal, the grace, SIGKILL; process, group, cgroup).
+ */
+#include "test.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static const char *sh(void)
+{
+    if (access("/bin/sh", X_OK) != 0)
+        SKIP("no /bin/sh");
+    return "/bin/sh";
+}
+
+/* A shell that starts `sleep 100` in the background (setsid'd with
+ * detach), prints its pid, and waits. */
+static pid_t start_shell_with_member(struct fl_proc *p, unsigned flags, const char *cgroup,
+                                     bool detach)
+{
+    const char *script = detach ? "setsid sleep 100 & echo $!; wait"
+                                : "sleep 100 & echo $!; wait";
+    struct fl_cmd cmd = {
+        .argv = ARGV((char *)sh(), "-c", (char *)script),
+        .stdio = { [1] = { .kind = FL_PIPE } },
+        .flags = flags,
+        .cgroup = cgroup,
+        .backend = BACKEND,
+    };
+    SPAWN(&cmd, p);
+    char line[32] = { 0 };
+    size_t n = 0;
+    while (n < sizeof line - 1) {
+        ssize_t r = read(p->stdio[1], line + n, 1);
+        if (r <= 0 || line[n] == '\n')
+            break;
+        n++;
+    }
+    pid_t member = (pid_t)atoi(line);
+    ASSERT_GT(member, 0);
+    return member;
+}
+
+static void wait_gone(pid_t pid)
+{
+    for (int i = 0; i < 2000 && t_running(pid); i++)
+        usleep(5000);
+}
+
+TEST(wait_result_reports_the_exit_code_and_the_usage)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "3"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct fl_result r;
+    ASSERT_OK(fl_wait_result(&p, -1, NULL, &r));
+    ASSERT_EXITED(r.status, 3);
+    ASSERT_EQ(r.exit_code, 3);
+    ASSERT_EQ(r.signal, 0);
+    ASSERT(!r.timed_out && !r.killed && r.stop_signal == 0);
+    ASSERT_GT(r.elapsed_ns, 0);
+    ASSERT_GT(r.rusage.ru_maxrss, 0);
+    ASSERT_ERR(fl_wait_result(&p, -1, NULL, &r), ESRCH);
+    fl_close(&p);
+}
+
+TEST(wait_result_reports_the_signal_and_the_shell_status)
+{
+    struct fl_cmd cmd = { .argv = PROBE("kill-self", "9"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct fl_result r;
+    ASSERT_OK(fl_wait_result(&p, -1, NULL, &r));
+    ASSERT_EQ(r.signal, SIGKILL);
+    ASSERT_EQ(r.exit_code, -1);
+    ASSERT_EQ(fl_result_shell_status(&r), 128 + SIGKILL);
+    fl_close(&p);
+}
+
+TEST(wait_result_without_a_policy_times_out_and_leaves_the_process)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct fl_result r = { .exit_code = 42 };
+    ASSERT_ERR(fl_wait_result(&p, 20, NULL, &r), ETIMEDOUT);
+    ASSERT_EQ(r.exit_code, 42);  /* untouched */
+    ASSERT_OK(fl_kill(&p, 0));
+    t_kill_wait(&p);
+}
+
+TEST(a_deadline_sends_the_first_signal_and_reaps)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct fl_result r;
+    ASSERT_OK(fl_wait_result(&p, 20, &(struct fl_stop_policy){ 0 }, &r));
+    ASSERT(r.timed_out);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    ASSERT_EQ(r.signal, SIGTERM);
+    ASSERT(!r.killed);
+    fl_close(&p);
+}
+
+TEST(a_process_that_ignores_the_first_signal_gets_sigkill_after_the_grace)
+{
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .sigignore = &term,
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct fl_result r;
+    ASSERT_OK(fl_wait_result(&p, 10, &(struct fl_stop_policy){ .grace_ms = 30 }, &r));
+    ASSERT(r.timed_out);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    ASSERT(r.killed);
+    ASSERT_EQ(r.signal, SIGKILL);
+    fl_close(&p);
+}
+
+TEST(the_policy_names_the_first_signal)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct fl_result r;
+    ASSERT_OK(fl_wait_result(&p, 0, &(struct fl_stop_policy){ .signal = SIGUSR1 }, &r));
+    ASSERT_EQ(r.stop_signal, SIGUSR1);
+    ASSERT_EQ(r.signal, SIGUSR1);
+    fl_close(&p);
+}
+
+TEST(sigkill_as_the_first_signal_is_counted_as_killed)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct fl_result r;
+    ASSERT_OK(fl_stop(&p, &(struct fl_stop_policy){ .signal = SIGKILL }, &r));
+    ASSERT(r.killed && !r.timed_out);
+    ASSERT_EQ(r.signal, SIGKILL);
+    fl_close(&p);
+}
+
+TEST(stop_sends_the_first_signal_now_without_a_timeout)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct fl_result r;
+    ASSERT_OK(fl_stop(&p, NULL, &r));
+    ASSERT(!r.timed_out);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    ASSERT_EQ(r.signal, SIGTERM);
+    ASSERT_ERR(fl_stop(&p, NULL, &r), ESRCH);
+    fl_close(&p);
+}
+
+TEST(a_deadline_works_on_a_handle_without_a_pidfd)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .flags = FL_NO_PIDFD,
+                          .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EQ(p.pidfd, -1);
+    struct fl_result r;
+    ASSERT_OK(fl_wait_result(&p, 10, &(struct fl_stop_policy){ 0 }, &r));
+    ASSERT(r.timed_out);
+    ASSERT_EQ(r.signal, SIGTERM);
+    fl_close(&p);
+}
+
+TEST(a_bad_policy_or_timeout_is_einval_and_touches_nothing)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct fl_result r;
+    ASSERT_ERR(fl_wait_result(&p, -2, NULL, &r), EINVAL);
+    ASSERT_ERR(fl_wait_result(&p, 0, &(struct fl_stop_policy){ .signal = NSIG }, &r), EINVAL);
+    ASSERT_ERR(fl_wait_result(&p, 0, &(struct fl_stop_policy){ .signal = -1 }, &r), EINVAL);
+    ASSERT_ERR(fl_wait_result(&p, 0, &(struct fl_stop_policy){ .grace_ms = -2 }, &r), EINVAL);
+    ASSERT_ERR(fl_wait_result(&p, 0, &(struct fl_stop_policy){ .scope = 7 }, &r), EINVAL);
+    ASSERT_ERR(fl_wait_result(&p, 0, &(struct fl_stop_policy){ .scope = FL_STOP_CGROUP }, &r),
+               EINVAL);
+    ASSERT_ERR(fl_stop(&p, &(struct fl_stop_policy){ .reserved_ = { &r } }, &r), EINVAL);
+    ASSERT_ERR(fl_wait_result(&p, 0, NULL, NULL), EINVAL);
+    /* The child leads no group of its own: the group is the caller's. */
+    ASSERT_ERR(fl_stop(&p, &(struct fl_stop_policy){ .scope = FL_STOP_GROUP }, &r), EINVAL);
+    ASSERT_OK(fl_kill(&p, 0));
+    t_kill_wait(&p);
+}
+
+TEST(the_group_scope_stops_the_rest_of_the_group)
+{
+    struct fl_proc p;
+    pid_t member = start_shell_with_member(&p, FL_NEW_PGROUP, NULL, false);
+    ASSERT(t_running(member));
+    struct fl_result r;
+    ASSERT_OK(fl_stop(&p, &(struct fl_stop_policy){ .scope = FL_STOP_GROUP }, &r));
+    ASSERT_EQ(r.signal, SIGTERM);
+    /* The member ended before the leader was reaped; init reaps it. */
+    wait_gone(member);
+    ASSERT(!t_running(member));
+    fl_close(&p);
+}
+
+TEST(the_process_scope_leaves_the_rest_of_the_group)
+{
+    struct fl_proc p;
+    pid_t member = start_shell_with_member(&p, FL_NEW_PGROUP, NULL, false);
+    struct fl_result r;
+    ASSERT_OK(fl_stop(&p, NULL, &r));
+    ASSERT(t_running(member));
+    kill(member, SIGKILL);
+    wait_gone(member);
+    fl_close(&p);
+}
+
+TEST(the_cgroup_scope_stops_a_member_that_left_the_session)
+{
+    if (geteuid() != 0)
+        SKIP("needs root to make a cgroup");
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN)
+        SKIP("posix_spawn cannot place a child in a cgroup");
+    char *rel;
+    char *dir = t_make_cgroup(&rel);
+    if (!dir)
+        SKIP("no writable cgroup v2 hierarchy");
+    struct fl_proc p;
+    pid_t member = start_shell_with_member(&p, 0, dir, true);
+    struct fl_result r;
+    ASSERT_OK(fl_stop(&p, &(struct fl_stop_policy){ .scope = FL_STOP_CGROUP, .cgroup = dir },
+                      &r));
+    ASSERT_EQ(r.signal, SIGTERM);
+    wait_gone(member);
+    ASSERT(!t_running(member));
+    fl_close(&p);
+    for (int i = 0; i < 200 && rmdir(dir) != 0 && errno == EBUSY; i++)
+        usleep(5000);
+}
+
+TEST(killpg_signals_the_group_the_child_leads)
+{
+    struct fl_proc p;
+    pid_t member = start_shell_with_member(&p, FL_NEW_PGROUP, NULL, false);
+    ASSERT_OK(fl_killpg(&p, SIGKILL));
+    wait_gone(member);
+    ASSERT(!t_running(member));
+    int st = t_wait(&p);
+    ASSERT_SIGNALED(st, SIGKILL);
+}
+
+TEST(killpg_refuses_a_reaped_handle_and_a_bad_signal)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .flags = FL_NEW_PGROUP,
+                          .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_ERR(fl_killpg(&p, NSIG), EINVAL);
+    ASSERT_EQ(t_wait(&p), 0);
+    ASSERT_ERR(fl_killpg(&p, SIGKILL), ESRCH);
+}

@@ -1,0 +1,176 @@
+/* killtree.c: the adopted descendants of `forkless run --kill-tree`.
+ *
+ * Only forkless's own children are ever signalled, by pid: an unreaped
+ * child's pid cannot be reused, whether it runs or is a zombie, and only
+ * forkless reaps its children (SIGCHLD is at its default, not ignored,
+ * so the kernel does not reap them either). A pid read from the list of
+ * children therefore names that child until forkless itself reaps it.
+ * Descendants further down are reached as their parents end and they
+ * are handed to forkless in turn. */
+#include "killtree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int tree_adopt(void)
+{
+    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : errno;
+}
+
+struct pids {
+    pid_t *v;
+    size_t n, cap;
+};
+
+static void add_pid(struct pids *p, pid_t pid)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 16;
+        pid_t *v = realloc(p->v, cap * sizeof *v);
+        if (!v)
+            return;  /* that one is found on a later pass */
+        p->v = v;
+        p->cap = cap;
+    }
+    p->v[p->n++] = pid;
+}
+
+/* /proc/self/task/TID/children, one file per thread (a child belongs to
+ * the thread that made it). Returns false where the kernel has none
+ * (CONFIG_PROC_CHILDREN). */
+static bool children_files(struct pids *out)
+{
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir)
+        return false;
+    bool any = false;
+    struct dirent *e;
+    char path[300];
+    while ((e = readdir(dir))) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (!f)
+            continue;
+        any = true;
+        long pid;
+        while (fscanf(f, "%ld", &pid) == 1)
+            add_pid(out, (pid_t)pid);
+        fclose(f);
+    }
+    closedir(dir);
+    return any;
+}
+
+/* Every process whose parent is forkless, from /proc/PID/stat. */
+static void scan_proc(struct pids *out)
+{
+    DIR *dir = opendir("/proc");
+    if (!dir)
+        return;
+    struct dirent *e;
+    char path[300], buf[512];
+    while ((e = readdir(dir))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        /* "PID (COMM) STATE PPID ...": COMM may hold ')' too. */
+        const char *p = strrchr(buf, ')');
+        long ppid;
+        if (p && sscanf(p + 1, " %*c %ld", &ppid) == 1 && ppid == (long)getpid())
+            add_pid(out, (pid_t)atol(e->d_name));
+    }
+    closedir(dir);
+}
+
+static struct pids children(void)
+{
+    struct pids p = { 0 };
+    if (!children_files(&p))
+        scan_proc(&p);
+    return p;
+}
+
+static bool had_stop(const struct tree *t, pid_t pid)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->stopped[i] == pid)
+            return true;
+    return false;
+}
+
+static void mark_stopped(struct tree *t, pid_t pid)
+{
+    struct pids p = { t->stopped, t->n, t->cap };
+    add_pid(&p, pid);
+    t->stopped = p.v;
+    t->n = p.n;
+    t->cap = p.cap;
+}
+
+static void forget(struct tree *t, pid_t pid)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->stopped[i] == pid)
+            t->stopped[i] = t->stopped[--t->n];
+}
+
+void tree_signal(struct tree *t, pid_t program, int sig, pid_t spare_group, bool once)
+{
+    struct pids p = children();
+    for (size_t i = 0; i < p.n; i++) {
+        pid_t pid = p.v[i];
+        if (pid == program || (once && had_stop(t, pid)))
+            continue;
+        if (!had_stop(t, pid))
+            mark_stopped(t, pid);
+        if (spare_group > 0 && getpgid(pid) == spare_group)
+            continue;
+        kill(pid, sig);
+        if (sig != SIGKILL && sig != SIGCONT)
+            kill(pid, SIGCONT);
+    }
+    free(p.v);
+}
+
+size_t tree_reap(struct tree *t, pid_t program)
+{
+    struct pids p = children();
+    size_t running = 0;
+    for (size_t i = 0; i < p.n; i++) {
+        pid_t pid = p.v[i];
+        if (pid == program)
+            continue;
+        siginfo_t si = { 0 };
+        int r;
+        do
+            r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG);
+        while (r < 0 && errno == EINTR);
+        if (r == 0 && si.si_pid == pid)
+            forget(t, pid);  /* its pid is free again: forget it */
+        else if (r == 0)
+            running++;
+    }
+    free(p.v);
+    return running;
+}
+
+void tree_free(struct tree *t)
+{
+    free(t->stopped);
+    *t = (struct tree){ 0 };
+}
