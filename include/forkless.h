@@ -715,7 +715,9 @@ struct fl_output {
      * not kept (the limit, or .discard). */
     unsigned long long total;
     unsigned long long dropped;
-    /* The limit was reached. */
+    /* More bytes came than the limit: some were dropped (or, with
+     * FL_OVERFLOW_STOP, the child was stopped). Output of exactly .limit
+     * bytes is not an overflow. */
     bool overflowed;
     /* The pipe was still open .eof_wait_ms after the child ended (a
      * descendant holds it): it was closed without reading further. */
@@ -835,13 +837,16 @@ struct fl_sink {
     /* fl_run(): make a pipe for this stream and take its output. A
      * stream whose .stdio is already FL_PIPE is taken all the same. */
     bool capture;
-    /* Keep nothing, only count (and hand it to .on_output). */
+    /* Keep nothing, only count (and hand it to .on_output); .data stays
+     * NULL. */
     bool discard;
     /* The most bytes kept; 0: no limit, or, with .buf, .size. */
     size_t limit;
     enum fl_overflow overflow;
     /* A caller's buffer of .size bytes for the bytes kept (one is kept
-     * for the closing NUL); NULL: the library allocates. */
+     * for the closing NUL, so .size must be at least 1, and .limit, if
+     * set, at most .size - 1); NULL: the library allocates, growing as
+     * output comes (a ring of .limit bytes is allocated once it fills). */
     char *buf;
     size_t size;
     /* Output as it comes, before it is kept. */
@@ -849,7 +854,8 @@ struct fl_sink {
     void *ctx;
     /* .on_output is called with whole lines (each with its '\n'; the last
      * one may have none); a line longer than .max_line (0: 64 KiB) is
-     * handed over in pieces of .max_line bytes. */
+     * handed over in pieces of .max_line bytes. .lines needs .on_output,
+     * and .max_line needs .lines (else EINVAL). */
     bool lines;
     size_t max_line;
 };
@@ -870,8 +876,9 @@ struct fl_io {
     const struct fl_stop_policy *stop;
     /* After the child has ended, how long to wait for the end of its
      * output pipes, which a descendant can hold open; then they are
-     * closed and out[n].eof_missed says so. 0: FL_EOF_WAIT_MS; -1: for
-     * ever. */
+     * closed (what they held by then is kept) and out[n].eof_missed says
+     * so. 0: FL_EOF_WAIT_MS; -1: for ever. A deadline cuts this wait
+     * short too. */
     int eof_wait_ms;
     void *reserved_[4];      /* must be zero */
 };
@@ -882,23 +889,35 @@ struct fl_io {
  * Feeds io->input to the child's stdin and drains its stdout and stderr
  * at once, so that no sizes deadlock, until every pipe is at its end and
  * the child has ended; then reaps it and fills *result. The streams are
- * the handle's pipe ends (proc->stdio[]), which it closes. For stdout and
- * stderr merged in order, start the child with stderr FL_TO_STDOUT: one
- * pipe keeps the order, two could not.
+ * the handle's pipe ends (proc->stdio[]), which it closes and sets to -1;
+ * a stdin pipe with no input is closed at once. io NULL is a zero struct.
+ * For stdout and stderr merged in order, start the child with stderr
+ * FL_TO_STDOUT: one pipe keeps the order, two could not.
+ *
+ * *result is overwritten as soon as the arguments are found good (free a
+ * previous one with fl_result_free() first); on every return but EINVAL
+ * and ESRCH it is filled, and its buffers are to be freed.
  *
  * A child that closes its stdin early ends the feeding (result->
  * input_closed); SIGPIPE never reaches the caller and its disposition is
- * never changed. A deadline, an FL_OVERFLOW_STOP limit, or a callback
- * that asks applies the stop policy, while the outputs are still drained.
+ * never changed (SIGPIPE is blocked in the calling thread around each
+ * batch of writes, and the one an EPIPE raised is taken back; one that
+ * was pending before stays pending). A deadline (counted from the call),
+ * an FL_OVERFLOW_STOP limit, or a callback that asks applies the stop
+ * policy, while the outputs are still drained.
  *
  * Returns 0 (reaped, *result filled), ECANCELED (a callback asked to stop:
  * reaped and filled), ENOMEM (a buffer could not grow: the child was
- * stopped, reaped and *result filled), EINVAL (a bad io or policy, a
- * reserved field not zero, input without a stdin pipe), ESRCH (already
- * reaped), or an errno of poll(), read() or waitid().
+ * stopped, reaped and *result filled, with what was kept), EINVAL (a bad
+ * io or policy, a reserved field not zero, input without a stdin pipe, a
+ * sink that contradicts itself: see struct fl_sink), ESRCH (already
+ * reaped), or an errno of poll(), read(), write() or waitid() (the child
+ * is stopped and reaped all the same, unless the reap itself failed).
  *
- * Thread-safe for different handles; not async-signal-safe. Signal
- * handlers may run in the caller meanwhile (EINTR is retried).
+ * Not a cancellation point: it disables cancellation while it runs, so
+ * that no pipe or child is left behind. Thread-safe for different
+ * handles; not async-signal-safe. Signal handlers may run in the caller
+ * meanwhile (EINTR is retried). errno is left as it was.
  */
 FL_API int fl_communicate(struct fl_proc *proc, const struct fl_io *io,
                           struct fl_result *result);
@@ -907,8 +926,18 @@ FL_API int fl_communicate(struct fl_proc *proc, const struct fl_io *io,
  * Starts cmd, takes part in the exchange io describes (NULL: none), waits
  * and fills *result: a system() without a shell. It makes a pipe for
  * stdin when io->input is set, and for stdout and stderr when their sink
- * asks to capture. Returns fl_spawn()'s errors (with *error filled), or
- * fl_communicate()'s.
+ * asks to capture (a stream the command already makes FL_PIPE is taken
+ * too); a stream to pipe must be FL_INHERIT or FL_PIPE in cmd, and not
+ * mapped by cmd->fds. With no pipe at all it only waits, with the
+ * deadline and the stop policy. A stop policy with FL_STOP_CGROUP and no
+ * .cgroup uses cmd->cgroup; FL_STOP_GROUP needs FL_NEW_PGROUP or
+ * FL_SETSID in cmd.
+ *
+ * Returns fl_spawn()'s errors (with *error filled), EINVAL for a bad io
+ * or one the command contradicts (checked before anything starts; *error
+ * filled with step FL_STEP_PREPARE), or fl_communicate()'s. *result is
+ * zeroed before the spawn, so a failed spawn leaves nothing to free.
+ * error may be NULL.
  *
  * Unlike system(), it changes neither signal dispositions nor the mask:
  * a terminal's Ctrl-C reaches both the caller and the child. A caller
@@ -916,8 +945,8 @@ FL_API int fl_communicate(struct fl_proc *proc, const struct fl_io *io,
  * while the child runs) blocks them itself around the call; the child
  * still starts with an empty mask.
  *
- * Thread-safe: any number of threads may run commands at once. Not
- * async-signal-safe.
+ * Thread-safe: any number of threads may run commands at once. Not a
+ * cancellation point (see fl_communicate()). Not async-signal-safe.
  */
 FL_API int fl_run(const struct fl_cmd *cmd, const struct fl_io *io,
                   struct fl_result *result, struct fl_error *error);

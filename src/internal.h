@@ -10,6 +10,9 @@
  *   pipeline.c  a | b | c: stages joined by pipes in one process group
  *   split.c   a command line to argv, refusing what only a shell would do
  *   pty.c     pseudo-terminals, the controlling terminal, the foreground
+ *   io.c      the exchange: input in, outputs out, a deadline, the reap
+ *   run.c     fl_communicate() and fl_run() over the exchange
+ *   sink.c    where one output goes: callback, lines, buffer, ring
  */
 #ifndef FL_INTERNAL_H
 #define FL_INTERNAL_H
@@ -229,6 +232,108 @@ FL__HIDDEN int fl__result_reap(struct fl_proc *p, struct fl_result *r);
 
 /* The CLOCK_MONOTONIC time in nanoseconds. */
 FL__HIDDEN long long fl__now_ns(void);
+
+
+/* sink.c: one output stream's bytes on their way into a struct fl_output.
+ * Internal to the exchange; pipeline.c needs only struct fl__stream. */
+struct fl__sink {
+    const struct fl_sink *cfg;
+    struct fl_output *out;
+    int stream;             /* 1 or 2, as on_output is told */
+    char *buf;              /* the caller's .buf, or ours when owned */
+    size_t cap;             /* bytes of buf, the NUL's included */
+    size_t limit;           /* the most bytes kept */
+    size_t len;             /* bytes kept */
+    size_t head;            /* a full ring: its oldest byte */
+    bool owned;
+    unsigned long long total;
+    bool overflowed;
+    char *line;             /* line mode: a line split across reads */
+    size_t line_len, max_line;
+    bool quiet;             /* on_output is not called any more */
+    /* Reasons to stop the child, for the exchange to act on. */
+    bool nomem, cancelled, overflow_stop;
+};
+/* 0 or EINVAL: an overflow it does not know, a buffer without a size (or
+ * with no room for the NUL, or with .discard, or a limit beyond it),
+ * .lines without .on_output, .max_line without .lines. */
+FL__HIDDEN int fl__sink_check(const struct fl_sink *cfg);
+FL__HIDDEN void fl__sink_init(struct fl__sink *s, const struct fl_sink *cfg, int stream,
+                              struct fl_output *out);
+/* Hands a chunk to on_output (or its lines), then keeps what the policy
+ * keeps; sets nomem, cancelled or overflow_stop as they happen. */
+FL__HIDDEN void fl__sink_put(struct fl__sink *s, const char *data, size_t n);
+/* Room for the next read straight into the kept bytes (at most want), or
+ * 0 when they must go through fl__sink_put(): discarding, past the limit,
+ * or no memory. fl__sink_took() then counts and hands on what was read. */
+FL__HIDDEN size_t fl__sink_room(struct fl__sink *s, size_t want, char **at);
+FL__HIDDEN void fl__sink_took(struct fl__sink *s, size_t n);
+FL__HIDDEN bool fl__sink_wants_stop(const struct fl__sink *s);
+/* The stream is over: the last partial line to on_output, the ring put in
+ * order, the NUL, and *out filled. Once. */
+FL__HIDDEN void fl__sink_end(struct fl__sink *s);
+
+/* io.c: the exchange of fl_communicate(), shaped for pipelines too: n
+ * processes, each polled by its pidfd, and any number of streams, each a
+ * parent's pipe end (input: fed from one buffer; output: into a sink and
+ * its struct fl_output). Build the streams with fl__stream_in() and
+ * fl__stream_out(). */
+struct fl__stream {
+    int fd;                 /* the parent's end; the exchange owns and closes it */
+    bool input;
+    /* input: what to write, and the result that gets input_written and
+     * input_closed */
+    const char *data;
+    size_t len, done;
+    struct fl_result *result;
+    /* output */
+    struct fl__sink sink;
+    unsigned long long grown_at;   /* total when the pipe was last grown */
+};
+FL__HIDDEN struct fl__stream fl__stream_in(int fd, const struct fl_io *io,
+                                           struct fl_result *result);
+/* stream is 1 or 2; out is where the sink's result goes (in results[]). */
+FL__HIDDEN struct fl__stream fl__stream_out(int fd, int stream, const struct fl_sink *sink,
+                                            struct fl_output *out);
+/* Checks an fl_io for what does not depend on the processes: reserved
+ * fields, timeout_ms >= 0, eof_wait_ms >= -1, input_len without input,
+ * and both sinks. 0 or EINVAL. The stop policy is checked by
+ * fl__stop_init(). */
+FL__HIDDEN int fl__io_check(const struct fl_io *io);
+/*
+ * Runs the exchange to its end: feeds the inputs, drains the outputs,
+ * until all n processes have ended and every stream is at its end (or
+ * io->eof_wait_ms after the last process ended, when a descendant holds an
+ * output open: out->eof_missed). io->timeout_ms, counted from the call,
+ * starts the stopper (which must be over the same procs), as do a sink's
+ * FL_OVERFLOW_STOP, a callback that returns non-zero, and ENOMEM; the
+ * outputs are drained meanwhile. Then every process is reaped into
+ * results[k] (which are overwritten first: streams may point into them),
+ * with timed_out, stop_requested, stop_signal and killed in each.
+ *
+ * Every stream's fd is closed, whatever happens; the caller must forget
+ * them (proc->stdio[k] = -1). procs must be unreaped. SIGPIPE is blocked
+ * in the calling thread around writes only. Not a cancellation point: it
+ * disables cancellation while it runs. errno is kept.
+ *
+ * Returns 0, or the first of: an errno of poll(), read(), write() or the
+ * reap (ECHILD, ...), ENOMEM, ECANCELED.
+ *
+ * A pipeline of n stages, for instance (each stdio[] taken is set to -1):
+ *     st[ns++] = fl__stream_in(procs[0].stdio[0], io, &results[0]);
+ *     st[ns++] = fl__stream_out(procs[n - 1].stdio[1], 1, &io->out[0],
+ *                               &results[n - 1].out[0]);
+ *     for each stage k with a stderr pipe:
+ *         st[ns++] = fl__stream_out(procs[k].stdio[2], 2, &io->out[1],
+ *                                   &results[k].out[1]);
+ *     fl__stop_init(&stop, procs, n, io->stop, cgroup);  (scope: the group)
+ *     return fl__exchange(procs, results, n, st, ns, io, &stop);
+ * Two streams must not share one caller's .buf: the bytes would mix, so
+ * out[1] with .buf and more than one stderr pipe wants refusing (EINVAL).
+ */
+FL__HIDDEN int fl__exchange(struct fl_proc *procs, struct fl_result *results, size_t n,
+                            struct fl__stream *streams, size_t nstreams,
+                            const struct fl_io *io, struct fl__stopper *stop);
 
 /* error.c */
 FL__HIDDEN int fl__fail(struct fl_error *e, int err, enum fl_step step,

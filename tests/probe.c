@@ -44,6 +44,15 @@
  *                  goes away ends it, with SIGPIPE (or exit 120 on EPIPE)
  *   head N         copy the first N lines of fd 0 to fd 1, then go on
  *                  (fd 0 stays open, unread past them, until the probe ends)
+ * Actions for capture and communicate (io; see tests/pattern.h):
+ *   spew FD BYTES  write BYTES bytes of the pattern to fd FD (EPIPE: exit 3)
+ *   tee2           copy fd 0 to fd 1 and to fd 2 until EOF
+ *   drain          read fd 0 to EOF: "drained N" and "sum HEX" (FNV-1a)
+ *   print FD TEXT  write TEXT to fd FD, with \n read as a newline, and
+ *                  nothing added
+ *   close-stdin    close fd 0
+ *   hold-fds SECS  fork a grandchild that keeps every fd open and sleeps
+ *                  SECS, then exits; reports "grandchild PID" and goes on
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -55,6 +64,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -439,6 +449,125 @@ static bool pipeline_action(const char *c, char **argv, int argc, int *i)
 
 /* ---- end of pipeline actions ---- */
 
+/* ---- io: capture and communicate (see the header comment) -------------- */
+
+#include "pattern.h"
+
+static void do_spew(int fd, unsigned long long bytes)
+{
+    unsigned char buf[65536];
+    for (unsigned long long at = 0; at < bytes;) {
+        size_t n = bytes - at < sizeof buf ? (size_t)(bytes - at) : sizeof buf;
+        fl_pattern_fill(buf, at, n);
+        for (size_t off = 0; off < n;) {
+            ssize_t w = write(fd, buf + off, n - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0 && errno == EPIPE)
+                exit(3);
+            if (w < 0)
+                die("spew");
+            off += (size_t)w;
+        }
+        at += n;
+    }
+}
+
+/* A read of fd 0: the byte count, 0 at EOF. */
+static size_t read_stdin(void *buf, size_t size)
+{
+    ssize_t n;
+    while ((n = read(0, buf, size)) < 0 && errno == EINTR)
+        ;
+    if (n < 0)
+        die("read stdin");
+    return (size_t)n;
+}
+
+static void do_tee2(void)
+{
+    char buf[65536];
+    size_t n;
+    while ((n = read_stdin(buf, sizeof buf)) > 0) {
+        write_all(1, buf, n);
+        write_all(2, buf, n);
+    }
+}
+
+static void do_drain(void)
+{
+    unsigned char buf[65536];
+    unsigned long long total = 0;
+    uint64_t sum = FL_FNV1A_INIT;
+    size_t n;
+    while ((n = read_stdin(buf, sizeof buf)) > 0) {
+        sum = fl_fnv1a(sum, buf, n);
+        total += n;
+    }
+    put("drained %llu", total);
+    put("sum %016llx", (unsigned long long)sum);
+}
+
+static void do_print(int fd, const char *text)
+{
+    size_t n = strlen(text), len = 0;
+    char *s = malloc(n + 1);
+    if (!s)
+        die("malloc");
+    for (size_t k = 0; k < n; k++) {
+        if (text[k] == '\\' && text[k + 1] == 'n') {
+            s[len++] = '\n';
+            k++;
+        } else {
+            s[len++] = text[k];
+        }
+    }
+    write_all(fd, s, len);
+    free(s);
+}
+
+static void do_hold_fds(const char *secs)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork");
+    if (pid == 0) {
+        do_sleep(secs);
+        _exit(0);
+    }
+    put("grandchild %d", (int)pid);
+}
+
+/* The io commands; returns false for a word that is none of them. */
+static bool io_command(const char *c, char **argv, int argc, int *i)
+{
+    if (!strcmp(c, "spew")) {
+        int fd = atoi(arg(argv, argc, (*i)++));
+        unsigned long long n = strtoull(arg(argv, argc, (*i)++), NULL, 0);
+        flush_report();
+        do_spew(fd, n);
+    } else if (!strcmp(c, "tee2")) {
+        flush_report();
+        do_tee2();
+    } else if (!strcmp(c, "drain")) {
+        do_drain();
+    } else if (!strcmp(c, "print")) {
+        int fd = atoi(arg(argv, argc, (*i)++));
+        const char *s = arg(argv, argc, (*i)++);
+        flush_report();
+        do_print(fd, s);
+    } else if (!strcmp(c, "close-stdin")) {
+        close(0);
+    } else if (!strcmp(c, "hold-fds")) {
+        const char *s = arg(argv, argc, (*i)++);
+        flush_report();
+        do_hold_fds(s);
+    } else {
+        return false;
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     g_argc = argc;
@@ -516,7 +645,7 @@ int main(int argc, char **argv)
             int sig = atoi(arg(argv, argc, i++));
             flush_report();
             kill(getpid(), sig);
-        } else if (!pipeline_action(c, argv, argc, &i)) {
+        } else if (!pipeline_action(c, argv, argc, &i) && !io_command(c, argv, argc, &i)) {
             fprintf(stderr, "probe: unknown command \"%s\"\n", c);
             usage();
         }

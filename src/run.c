@@ -1,0 +1,106 @@
+/* run.c: the public faces of the exchange (io.c) for one process:
+ * fl_communicate() on a handle's pipes, and fl_run(), which makes the
+ * pipes, spawns, communicates and closes. */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "internal.h"
+
+static int communicate(struct fl_proc *proc, const struct fl_io *io, struct fl_result *result,
+                       const char *default_cgroup)
+{
+    static const struct fl_io none;
+    if (!io)
+        io = &none;
+    if (!proc || !result)
+        return EINVAL;
+    int r = fl__io_check(io);
+    if (r)
+        return r;
+    if ((io->input || io->input_len) && proc->stdio[0] < 0)
+        return EINVAL;
+    if (proc->pid <= 0 || proc->state_ == FL__PROC_REAPED)
+        return ESRCH;
+    struct fl__stopper stop;
+    if ((r = fl__stop_init(&stop, proc, 1, io->stop, default_cgroup)))
+        return r;
+    struct fl__stream st[3];
+    size_t ns = 0;
+    if (proc->stdio[0] >= 0)
+        st[ns++] = fl__stream_in(proc->stdio[0], io, result);
+    for (int k = 1; k < 3; k++)
+        if (proc->stdio[k] >= 0)
+            st[ns++] = fl__stream_out(proc->stdio[k], k, &io->out[k - 1], &result->out[k - 1]);
+    for (int k = 0; k < 3; k++)
+        proc->stdio[k] = -1;
+    return fl__exchange(proc, result, 1, st, ns, io, &stop);
+}
+
+int fl_communicate(struct fl_proc *proc, const struct fl_io *io, struct fl_result *result)
+{
+    return communicate(proc, io, result, NULL);
+}
+
+/* The policy, checked before anything starts: a group needs a child that
+ * will lead one. */
+static int check_policy(const struct fl_stop_policy *policy, const struct fl_cmd *cmd)
+{
+    if (!policy)
+        return 0;
+    struct fl_stop_policy p = *policy;
+    if (p.scope == FL_STOP_GROUP) {
+        if (!(cmd->flags & (FL_NEW_PGROUP | FL_SETSID)))
+            return EINVAL;
+        p.scope = FL_STOP_PROCESS;
+    }
+    struct fl__stopper s;
+    return fl__stop_init(&s, NULL, 0, &p, cmd->cgroup);
+}
+
+static bool fd_mapped(const struct fl_cmd *cmd, int fd)
+{
+    for (size_t i = 0; cmd->fds && i < cmd->nfds; i++)
+        if (cmd->fds[i].child_fd == fd)
+            return true;
+    return false;
+}
+
+int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *result,
+           struct fl_error *error)
+{
+    struct fl_error scratch;
+    if (!error)
+        error = &scratch;
+    static const struct fl_io none;
+    if (!io)
+        io = &none;
+    if (!cmd || !result)
+        return fl__fail(error, EINVAL, FL_STEP_PREPARE, -1, NULL, "no command or no result");
+    if (fl__io_check(io) || check_policy(io->stop, cmd))
+        return fl__fail(error, EINVAL, FL_STEP_PREPARE, -1, NULL, "a bad struct fl_io");
+    struct fl_cmd c = *cmd;
+    bool want[3] = { io->input_len > 0 || io->input, io->out[0].capture, io->out[1].capture };
+    for (int k = 0; k < 3; k++) {
+        if (!want[k])
+            continue;
+        /* The pipe would take the place of what the caller asked for. */
+        if ((c.stdio[k].kind != FL_INHERIT && c.stdio[k].kind != FL_PIPE) || fd_mapped(cmd, k))
+            return fl__fail(error, EINVAL, FL_STEP_PREPARE, k, NULL,
+                            "a stream to capture or feed is not FL_INHERIT or FL_PIPE");
+        c.stdio[k] = (struct fl_stdio){ .kind = FL_PIPE };
+    }
+    *result = (struct fl_result){ .exit_code = -1 };
+    struct fl_proc p;
+    int r = fl_spawn(&c, &p, error);
+    if (r)
+        return r;
+    r = communicate(&p, io, result, cmd->cgroup);
+    if (p.state_ != FL__PROC_REAPED) {  /* refused before the exchange */
+        fl_kill(&p, SIGKILL);
+        fl_wait(&p, -1, NULL);
+    }
+    fl_close(&p);
+    return r;
+}

@@ -1,0 +1,229 @@
+/* sink.c: one output stream's bytes on their way into a struct fl_output:
+ * the callback (whole chunks or whole lines), then the keeping (all, the
+ * head, or a ring of the tail), with the counts.
+ *
+ * Nothing here does I/O; the exchange (io.c) reads, and asks the sink
+ * afterwards whether the child must be stopped (fl__sink_wants_stop). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_LINE_DEFAULT ((size_t)64 << 10)
+#define FIRST_CAP 4096
+
+int fl__sink_check(const struct fl_sink *c)
+{
+    if ((unsigned)c->overflow > FL_OVERFLOW_STOP)
+        return EINVAL;
+    /* A buffer needs room for the closing NUL, and one without a size
+     * (or a size without a buffer) is a mistake, not a request. */
+    if (c->buf ? c->size == 0 : c->size != 0)
+        return EINVAL;
+    if (c->buf && (c->discard || c->limit > c->size - 1))
+        return EINVAL;
+    if ((c->lines && !c->on_output) || (c->max_line && !c->lines))
+        return EINVAL;
+    return 0;
+}
+
+void fl__sink_init(struct fl__sink *s, const struct fl_sink *cfg, int stream,
+                   struct fl_output *out)
+{
+    *s = (struct fl__sink){ .cfg = cfg, .out = out, .stream = stream };
+    s->max_line = cfg->max_line ? cfg->max_line : MAX_LINE_DEFAULT;
+    if (cfg->buf) {
+        s->buf = cfg->buf;
+        s->cap = cfg->size;
+        s->limit = cfg->limit ? cfg->limit : cfg->size - 1;
+    } else {
+        s->owned = true;
+        s->limit = cfg->limit ? cfg->limit : SIZE_MAX - 1;
+    }
+}
+
+static void emit(struct fl__sink *s, const char *d, size_t n)
+{
+    if (s->quiet || n == 0)
+        return;
+    if (s->cfg->on_output(s->cfg->ctx, s->stream, d, n) != 0) {
+        s->quiet = true;
+        s->cancelled = true;
+    }
+}
+
+/* Whole lines go straight from the chunk; only a line split across reads
+ * is copied, into a buffer of max_line bytes made on first need. */
+static void split_lines(struct fl__sink *s, const char *d, size_t n)
+{
+    while (n > 0 && !s->quiet) {
+        const char *nl = memchr(d, '\n', n);
+        size_t piece = nl ? (size_t)(nl - d) + 1 : n;
+        if (s->line_len == 0 && (piece >= s->max_line || nl)) {
+            size_t take = piece < s->max_line ? piece : s->max_line;
+            emit(s, d, take);
+            d += take;
+            n -= take;
+            continue;
+        }
+        if (!s->line && !(s->line = malloc(s->max_line))) {
+            s->nomem = true;
+            return;
+        }
+        size_t room = s->max_line - s->line_len;
+        size_t take = piece < room ? piece : room;
+        memcpy(s->line + s->line_len, d, take);
+        s->line_len += take;
+        d += take;
+        n -= take;
+        if (s->line_len == s->max_line || d[-1] == '\n') {
+            emit(s, s->line, s->line_len);
+            s->line_len = 0;
+        }
+    }
+}
+
+/* Room for need kept bytes and the NUL. A library buffer doubles, and
+ * never past the limit: a ring is then allocated once, at its full size,
+ * only for output that fills it. */
+static bool reserve(struct fl__sink *s, size_t need)
+{
+    if (need < s->cap)
+        return true;
+    if (!s->owned)
+        return false;
+    size_t cap = s->cap ? s->cap : FIRST_CAP;
+    while (cap <= need)
+        cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+    if (cap > s->limit + 1)
+        cap = s->limit + 1;
+    char *p = realloc(s->buf, cap);
+    if (!p)
+        return false;
+    s->buf = p;
+    s->cap = cap;
+    return true;
+}
+
+static void keep(struct fl__sink *s, const char *d, size_t n)
+{
+    if (s->cfg->discard || s->nomem)
+        return;
+    if (s->len < s->limit) {
+        size_t take = n < s->limit - s->len ? n : s->limit - s->len;
+        if (!reserve(s, s->len + take)) {
+            s->nomem = true;
+            return;
+        }
+        memcpy(s->buf + s->len, d, take);
+        s->len += take;
+        d += take;
+        n -= take;
+    }
+    if (n == 0)
+        return;
+    s->overflowed = true;
+    if (s->cfg->overflow == FL_OVERFLOW_STOP)
+        s->overflow_stop = true;
+    if (s->cfg->overflow != FL_OVERFLOW_KEEP_TAIL || s->limit == 0)
+        return;
+    /* The ring is full: head is both the oldest byte and where the next
+     * goes. Two copies at most per chunk; the order is put right once, at
+     * the end. */
+    if (n >= s->limit) {
+        memcpy(s->buf, d + n - s->limit, s->limit);
+        s->head = 0;
+        return;
+    }
+    size_t first = n < s->limit - s->head ? n : s->limit - s->head;
+    memcpy(s->buf + s->head, d, first);
+    memcpy(s->buf, d + first, n - first);
+    s->head = (s->head + n) % s->limit;
+}
+
+static void hand_on(struct fl__sink *s, const char *d, size_t n)
+{
+    if (s->cfg->on_output && !s->quiet) {
+        if (s->cfg->lines)
+            split_lines(s, d, n);
+        else
+            emit(s, d, n);
+    }
+}
+
+void fl__sink_put(struct fl__sink *s, const char *d, size_t n)
+{
+    s->total += n;
+    hand_on(s, d, n);
+    keep(s, d, n);
+}
+
+bool fl__sink_wants_stop(const struct fl__sink *s)
+{
+    return s->nomem || s->cancelled || s->overflow_stop;
+}
+
+static void reverse(char *p, size_t n)
+{
+    for (size_t i = 0, j = n; i + 1 < j; i++, j--) {
+        char t = p[i];
+        p[i] = p[j - 1];
+        p[j - 1] = t;
+    }
+}
+
+void fl__sink_end(struct fl__sink *s)
+{
+    if (s->line_len > 0)
+        emit(s, s->line, s->line_len);
+    s->line_len = 0;
+    free(s->line);
+    s->line = NULL;
+    if (s->head > 0) {  /* rotate left by head, in place */
+        reverse(s->buf, s->head);
+        reverse(s->buf + s->head, s->len - s->head);
+        reverse(s->buf, s->len);
+        s->head = 0;
+    }
+    if (!s->cfg->discard) {
+        if (reserve(s, s->len))
+            s->buf[s->len] = '\0';
+        else
+            s->nomem = true;  /* not even the NUL of an empty output */
+    }
+    *s->out = (struct fl_output){
+        .data = s->buf,
+        .len = s->len,
+        .total = s->total,
+        .dropped = s->total - s->len,
+        .overflowed = s->overflowed,
+        .eof_missed = s->out->eof_missed,
+        .owned_ = s->owned && s->buf,
+    };
+}
+
+size_t fl__sink_room(struct fl__sink *s, size_t want, char **at)
+{
+    if (s->cfg->discard || s->nomem || s->len >= s->limit)
+        return 0;
+    size_t left = s->limit - s->len;
+    /* Grown no faster than doubling: a short output keeps a short buffer. */
+    size_t grow = s->len > FIRST_CAP ? s->len : FIRST_CAP;
+    grow = grow < want ? grow : want;
+    if (!reserve(s, s->len + (grow < left ? grow : left)))
+        return 0;  /* the copy path meets the failure again and says so */
+    size_t room = s->cap - 1 - s->len;
+    room = room < left ? room : left;
+    *at = s->buf + s->len;
+    return room < want ? room : want;
+}
+
+void fl__sink_took(struct fl__sink *s, size_t n)
+{
+    const char *d = s->buf + s->len;
+    s->len += n;
+    s->total += n;
+    hand_on(s, d, n);
+}

@@ -1,0 +1,519 @@
+/*
+ * test_io.c: fl_communicate(): feeding stdin and draining stdout and
+ * stderr at once, the output policies (head, tail, stop), caller's
+ * buffers, callbacks and lines, children that close stdin or leave a
+ * descendant holding stdout, deadlines, and signals meanwhile.
+ */
+#include "test.h"
+#include "pattern.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+
+#define MIB (1024u * 1024u)
+
+/* Spawns argv with pipes for the streams asked for (stdin, stdout, stderr). */
+static void spawn_piped(struct fl_proc *p, char *const *argv, bool in, bool out, bool err)
+{
+    struct fl_cmd cmd = {
+        .argv = argv,
+        .stdio = { { .kind = in ? FL_PIPE : FL_NULL }, { .kind = out ? FL_PIPE : FL_NULL },
+                   { .kind = err ? FL_PIPE : FL_INHERIT } },
+        .backend = BACKEND,
+    };
+    SPAWN(&cmd, p);
+}
+
+static unsigned char *pattern(size_t n)
+{
+    unsigned char *p = t_keep(malloc(n));
+    fl_pattern_fill(p, 0, n);
+    return p;
+}
+
+/* The stream holds exactly the pattern's bytes [from, from + n). */
+static void assert_pattern(const struct fl_output *o, uint64_t from, size_t n)
+{
+    ASSERT_EQ(o->len, n);
+    for (size_t k = 0; k < n; k++)
+        if ((unsigned char)o->data[k] != fl_pattern_byte(from + k))
+            FAIL("byte %zu (offset %llu) differs", k, (unsigned long long)(from + k));
+    ASSERT_EQ(o->data[n], '\0');
+}
+
+static void run_io(char *const *argv, bool in, const struct fl_io *io, struct fl_result *r,
+                   int expect)
+{
+    struct fl_proc p;
+    spawn_piped(&p, argv, in, true, true);
+    ASSERT_ERR(fl_communicate(&p, io, r), expect);
+    fl_close(&p);
+}
+
+/* ---- sizes ---------------------------------------------------------------- */
+
+TEST(sixty_four_mib_in_out_and_err_at_once_arrive_byte_exact) /* stress */
+{
+    size_t n = 64 * MIB;
+    unsigned char *in = pattern(n);
+    struct fl_io io = { .input = in, .input_len = n };
+    struct fl_result r;
+    run_io(PROBE("tee2"), true, &io, &r, 0);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_EQ(r.input_written, n);
+    ASSERT(!r.input_closed);
+    assert_pattern(&r.out[0], 0, n);
+    assert_pattern(&r.out[1], 0, n);
+    ASSERT_EQ(r.out[0].total, n);
+    ASSERT(!r.out[0].overflowed && !r.out[0].eof_missed);
+    fl_result_free(&r);
+}
+
+TEST(merged_stderr_keeps_the_order_of_the_writes)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("echo", "a", "stderr", "b", "echo", "c"),
+        .stdio = { [1] = { .kind = FL_PIPE }, [2] = { .kind = FL_TO_STDOUT } },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct fl_result r;
+    ASSERT_OK(fl_communicate(&p, NULL, &r));
+    fl_close(&p);
+    ASSERT_STR_EQ(r.out[0].data, "a\nb\nc\n");
+    ASSERT_NULL(r.out[1].data);
+    fl_result_free(&r);
+}
+
+TEST(an_empty_output_is_an_empty_string)
+{
+    struct fl_result r;
+    run_io(PROBE("exit", "0"), false, NULL, &r, 0);
+    ASSERT_STR_EQ(r.out[0].data, "");
+    ASSERT_EQ(r.out[0].len, 0);
+    fl_result_free(&r);
+}
+
+TEST(communicate_closes_the_pipe_ends_of_the_handle)
+{
+    struct fl_proc p;
+    spawn_piped(&p, PROBE("cat"), true, true, true);
+    struct fl_io io = { .input = "x", .input_len = 1 };
+    struct fl_result r;
+    ASSERT_OK(fl_communicate(&p, &io, &r));
+    ASSERT_EQ(p.stdio[0], -1);
+    ASSERT_EQ(p.stdio[1], -1);
+    ASSERT_EQ(p.stdio[2], -1);
+    ASSERT_STR_EQ(r.out[0].data, "x");
+    ASSERT_ERR(fl_communicate(&p, NULL, &r), ESRCH);
+    fl_close(&p);
+    fl_result_free(&r);
+}
+
+/* ---- output policies ------------------------------------------------------- */
+
+TEST(keep_head_keeps_the_first_bytes_and_drains_the_rest)
+{
+    struct fl_io io = { .out[0] = { .limit = 1000, .overflow = FL_OVERFLOW_KEEP_HEAD } };
+    struct fl_result r;
+    run_io(PROBE("spew", "1", "3145728"), false, &io, &r, 0);
+    ASSERT_EXITED(r.status, 0);  /* never blocked, never stopped */
+    assert_pattern(&r.out[0], 0, 1000);
+    ASSERT(r.out[0].overflowed);
+    ASSERT_EQ(r.out[0].total, 3145728);
+    ASSERT_EQ(r.out[0].dropped, 3145728 - 1000);
+    ASSERT(!r.stop_requested);
+    fl_result_free(&r);
+}
+
+TEST(keep_tail_keeps_exactly_the_last_bytes)
+{
+    size_t total = 3 * MIB + 7, limit = 100003;
+    struct fl_io io = { .out[0] = { .limit = limit, .overflow = FL_OVERFLOW_KEEP_TAIL } };
+    struct fl_result r;
+    run_io(PROBE("spew", "1", t_fmt("%zu", total)), false, &io, &r, 0);
+    ASSERT_EXITED(r.status, 0);
+    assert_pattern(&r.out[0], total - limit, limit);
+    ASSERT(r.out[0].overflowed);
+    ASSERT_EQ(r.out[0].dropped, total - limit);
+    fl_result_free(&r);
+}
+
+TEST(keep_tail_of_an_output_below_the_limit_keeps_it_all)
+{
+    struct fl_io io = { .out[0] = { .limit = 1000, .overflow = FL_OVERFLOW_KEEP_TAIL } };
+    struct fl_result r;
+    run_io(PROBE("spew", "1", "999"), false, &io, &r, 0);
+    assert_pattern(&r.out[0], 0, 999);
+    ASSERT(!r.out[0].overflowed);
+    ASSERT_EQ(r.out[0].dropped, 0);
+    fl_result_free(&r);
+}
+
+TEST(keep_tail_in_a_callers_buffer_keeps_the_last_bytes)
+{
+    char buf[101];
+    struct fl_io io = { .out[0] = { .buf = buf, .size = sizeof buf,
+                                    .overflow = FL_OVERFLOW_KEEP_TAIL } };
+    struct fl_result r;
+    run_io(PROBE("spew", "1", "1000000"), false, &io, &r, 0);
+    ASSERT(r.out[0].data == buf);
+    assert_pattern(&r.out[0], 1000000 - 100, 100);
+    fl_result_free(&r);
+}
+
+TEST(overflow_stop_stops_the_child_with_the_stop_policy)
+{
+    struct fl_io io = { .out[0] = { .limit = 65536, .overflow = FL_OVERFLOW_STOP } };
+    struct fl_result r;
+    run_io(PROBE("spew", "1", "100000000000"), false, &io, &r, 0);
+    ASSERT(r.stop_requested);
+    ASSERT(!r.timed_out);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    ASSERT_SIGNALED(r.status, SIGTERM);
+    ASSERT(r.out[0].overflowed);
+    assert_pattern(&r.out[0], 0, 65536);
+    fl_result_free(&r);
+}
+
+TEST(discard_counts_the_bytes_and_keeps_none)
+{
+    struct fl_io io = { .out[0] = { .discard = true } };
+    struct fl_result r;
+    run_io(PROBE("spew", "1", "200000"), false, &io, &r, 0);
+    ASSERT_NULL(r.out[0].data);
+    ASSERT_EQ(r.out[0].total, 200000);
+    ASSERT_EQ(r.out[0].dropped, 200000);
+    fl_result_free(&r);
+}
+
+TEST(output_goes_into_a_callers_buffer_with_room_for_the_nul)
+{
+    char buf[8];
+    memset(buf, 'z', sizeof buf);
+    struct fl_io io = { .out[0] = { .buf = buf, .size = sizeof buf } };
+    struct fl_result r;
+    run_io(PROBE("echo", "0123456789"), false, &io, &r, 0);
+    ASSERT(r.out[0].data == buf);
+    ASSERT_STR_EQ(buf, "0123456");
+    ASSERT(r.out[0].overflowed);
+    ASSERT_EQ(r.out[0].total, 11);
+    ASSERT_EQ(r.out[0].dropped, 4);
+    fl_result_free(&r);
+    ASSERT_STR_EQ(buf, "0123456");  /* the caller's, left alone */
+}
+
+/* ---- callbacks and lines --------------------------------------------------- */
+
+struct collected {
+    char data[4096];
+    size_t len;
+    int calls;
+    int streams;  /* bit 1 << stream */
+    char pieces[16][64];
+    int stop_after;  /* calls; 0: never */
+};
+
+static int collect(void *ctx, int stream, const char *d, size_t n)
+{
+    struct collected *c = ctx;
+    if (c->calls < 16 && n < sizeof c->pieces[0])
+        memcpy(c->pieces[c->calls], d, n);
+    if (c->len + n <= sizeof c->data) {
+        memcpy(c->data + c->len, d, n);
+        c->len += n;
+    }
+    c->calls++;
+    c->streams |= 1 << stream;
+    return c->stop_after && c->calls >= c->stop_after;
+}
+
+TEST(the_callback_gets_every_chunk_in_order_before_it_is_kept)
+{
+    struct collected c = { 0 };
+    struct fl_io io = { .out[1] = { .on_output = collect, .ctx = &c } };
+    struct fl_result r;
+    run_io(PROBE("print", "2", "ab", "sleep", "0.05", "print", "2", "cd"), false, &io, &r, 0);
+    ASSERT_EQ(c.len, 4);
+    ASSERT(!memcmp(c.data, "abcd", 4));
+    ASSERT_EQ(c.streams, 1 << 2);
+    ASSERT_STR_EQ(r.out[1].data, "abcd");
+    fl_result_free(&r);
+}
+
+TEST(line_mode_hands_over_whole_lines)
+{
+    struct collected c = { 0 };
+    struct fl_io io = { .out[0] = { .on_output = collect, .ctx = &c, .lines = true,
+                                    .discard = true } };
+    struct fl_result r;
+    run_io(PROBE("print", "1", "ab", "sleep", "0.05", "print", "1", "c\\nde\\n",
+                 "sleep", "0.05", "print", "1", "f"),
+           false, &io, &r, 0);
+    ASSERT_EQ(c.calls, 3);
+    ASSERT_STR_EQ(c.pieces[0], "abc\n");
+    ASSERT_STR_EQ(c.pieces[1], "de\n");
+    ASSERT_STR_EQ(c.pieces[2], "f");  /* the last line, without its newline */
+    ASSERT_EQ(r.out[0].total, 8);
+    fl_result_free(&r);
+}
+
+TEST(line_mode_cuts_a_line_longer_than_max_line)
+{
+    struct collected c = { 0 };
+    struct fl_io io = { .out[0] = { .on_output = collect, .ctx = &c, .lines = true,
+                                    .max_line = 4 } };
+    struct fl_result r;
+    run_io(PROBE("print", "1", "ab", "sleep", "0.05", "print", "1", "cdefghij\\nxy\\n"), false,
+           &io, &r, 0);
+    ASSERT_EQ(c.calls, 4);
+    ASSERT_STR_EQ(c.pieces[0], "abcd");
+    ASSERT_STR_EQ(c.pieces[1], "efgh");
+    ASSERT_STR_EQ(c.pieces[2], "ij\n");
+    ASSERT_STR_EQ(c.pieces[3], "xy\n");
+    ASSERT_STR_EQ(r.out[0].data, "abcdefghij\nxy\n");
+    fl_result_free(&r);
+}
+
+TEST(a_callback_that_returns_non_zero_stops_the_child_with_ecanceled)
+{
+    struct collected c = { .stop_after = 1 };
+    struct fl_io io = { .out[0] = { .on_output = collect, .ctx = &c } };
+    struct fl_result r;
+    run_io(PROBE("spew", "1", "100000000000"), false, &io, &r, ECANCELED);
+    ASSERT_EQ(c.calls, 1);  /* never called again */
+    ASSERT(r.stop_requested);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    ASSERT_SIGNALED(r.status, SIGTERM);
+    ASSERT_GE(r.out[0].len, 1);
+    fl_result_free(&r);
+}
+
+/* ---- stdin ------------------------------------------------------------------- */
+
+TEST(a_child_that_never_reads_stdin_ends_the_feeding_without_a_hang)
+{
+    size_t n = 16 * MIB;
+    struct fl_io io = { .input = pattern(n), .input_len = n };
+    struct fl_result r;
+    run_io(PROBE("sleep", "0.1", "exit", "0"), true, &io, &r, 0);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT(r.input_closed);
+    ASSERT_GT(n, r.input_written);
+    fl_result_free(&r);
+}
+
+TEST(a_child_that_closes_stdin_at_once_ends_the_feeding)
+{
+    size_t n = 4 * MIB;
+    struct fl_io io = { .input = pattern(n), .input_len = n };
+    struct fl_result r;
+    run_io(PROBE("close-stdin", "sleep", "0.1", "echo", "done"), true, &io, &r, 0);
+    ASSERT(r.input_closed);
+    ASSERT_STR_EQ(r.out[0].data, "done\n");
+    ASSERT_EXITED(r.status, 0);
+    fl_result_free(&r);
+}
+
+TEST(the_input_reaches_the_child_whole)
+{
+    size_t n = 5 * MIB + 3;
+    unsigned char *in = pattern(n);
+    struct fl_io io = { .input = in, .input_len = n };
+    struct fl_result r;
+    run_io(PROBE("drain"), true, &io, &r, 0);
+    ASSERT_EQ(t_get_num(r.out[0].data, "drained"), (long long)n);
+    ASSERT_STR_EQ(t_get(r.out[0].data, "sum"),
+                  t_fmt("%016llx", (unsigned long long)fl_fnv1a(FL_FNV1A_INIT, in, n)));
+    ASSERT_EQ(r.input_written, n);
+    fl_result_free(&r);
+}
+
+static bool sigpipe_pending(void)
+{
+    sigset_t s;
+    sigpending(&s);
+    return sigismember(&s, SIGPIPE) == 1;
+}
+
+TEST(sigpipe_disposition_and_mask_are_unchanged_and_nothing_is_left_pending)
+{
+    struct sigaction before, after;
+    sigset_t mask_before, mask_after;
+    sigaction(SIGPIPE, NULL, &before);
+    pthread_sigmask(SIG_SETMASK, NULL, &mask_before);
+    struct fl_io io = { .input = pattern(MIB), .input_len = MIB };
+    struct fl_result r;
+    run_io(PROBE("close-stdin", "sleep", "0.05"), true, &io, &r, 0);
+    ASSERT(r.input_closed);
+    sigaction(SIGPIPE, NULL, &after);
+    pthread_sigmask(SIG_SETMASK, NULL, &mask_after);
+    ASSERT(before.sa_handler == after.sa_handler && after.sa_handler == SIG_DFL);
+    ASSERT(sigismember(&mask_after, SIGPIPE) == sigismember(&mask_before, SIGPIPE));
+    ASSERT(!sigpipe_pending());
+    fl_result_free(&r);
+}
+
+TEST(a_sigpipe_the_caller_had_pending_stays_pending)
+{
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    pthread_kill(pthread_self(), SIGPIPE);
+    struct fl_io io = { .input = pattern(MIB), .input_len = MIB };
+    struct fl_result r;
+    run_io(PROBE("close-stdin", "sleep", "0.05"), true, &io, &r, 0);
+    ASSERT(r.input_closed);
+    ASSERT(sigpipe_pending());
+    int sig = 0;
+    ASSERT_OK(sigwait(&pipe_set, &sig));
+    ASSERT(!sigpipe_pending());  /* one, not two: the exchange's was taken */
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    fl_result_free(&r);
+}
+
+/* ---- ends, deadlines, signals ---------------------------------------------- */
+
+TEST(a_grandchild_holding_stdout_is_given_up_after_eof_wait)
+{
+    struct fl_io io = { .eof_wait_ms = 200 };
+    struct fl_result r;
+    run_io(PROBE("echo", "hi", "hold-fds", "30", "exit", "0"), false, &io, &r, 0);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT(r.out[0].eof_missed);
+    ASSERT_STR_CONTAINS(r.out[0].data, "hi\n");
+    pid_t grandchild = (pid_t)t_get_num(r.out[0].data, "grandchild");
+    ASSERT_GT(grandchild, 0);
+    kill(grandchild, SIGKILL);
+    ASSERT(!r.timed_out);
+    fl_result_free(&r);
+}
+
+TEST(a_deadline_in_the_middle_of_output_stops_the_child_and_keeps_what_came)
+{
+    struct fl_io io = { .timeout_ms = 300 };
+    struct fl_result r;
+    run_io(PROBE("echo", "first", "sleep", "30", "echo", "never"), false, &io, &r, 0);
+    ASSERT(r.timed_out);
+    ASSERT(!r.stop_requested);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    ASSERT_SIGNALED(r.status, SIGTERM);
+    ASSERT_STR_EQ(r.out[0].data, "first\n");
+    fl_result_free(&r);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+}
+
+TEST(a_flood_of_signals_without_sa_restart_does_not_break_the_exchange) /* stress */
+{
+    struct sigaction sa = { .sa_handler = on_alarm }, old_sa;  /* no SA_RESTART */
+    sigemptyset(&sa.sa_mask);
+    ASSERT_SYS(sigaction(SIGALRM, &sa, &old_sa));
+    struct itimerval every_ms = { { 0, 1000 }, { 0, 1000 } }, off = { 0 };
+    ASSERT_SYS(setitimer(ITIMER_REAL, &every_ms, NULL));
+    size_t n = 8 * MIB;
+    struct fl_io io = { .input = pattern(n), .input_len = n };
+    struct fl_result r;
+    run_io(PROBE("tee2"), true, &io, &r, 0);
+    ASSERT_SYS(setitimer(ITIMER_REAL, &off, NULL));
+    ASSERT_SYS(sigaction(SIGALRM, &old_sa, NULL));
+    ASSERT_EXITED(r.status, 0);
+    assert_pattern(&r.out[0], 0, n);
+    assert_pattern(&r.out[1], 0, n);
+    ASSERT_EQ(r.input_written, n);
+    fl_result_free(&r);
+}
+
+TEST(a_handle_without_a_pidfd_communicates_and_leaves_no_fd)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("cat"),
+        .stdio = { { .kind = FL_PIPE }, { .kind = FL_PIPE } },
+        .flags = FL_NO_PIDFD,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EQ(p.pidfd, -1);
+    struct fl_io io = { .input = "no pidfd", .input_len = 8, .timeout_ms = 30000 };
+    struct fl_result r;
+    ASSERT_OK(fl_communicate(&p, &io, &r));
+    fl_close(&p);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_STR_EQ(r.out[0].data, "no pidfd");
+    fl_result_free(&r);  /* the runner checks that the borrowed pidfd is closed */
+}
+
+/* ---- refusals ---------------------------------------------------------------- */
+
+TEST(a_bad_io_is_einval_and_touches_nothing)
+{
+    struct fl_proc p;
+    spawn_piped(&p, PROBE("cat"), false, true, true);
+    struct fl_result r = { .exit_code = 42 };
+    struct fl_io bad[] = {
+        { .reserved_ = { &r } },
+        { .eof_wait_ms = -2 },
+        { .timeout_ms = -1 },
+        { .input = "x", .input_len = 1 },  /* no stdin pipe */
+        { .input_len = 1 },
+        { .out[0] = { .overflow = 7 } },
+        { .out[0] = { .buf = (char[4]){ 0 }, .size = 0 } },
+        { .out[0] = { .size = 4 } },
+        { .out[1] = { .lines = true } },
+        { .stop = &(struct fl_stop_policy){ .signal = -1 } },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ASSERT_ERR(fl_communicate(&p, &bad[i], &r), EINVAL);
+    ASSERT_EQ(r.exit_code, 42);
+    ASSERT_GE(p.stdio[1], 0);
+    ASSERT_OK(fl_kill(&p, 0));
+    ASSERT_OK(fl_communicate(&p, NULL, &r));  /* cat's stdin is /dev/null */
+    ASSERT_EXITED(r.status, 0);
+    fl_close(&p);
+    fl_result_free(&r);
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+TEST(a_buffer_that_cannot_grow_stops_the_child_with_enomem)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    SKIP("the sanitizers' shadow memory does not fit under a low RLIMIT_AS");
+#else
+    struct fl_proc p;
+    spawn_piped(&p, PROBE("spew", "1", "100000000000"), false, true, false);
+    /* Set after the spawn: the child keeps the limit it started with. */
+    unsigned long long vm_pages = 0;
+    FILE *f = fopen("/proc/self/statm", "re");
+    if (!f || fscanf(f, "%llu", &vm_pages) != 1)
+        SKIP("no /proc/self/statm");
+    fclose(f);
+    struct rlimit old, low;
+    ASSERT_SYS(getrlimit(RLIMIT_AS, &old));
+    low = (struct rlimit){ vm_pages * (unsigned long long)sysconf(_SC_PAGESIZE) + 256 * MIB,
+                           old.rlim_max };
+    if (old.rlim_max != RLIM_INFINITY && low.rlim_cur > old.rlim_max)
+        low.rlim_cur = old.rlim_max;
+    ASSERT_SYS(setrlimit(RLIMIT_AS, &low));
+    struct fl_result r;
+    int err = fl_communicate(&p, NULL, &r);
+    ASSERT_SYS(setrlimit(RLIMIT_AS, &old));
+    fl_close(&p);
+    ASSERT_ERR(err, ENOMEM);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    ASSERT_SIGNALED(r.status, SIGTERM);
+    ASSERT_GT(r.out[0].len, 0);  /* what was kept is there, as a string */
+    ASSERT_EQ(r.out[0].data[r.out[0].len], '\0');
+    ASSERT_GT(r.out[0].dropped, 0);
+    fl_result_free(&r);
+#endif
+}
