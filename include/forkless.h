@@ -1007,17 +1007,36 @@ FL_API int fl_pipeline_wait(struct fl_pipeline *pl, int timeout_ms,
                             struct fl_result *results);
 
 /*
- * fl_communicate() for a pipeline: io->input goes to the first stage,
- * out[0] is the last stage's stdout (results[n-1].out[0]), and out[1] is
- * applied to each stage's stderr pipe (results[k].out[1]).
+ * fl_communicate() for a pipeline: io->input goes to the first stage's
+ * stdin pipe (results[0].input_written, .input_closed), out[0] takes the
+ * last stage's stdout pipe (results[n-1].out[0]), and out[1] applies to
+ * each stage's stderr pipe on its own (results[k].out[1]). The streams are
+ * the stages' FL_PIPE ends, which it closes. The deadline and the stop
+ * policy reach the whole group, as in fl_pipeline_wait(); timed_out,
+ * stop_signal and killed are set alike in every result. The stages are
+ * reaped once all have ended, stage 0 last.
+ *
+ * Returns as fl_communicate(), and EINVAL also for an out[1] with a
+ * caller's .buf when more than one stage has a stderr pipe (their bytes
+ * would mix), ESRCH when a stage was already reaped, ENOMEM (nothing
+ * touched) when the streams' array cannot be had. Thread-safe for
+ * different pipelines; not async-signal-safe.
  */
 FL_API int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *io,
                                    struct fl_result *results);
 
-/* Spawns, communicates (io may be NULL), waits, closes: results gets n
- * entries. With io NULL, the caller's ends of FL_PIPE streams are closed
- * at once, since nothing could reach them: the first stage reads EOF, and
- * a stage writing to an output pipe gets EPIPE (SIGPIPE). */
+/* Spawns, communicates, waits, closes: results gets n entries. With io,
+ * as fl_run() does for one command, it makes a pipe for the first stage's
+ * stdin when io->input is set, for the last stage's stdout when out[0]
+ * captures, and for every stage's stderr when out[1] captures (each such
+ * stream must be FL_INHERIT or FL_PIPE: else EINVAL, with error->stage);
+ * FL_STOP_CGROUP without a .cgroup means stages[0].cgroup; io and its
+ * policy are checked before anything starts. With io NULL, the caller's
+ * ends of FL_PIPE streams are closed at once, since nothing could reach
+ * them: the first stage reads EOF, and a stage writing to an output pipe
+ * gets EPIPE (SIGPIPE). No stage is left running or unreaped, whatever
+ * fails. Returns fl_pipeline_spawn()'s errors, or fl_pipeline_communicate()'s
+ * (fl_pipeline_wait()'s with io NULL). */
 FL_API int fl_pipeline_run(const struct fl_cmd *stages, size_t n,
                            const struct fl_io *io, struct fl_result *results,
                            struct fl_error *error);

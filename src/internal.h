@@ -208,6 +208,10 @@ struct fl__stopper {
 FL__HIDDEN int fl__stop_init(struct fl__stopper *s, struct fl_proc *procs, size_t n,
                              const struct fl_stop_policy *policy,
                              const char *default_cgroup);
+/* fl__stop_init() before there are processes: FL_STOP_GROUP is taken as
+ * good (whether the leader leads is for the caller to know). */
+FL__HIDDEN int fl__stop_check(const struct fl_stop_policy *policy,
+                              const char *default_cgroup);
 /* The first signal, now (and SIGCONT). Once only. */
 FL__HIDDEN void fl__stop_begin(struct fl__stopper *s);
 FL__HIDDEN bool fl__stop_started(const struct fl__stopper *s);
@@ -334,6 +338,20 @@ FL__HIDDEN int fl__io_check(const struct fl_io *io);
 FL__HIDDEN int fl__exchange(struct fl_proc *procs, struct fl_result *results, size_t n,
                             struct fl__stream *streams, size_t nstreams,
                             const struct fl_io *io, struct fl__stopper *stop);
+
+/* run.c: makes stream k of c a pipe for fl_run()'s exchange: EINVAL (with
+ * e filled) when it is neither FL_INHERIT nor FL_PIPE, or mapped. */
+FL__HIDDEN int fl__pipe_stream(struct fl_cmd *c, int k, struct fl_error *e);
+
+/* pipeline.c */
+/* The stopper of a pipeline: the policy (NULL: all zero) over every
+ * stage and the group, or the cgroup with FL_STOP_CGROUP. */
+FL__HIDDEN int fl__pipeline_stopper(struct fl__stopper *s, struct fl_pipeline *pl,
+                                    const struct fl_stop_policy *policy,
+                                    const char *default_cgroup);
+/* SIGKILL to the first k stages and the group, then each reaped and
+ * closed, the leader last: nothing of them is left. */
+FL__HIDDEN void fl__pipeline_kill(struct fl_proc *procs, size_t k);
 
 /* error.c */
 FL__HIDDEN int fl__fail(struct fl_error *e, int err, enum fl_step step,

@@ -408,7 +408,8 @@ static int run(struct xchg *x, struct fl_result *results)
     }
     fl__stop_finish(x->stop);
     int err = x->err;
-    for (size_t k = 0; k < x->n; k++) {
+    /* The leader of a pipeline's group last, as pipeline.c does. */
+    for (size_t k = x->n; k-- > 0;) {
         int r = fl__result_reap(&x->procs[k], &results[k]);
         if (r && !err)
             err = r;

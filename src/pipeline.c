@@ -229,6 +229,17 @@ static int wait_stages(struct fl_proc *procs, size_t n, int timeout_ms,
     return r;
 }
 
+int fl__pipeline_stopper(struct fl__stopper *s, struct fl_pipeline *pl,
+                         const struct fl_stop_policy *policy, const char *default_cgroup)
+{
+    /* The whole group, whatever the scope: a stage's own children are in
+     * it too, and a stage that left it still gets its pidfd's signal. */
+    struct fl_stop_policy pol = policy ? *policy : (struct fl_stop_policy){ 0 };
+    if (pol.scope != FL_STOP_CGROUP)
+        pol.scope = FL_STOP_GROUP;
+    return fl__stop_init(s, pl->procs, pl->n, &pol, default_cgroup);
+}
+
 int fl_pipeline_wait(struct fl_pipeline *pl, int timeout_ms, const struct fl_stop_policy *stop,
                      struct fl_result *results)
 {
@@ -239,16 +250,8 @@ int fl_pipeline_wait(struct fl_pipeline *pl, int timeout_ms, const struct fl_sto
             return ESRCH;
     struct fl__stopper stopper;
     int r;
-    if (stop) {
-        /* The whole group, whatever the scope: a stage's own children are
-         * in it too, and a stage that left it still gets its pidfd's
-         * signal. */
-        struct fl_stop_policy pol = *stop;
-        if (pol.scope != FL_STOP_CGROUP)
-            pol.scope = FL_STOP_GROUP;
-        if ((r = fl__stop_init(&stopper, pl->procs, pl->n, &pol, NULL)))
-            return r;
-    }
+    if (stop && (r = fl__pipeline_stopper(&stopper, pl, stop, NULL)))
+        return r;
     int saved_errno = errno;
     r = wait_stages(pl->procs, pl->n, timeout_ms, stop ? &stopper : NULL, results);
     errno = saved_errno;
@@ -262,7 +265,7 @@ int fl_pipeline_wait(struct fl_pipeline *pl, int timeout_ms, const struct fl_sto
  * (no grace, so fl__stop_finish() has nothing to wait for), then reaped,
  * the leader last. Killed, they cannot make the reaps block for long, and
  * nothing here can fail for want of memory. */
-static void kill_started(struct fl_proc *procs, size_t k)
+void fl__pipeline_kill(struct fl_proc *procs, size_t k)
 {
     if (!k)
         return;
@@ -312,7 +315,7 @@ static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *p
             if (from_before >= 0)
                 close(from_before);
             e->stage = (int)k + 1;
-            kill_started(procs, k);
+            fl__pipeline_kill(procs, k);
             return r;
         }
     }
@@ -368,35 +371,4 @@ int fl_pipefail(const struct fl_result *results, size_t n)
         if (results[k].status != 0)  /* 0 is exactly "exited with 0" */
             return (int)k;
     return -1;
-}
-
-int fl_pipeline_run(const struct fl_cmd *stages, size_t n, const struct fl_io *io,
-                    struct fl_result *results, struct fl_error *error)
-{
-    struct fl_error scratch;
-    struct fl_error *e = error ? error : &scratch;
-    /* The exchange (fl__exchange, src/io.c) is not in yet: refused rather
-     * than run without its input and captures. */
-    if (io)
-        return fl__fail(e, ENOSYS, FL_STEP_PREPARE, -1, "",
-                        "fl_pipeline_run() with an fl_io is not implemented yet");
-    if (!results)
-        return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "no results");
-    struct fl_pipeline pl;
-    int r = fl_pipeline_spawn(stages, n, &pl, e);
-    if (r)
-        return r;
-    /* No one can reach these ends: stdin reads EOF at once, and an output
-     * nobody reads gives its writer EPIPE rather than a wait for ever. */
-    for (size_t k = 0; k < n; k++)
-        for (int i = 0; i < 3; i++)
-            if (pl.procs[k].stdio[i] >= 0) {
-                close(pl.procs[k].stdio[i]);
-                pl.procs[k].stdio[i] = -1;
-            }
-    r = fl_pipeline_wait(&pl, -1, NULL, results);
-    if (r)  /* no stage is left behind, whatever the wait's trouble */
-        kill_started(pl.procs, pl.n);
-    fl_pipeline_close(&pl);
-    return r;
 }

@@ -47,16 +47,9 @@ int fl_communicate(struct fl_proc *proc, const struct fl_io *io, struct fl_resul
  * will lead one. */
 static int check_policy(const struct fl_stop_policy *policy, const struct fl_cmd *cmd)
 {
-    if (!policy)
-        return 0;
-    struct fl_stop_policy p = *policy;
-    if (p.scope == FL_STOP_GROUP) {
-        if (!(cmd->flags & (FL_NEW_PGROUP | FL_SETSID)))
-            return EINVAL;
-        p.scope = FL_STOP_PROCESS;
-    }
-    struct fl__stopper s;
-    return fl__stop_init(&s, NULL, 0, &p, cmd->cgroup);
+    if (policy && policy->scope == FL_STOP_GROUP && !(cmd->flags & (FL_NEW_PGROUP | FL_SETSID)))
+        return EINVAL;
+    return fl__stop_check(policy, cmd->cgroup);
 }
 
 static bool fd_mapped(const struct fl_cmd *cmd, int fd)
@@ -65,6 +58,16 @@ static bool fd_mapped(const struct fl_cmd *cmd, int fd)
         if (cmd->fds[i].child_fd == fd)
             return true;
     return false;
+}
+
+int fl__pipe_stream(struct fl_cmd *c, int k, struct fl_error *e)
+{
+    /* The pipe would take the place of what the caller asked for. */
+    if ((c->stdio[k].kind != FL_INHERIT && c->stdio[k].kind != FL_PIPE) || fd_mapped(c, k))
+        return fl__fail(e, EINVAL, FL_STEP_PREPARE, k, NULL,
+                        "a stream to capture or feed is not FL_INHERIT or FL_PIPE");
+    c->stdio[k] = (struct fl_stdio){ .kind = FL_PIPE };
+    return 0;
 }
 
 int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *result,
@@ -82,15 +85,9 @@ int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *r
         return fl__fail(error, EINVAL, FL_STEP_PREPARE, -1, NULL, "a bad struct fl_io");
     struct fl_cmd c = *cmd;
     bool want[3] = { io->input_len > 0 || io->input, io->out[0].capture, io->out[1].capture };
-    for (int k = 0; k < 3; k++) {
-        if (!want[k])
-            continue;
-        /* The pipe would take the place of what the caller asked for. */
-        if ((c.stdio[k].kind != FL_INHERIT && c.stdio[k].kind != FL_PIPE) || fd_mapped(cmd, k))
-            return fl__fail(error, EINVAL, FL_STEP_PREPARE, k, NULL,
-                            "a stream to capture or feed is not FL_INHERIT or FL_PIPE");
-        c.stdio[k] = (struct fl_stdio){ .kind = FL_PIPE };
-    }
+    for (int k = 0; k < 3; k++)
+        if (want[k] && fl__pipe_stream(&c, k, error))
+            return EINVAL;
     *result = (struct fl_result){ .exit_code = -1 };
     struct fl_proc p;
     int r = fl_spawn(&c, &p, error);

@@ -57,6 +57,17 @@ int fl__stop_init(struct fl__stopper *s, struct fl_proc *procs, size_t n,
     return 0;
 }
 
+int fl__stop_check(const struct fl_stop_policy *policy, const char *default_cgroup)
+{
+    if (!policy)
+        return 0;
+    struct fl_stop_policy p = *policy;
+    if (p.scope == FL_STOP_GROUP)
+        p.scope = FL_STOP_PROCESS;  /* no leader yet to look at */
+    struct fl__stopper s;
+    return fl__stop_init(&s, NULL, 0, &p, default_cgroup);
+}
+
 /* Reads the pids of <cgroup>/cgroup.procs into a new array; *n gets the
  * count. NULL when it cannot be read (or is empty, with *n 0). */
 static pid_t *cgroup_pids(const char *cgroup, size_t *n)

@@ -1,0 +1,159 @@
+/* pipeline_io.c: the exchange (io.c) for a pipeline: the input goes to
+ * the first stage, out[0] takes the last stage's stdout and out[1] each
+ * stage's stderr; and fl_pipeline_run(), which makes those pipes, starts
+ * the stages, communicates or waits, and closes. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Checks what does not depend on the running stages. */
+static int check_io(const struct fl_io *io, size_t stderr_pipes)
+{
+    if (fl__io_check(io))
+        return EINVAL;
+    /* One caller's buffer cannot take several stages' stderr: the bytes
+     * would overwrite each other. */
+    if (io->out[1].buf && stderr_pipes > 1)
+        return EINVAL;
+    return 0;
+}
+
+int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *io,
+                            struct fl_result *results)
+{
+    static const struct fl_io none;
+    if (!io)
+        io = &none;
+    if (!pl || !results || !pl->n || !pl->procs)
+        return EINVAL;
+    size_t n = pl->n, stderr_pipes = 0;
+    struct fl_proc *procs = pl->procs;
+    for (size_t k = 0; k < n; k++)
+        stderr_pipes += procs[k].stdio[2] >= 0;
+    int r = check_io(io, stderr_pipes);
+    if (r)
+        return r;
+    if ((io->input || io->input_len) && procs[0].stdio[0] < 0)
+        return EINVAL;
+    for (size_t k = 0; k < n; k++)
+        if (procs[k].pid <= 0 || procs[k].state_ == FL__PROC_REAPED)
+            return ESRCH;
+    struct fl__stopper stop;
+    if ((r = fl__pipeline_stopper(&stop, pl, io->stop, NULL)))
+        return r;
+    struct fl__stream *st = malloc((n + 2) * sizeof *st);
+    if (!st)
+        return ENOMEM;
+    size_t ns = 0;
+    if (procs[0].stdio[0] >= 0)
+        st[ns++] = fl__stream_in(procs[0].stdio[0], io, &results[0]);
+    if (procs[n - 1].stdio[1] >= 0)
+        st[ns++] = fl__stream_out(procs[n - 1].stdio[1], 1, &io->out[0], &results[n - 1].out[0]);
+    for (size_t k = 0; k < n; k++)
+        if (procs[k].stdio[2] >= 0)
+            st[ns++] = fl__stream_out(procs[k].stdio[2], 2, &io->out[1], &results[k].out[1]);
+    /* The exchange owns the ends now and closes them. */
+    for (size_t k = 0; k < n; k++)
+        procs[k].stdio[0] = procs[k].stdio[1] = procs[k].stdio[2] = -1;
+    r = fl__exchange(procs, results, n, st, ns, io, &stop);
+    free(st);
+    return r;
+}
+
+/* A copy of the stages with a pipe for each stream io takes part in.
+ * NULL with *r set when a stream cannot be piped (EINVAL, e filled) or
+ * there is no memory. */
+static struct fl_cmd *piped_stages(const struct fl_cmd *stages, size_t n,
+                                   const struct fl_io *io, struct fl_error *e, int *r)
+{
+    struct fl_cmd *c = malloc(n * sizeof *c);
+    if (!c) {
+        *r = fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "the pipeline's stages");
+        return NULL;
+    }
+    for (size_t k = 0; k < n; k++)
+        c[k] = stages[k];
+    size_t stderr_pipes = 0;
+    *r = 0;
+    if (io->input || io->input_len)
+        *r = fl__pipe_stream(&c[0], 0, e);
+    if (!*r && io->out[0].capture)
+        *r = fl__pipe_stream(&c[n - 1], 1, e);
+    for (size_t k = 0; !*r && k < n; k++) {
+        if (io->out[1].capture)
+            *r = fl__pipe_stream(&c[k], 2, e);
+        stderr_pipes += c[k].stdio[2].kind == FL_PIPE;
+        if (*r)
+            e->stage = (int)k + 1;
+    }
+    if (!*r && check_io(io, stderr_pipes))
+        *r = fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "",
+                      io->out[1].buf ? "one caller's buffer for several stages' stderr"
+                                     : "a bad struct fl_io");
+    if (*r) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* With no exchange, nobody could reach the caller's ends of FL_PIPE
+ * streams: closed at once, the first stage reads EOF, and a stage writing
+ * to an output pipe gets EPIPE rather than waiting for ever. */
+static void close_pipe_ends(struct fl_pipeline *pl)
+{
+    for (size_t k = 0; k < pl->n; k++)
+        for (int i = 0; i < 3; i++)
+            if (pl->procs[k].stdio[i] >= 0) {
+                close(pl->procs[k].stdio[i]);
+                pl->procs[k].stdio[i] = -1;
+            }
+}
+
+int fl_pipeline_run(const struct fl_cmd *stages, size_t n, const struct fl_io *io,
+                    struct fl_result *results, struct fl_error *error)
+{
+    struct fl_error scratch;
+    struct fl_error *e = error ? error : &scratch;
+    fl__fail(e, 0, FL_STEP_NONE, -1, "", "");
+    if (!results)
+        return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "no results");
+    if (!stages || !n)
+        return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "a pipeline needs a stage");
+    int r = 0;
+    struct fl_cmd *piped = NULL;
+    if (io) {
+        if (check_io(io, 0) || fl__stop_check(io->stop, stages[0].cgroup))
+            return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "a bad struct fl_io");
+        if (!(piped = piped_stages(stages, n, io, e, &r)))
+            return r;
+    }
+    struct fl_pipeline pl;
+    r = fl_pipeline_spawn(piped ? piped : stages, n, &pl, e);
+    free(piped);
+    if (r)
+        return r;
+    if (io) {
+        /* FL_STOP_CGROUP without a .cgroup means the first stage's. */
+        struct fl_io with_cgroup = *io;
+        struct fl_stop_policy pol = io->stop ? *io->stop : (struct fl_stop_policy){ 0 };
+        if (pol.scope == FL_STOP_CGROUP && !pol.cgroup)
+            pol.cgroup = stages[0].cgroup;
+        with_cgroup.stop = &pol;
+        r = fl_pipeline_communicate(&pl, &with_cgroup, results);
+    } else {
+        close_pipe_ends(&pl);
+        r = fl_pipeline_wait(&pl, -1, NULL, results);
+    }
+    /* No stage is left behind, whatever the trouble. */
+    for (size_t k = 0; k < pl.n; k++)
+        if (pl.procs[k].state_ != FL__PROC_REAPED) {
+            fl__pipeline_kill(pl.procs, pl.n);
+            break;
+        }
+    fl_pipeline_close(&pl);
+    return r;
+}

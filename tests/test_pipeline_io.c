@@ -1,0 +1,151 @@
+/*
+ * test_pipeline_io: the exchange for a pipeline. The input goes to the
+ * first stage, out[0] takes the last stage's stdout, out[1] each stage's
+ * own stderr, and a deadline stops every stage while output still flows.
+ */
+#include "test.h"
+
+#include <signal.h>
+
+#define NSTAGES(a) (sizeof(a) / sizeof((a)[0]))
+#define STAGE(...) { .argv = PROBE(__VA_ARGS__), .backend = BACKEND }
+
+static void run_ok(const struct fl_cmd *stages, size_t n, const struct fl_io *io,
+                   struct fl_result *results)
+{
+    struct fl_error e;
+    int r = fl_pipeline_run(stages, n, io, results, &e);
+    if (r) {
+        char buf[1400];
+        FAIL("fl_pipeline_run: %s", fl_error_format(&e, buf, sizeof buf));
+    }
+}
+
+static void free_all(struct fl_result *results, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        fl_result_free(&results[k]);
+}
+
+TEST(run_captures_the_last_stages_stdout)
+{
+    struct fl_cmd stages[] = { STAGE("echo", "abc"), STAGE("cat"), STAGE("cat") };
+    struct fl_io io = { .out = { [0] = { .capture = true } } };
+    struct fl_result res[3];
+    run_ok(stages, 3, &io, res);
+    ASSERT_STR_EQ(res[2].out[0].data, "abc\n");
+    ASSERT_NULL(res[0].out[0].data);
+    ASSERT_EQ(fl_pipefail(res, 3), -1);
+    free_all(res, 3);
+}
+
+TEST(run_feeds_the_input_to_the_first_stage)
+{
+    struct fl_cmd stages[] = { STAGE("cat"), STAGE("head", "1") };
+    static const char input[] = "first\nsecond\n";
+    struct fl_io io = { .input = input, .input_len = sizeof input - 1,
+                        .out = { [0] = { .capture = true } } };
+    struct fl_result res[2];
+    run_ok(stages, 2, &io, res);
+    ASSERT_STR_EQ(res[1].out[0].data, "first\n");
+    ASSERT_EQ(res[0].input_written, sizeof input - 1);
+    free_all(res, 2);
+}
+
+TEST(each_stages_stderr_goes_to_its_own_result)
+{
+    struct fl_cmd stages[] = { STAGE("stderr", "from one", "echo", "x"),
+                               STAGE("stderr", "from two", "cat") };
+    struct fl_io io = { .out = { [0] = { .capture = true }, [1] = { .capture = true } } };
+    struct fl_result res[2];
+    run_ok(stages, 2, &io, res);
+    ASSERT_STR_EQ(res[0].out[1].data, "from one\n");
+    ASSERT_STR_EQ(res[1].out[1].data, "from two\n");
+    ASSERT_STR_EQ(res[1].out[0].data, "x\n");
+    free_all(res, 2);
+}
+
+TEST(sixteen_mib_cross_three_stages_whole)
+{
+    struct fl_cmd stages[] = { STAGE("spew", "1", "16777216"), STAGE("cat"), STAGE("cat") };
+    struct fl_io io = { .out = { [0] = { .capture = true } } };
+    struct fl_result res[3];
+    run_ok(stages, 3, &io, res);
+    ASSERT_EQ(res[2].out[0].len, (size_t)16 << 20);
+    ASSERT_EQ(res[2].out[0].total, 16ull << 20);
+    for (size_t k = 0; k < 3; k++)
+        ASSERT_EQ(res[k].exit_code, 0);
+    free_all(res, 3);
+}
+
+TEST(one_callers_buffer_for_several_stages_stderr_is_einval)
+{
+    struct fl_cmd stages[] = { STAGE("exit", "0"), STAGE("exit", "0") };
+    char buf[64];
+    struct fl_io io = { .out = { [1] = { .capture = true, .buf = buf, .size = sizeof buf } } };
+    struct fl_result res[2];
+    struct fl_error e;
+    ASSERT_ERR(fl_pipeline_run(stages, 2, &io, res, &e), EINVAL);
+    ASSERT_EQ(e.step, FL_STEP_PREPARE);
+}
+
+TEST(a_deadline_stops_every_stage_while_output_flows)
+{
+    struct fl_cmd stages[] = { STAGE("yes", "y"), STAGE("cat") };
+    struct fl_io io = { .out = { [0] = { .capture = true, .discard = true } },
+                        .timeout_ms = 30 };
+    struct fl_result res[2];
+    run_ok(stages, 2, &io, res);
+    for (size_t k = 0; k < 2; k++) {
+        ASSERT(res[k].timed_out);
+        ASSERT_EQ(res[k].stop_signal, SIGTERM);
+    }
+    ASSERT_EQ(res[1].signal, SIGTERM);
+    ASSERT_GT(res[1].out[0].total, 0);
+    free_all(res, 2);
+}
+
+TEST(communicate_takes_a_spawned_pipelines_pipes)
+{
+    struct fl_cmd stages[] = {
+        { .argv = PROBE("cat"), .stdio = { [0] = { .kind = FL_PIPE } }, .backend = BACKEND },
+        { .argv = PROBE("cat"), .stdio = { [1] = { .kind = FL_PIPE } }, .backend = BACKEND },
+    };
+    struct fl_pipeline pl;
+    ASSERT_OK(fl_pipeline_spawn(stages, 2, &pl, NULL));
+    struct fl_io io = { .input = "fed\n", .input_len = 4 };
+    struct fl_result res[2];
+    ASSERT_OK(fl_pipeline_communicate(&pl, &io, res));
+    ASSERT_STR_EQ(res[1].out[0].data, "fed\n");
+    ASSERT_EQ(pl.procs[0].stdio[0], -1);
+    ASSERT_EQ(pl.procs[1].stdio[1], -1);
+    ASSERT_ERR(fl_pipeline_communicate(&pl, NULL, res), ESRCH);
+    fl_pipeline_close(&pl);
+    free_all(res, 2);
+}
+
+TEST(input_without_a_first_stage_pipe_is_einval_and_touches_nothing)
+{
+    struct fl_cmd stages[] = { STAGE("sleep", "100"), STAGE("cat") };
+    struct fl_pipeline pl;
+    ASSERT_OK(fl_pipeline_spawn(stages, 2, &pl, NULL));
+    struct fl_io io = { .input = "x", .input_len = 1 };
+    struct fl_result res[2];
+    ASSERT_ERR(fl_pipeline_communicate(&pl, &io, res), EINVAL);
+    ASSERT_OK(fl_pipeline_wait(&pl, 0, &(struct fl_stop_policy){ .signal = SIGKILL }, res));
+    ASSERT_EQ(res[0].signal, SIGKILL);
+    fl_pipeline_close(&pl);
+}
+
+TEST(run_with_io_and_a_missing_stage_names_it_and_leaves_nothing)
+{
+    struct fl_cmd stages[] = { STAGE("sleep", "100"),
+                               { .argv = ARGV("fl-no-such-program"), .backend = BACKEND },
+                               STAGE("cat") };
+    struct fl_io io = { .out = { [0] = { .capture = true } } };
+    struct fl_result res[3];
+    struct fl_error e;
+    ASSERT_ERR(fl_pipeline_run(stages, NSTAGES(stages), &io, res, &e), ENOENT);
+    ASSERT_EQ(e.stage, 2);
+    ASSERT_EQ(e.step, FL_STEP_EXEC);
+}
