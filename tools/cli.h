@@ -13,6 +13,19 @@ enum {
     EXIT_NOT_FOUND = 127,
 };
 
+struct fl_cmd;
+struct fl_error;
+
+/* The exit status for a failed fl_spawn() of cmd (or fl_pipeline_spawn()
+ * of a stage, cmd being that stage), per D8: 127 not found, 126 found but
+ * not executable, 125 another step (run.c). */
+int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e);
+
+/* Ends forkless by signal sig, as the child (or the pipeline's stage)
+ * whose status it passes on ended, without a core dump of its own
+ * (run.c). Returns only if sig does not kill. */
+void die_by_signal(int sig);
+
 /* Prints "forkless: <message>\n" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -1,9 +1,12 @@
-/* pipe.c: `forkless pipe`. The options and the stages are parsed here;
- * running them needs the library's fl_pipeline_spawn() and
- * fl_pipeline_wait() (src/pipeline.c), which this build does not have
- * yet: until then the command says so and runs nothing. */
+/* pipe.c: `forkless pipe`: the options and the stages are parsed here,
+ * fl_pipeline_spawn() starts the stages, supervise_pipeline() waits for
+ * them as supervise() does for the child of `forkless run` (signals
+ * passed on, the time limit), and the outcome becomes the exit status:
+ * pipefail's, or the last stage's, with run's exit codes (D8, cli.h). */
 #include "pipe.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,7 @@
 #include "cli.h"
 #include "optloop.h"
 #include "options.h"
+#include "signals.h"
 
 enum { OPT_TIMEOUT = 256, OPT_KILL_AFTER, OPT_NO_KILL, OPT_SIGNAL, OPT_LAST, OPT_SEPARATOR };
 
@@ -107,15 +111,121 @@ void free_pipe_options(struct pipe_options *o)
     o->stages = NULL;
 }
 
+/* The exit status of the ended pipeline. A timeout gives 124, or 128+9
+ * when a stage took SIGKILL, as `forkless run` does; otherwise the
+ * status of the stage that pipefail (or --last) picks: its exit code,
+ * or for a signal N 128+N, with *die_by set to N so that forkless dies
+ * by N itself, as run does for its child. */
+static int pipeline_status(const struct pipe_options *o, const struct fl_result *res,
+                           int *die_by)
+{
+    *die_by = 0;
+    if (res[0].timed_out) {
+        for (size_t k = 0; k < o->n; k++)
+            if (res[k].signal == SIGKILL)
+                return 128 + SIGKILL;
+        return EXIT_TIMED_OUT;
+    }
+    int k = o->last ? (int)o->n - 1 : fl_pipefail(res, o->n);
+    if (k < 0)
+        return 0;
+    *die_by = res[k].signal;
+    return fl_result_shell_status(&res[k]);
+}
+
+/* -v: one line a stage, "stage 2 (grep): exit 1 after 0.004 s". A
+ * stage's time runs from its start to its reap, and the stages are
+ * reaped together once the last has ended. */
+static void report_stages(const struct pipe_options *o, const struct fl_result *res)
+{
+    char how[48], name[16];
+    for (size_t k = 0; k < o->n; k++) {
+        if (res[k].signal)
+            snprintf(how, sizeof how, "signal %s",
+                     signal_name(res[k].signal, name, sizeof name));
+        else
+            snprintf(how, sizeof how, "exit %d", res[k].exit_code);
+        cli_error("stage %zu (%s): %s after %.3f s%s", k + 1, o->stages[k][0], how,
+                  (double)res[k].elapsed_ns / 1e9, res[k].timed_out ? " (timed out)" : "");
+    }
+}
+
+/* A stage that could not start, as fl_error_format() names it:
+ * "forkless pipe: stage 2: exec "nope": ...". */
+static int report_start_failure(const struct fl_cmd *stages, const struct fl_error *e)
+{
+    char message[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 128];
+    fl_error_format(e, message, sizeof message);
+    fprintf(stderr, "forkless pipe: %s\n", message);
+    return e->stage > 0 ? spawn_failure_status(&stages[e->stage - 1], e)
+                        : EXIT_FORKLESS_ERROR;
+}
+
+static int run_pipeline(struct pipe_options *o, struct fl_cmd *stages,
+                        struct fl_result *res, int *die_by)
+{
+    for (size_t k = 0; k < o->n; k++)
+        stages[k].argv = o->stages[k];
+    /* The stages always lead a group of their own (the library makes
+     * it): what forkless passes on, and the timeout, go to all of it. */
+    o->time_limit.own_group = true;
+    sigset_t old_mask;
+    int r = supervise_start(&o->time_limit, &old_mask);
+    if (r != 0) {
+        supervise_start_error(r);
+        return EXIT_FORKLESS_ERROR;
+    }
+    /* As in run.c: an ignored SIGCHLD would make the kernel discard the
+     * stages' statuses. The stages get every signal at its default. */
+    signal(SIGCHLD, SIG_DFL);
+
+    struct fl_pipeline pl;
+    struct fl_error error;
+    if (fl_pipeline_spawn(stages, o->n, &pl, &error) != 0) {
+        supervise_end(&o->time_limit);
+        return report_start_failure(stages, &error);
+    }
+    r = supervise_pipeline(&pl, &o->time_limit, res);
+    supervise_end(&o->time_limit);
+    if (r != 0) {
+        /* None is to outlive forkless: SIGKILL to what is left, reaped. */
+        for (size_t k = 0; k < pl.n; k++)
+            fl_kill(&pl.procs[k], SIGKILL);
+        fl_killpg(&pl.procs[0], SIGKILL);
+        fl_pipeline_wait(&pl, -1, NULL, res);
+        fl_pipeline_close(&pl);
+        if (r == ECHILD)
+            cli_error("pipe: a stage ended, but its exit status was lost (another "
+                      "waiter took it)");
+        else
+            cli_error("pipe: waiting for the stages: %s", strerror(r));
+        return EXIT_FORKLESS_ERROR;
+    }
+    fl_pipeline_close(&pl);
+    if (o->verbose)
+        report_stages(o, res);
+    return pipeline_status(o, res, die_by);
+}
+
 int pipe_main(int argc, char **argv)
 {
     struct pipe_options o;
+    int die_by = 0;
     int status = parse_pipe_options(&o, argc, argv);
     if (status < 0) {
-        cli_error("pipe: not available in this build: the library has no "
-                  "fl_pipeline_spawn() yet; nothing was run");
-        status = EXIT_FORKLESS_ERROR;
+        struct fl_cmd *stages = calloc(o.n, sizeof *stages);
+        struct fl_result *res = calloc(o.n, sizeof *res);
+        if (stages && res) {
+            status = run_pipeline(&o, stages, res, &die_by);
+        } else {
+            cli_error("out of memory");
+            status = EXIT_FORKLESS_ERROR;
+        }
+        free(stages);
+        free(res);
     }
     free_pipe_options(&o);
+    if (die_by)
+        die_by_signal(die_by);
     return status;
 }

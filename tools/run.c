@@ -50,8 +50,8 @@ static bool empty_program(const struct fl_cmd *cmd, const struct fl_error *e)
     return e->step == FL_STEP_PREPARE && e->err == EINVAL && program_of(cmd)[0] == '\0';
 }
 
-/* The exit status for a failed fl_spawn(), per D8. */
-static int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e)
+/* The exit status for a failed fl_spawn(), per D8 (cli.h). */
+int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e)
 {
     if (empty_program(cmd, e))
         return EXIT_NOT_FOUND;
@@ -119,7 +119,7 @@ static int child_status(int status, bool timed_out, bool preserve, int *die_by)
  * WIFSIGNALED, as the child's end was; a shell still shows 128+sig. No
  * core dump of our own: the child's was the one that counted. Returns
  * only if sig did not kill us (its default action is not to). */
-static void die_by_signal(int sig)
+void die_by_signal(int sig)
 {
     fflush(NULL);
     struct rlimit no_core = { 0, 0 };
@@ -172,8 +172,7 @@ static int run_command(struct run_options *o, int *die_by)
     sigset_t old_mask, mask;
     r = supervise_start(&o->supervise, &old_mask);
     if (r != 0) {
-        cli_error("cannot watch for signals to pass on (signalfd): %s%s", strerror(r),
-                  r == EMFILE ? " (RLIMIT_NOFILE leaves no fd for it)" : "");
+        supervise_start_error(r);
         return EXIT_FORKLESS_ERROR;
     }
     if (keep || cs->any_mask) {

@@ -1,8 +1,8 @@
-/* supervise.c: the wait loop of `forkless run`.
+/* supervise.c: the wait loop of `forkless run` and `forkless pipe`.
  *
- * One poll() on two fds: the child's pidfd, readable once the child has
- * ended (without reaping it), and a signalfd for the signals forkless
- * passes on. Not reaping early matters: while the ended leader is an
+ * One poll() on the child's pidfd (a pipeline: every stage's), readable
+ * once the child has ended (without reaping it), and a signalfd for the
+ * signals forkless passes on. Not reaping early matters: while the ended leader is an
  * unreaped zombie its pid stays reserved, so kill(-pid, SIGKILL) can still
  * only reach its own process group, never a stranger that reused the pid. */
 #include "supervise.h"
@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "cli.h"
 
 /* The signals forkless passes on: those whose default action ends a
  * process, SIGKILL aside (the list of coreutils' term-sig.h). timeout
@@ -81,6 +83,12 @@ int supervise_start(struct supervise_options *opts, sigset_t *old)
     return 0;
 }
 
+void supervise_start_error(int err)
+{
+    cli_error("cannot watch for signals to pass on (signalfd): %s%s", strerror(err),
+              err == EMFILE ? " (RLIMIT_NOFILE leaves no fd for it)" : "");
+}
+
 void supervise_end(struct supervise_options *opts)
 {
     if (opts->signal_fd >= 0)
@@ -111,6 +119,33 @@ static bool child_ended(const struct fl_proc *proc, bool pidfd_readable)
     return info.si_pid != 0;
 }
 
+/* The children to watch: proc[0..n-1], proc[0] the one whose group they
+ * are in (own_group); n is 1 for `forkless run`, a pipeline's stages for
+ * `forkless pipe`. fds[0] is the signalfd, fds[1 + k] stage k's pidfd
+ * until it has ended (then -1, which poll() skips). */
+struct watched {
+    struct fl_proc *proc;
+    size_t n;
+    struct pollfd *fds;  /* n + 1 */
+    bool *ended;         /* n */
+    bool blind;          /* a child without a pidfd: looked at by waitid() */
+};
+
+/* Has every child ended, after a poll() that returned nready? Marks
+ * those that have. */
+static bool all_ended(struct watched *w, int nready)
+{
+    bool all = true;
+    for (size_t k = 0; k < w->n; k++) {
+        if (!w->ended[k] && child_ended(&w->proc[k], nready > 0 && w->fds[1 + k].revents != 0)) {
+            w->ended[k] = true;
+            w->fds[1 + k].fd = -1;
+        }
+        all = all && w->ended[k];
+    }
+    return all;
+}
+
 /* The process group that the kernel has sent si's signal to already,
  * or 0. A terminal sends Ctrl-C (INT) and Ctrl-\ (QUIT) to its whole
  * foreground group, ours since we got it. HUP from a hangup goes to the
@@ -128,11 +163,25 @@ static pid_t sent_to_group(const struct signalfd_siginfo *si)
 }
 
 struct state {
+    size_t n;          /* the children: proc[0..n-1] (struct watched) */
     enum { RUNNING, STOPPING, KILLED } phase;
     int64_t deadline;  /* of the timeout, then of the SIGKILL; -1: none */
     bool timed_out;
     struct tree tree;  /* --kill-tree */
 };
+
+/* Sends sig to each child (of a pipeline, each stage) through its
+ * pidfd, then, with group, to proc[0]'s group; not to a child in group
+ * spare, nor to that group. */
+static void send_children(struct fl_proc *proc, size_t n, bool group, int sig, pid_t spare)
+{
+    /* No child is reaped yet: their pids are still their own. */
+    for (size_t k = 0; k < n; k++)
+        if (!(spare > 0 && getpgid(proc[k].pid) == spare))
+            fl_kill(&proc[k], sig);
+    if (group && !(spare > 0 && getpgid(proc->pid) == spare))
+        kill(-proc->pid, sig);
+}
 
 /* The child itself first, through its pidfd: it may have left its group
  * (setpgid to another one), and kill(-pid) would then miss it. Then the
@@ -143,17 +192,9 @@ struct state {
 static void signal_child(struct fl_proc *proc, const struct supervise_options *opts,
                          struct state *st, int sig, pid_t spare)
 {
-    /* The child is not reaped yet: its pid is still its own. */
-    if (!(spare > 0 && getpgid(proc->pid) == spare)) {
-        fl_kill(proc, sig);
-        if (opts->own_group) {
-            kill(-proc->pid, sig);
-            if (sig != SIGKILL && sig != SIGCONT) {
-                fl_kill(proc, SIGCONT);
-                kill(-proc->pid, SIGCONT);
-            }
-        }
-    }
+    send_children(proc, st->n, opts->own_group, sig, spare);
+    if (opts->own_group && sig != SIGKILL && sig != SIGCONT)
+        send_children(proc, st->n, true, SIGCONT, spare);
     if (opts->kill_tree)
         tree_signal(&st->tree, proc->pid, sig, spare, false);
 }
@@ -375,44 +416,44 @@ static void end_tree(const struct supervise_options *opts, struct state *st)
     }
 }
 
-int supervise(struct fl_proc *proc, const struct supervise_options *opts,
-              struct fl_result *result)
+/* Waits until every child has ended, none reaped, passing signals on
+ * and keeping the time limit; after a timeout, until the rest of the
+ * group is done with too (see wait_for_group()). 0, or poll()'s errno. */
+static int watch(struct watched *w, const struct supervise_options *opts, struct state *st)
 {
-    struct state st = {
-        .phase = RUNNING,
-        .deadline = opts->timeout_ms > 0 ? now_ms() + opts->timeout_ms : -1,
-    };
-    int sfd = opts->signal_fd;
+    struct fl_proc *proc = w->proc;
+    w->fds[0] = (struct pollfd){ .fd = opts->signal_fd, .events = POLLIN };
+    for (size_t k = 0; k < w->n; k++) {
+        w->ended[k] = false;
+        w->fds[1 + k] = (struct pollfd){ .fd = proc[k].pidfd, .events = POLLIN };
+        w->blind = w->blind || proc[k].pidfd < 0;
+    }
 
     for (;;) {
         int wait_ms = -1;
-        if (st.deadline >= 0) {
-            int64_t left = st.deadline - now_ms();
+        if (st->deadline >= 0) {
+            int64_t left = st->deadline - now_ms();
             wait_ms = left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
         }
-        if (proc->pidfd < 0 && (wait_ms < 0 || wait_ms > NO_PIDFD_POLL_MS))
+        if (w->blind && (wait_ms < 0 || wait_ms > NO_PIDFD_POLL_MS))
             wait_ms = NO_PIDFD_POLL_MS;
 
-        struct pollfd fds[2] = {
-            { .fd = proc->pidfd, .events = POLLIN },
-            { .fd = sfd, .events = POLLIN },
-        };
-        int n = poll(fds, 2, wait_ms);
+        int n = poll(w->fds, w->n + 1, wait_ms);
         if (n < 0 && errno != EINTR)
             return errno;
-        if (n > 0 && (fds[1].revents & POLLIN))
-            read_signals(proc, opts, &st);
-        if (child_ended(proc, n > 0 && fds[0].revents != 0))
+        if (n > 0 && (w->fds[0].revents & POLLIN))
+            read_signals(proc, opts, st);
+        if (all_ended(w, n))
             break;
-        if (st.deadline >= 0 && now_ms() >= st.deadline)
-            time_up(proc, opts, &st);
+        if (st->deadline >= 0 && now_ms() >= st->deadline)
+            time_up(proc, opts, st);
     }
 
     /* Whatever the leader did, the rest of its group may live on: a
      * timeout ends all of it by the SIGKILL deadline, unless SIGKILL is
      * never to be sent. */
-    if (st.timed_out && opts->own_group && opts->kill_after_ms >= 0) {
-        wait_for_group(proc, opts, &st);
+    if (st->timed_out && opts->own_group && opts->kill_after_ms >= 0) {
+        wait_for_group(proc, opts, st);
         kill(-proc->pid, SIGKILL);
     }
     /* A signal that came as the child ended is still passed on, to the
@@ -421,21 +462,63 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
      * first. Once the child is reaped, one that comes has nothing left
      * to go to, and forkless exits as the child did. */
     struct signalfd_siginfo si;
-    while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+    while (read(opts->signal_fd, &si, sizeof si) == (ssize_t)sizeof si)
         if (passed_on(opts, &si))
-            signal_child(proc, opts, &st, (int)si.ssi_signo, sent_to_group(&si));
-    int r;
-    if (opts->kill_tree) {
+            signal_child(proc, opts, st, (int)si.ssi_signo, sent_to_group(&si));
+    return 0;
+}
+
+int supervise(struct fl_proc *proc, const struct supervise_options *opts,
+              struct fl_result *result)
+{
+    struct state st = {
+        .n = 1,
+        .phase = RUNNING,
+        .deadline = opts->timeout_ms > 0 ? now_ms() + opts->timeout_ms : -1,
+    };
+    struct pollfd fds[2];
+    bool ended[1];
+    struct watched w = { .proc = proc, .n = 1, .fds = fds, .ended = ended };
+    int r = watch(&w, opts, &st);
+    if (r == 0 && opts->kill_tree) {
         stop_begin(opts, &st);
         r = opts->cgroup ? stop_cgroup(proc, opts, &st, result)
                          : fl_wait_result(proc, -1, NULL, result);
         if (r == 0)
             end_tree(opts, &st);
-    } else {
+    } else if (r == 0) {
         r = fl_wait_result(proc, -1, NULL, result);
     }
     tree_free(&st.tree);
     if (r == 0)
         result->timed_out = st.timed_out;
+    return r;
+}
+
+int supervise_pipeline(struct fl_pipeline *pl, const struct supervise_options *opts,
+                       struct fl_result *results)
+{
+    if (opts->kill_tree || !opts->own_group)
+        return EINVAL;  /* the stages are always in a group of their own */
+    struct state st = {
+        .n = pl->n,
+        .phase = RUNNING,
+        .deadline = opts->timeout_ms > 0 ? now_ms() + opts->timeout_ms : -1,
+    };
+    struct watched w = {
+        .proc = pl->procs,
+        .n = pl->n,
+        .fds = calloc(pl->n + 1, sizeof *w.fds),
+        .ended = calloc(pl->n, sizeof *w.ended),
+    };
+    int r = w.fds && w.ended ? watch(&w, opts, &st) : ENOMEM;
+    free(w.fds);
+    free(w.ended);
+    /* Every stage has ended, and after a timeout the rest of the group
+     * is gone: this reaps at once, the leader last. */
+    if (r == 0)
+        r = fl_pipeline_wait(pl, -1, NULL, results);
+    for (size_t k = 0; r == 0 && k < pl->n; k++)
+        results[k].timed_out = st.timed_out;
     return r;
 }

@@ -1,5 +1,6 @@
-/* supervise.h: waiting for the child of `forkless run`, with an optional
- * timeout, while passing on the signals that forkless itself receives. */
+/* supervise.h: waiting for the child of `forkless run` (or the stages of
+ * `forkless pipe`), with an optional timeout, while passing on the
+ * signals that forkless itself receives. */
 #ifndef FL_TOOLS_SUPERVISE_H
 #define FL_TOOLS_SUPERVISE_H
 
@@ -58,6 +59,9 @@ struct supervise_options {
  * signalfd() (EMFILE: no fd left), with the mask restored. */
 int supervise_start(struct supervise_options *opts, sigset_t *old);
 
+/* Prints why supervise_start() failed with err. */
+void supervise_start_error(int err);
+
 /* Closes the signalfd of supervise_start(). */
 void supervise_end(struct supervise_options *opts);
 
@@ -68,5 +72,15 @@ void supervise_end(struct supervise_options *opts);
  * the wait machinery (ECHILD: the status was lost). */
 int supervise(struct fl_proc *proc, const struct supervise_options *opts,
               struct fl_result *result);
+
+/* supervise() for `forkless pipe`: waits until every stage of pl has
+ * ended, passing signals on to each stage and to the pipeline's group
+ * (own_group must be set; kill_tree is refused, EINVAL) and applying
+ * the time limit to the whole pipeline, then reaps them all with
+ * fl_pipeline_wait() into results[0..pl->n-1], timed_out set alike in
+ * each. Returns 0, or the errno value of the wait (the stages may then
+ * be left running: the caller ends them). */
+int supervise_pipeline(struct fl_pipeline *pl, const struct supervise_options *opts,
+                       struct fl_result *results);
 
 #endif

@@ -1948,50 +1948,159 @@ case_pipe_bad_command_lines() {
     expect_err_has "--timeout needs an argument"
 }
 
-# pipe_wired: skips the case where this build cannot run a pipeline.
-pipe_wired() {
-    run_fl pipe true
-    ! grep -q 'not available in this build' "$T/err" ||
-        skip "forkless pipe is not wired: the library has no fl_pipeline_spawn() yet"
-}
-
-case_pipe_not_wired_runs_nothing() {
-    # Until the library's pipelines land, the command says so, exits 125
-    # and starts no stage.
-    run_fl pipe true
-    grep -q 'not available in this build' "$T/err" || skip "forkless pipe is wired"
-    run_fl pipe sh -c 'echo ran >"$1"' sh "$T/flag"
-    expect_status 125
-    [ ! -e "$T/flag" ] || fail "a stage ran"
-}
-
 case_pipe_runs_stages() {
-    pipe_wired
     run_fl pipe printf 'b\na\n' ::: sort ::: tr a-z A-Z
     expect_status 0
     expect_out "$(printf 'A\nB')"
+    expect_err_empty
+    run_fl pipe printf 'a\nb\n' ::: grep b
+    expect_status 0
+    expect_out b
+}
+
+case_pipe_stdio_inherited() {
+    # Stage 1 reads forkless's stdin, the last writes its stdout, and
+    # every stage's stderr is forkless's.
+    echo hello | "$FL" pipe cat ::: sh -c 'tr a-z A-Z; echo oops >&2' >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 0
+    expect_out HELLO
+    [ "$(err)" = oops ] || fail "stderr \"$(err)\", expected \"oops\""
 }
 
 case_pipe_pipefail_status() {
-    pipe_wired
+    # The rightmost stage that did not exit 0; each stage that fails
+    # reads its input first, so no SIGPIPE comes into it.
     run_fl pipe sh -c 'exit 3' ::: sh -c 'cat >/dev/null; exit 4' ::: true
     expect_status 4
+    run_fl pipe sh -c 'exit 3' ::: cat
+    expect_status 3
+    run_fl pipe true ::: sh -c 'cat; exit 5' ::: cat
+    expect_status 5
+    run_fl pipe true ::: true ::: true
+    expect_status 0
+}
+
+case_pipe_last() {
     run_fl pipe --last sh -c 'exit 3' ::: true
+    expect_status 0
+    run_fl pipe --last true ::: sh -c 'exit 6'
+    expect_status 6
+    run_fl pipe --last sh -c 'exit 3' ::: sh -c 'cat >/dev/null; exit 4' ::: true
     expect_status 0
 }
 
 case_pipe_stage_not_found() {
-    pipe_wired
     run_fl pipe true ::: forkless-no-such-program
     expect_status 127
-    expect_err_has 'forkless pipe: stage 2: exec "forkless-no-such-program"'
+    expect_err_has 'forkless pipe: stage 2: exec "forkless-no-such-program": No such file or directory'
+}
+
+case_pipe_stage_cannot_execute() {
+    printf '#!/bin/sh\necho ran\n' >"$T/noexec"
+    chmod 644 "$T/noexec"
+    run_fl pipe "$T/noexec" ::: cat
+    expect_status 126
+    expect_err_has "forkless pipe: stage 1: exec \"$T/noexec\""
+    [ ! -s "$T/out" ] || fail "a stage ran: $(out)"
+}
+
+case_pipe_stage_that_fails_stops_the_others() {
+    # Stage 2 cannot start once stage 1 runs (fl_spawn() returns after
+    # the exec): stage 1 is killed and reaped, and nothing is left.
+    local secs="100.$$$RANDOM"
+    run_fl pipe sleep "$secs" ::: forkless-no-such-program
+    expect_status 127
+    local f
+    for f in /proc/[0-9]*/cmdline; do
+        if tr '\0' ' ' <"$f" 2>/dev/null | grep -q "^sleep $secs \$"; then
+            fail "stage 1 is still there: $f"
+        fi
+    done
 }
 
 case_pipe_separator_literal() {
-    pipe_wired
     run_fl pipe --separator @@ echo ::: @@ cat
     expect_status 0
     expect_out ":::"
+    run_fl pipe --separator @@ printf '%s\n' a ::: b @@ grep -F :::
+    expect_status 0
+    expect_out ":::"
+}
+
+case_pipe_sigpipe_status() {
+    # As bash's pipefail: yes dies of SIGPIPE once head has gone, and
+    # that is the status, 128+13; forkless dies by SIGPIPE itself, as
+    # `forkless run` does by its child's signal.
+    run_fl pipe yes ::: head -1
+    expect_status $((128 + 13))
+    expect_out y
+    wait_status "$T/how" "$FL" pipe yes ::: head -1
+    expect_file "$T/how" "signal 13"
+    run_fl pipe --last yes ::: head -1
+    expect_status 0
+    expect_out y
+}
+
+case_pipe_timeout() {
+    # The whole pipeline is stopped: every stage, and what a stage left
+    # in the group; 124 as timeout(1).
+    run_fl pipe --timeout 0.3 sh -c 'echo $$ >"$1"; exec sleep 100' sh "$T/p1" \
+        ::: sh -c 'sleep 100 & echo $! >"$2"; echo $$ >"$1"; cat >/dev/null; wait' sh "$T/p2" "$T/p3"
+    local f
+    for f in p1 p2 p3; do
+        file_has_pid "$T/$f" && BACKGROUND_PIDS+=("$(cat "$T/$f")")
+    done
+    expect_status 124
+    for f in p1 p2 p3; do
+        file_has_pid "$T/$f" || fail "$f: a stage never started"
+        wait_for is_dead "$(cat "$T/$f")"
+    done
+}
+
+case_pipe_timeout_kill() {
+    # A stage that ignores SIGTERM gets SIGKILL at --kill-after: 128+9.
+    run_fl pipe --timeout 0.2 --kill-after 0.2 \
+        sh -c 'trap "" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' sh "$T/pid" ::: cat
+    expect_status 137
+    file_has_pid "$T/pid" || fail "the stage never started"
+    wait_for is_dead "$(cat "$T/pid")"
+    run_fl pipe --timeout 0.2 --signal KILL sleep 100 ::: cat
+    expect_status 137
+}
+
+case_pipe_verbose() {
+    run_fl pipe -v sh -c 'exit 3' ::: cat
+    expect_status 3
+    expect_err_has "forkless: stage 1 (sh): exit 3 after "
+    expect_err_has "forkless: stage 2 (cat): exit 0 after "
+    run_fl pipe -v yes ::: head -1
+    expect_err_has "forkless: stage 1 (yes): signal PIPE after "
+    expect_err_has "forkless: stage 2 (head): exit 0 after "
+    run_fl pipe -v --timeout 0.2 sleep 100 ::: cat
+    expect_status 124
+    expect_err_has "forkless: stage 1 (sleep): signal TERM after "
+    expect_err_has "(timed out)"
+}
+
+case_pipe_passes_sigterm_on() {
+    # forkless passes the SIGTERM it gets on to every stage; the status
+    # is then the stages', here the rightmost that did not exit 0.
+    "$FL" pipe sh -c 'trap "echo one >\"$1\"; exit 7" TERM; echo $$ >"$2"; while :; do sleep 0.05; done' \
+        sh "$T/flag1" "$T/pid1" \
+        ::: sh -c 'trap "echo two >\"$1\"; exit 0" TERM; echo $$ >"$2"; while :; do sleep 0.05; done' \
+        sh "$T/flag2" "$T/pid2" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid1"
+    wait_for file_has_pid "$T/pid2"
+    BACKGROUND_PIDS+=("$(cat "$T/pid1")" "$(cat "$T/pid2")")
+    kill -TERM "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 7
+    expect_file "$T/flag1" one
+    expect_file "$T/flag2" two
 }
 
 # ------------------------------------------------------------------------
