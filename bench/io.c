@@ -33,6 +33,9 @@
 #define DEFAULT_ROUNDS 10ul
 #define DEFAULT_N 300ul
 
+#ifndef FL_WRITER_PATH
+#define FL_WRITER_PATH NULL   /* the build's fl-writer (CMake) */
+#endif
 #ifndef FL_PEER_RUST_BUILT
 #define FL_PEER_RUST_BUILT 0
 #endif
@@ -347,18 +350,8 @@ struct job_bufs {
 /* Finds the programs and fills the job; 0 or 1 (message printed). */
 static int setup(const struct opts *o, struct job_bufs *b, struct fl_bio_job *j)
 {
-#ifdef FL_WRITER_PATH
-    const char *wbuild = FL_WRITER_PATH;
-#else
-    const char *wbuild = NULL;
-#endif
-#ifdef FL_HELPER_INSTALL_DIR
-    const char *winst = FL_HELPER_INSTALL_DIR "/fl-writer";
-#else
-    const char *winst = NULL;
-#endif
-    if (fl_find_helper("fl-writer", "FORKLESS_WRITER", wbuild, winst, b->wpath,
-                       sizeof b->wpath) != 0) {
+    if (fl_find_bench_prog("fl-writer", "FORKLESS_WRITER", FL_WRITER_PATH, b->wpath,
+                           sizeof b->wpath) != 0) {
         fprintf(stderr, "forkless bench io: the fl-writer program was not found next to "
                 "the forkless binary, in ../bench, in the build tree or in the install "
                 "tree; build the `fl-writer` target or set FORKLESS_WRITER=PATH\n");
