@@ -37,11 +37,8 @@ int fl_arm_wait(pid_t pid, char *err, size_t errsz)
     return st;
 }
 
-int fl_arm_reap(pid_t pid, char *err, size_t errsz)
+int fl_arm_check_status(int st, char *err, size_t errsz)
 {
-    int st = fl_arm_wait(pid, err, errsz);
-    if (st < 0)
-        return -1;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
         return 0;
     if (WIFEXITED(st))
@@ -52,6 +49,12 @@ int fl_arm_reap(pid_t pid, char *err, size_t errsz)
     else
         snprintf(err, errsz, "child wait status 0x%x", st);
     return -1;
+}
+
+int fl_arm_reap(pid_t pid, char *err, size_t errsz)
+{
+    int st = fl_arm_wait(pid, err, errsz);
+    return st < 0 ? -1 : fl_arm_check_status(st, err, errsz);
 }
 
 /* ---- fork + execve ------------------------------------------------------- */
@@ -260,17 +263,7 @@ int fl_arm_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz)
 static int fl_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz)
 {
     int st = fl_arm_spawn_wait(cmd, err, errsz);
-    if (st < 0)
-        return -1;
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-        return 0;
-    if (WIFEXITED(st))
-        snprintf(err, errsz, "child exited with status %d", WEXITSTATUS(st));
-    else if (WIFSIGNALED(st))
-        snprintf(err, errsz, "child killed by signal %d", WTERMSIG(st));
-    else
-        snprintf(err, errsz, "child wait status 0x%x", st);
-    return -1;
+    return st < 0 ? -1 : fl_arm_check_status(st, err, errsz);
 }
 
 /* The defaults: a clean child (signals reset, fds closed), environ copied. */

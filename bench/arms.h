@@ -52,6 +52,10 @@ int fl_arms_select(const char *list, const struct fl_arm **out, size_t *n,
  * message in err. Also used by the call suite. */
 int fl_arm_wait(pid_t pid, char *err, size_t errsz);
 
+/* Checks a wait status for a clean exit 0. Returns 0, or -1 with a message
+ * in err. */
+int fl_arm_check_status(int st, char *err, size_t errsz);
+
 /* fl_arm_wait, then checks for a clean exit 0. Returns 0, or -1 with a
  * message in err. Also used by the loop suite. */
 int fl_arm_reap(pid_t pid, char *err, size_t errsz);

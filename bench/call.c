@@ -254,18 +254,6 @@ static int run_group(struct row *rows, size_t nrows, int forks, const struct opt
     return 0;
 }
 
-static int find_prog(const char *name, const char *env, const char *build,
-                     char *buf, size_t size)
-{
-#ifdef FL_HELPER_INSTALL_DIR
-    char inst[PATH_MAX];
-    snprintf(inst, sizeof inst, "%s/%s", FL_HELPER_INSTALL_DIR, name);
-#else
-    const char *inst = NULL;
-#endif
-    return fl_find_helper(name, env, build, inst, buf, size);
-}
-
 int fl_bench_call(int argc, char **argv)
 {
     struct opts o;
@@ -285,10 +273,10 @@ int fl_bench_call(int argc, char **argv)
 #else
     const char *static_build = NULL;
 #endif
-    have[P_DYNAMIC] = find_prog("fl-plustwo", "FORKLESS_PLUSTWO", dyn_build,
-                                paths[P_DYNAMIC], PATH_MAX) == 0;
-    have[P_STATIC] = find_prog("fl-plustwo-static", "FORKLESS_PLUSTWO_STATIC", static_build,
-                               paths[P_STATIC], PATH_MAX) == 0;
+    have[P_DYNAMIC] = fl_find_bench_prog("fl-plustwo", "FORKLESS_PLUSTWO", dyn_build,
+                                         paths[P_DYNAMIC], PATH_MAX) == 0;
+    have[P_STATIC] = fl_find_bench_prog("fl-plustwo-static", "FORKLESS_PLUSTWO_STATIC",
+                                        static_build, paths[P_STATIC], PATH_MAX) == 0;
     if (!have[P_DYNAMIC]) {
         fprintf(stderr, "forkless bench call: the fl-plustwo program was not found next "
                 "to the forkless binary, in ../bench, in the build tree or in the install "

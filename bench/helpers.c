@@ -47,6 +47,18 @@ int fl_find_helper(const char *name, const char *envvar, const char *build_path,
     return ENOENT;
 }
 
+int fl_find_bench_prog(const char *name, const char *envvar, const char *build_path,
+                       char *buf, size_t size)
+{
+#ifdef FL_HELPER_INSTALL_DIR
+    char inst[PATH_MAX];
+    snprintf(inst, sizeof inst, "%s/%s", FL_HELPER_INSTALL_DIR, name);
+#else
+    const char *inst = NULL;
+#endif
+    return fl_find_helper(name, envvar, build_path, inst, buf, size);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

@@ -15,6 +15,11 @@
 int fl_find_helper(const char *name, const char *envvar, const char *build_path,
                    const char *install_path, char *buf, size_t size);
 
+/* fl_find_helper with the install tree's libexec/forkless/NAME (the build's
+ * FL_HELPER_INSTALL_DIR) as install_path. */
+int fl_find_bench_prog(const char *name, const char *envvar, const char *build_path,
+                       char *buf, size_t size);
+
 /* min / median / max of n plain numbers (sorted in place); zeros for n 0. */
 struct fl_mmm {
     double min, median, max;

@@ -17,14 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "arms.h"
 #include "btarget.h"
 #include "forkless.h"
 #include "machine.h"
+#include "peerrun.h"
 #include "stats.h"
 #include "suite.h"
 
@@ -37,9 +36,6 @@
 
 #ifndef FL_PEERS_SRC_DIR
 #define FL_PEERS_SRC_DIR ""
-#endif
-#ifndef FL_PEERS_BIN_DIR
-#define FL_PEERS_BIN_DIR ""
 #endif
 #ifndef FL_PEER_RUST_BUILT
 #define FL_PEER_RUST_BUILT 0
@@ -212,30 +208,9 @@ static void set_msg(char *dst, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
-static const char *dir_of(const char *env, const char *def)
-{
-    const char *v = getenv(env);
-    return v && *v ? v : def;
-}
-
-static int is_file(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* Finds name in $PATH with the PATH rules of fl_spawn(). */
-static int find_prog(const char *name, char *buf, size_t size)
-{
-    char *const argv[] = { (char *)name, NULL };
-    struct fl_cmd cmd = { .argv = argv };
-    return fl_resolve(&cmd, buf, size, NULL);
-}
-
 static void find_peer(struct peer *p)
 {
-    const char *src = dir_of("FORKLESS_PEERS_SRC", FL_PEERS_SRC_DIR);
-    const char *bin = dir_of("FORKLESS_PEERS_BIN", FL_PEERS_BIN_DIR);
+    const char *bin = fl_peers_bin_dir();
     p->present = 0;
     switch (p->def->kind) {
     case P_FORKLESS:
@@ -243,55 +218,44 @@ static void find_peer(struct peer *p)
         p->present = 1;
         return;
     case P_PYTHON:
-    case P_NODE: {
-        const char *rt = p->def->kind == P_PYTHON ? "python3" : "node";
-        const char *sc = p->def->kind == P_PYTHON ? "peer.py" : "peer.js";
-        set_msg(p->script, sizeof p->script, "%s/%s", src, sc);
-        if (find_prog(rt, p->prog, sizeof p->prog) != 0)
-            set_msg(p->skip, sizeof p->skip, "%s not found", rt);
-        else if (!is_file(p->script))
-            set_msg(p->skip, sizeof p->skip, "%s not found (set FORKLESS_PEERS_SRC)",
-                     p->script);
-        else
-            p->present = 1;
+        p->present = fl_peer_script("python3", "peer.py", p->prog, p->script, p->skip,
+                                    sizeof p->skip);
         return;
-    }
+    case P_NODE:
+        p->present = fl_peer_script("node", "peer.js", p->prog, p->script, p->skip,
+                                    sizeof p->skip);
+        return;
     case P_JAVA:
         set_msg(p->script, sizeof p->script, "%s", bin);
         {
             char cls[PATH_MAX];
             snprintf(cls, sizeof cls, "%s/Peer.class", bin);
-            if (!is_file(cls))
+            if (!fl_is_file(cls))
                 set_msg(p->skip, sizeof p->skip, FL_PEER_JAVA_BUILT ?
                          "%s not built (build the peer_java target)" :
                          "javac not found at build time (%s not built)", cls);
-            else if (find_prog("java", p->prog, sizeof p->prog) != 0)
+            else if (fl_peer_find_prog("java", p->prog, sizeof p->prog) != 0)
                 set_msg(p->skip, sizeof p->skip, "java not found");
             else
                 p->present = 1;
         }
         return;
     case P_RUST:
-    case P_UV:
-    case P_GLIB: {
-        static const char *const file[] = { [P_RUST] = "peer_rust",
-                                            [P_UV] = "peer_uv",
-                                            [P_GLIB] = "peer_glib" };
-        static const char *const why[] = {
-            [P_RUST] = "rustc not found at build time",
-            [P_UV] = "libuv-dev not installed (pkg-config found no libuv at build time)",
-            [P_GLIB] = "libglib2.0-dev not installed (pkg-config found no glib-2.0 "
-                       "at build time)" };
-        int built = p->def->kind == P_RUST ? FL_PEER_RUST_BUILT
-                  : p->def->kind == P_UV ? FL_PEER_UV_BUILT : FL_PEER_GLIB_BUILT;
-        set_msg(p->prog, sizeof p->prog, "%s/%s", bin, file[p->def->kind]);
-        if (!is_file(p->prog) || access(p->prog, X_OK) != 0)
-            set_msg(p->skip, sizeof p->skip, built ? "%s not built" : "%s",
-                     built ? p->prog : why[p->def->kind]);
-        else
-            p->present = 1;
+        p->present = fl_peer_binary("peer_rust", FL_PEER_RUST_BUILT,
+                                    "rustc not found at build time", p->prog, p->skip,
+                                    sizeof p->skip);
         return;
-    }
+    case P_UV:
+        p->present = fl_peer_binary("peer_uv", FL_PEER_UV_BUILT,
+                                    "libuv-dev not installed (pkg-config found no libuv "
+                                    "at build time)", p->prog, p->skip, sizeof p->skip);
+        return;
+    case P_GLIB:
+        p->present = fl_peer_binary("peer_glib", FL_PEER_GLIB_BUILT,
+                                    "libglib2.0-dev not installed (pkg-config found no "
+                                    "glib-2.0 at build time)", p->prog, p->skip,
+                                    sizeof p->skip);
+        return;
     }
 }
 
@@ -327,87 +291,8 @@ static int run_peer(struct peer *p, unsigned long mib, unsigned long chunk,
     argv[k++] = sn;
     argv[k++] = (char *)target;
     argv[k] = NULL;
-
-    struct fl_cmd cmd = { .argv = argv, .stdio = { [1] = { .kind = FL_PIPE } } };
-    struct fl_proc proc;
-    struct fl_error e;
-    int r = fl_spawn(&cmd, &proc, &e);
-    if (r) {
-        char msg[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 64];
-        set_msg(p->failed, sizeof p->failed, "%s",
-                 fl_error_format(&e, msg, sizeof msg));
-        return 1;
-    }
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf)
-            break;
-        if (len + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        ssize_t got = read(proc.stdio[1], buf + len, cap - len - 1);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        len += (size_t)got;
-    }
-    int st = 0;
-    int wr = fl_wait(&proc, -1, &st);
-    fl_close(&proc);
-    if (!buf) {
-        set_msg(p->failed, sizeof p->failed, "out of memory reading its output");
-        return 1;
-    }
-    buf[len] = '\0';
-    if (wr || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        if (wr)
-            set_msg(p->failed, sizeof p->failed, "fl_wait: %s", strerror(wr));
-        else if (WIFEXITED(st))
-            set_msg(p->failed, sizeof p->failed, "exited with status %d",
-                     WEXITSTATUS(st));
-        else
-            set_msg(p->failed, sizeof p->failed, "killed by signal %d",
-                     WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-        free(buf);
-        return 1;
-    }
-    unsigned long taken = 0;
-    for (char *line = buf, *next; line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        if (strncmp(line, "# version ", 10) == 0) {
-            set_msg(p->version, sizeof p->version, "%s", line + 10);
-            continue;
-        }
-        if (!*line || line[0] == '#')
-            continue;
-        char *end;
-        double us = strtod(line, &end);
-        if (end == line || *end || !(us >= 0) || taken == chunk) {
-            set_msg(p->failed, sizeof p->failed, "unexpected output \"%.60s\"", line);
-            free(buf);
-            return 1;
-        }
-        p->samples[p->got++] = (uint64_t)(us * 1e3 + 0.5);
-        taken++;
-    }
-    free(buf);
-    if (taken != chunk) {
-        set_msg(p->failed, sizeof p->failed, "printed %lu samples, expected %lu",
-                 taken, chunk);
-        return 1;
-    }
-    return 0;
+    return fl_peer_collect(argv, chunk, p->samples, &p->got, p->version,
+                           sizeof p->version, p->failed, sizeof p->failed);
 }
 
 /* forkless in this process: a chunk of timed spawn+wait. */

@@ -84,9 +84,18 @@ smoke_suite() {   # NAME ROWS ARGS...
 smoke_suite worker 5 --heap 4 --records 20000 -r 1
 smoke_suite loop 4 -n 3 -r 2
 smoke_suite call static -n 3 --calls 1000
+# io: a row per arm its --help lists (a missing peer is a "skipped" row),
+# none "failed".
+io_rows=$("$fl" bench io --help | sed -n '/^Arms:/,$p' | grep -cE '^  (capture|run|pipeline) ')
+smoke_suite io "$io_rows" --mib 1 --captures 2 --rounds 1 -n 3
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"]; assert all(x["status"] in ("ok","skipped") for x in r) and sum(x["status"]=="ok" for x in r)>=7, r' \
+        "$out/bench_smoke_io.json" || { echo "FAIL: bench io: a failed or missing row"; fail=1; }
+fi
 for bad in "worker -r 0" "worker --records 1x" "worker --arms nope" "worker --arms fork,fork" \
            "worker --cycle 0" "worker --heap" "worker --frob" "loop -n 0" "loop -r x" \
-           "loop --target /nonexistent/true" "loop --frob" "call -n 0" "call --calls x" "call --frob"; do
+           "loop --target /nonexistent/true" "loop --frob" "call -n 0" "call --calls x" "call --frob" \
+           "io --mib 0" "io --captures x" "io --rounds 0" "io -n 0" "io --json" "io --frob"; do
     # shellcheck disable=SC2086
     "$fl" bench $bad >/dev/null 2>&1
     rc=$?
@@ -156,7 +165,7 @@ for bad in "-n 0" "--heap 1,,2" "--rounds 0" "--peers nope" "--target /" "--frob
         fail=1
     fi
 done
-for s in threads peers; do
+for s in threads peers io; do
     "$fl" bench $s --help >/dev/null 2>&1 || { echo "FAIL: bench $s --help"; fail=1; }
 done
 

@@ -93,6 +93,18 @@ void fl_summarize(uint64_t *ns, size_t n, struct fl_summary *out)
     out->max_us = (double)ns[n - 1] / 1e3;
 }
 
+static double per_second(double units, double us)
+{
+    return us > 0 ? units * 1e6 / us : 0;
+}
+
+void fl_rate_of(const struct fl_summary *s, double units, struct fl_rate *out)
+{
+    out->min = per_second(units, s->max_us);
+    out->median = per_second(units, s->median_us);
+    out->max = per_second(units, s->min_us);
+}
+
 int fl_interleave_take(size_t i, size_t rounds, size_t want)
 {
     if (want >= rounds)

@@ -57,6 +57,14 @@ struct fl_summary {
  * every field is then 0. */
 void fl_summarize(uint64_t *ns, size_t n, struct fl_summary *out);
 
+/* A summary of times as a rate: `units` (bytes, MiB, ...) done in each
+ * sample, per second. min is the rate of the slowest sample (max_us),
+ * median units / median_us, max that of the fastest (min_us). 0 for n 0. */
+struct fl_rate {
+    double min, median, max;
+};
+void fl_rate_of(const struct fl_summary *s, double units, struct fl_rate *out);
+
 /* Interleaving: in round i of `rounds`, should an arm that takes only
  * `want` samples (want <= rounds) take one? Spreads the samples evenly over
  * the rounds, so an arm with fewer samples still sees the same conditions

@@ -40,6 +40,10 @@ void fl_bench_loop_usage(FILE *f);
 int fl_bench_call(int argc, char **argv);
 void fl_bench_call_usage(FILE *f);
 
+/* The io suite (io.c): capture, fl_run and pipelines against their peers. */
+int fl_bench_io(int argc, char **argv);
+void fl_bench_io_usage(FILE *f);
+
 /* Prints "forkless bench SUITE: MESSAGE" and a hint to --help on stderr;
  * returns 2 so that callers can `return fl_usage_error(...)`. */
 __attribute__((format(printf, 2, 3)))

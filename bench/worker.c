@@ -502,13 +502,8 @@ int fl_bench_worker(int argc, char **argv)
 #else
     const char *build_path = NULL;
 #endif
-#ifdef FL_HELPER_INSTALL_DIR
-    const char *install_path = FL_HELPER_INSTALL_DIR "/fl-worker";
-#else
-    const char *install_path = NULL;
-#endif
-    if (fl_find_helper("fl-worker", "FORKLESS_WORKER", build_path, install_path,
-                       worker, sizeof worker) != 0) {
+    if (fl_find_bench_prog("fl-worker", "FORKLESS_WORKER", build_path, worker,
+                           sizeof worker) != 0) {
         if (need_prog) {
             fprintf(stderr, "forkless bench worker: the fl-worker program was not found "
                     "next to the forkless binary, in ../bench, in the build tree or in "
