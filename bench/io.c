@@ -118,10 +118,6 @@ void fl_bench_io_usage(FILE *f)
     for (size_t i = 0; i < fl_bio_narms; i++)
         fprintf(f, "  %-8s %-17s %s\n", parts[fl_bio_arms[i].part].name,
                 fl_bio_arms[i].name, fl_bio_arms[i].what);
-#ifndef FL_BENCH_IO_FORKLESS
-    fprintf(f, "(fl_capture, fl_discard, fl_run and fl_pipeline are not built: this\n"
-               "library has no fl_run() or fl_pipeline_run() yet)\n");
-#endif
 }
 
 static int parse(int argc, char **argv, struct opts *o)

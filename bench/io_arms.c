@@ -1,6 +1,4 @@
-/* io_arms.c: the arms of the io suite; see io_arms.h. The forkless arms
- * (fl_run() with a capture, fl_pipeline_run()) are built when the library
- * has those calls: FL_BENCH_IO_FORKLESS, which bench/CMakeLists.txt sets. */
+/* io_arms.c: the arms of the io suite; see io_arms.h. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -265,7 +263,6 @@ static int arm_posix_spawn_pipes(const struct fl_bio_job *j, char *err, size_t e
 
 /* ---- forkless ------------------------------------------------------------ */
 
-#ifdef FL_BENCH_IO_FORKLESS
 static int fl_failed(const char *call, int r, const struct fl_error *e, char *err,
                      size_t errsz)
 {
@@ -337,7 +334,6 @@ static int arm_fl_pipeline(const struct fl_bio_job *j, char *err, size_t errsz)
         fl_result_free(&res[k]);
     return bad >= 0 ? -1 : 0;
 }
-#endif
 
 /* ---- the table ----------------------------------------------------------- */
 
@@ -346,12 +342,10 @@ const struct fl_bio_arm fl_bio_arms[] = {
       "that doubles (the limit)", FL_BIO_CAPTURE, arm_read_loop, NULL, 1 },
     { "read_discard", "the same read() loop into one 1 MiB buffer, nothing kept",
       FL_BIO_CAPTURE, arm_read_discard, NULL, 0 },
-#ifdef FL_BENCH_IO_FORKLESS
     { "fl_capture", "fl_run() with io.out[0].capture, the library's buffer",
       FL_BIO_CAPTURE, arm_fl_capture, NULL, 0 },
     { "fl_discard", "fl_run() with io.out[0].capture and .discard (only counted)",
       FL_BIO_CAPTURE, arm_fl_discard, NULL, 0 },
-#endif
     { "popen", "popen(\"writer MIB\", \"r\") (through /bin/sh) + fread() + pclose()",
       FL_BIO_CAPTURE, arm_popen, NULL, 0 },
     { "python", "python3: subprocess.run(capture_output=True), timed inside Python "
@@ -364,16 +358,12 @@ const struct fl_bio_arm fl_bio_arms[] = {
       NULL, 0 },
     { "forkless", "fl_spawn() defaults + fl_wait() of tiny", FL_BIO_RUN, arm_forkless,
       NULL, 0 },
-#ifdef FL_BENCH_IO_FORKLESS
     { "fl_run", "fl_run() of tiny, no io", FL_BIO_RUN, arm_fl_run, NULL, 0 },
-#endif
     { "posix_spawn_pipes", "4 posix_spawn()s of tiny, pipes wired by hand, 4 waitpid()s",
       FL_BIO_PIPELINE, arm_posix_spawn_pipes, NULL, 1 },
     { "sh_pipeline", "posix_spawn() of /bin/sh -c \"tiny | tiny | tiny | tiny\" + waitpid()",
       FL_BIO_PIPELINE, arm_sh_pipeline, NULL, 0 },
-#ifdef FL_BENCH_IO_FORKLESS
     { "fl_pipeline", "fl_pipeline_run() of 4 tinys, no io", FL_BIO_PIPELINE,
       arm_fl_pipeline, NULL, 0 },
-#endif
 };
 const size_t fl_bio_narms = sizeof fl_bio_arms / sizeof fl_bio_arms[0];

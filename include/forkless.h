@@ -722,7 +722,7 @@ struct fl_output {
     /* The pipe was still open .eof_wait_ms after the child ended (a
      * descendant holds it): it was closed without reading further. */
     bool eof_missed;
-    bool owned_;             /* internal: data is the library's */
+    unsigned char owned_;    /* internal: whose data is, and how made */
 };
 
 /* What a process did, as fl_wait_result(), fl_stop(), fl_communicate()

@@ -240,6 +240,8 @@ FL__HIDDEN long long fl__now_ns(void);
 
 /* sink.c: one output stream's bytes on their way into a struct fl_output.
  * Internal to the exchange; pipeline.c needs only struct fl__stream. */
+/* Who owns a buffer of the sink's (and fl_output.owned_). */
+enum { FL__OWN_NONE, FL__OWN_MALLOC, FL__OWN_MAP };
 struct fl__sink {
     const struct fl_sink *cfg;
     struct fl_output *out;
@@ -249,7 +251,7 @@ struct fl__sink {
     size_t limit;           /* the most bytes kept */
     size_t len;             /* bytes kept */
     size_t head;            /* a full ring: its oldest byte */
-    bool owned;
+    unsigned char owned;    /* FL__OWN_* */
     unsigned long long total;
     bool overflowed;
     char *line;             /* line mode: a line split across reads */
@@ -276,6 +278,8 @@ FL__HIDDEN bool fl__sink_wants_stop(const struct fl__sink *s);
 /* The stream is over: the last partial line to on_output, the ring put in
  * order, the NUL, and *out filled. Once. */
 FL__HIDDEN void fl__sink_end(struct fl__sink *s);
+/* Frees what fl__sink_end() left in out, as its owner says, and zeroes it. */
+FL__HIDDEN void fl__output_free(struct fl_output *out);
 
 /* io.c: the exchange of fl_communicate(), shaped for pipelines too: n
  * processes, each polled by its pidfd, and any number of streams, each a

@@ -63,11 +63,8 @@ void fl_result_free(struct fl_result *r)
 {
     if (!r)
         return;
-    for (int i = 0; i < 2; i++) {
-        if (r->out[i].data && r->out[i].owned_)
-            free(r->out[i].data);
-        memset(&r->out[i], 0, sizeof r->out[i]);
-    }
+    for (int i = 0; i < 2; i++)
+        fl__output_free(&r->out[i]);
 }
 
 int fl_result_shell_status(const struct fl_result *r)
