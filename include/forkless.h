@@ -459,7 +459,8 @@ struct fl_proc {
      * stdio[] entries stay -1. One field rather than stdio[]: the
      * streams share one terminal, which cannot be closed one direction
      * at a time as a pipe can (see "Terminals"). Owned by the handle:
-     * fl_close() closes it. */
+     * fl_close() closes it; fl_communicate() reads and feeds it, then
+     * closes it and sets it to -1, as it does the pipe ends. */
     int pty;
     /* The rest of the space that was void *reserved_[2]: same size and
      * layout on 32- and 64-bit. */
@@ -600,6 +601,9 @@ FL_API void fl_close(struct fl_proc *proc);
  * unless .tty->termios says otherwise (cfmakeraw() turns both off). The
  * master's input buffer is a few KiB: a caller that writes much input
  * must read the output meanwhile, or use O_NONBLOCK.
+ *
+ * fl_communicate() and fl_run() do all of this on proc.pty: see "Capture
+ * and communicate".
  */
 
 /*
@@ -861,13 +865,14 @@ struct fl_sink {
 };
 
 /* An exchange with a child: input, outputs, deadline. A zero struct feeds
- * nothing (stdin, if a pipe, is closed at once), collects every pipe, and
- * has no deadline. */
+ * nothing (stdin, if a pipe, is closed at once; a pty gets its VEOF),
+ * collects every pipe and the pty, and has no deadline. */
 struct fl_io {
-    /* Written to the child's stdin, which is then closed. */
+    /* Written to the child's stdin, which is then closed: the stdin pipe,
+     * else the pty's master, which then gets VEOF (see fl_communicate()). */
     const void *input;
     size_t input_len;
-    struct fl_sink out[2];   /* stdout, stderr */
+    struct fl_sink out[2];   /* stdout (and the pty), stderr */
     /* The deadline for the whole exchange in milliseconds; 0: none (unlike
      * fl_wait(), where 0 polls, so that a zero struct waits). */
     int timeout_ms;
@@ -875,7 +880,8 @@ struct fl_io {
      * that asks to stop; NULL: a zero policy. */
     const struct fl_stop_policy *stop;
     /* After the child has ended, how long to wait for the end of its
-     * output pipes, which a descendant can hold open; then they are
+     * output pipes (and of the pty's terminal side), which a descendant
+     * can hold open; then they are
      * closed (what they held by then is kept) and out[n].eof_missed says
      * so. 0: FL_EOF_WAIT_MS; -1: for ever. A deadline cuts this wait
      * short too. */
@@ -894,6 +900,30 @@ struct fl_io {
  * For stdout and stderr merged in order, start the child with stderr
  * FL_TO_STDOUT: one pipe keeps the order, two could not.
  *
+ * A pty (proc->pty >= 0, FL_PTY) is an output stream too: what the master
+ * reads goes to io->out[0] and result->out[0] (stream 1 for .on_output).
+ * A terminal merges every fd it is on, so out[0] gets them all, in order;
+ * a stderr pipe besides stays out[1], but a stdout pipe besides is EINVAL
+ * (both would be out[0]; make stdout the pty, or read the master
+ * yourself). The line discipline turns "\n" into "\r\n" and echoes the
+ * input unless the terminal is raw (.tty->termios from cfmakeraw()). Its
+ * end is EIO on the master, once every holder of the terminal side has
+ * closed it: the end, not an error; a descendant that holds it is given
+ * up on after io->eof_wait_ms, as for a pipe (when the child, the
+ * session's leader, exits, the kernel sends SIGHUP to the terminal's
+ * foreground group, which ends those that neither block nor ignore it). Without a stdin pipe,
+ * io->input is written to the master (the child's stdin when its fd 0 is
+ * the pty; else only the terminal's input, which /dev/tty reads). The
+ * master cannot be half-closed, so the end of the input is the terminal's
+ * VEOF character (^D by default), as the settings are then: in canonical
+ * mode (ICANON) it is written once after input that ends with "\n" (or
+ * none), twice after a partial last line, and the child's read() then
+ * returns 0. Without ICANON, or with VEOF disabled, nothing can say end of
+ * file: the child sees the input and no end (stop it, or let it end by
+ * what it reads). In canonical mode a line longer than the terminal's
+ * line buffer (4095 bytes) is cut by the kernel. The master is made
+ * O_NONBLOCK, and closed with the pipes at the end (proc->pty = -1).
+ *
  * *result is overwritten as soon as the arguments are found good (free a
  * previous one with fl_result_free() first); on every return but EINVAL
  * and ESRCH it is filled, and its buffers are to be freed.
@@ -909,10 +939,11 @@ struct fl_io {
  * Returns 0 (reaped, *result filled), ECANCELED (a callback asked to stop:
  * reaped and filled), ENOMEM (a buffer could not grow: the child was
  * stopped, reaped and *result filled, with what was kept), EINVAL (a bad
- * io or policy, a reserved field not zero, input without a stdin pipe, a
- * sink that contradicts itself: see struct fl_sink), ESRCH (already
- * reaped), or an errno of poll(), read(), write() or waitid() (the child
- * is stopped and reaped all the same, unless the reap itself failed).
+ * io or policy, a reserved field not zero, input without a stdin pipe
+ * or a pty, a stdout pipe and a pty, a sink that contradicts itself: see
+ * struct fl_sink), ESRCH (already reaped), or an errno of poll(),
+ * read(), write() or waitid() (the child is stopped and reaped all the
+ * same, unless the reap itself failed).
  *
  * Not a cancellation point: it disables cancellation while it runs, so
  * that no pipe or child is left behind. Thread-safe for different
@@ -928,7 +959,12 @@ FL_API int fl_communicate(struct fl_proc *proc, const struct fl_io *io,
  * stdin when io->input is set, and for stdout and stderr when their sink
  * asks to capture (a stream the command already makes FL_PIPE is taken
  * too); a stream to pipe must be FL_INHERIT or FL_PIPE in cmd, and not
- * mapped by cmd->fds. With no pipe at all it only waits, with the
+ * mapped by cmd->fds. A command with FL_PTY streams is captured and fed
+ * through the master instead, as fl_communicate() says: its streams need
+ * no pipe (out[0] gets what all of them write, .capture or not, and
+ * io->input goes to the master when stdin is the pty), and a pipe for
+ * stdout besides (FL_PIPE, or out[0].capture with stdout not on the pty)
+ * is EINVAL. With no pipe at all it only waits, with the
  * deadline and the stop policy. A stop policy with FL_STOP_CGROUP and no
  * .cgroup uses cmd->cgroup; FL_STOP_GROUP needs FL_NEW_PGROUP or
  * FL_SETSID in cmd.

@@ -284,11 +284,17 @@ FL__HIDDEN void fl__output_free(struct fl_output *out);
 /* io.c: the exchange of fl_communicate(), shaped for pipelines too: n
  * processes, each polled by its pidfd, and any number of streams, each a
  * parent's pipe end (input: fed from one buffer; output: into a sink and
- * its struct fl_output). Build the streams with fl__stream_in() and
- * fl__stream_out(). */
+ * its struct fl_output) or a pty master (both at once). Build the streams
+ * with fl__stream_in(), fl__stream_out() and fl__stream_tty(). */
 struct fl__stream {
     int fd;                 /* the parent's end; the exchange owns and closes it */
     bool input;
+    /* A pty master (fl__stream_tty()): an output whose end is EIO, and,
+     * with .input, the input too, which ends with VEOF, not a close. */
+    bool tty;
+    bool veof;              /* tty: data is now the VEOFs (input_written is set) */
+    bool fed;               /* tty: the input is over */
+    char eof[2];            /* tty: the VEOFs */
     /* input: what to write, and the result that gets input_written and
      * input_closed */
     const char *data;
@@ -303,6 +309,10 @@ FL__HIDDEN struct fl__stream fl__stream_in(int fd, const struct fl_io *io,
 /* stream is 1 or 2; out is where the sink's result goes (in results[]). */
 FL__HIDDEN struct fl__stream fl__stream_out(int fd, int stream, const struct fl_sink *sink,
                                             struct fl_output *out);
+/* A pty master: read into io->out[0] (stream 1) and result->out[0]; fed
+ * with io->input, then VEOF in canonical mode, when fed. */
+FL__HIDDEN struct fl__stream fl__stream_tty(int fd, bool fed, const struct fl_io *io,
+                                            struct fl_result *result);
 /* Checks an fl_io for what does not depend on the processes: reserved
  * fields, timeout_ms >= 0, eof_wait_ms >= -1, input_len without input,
  * and both sinks. 0 or EINVAL. The stop policy is checked by
@@ -320,7 +330,7 @@ FL__HIDDEN int fl__io_check(const struct fl_io *io);
  * with timed_out, stop_requested, stop_signal and killed in each.
  *
  * Every stream's fd is closed, whatever happens; the caller must forget
- * them (proc->stdio[k] = -1). procs must be unreaped. SIGPIPE is blocked
+ * them (proc->stdio[k] = -1, proc->pty = -1). procs must be unreaped. SIGPIPE is blocked
  * in the calling thread around writes only. Not a cancellation point: it
  * disables cancellation while it runs. errno is kept.
  *

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -56,6 +57,35 @@ struct fl__stream fl__stream_out(int fd, int stream, const struct fl_sink *sink,
     s.sink.stream = stream;
     s.sink.out = out;
     return s;
+}
+
+/*
+ * A pty master is one stream, not two: its input and its output are one
+ * fd, which cannot be half-closed, so a second stream for the input would
+ * have to share the fd and never close it, and poll() would see the fd
+ * twice. One stream reads it as an output (POLLIN, the end is EIO) and,
+ * while it is fed, writes it too (POLLOUT as well); the end of the input
+ * is the VEOF characters, and only the end of the output closes the fd.
+ */
+struct fl__stream fl__stream_tty(int fd, bool fed, const struct fl_io *io,
+                                 struct fl_result *result)
+{
+    struct fl__stream s = fed ? fl__stream_in(fd, io, result) : (struct fl__stream){ .fd = fd };
+    s.tty = true;
+    s.sink = fl__stream_out(fd, 1, &io->out[0], &result->out[0]).sink;
+    return s;
+}
+
+/* The stream is read (an output pipe, a pty master)... */
+static bool reads(const struct fl__stream *s)
+{
+    return !s->input || s->tty;
+}
+
+/* ... or written, until its input is over. */
+static bool writes(const struct fl__stream *s)
+{
+    return s->input && !s->fed;
 }
 
 int fl__io_check(const struct fl_io *io)
@@ -104,12 +134,80 @@ static void close_stream(struct xchg *x, struct fl__stream *s)
     close(s->fd);
     s->fd = -1;
     x->nopen--;
-    if (s->input) {
+    if (s->input && !s->veof)
         s->result->input_written = s->done;
-    } else {
+    if (reads(s)) {
         fl__sink_end(&s->sink);
         x->nomem |= s->sink.nomem;
     }
+}
+
+/*
+ * The input to a pty master is over: a terminal cannot be half-closed,
+ * so the end of file is the VEOF character, which the line discipline
+ * turns into the end of a read() in canonical mode: once after a whole
+ * line (or no input at all) makes a read() return 0; after a partial line
+ * the first only hands that line over, and a second is the end. Without
+ * ICANON (or with VEOF disabled) no byte means the end: nothing is sent.
+ * The settings are read now, not at the spawn, as the child may have
+ * changed them. The VEOFs then take the place of the input in data, and
+ * are fed as it was. Returns false when there is none to write.
+ */
+static bool start_veof(struct fl__stream *s)
+{
+    struct termios t;
+    bool line_ended = s->done == 0 || s->data[s->done - 1] == '\n';
+    s->result->input_written = s->done;
+    s->veof = true;
+    if (tcgetattr(s->fd, &t) < 0 || !(t.c_lflag & ICANON) || t.c_cc[VEOF] == _POSIX_VDISABLE)
+        return false;
+    s->eof[0] = s->eof[1] = (char)t.c_cc[VEOF];
+    s->data = s->eof;
+    s->len = line_ended ? 1 : 2;
+    s->done = 0;
+    return true;
+}
+
+/* A pipe is closed at the end of its input; a pty master stays open for
+ * its output. */
+static void end_input(struct xchg *x, struct fl__stream *s)
+{
+    if (!s->tty) {
+        close_stream(x, s);
+        return;
+    }
+    if (!s->veof)
+        s->result->input_written = s->done;
+    s->veof = s->fed = true;
+}
+
+/* Writes up to ROUNDS times; true when the input can go no further: the
+ * reader is gone (EPIPE; EIO on a pty master, whose terminal side every
+ * holder has closed) or an error. */
+static bool write_some(struct xchg *x, struct fl__stream *s, bool was_pending,
+                       const sigset_t *pipe_set)
+{
+    for (int i = 0; i < ROUNDS && s->done < s->len; i++) {
+        size_t want = s->len - s->done < WRITE_MAX ? s->len - s->done : WRITE_MAX;
+        ssize_t w = write(s->fd, s->data + s->done, want);
+        if (w >= 0) {
+            s->done += (size_t)w;
+        } else if (errno == EPIPE || (s->tty && errno == EIO)) {
+            s->result->input_closed |= !s->veof;  /* not for a VEOF: the input was taken */
+            if (errno == EPIPE && !was_pending) {
+                static const struct timespec zero = { 0, 0 };
+                while (sigtimedwait(pipe_set, NULL, &zero) < 0 && errno == EINTR)
+                    ;
+            }
+            return true;
+        } else if (errno == EAGAIN) {
+            break;
+        } else if (errno != EINTR) {
+            note_err(x, errno);
+            return true;
+        }
+    }
+    return false;
 }
 
 /*
@@ -131,37 +229,17 @@ static void feed(struct xchg *x, struct fl__stream *s)
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
     bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
-    bool over = false;
-    for (int i = 0; i < ROUNDS && s->done < s->len; i++) {
-        size_t want = s->len - s->done < WRITE_MAX ? s->len - s->done : WRITE_MAX;
-        ssize_t w = write(s->fd, s->data + s->done, want);
-        if (w >= 0) {
-            s->done += (size_t)w;
-        } else if (errno == EPIPE) {
-            s->result->input_closed = true;
-            if (!was_pending) {
-                static const struct timespec zero = { 0, 0 };
-                while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
-                    ;
-            }
-            over = true;
-            break;
-        } else if (errno == EAGAIN) {
-            break;
-        } else if (errno != EINTR) {
-            note_err(x, errno);
-            over = true;
-            break;
-        }
-    }
+    bool over = write_some(x, s, was_pending, &pipe_set);
+    if (!over && s->done == s->len && s->tty && !s->veof && start_veof(s))
+        over = write_some(x, s, was_pending, &pipe_set);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (over || s->done == s->len)
-        close_stream(x, s);
+        end_input(x, s);
 }
 
 static void maybe_grow_pipe(struct fl__stream *s)
 {
-    if (s->grown_at || s->sink.total < PIPE_GROW_AFTER)
+    if (s->tty || s->grown_at || s->sink.total < PIPE_GROW_AFTER)
         return;
     s->grown_at = s->sink.total;
     (void)fcntl(s->fd, F_SETPIPE_SZ, PIPE_BIG);  /* EPERM past the user's limits: fine */
@@ -181,7 +259,9 @@ static char *scratch(struct xchg *x, size_t *len)
     return x->scratch;
 }
 
-/* Reads what is there, up to rounds reads. Returns true at the end. */
+/* Reads what is there, up to rounds reads. Returns true at the end: EOF,
+ * or, on a pty master, EIO (every holder of the terminal side has closed
+ * it; POLLHUP comes with it, and the bytes before it are read first). */
 static bool drain(struct xchg *x, struct fl__stream *s, int rounds)
 {
     for (int i = 0; i < rounds; i++) {
@@ -201,7 +281,7 @@ static bool drain(struct xchg *x, struct fl__stream *s, int rounds)
             continue;
         if (r < 0 && errno == EAGAIN)
             break;
-        if (r < 0)
+        if (r < 0 && !(s->tty && errno == EIO))
             note_err(x, errno);
         close_stream(x, s);
         return true;
@@ -282,9 +362,9 @@ static void give_up_eof(struct xchg *x)
         struct fl__stream *s = &x->st[i];
         if (s->fd < 0)
             continue;
-        if (!s->input && drain(x, s, 64))
+        if (reads(s) && drain(x, s, 64))
             continue;
-        if (!s->input)
+        if (reads(s))
             s->sink.out->eof_missed = true;
         close_stream(x, s);
     }
@@ -318,9 +398,11 @@ static void handle_events(struct xchg *x, size_t npfd)
         struct fl__stream *s = &x->st[j - x->n];
         if (s->fd < 0)
             continue;
-        if (s->input) {
+        /* A pty master is both: written on POLLOUT (or on the hang-up,
+         * to see EIO), read on the rest. */
+        if (writes(s) && (!s->tty || (p->revents & ~POLLIN)))
             feed(x, s);
-        } else {
+        if (s->fd >= 0 && reads(s) && (!s->tty || (p->revents & ~POLLOUT))) {
             drain(x, s, ROUNDS);
             sink_events(x, s);
         }
@@ -334,9 +416,11 @@ static bool step(struct xchg *x)
     for (size_t k = 0; k < x->n; k++)
         x->pfd[k] = (struct pollfd){ .fd = x->ended[k] ? -1 : x->pidfd[k], .events = POLLIN };
     np = x->n;
-    for (size_t i = 0; i < x->ns; i++)
-        x->pfd[np++] = (struct pollfd){ .fd = x->st[i].fd,
-                                        .events = x->st[i].input ? POLLOUT : POLLIN };
+    for (size_t i = 0; i < x->ns; i++) {
+        const struct fl__stream *s = &x->st[i];
+        x->pfd[np++] = (struct pollfd){ .fd = s->fd, .events = (short)((writes(s) ? POLLOUT : 0) |
+                                                                   (reads(s) ? POLLIN : 0)) };
+    }
     int r = poll(x->pfd, np, poll_timeout(x));
     if (r < 0 && errno != EINTR) {
         note_err(x, errno);
@@ -388,7 +472,7 @@ static int run(struct xchg *x, struct fl_result *results)
         int fl = fcntl(s->fd, F_GETFL);
         if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(s->fd, F_SETFL, fl | O_NONBLOCK) < 0))
             note_err(x, errno);
-        if (s->input && s->len == 0)
+        if (s->input && s->len == 0 && !s->tty)  /* a pty's VEOF waits for POLLOUT */
             close_stream(x, s);
     }
     for (size_t k = 0; k < x->n; k++) {
@@ -440,7 +524,7 @@ int fl__exchange(struct fl_proc *procs, struct fl_result *results, size_t n,
     if (io->timeout_ms > 0)
         x.deadline_ns = fl__now_ns() + (long long)io->timeout_ms * 1000000;
     for (size_t i = 0; i < nstreams; i++)
-        if (!streams[i].input)
+        if (reads(&streams[i]))
             fl__sink_init(&streams[i].sink, streams[i].sink.cfg, streams[i].sink.stream,
                           streams[i].sink.out);
     /* One process and its three streams need no allocation; a pipeline's

@@ -19,22 +19,30 @@ static int communicate(struct fl_proc *proc, const struct fl_io *io, struct fl_r
     int r = fl__io_check(io);
     if (r)
         return r;
-    if ((io->input || io->input_len) && proc->stdio[0] < 0)
+    /* The master's bytes go to out[0], which a stdout pipe would take too. */
+    if (proc->pty >= 0 && proc->stdio[1] >= 0)
+        return EINVAL;
+    if ((io->input || io->input_len) && proc->stdio[0] < 0 && proc->pty < 0)
         return EINVAL;
     if (proc->pid <= 0 || proc->state_ == FL__PROC_REAPED)
         return ESRCH;
     struct fl__stopper stop;
     if ((r = fl__stop_init(&stop, proc, 1, io->stop, default_cgroup)))
         return r;
-    struct fl__stream st[3];
+    struct fl__stream st[4];
     size_t ns = 0;
     if (proc->stdio[0] >= 0)
         st[ns++] = fl__stream_in(proc->stdio[0], io, result);
     for (int k = 1; k < 3; k++)
         if (proc->stdio[k] >= 0)
             st[ns++] = fl__stream_out(proc->stdio[k], k, &io->out[k - 1], &result->out[k - 1]);
+    /* The master is fed when no stdin pipe is: it is then the stdin of a
+     * child whose fd 0 is the pty (or only the terminal's input). */
+    if (proc->pty >= 0)
+        st[ns++] = fl__stream_tty(proc->pty, proc->stdio[0] < 0, io, result);
     for (int k = 0; k < 3; k++)
         proc->stdio[k] = -1;
+    proc->pty = -1;
     return fl__exchange(proc, result, 1, st, ns, io, &stop);
 }
 
@@ -58,6 +66,12 @@ static bool fd_mapped(const struct fl_cmd *cmd, int fd)
         if (cmd->fds[i].child_fd == fd)
             return true;
     return false;
+}
+
+/* Stream k is on the pty (a map overrides .stdio, and then makes none). */
+static bool is_pty(const struct fl_cmd *cmd, int k)
+{
+    return cmd->stdio[k].kind == FL_PTY && !fd_mapped(cmd, k);
 }
 
 int fl__pipe_stream(struct fl_cmd *c, int k, struct fl_error *e)
@@ -85,9 +99,15 @@ int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *r
         return fl__fail(error, EINVAL, FL_STEP_PREPARE, -1, NULL, "a bad struct fl_io");
     struct fl_cmd c = *cmd;
     bool want[3] = { io->input_len > 0 || io->input, io->out[0].capture, io->out[1].capture };
+    bool pty = false;
     for (int k = 0; k < 3; k++)
-        if (want[k] && fl__pipe_stream(&c, k, error))
+        pty |= is_pty(cmd, k);
+    for (int k = 0; k < 3; k++)
+        if (want[k] && !is_pty(cmd, k) && fl__pipe_stream(&c, k, error))  /* the master carries a pty's */
             return EINVAL;
+    if (pty && c.stdio[1].kind == FL_PIPE && !fd_mapped(cmd, 1))
+        return fl__fail(error, EINVAL, FL_STEP_PREPARE, 1, NULL,
+                        "a pty and a stdout pipe would both be out[0]");
     *result = (struct fl_result){ .exit_code = -1 };
     struct fl_proc p;
     int r = fl_spawn(&c, &p, error);

@@ -683,6 +683,15 @@ bool t_fd_open(int fd)
     return fcntl(fd, F_GETFD) != -1;
 }
 
+struct termios t_raw_termios(void)
+{
+    struct termios raw = { 0 };
+    cfmakeraw(&raw);
+    raw.c_cflag |= CS8 | CREAD;
+    cfsetspeed(&raw, B38400);
+    return raw;
+}
+
 int t_file_at(int at, bool cloexec)
 {
     if (t_fd_open(at))

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <termios.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
@@ -303,6 +304,10 @@ bool t_rerun_as_nobody(void);
  * t_rerun_as_nobody() use it already.
  */
 char *t_exe_for_anyone(const char *path);
+
+/* Raw settings for an FL_PTY terminal (cfmakeraw(), 8 bits, 38400 baud):
+ * no echo, no "\r" added, no line editing, so bytes pass as they are. */
+struct termios t_raw_termios(void);
 
 /* Kills every child of this process (by scanning /proc) and reaps them. */
 void t_kill_children(void);

@@ -184,15 +184,6 @@ TEST(pty_stream_replaced_by_a_map_makes_none)
 }
 
 /* A raw terminal: no echo, no line editing, no output processing. */
-static struct termios raw_termios(void)
-{
-    struct termios raw = { 0 };
-    cfmakeraw(&raw);
-    raw.c_cflag |= CS8 | CREAD;
-    cfsetspeed(&raw, B38400);
-    return raw;
-}
-
 /* The probe on a pty set up with tty sees the size and the flags want
  * gives: rows, cols, echo, icanon, isig, opost. */
 static void expect_settings(const struct fl_tty_options *tty, const int want[6])
@@ -220,7 +211,7 @@ TEST(pty_default_settings)
 
 TEST(pty_window_size_and_termios)
 {
-    struct termios raw = raw_termios();
+    struct termios raw = t_raw_termios();
     raw.c_lflag |= ISIG;  /* a mix, to see each flag taken as given */
     expect_settings(&(struct fl_tty_options){ .rows = 33, .cols = 121, .termios = &raw },
                     (int[]){ 33, 121, 0, 0, 1, 0 });
@@ -274,7 +265,7 @@ TEST(pty_master_read_ends_in_eio)
 TEST(pty_ten_mib_to_a_slow_reader) /* stress */
 {
     enum { TOTAL = 10 << 20 };
-    struct termios raw = raw_termios();
+    struct termios raw = t_raw_termios();
     struct fl_cmd cmd = {
         .argv = ARGV("head", "-c", "10485760", "/dev/zero"),
         .stdio = { { .kind = FL_NULL }, { .kind = FL_PTY }, { .kind = FL_NULL } },

@@ -1,0 +1,338 @@
+/*
+ * test_pty_io.c: fl_communicate() and fl_run() on a pty master: its
+ * output into out[0] (raw: exact bytes; cooked: "\r\n"), a child that sees
+ * a terminal while captured, input with VEOF after it (whole and partial
+ * last lines, none), EIO as the end, a large raw output, the master
+ * closed after the exchange, a grandchild that holds the terminal side,
+ * and the stdout pipe that would conflict with the pty.
+ */
+#include "test.h"
+#include "pattern.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+/* The terminal's settings: the kernel's defaults (echo, "\r\n", lines),
+ * raw, or raw but for lines and VEOF (no echo, no "\r", but an end of
+ * file can be sent). */
+enum mode { COOKED, RAW, LINES };
+
+/* A command on a pty for the streams which[k] == 'p' (the others
+ * FL_NULL). */
+struct pty_cmd {
+    struct fl_cmd cmd;
+    struct termios raw;
+    struct fl_tty_options tty;
+};
+
+static void pty_cmd(struct pty_cmd *c, char *const *argv, const char *which, enum mode mode)
+{
+    *c = (struct pty_cmd){ .raw = t_raw_termios() };
+    c->cmd = (struct fl_cmd){ .argv = argv, .backend = BACKEND };
+    for (int k = 0; k < 3; k++)
+        c->cmd.stdio[k].kind = which[k] == 'p' ? FL_PTY : FL_NULL;
+    if (mode == LINES) {
+        c->raw.c_lflag |= ICANON;
+        c->raw.c_cc[VEOF] = 4;  /* ^D */
+    }
+    if (mode != COOKED) {
+        c->tty.termios = &c->raw;
+        c->cmd.tty = &c->tty;
+    }
+}
+
+/* Spawns the command and communicates with io; the master is gone after. */
+static int communicate(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *r)
+{
+    struct fl_proc p;
+    SPAWN(cmd, &p);
+    int master = p.pty;
+    ASSERT_GE(master, 0);
+    int err = fl_communicate(&p, io, r);
+    ASSERT_EQ(p.pty, -1);
+    ASSERT_EQ(fcntl(master, F_GETFD), -1);  /* closed, not only forgotten */
+    ASSERT_EQ(errno, EBADF);
+    fl_close(&p);
+    return err;
+}
+
+TEST(raw_output_arrives_exactly)
+{
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("print", "1", "one\\ntwo\\n three"), "npn", RAW);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_result r;
+    ASSERT_OK(communicate(&c.cmd, NULL, &r));
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_EQ(r.out[0].len, 14);
+    ASSERT_STR_EQ(r.out[0].data, "one\ntwo\n three");
+    ASSERT(!r.out[0].eof_missed);
+    ASSERT_EQ(r.out[1].len, 0);
+    fl_result_free(&r);
+}
+
+TEST(cooked_output_has_crlf)
+{
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("echo", "one", "echo", "two"), "npn", COOKED);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_result r;
+    ASSERT_OK(communicate(&c.cmd, NULL, &r));
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_STR_EQ(r.out[0].data, "one\r\ntwo\r\n");
+    fl_result_free(&r);
+}
+
+/* Every fd on the pty goes to out[0], in the order of the writes. */
+TEST(stdout_and_stderr_on_the_pty_merge_into_out0)
+{
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("echo", "a", "stderr", "b", "echo", "c"), "npp", RAW);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_result r;
+    ASSERT_OK(communicate(&c.cmd, NULL, &r));
+    ASSERT_STR_EQ(r.out[0].data, "a\nb\nc\n");
+    fl_result_free(&r);
+}
+
+/* A stderr pipe besides the pty stays out[1]. */
+TEST(a_stderr_pipe_besides_the_pty_is_out1)
+{
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("echo", "a", "stderr", "b"), "npn", RAW);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    c.cmd.stdio[2].kind = FL_PIPE;
+    struct fl_result r;
+    ASSERT_OK(communicate(&c.cmd, NULL, &r));
+    ASSERT_STR_EQ(r.out[0].data, "a\n");
+    ASSERT_STR_EQ(r.out[1].data, "b\n");
+    fl_result_free(&r);
+}
+
+TEST(a_captured_child_sees_a_terminal)
+{
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("tty"), "npn", RAW);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_result r;
+    ASSERT_OK(communicate(&c.cmd, NULL, &r));
+    ASSERT_EXITED(r.status, 0);
+    const char *rep = r.out[0].data;
+    ASSERT_EQ(t_get_num(rep, "isatty0"), 0);
+    ASSERT_EQ(t_get_num(rep, "isatty1"), 1);
+    ASSERT_EQ(t_get_num(rep, "isatty2"), 0);
+    ASSERT_EQ(t_get_num(rep, "tty_sid"), t_get_num(rep, "tty_pid"));
+    ASSERT_EQ(t_get_num(rep, "icanon"), 0);
+    fl_result_free(&r);
+}
+
+/* The probe's "drained N" and "sum" of what it read before its EOF (not
+ * at the start of a line after the echo of a partial one). */
+static void expect_drained(const char *out, const char *input)
+{
+    size_t n = strlen(input);
+    uint64_t sum = fl_fnv1a(FL_FNV1A_INIT, (const unsigned char *)input, n);
+    ASSERT_STR_CONTAINS(out, t_fmt("drained %zu\r\nsum %016llx\r\n", n,
+                                   (unsigned long long)sum));
+}
+
+/* Feeds input to a probe "drain" on a cooked pty (stdin and stdout): the
+ * child must see all of it, then the end of file, and exit. */
+static void feed_drain(const char *input)
+{
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("drain"), "ppn", COOKED);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_io io = { .input = input, .input_len = strlen(input), .timeout_ms = 20000 };
+    struct fl_result r;
+    ASSERT_OK(communicate(&c.cmd, &io, &r));
+    ASSERT(!r.timed_out);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_EQ(r.input_written, strlen(input));
+    ASSERT(!r.input_closed);
+    expect_drained(r.out[0].data, input);
+    fl_result_free(&r);
+}
+
+TEST(input_in_canonical_mode_reaches_the_child_then_eof)
+{
+    feed_drain("hello\nworld\n");
+}
+
+/* The first VEOF only hands the partial line over; the second ends it. */
+TEST(a_partial_last_line_still_gets_eof)
+{
+    feed_drain("hello\nwor");
+}
+
+/* No input: one VEOF, as a stdin pipe is closed at once. */
+TEST(no_input_is_eof_at_once)
+{
+    feed_drain("");
+}
+
+/* Many lines, more than the terminal's buffers hold: written as the child
+ * takes them, echoed meanwhile. */
+TEST(sixty_kib_of_lines_reach_cat)
+{
+    enum { NLINES = 1024 };
+    char *in = t_keep(malloc(NLINES * 60 + 1)), *at = in;
+    for (int k = 0; k < NLINES; k++)
+        at += sprintf(at, "line %04d %048d\n", k, k);
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("cat"), "ppn", LINES);  /* no echo: cat's copy alone */
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_io io = { .input = in, .input_len = (size_t)(at - in), .timeout_ms = 20000 };
+    struct fl_result r;
+    ASSERT_OK(communicate(&c.cmd, &io, &r));
+    ASSERT(!r.timed_out);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_EQ(r.input_written, (size_t)(at - in));
+    ASSERT_STR_EQ(r.out[0].data, in);
+    fl_result_free(&r);
+}
+
+/* Raw: no VEOF can be sent, so the child sees its input and no end. */
+TEST(raw_input_reaches_the_child_without_eof)
+{
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("head", "1"), "ppn", RAW);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_io io = { .input = "x\n", .input_len = 2, .timeout_ms = 20000 };
+    struct fl_result r;
+    ASSERT_OK(communicate(&c.cmd, &io, &r));
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_STR_EQ(r.out[0].data, "x\n");
+    fl_result_free(&r);
+}
+
+/* The child has ended before the exchange starts: the bytes, then EIO,
+ * which is the end and no error. */
+TEST(eio_after_the_child_ended_is_the_end)
+{
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("echo", "gone"), "npn", RAW);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_proc p;
+    SPAWN(&c.cmd, &p);
+    siginfo_t si;
+    ASSERT_SYS(waitid(P_PID, (id_t)p.pid, &si, WEXITED | WNOWAIT));
+    struct fl_result r;
+    ASSERT_OK(fl_communicate(&p, NULL, &r));
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_STR_EQ(r.out[0].data, "gone\n");
+    ASSERT(!r.out[0].eof_missed);
+    fl_close(&p);
+    fl_result_free(&r);
+}
+
+TEST(four_mib_through_a_raw_pty_arrive_exactly)
+{
+    enum { N = 4 << 20 };
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("spew", "1", "4194304"), "npn", RAW);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_io io = { .out[0].capture = true, .timeout_ms = 20000 };
+    struct fl_result r;
+    ASSERT_OK(fl_run(&c.cmd, &io, &r, NULL));
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_EQ(r.out[0].len, N);
+    ASSERT_EQ(r.out[0].total, N);
+    unsigned char *want = t_keep(malloc(N));
+    fl_pattern_fill(want, 0, N);
+    ASSERT(memcmp(r.out[0].data, want, N) == 0);
+    fl_result_free(&r);
+}
+
+/* fl_run() feeds and captures through the master: no pipe is made. */
+TEST(fl_run_feeds_and_captures_a_pty)
+{
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("tty", "drain"), "ppn", LINES);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_io io = { .input = "abc\n", .input_len = 4, .out[0].capture = true,
+                        .timeout_ms = 20000 };
+    struct fl_result r;
+    ASSERT_OK(fl_run(&c.cmd, &io, &r, NULL));
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_EQ(t_get_num(r.out[0].data, "isatty0"), 1);
+    ASSERT_EQ(t_get_num(r.out[0].data, "isatty1"), 1);
+    ASSERT_STR_CONTAINS(r.out[0].data, "drained 4\n");
+    fl_result_free(&r);
+}
+
+/* Lines to on_output come from the master as stream 1. */
+static int count_lines(void *ctx, int stream, const char *data, size_t len)
+{
+    ASSERT_EQ(stream, 1);
+    ASSERT_EQ(data[len - 1], '\n');
+    ++*(int *)ctx;
+    return 0;
+}
+
+TEST(on_output_gets_the_pty_as_stream_1)
+{
+    int lines = 0;
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("echo", "a", "echo", "b", "echo", "c"), "npn", COOKED);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_io io = { .out[0] = { .on_output = count_lines, .ctx = &lines, .lines = true } };
+    struct fl_result r;
+    ASSERT_OK(communicate(&c.cmd, &io, &r));
+    ASSERT_EQ(lines, 3);
+    fl_result_free(&r);
+}
+
+/* The kernel sends SIGHUP to the terminal's foreground group when its
+ * session leader exits, which ends a grandchild that does not block it. */
+TEST(a_grandchild_holding_the_pty_is_given_up_after_eof_wait)
+{
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("echo", "hi", "hold-fds", "30", "exit", "0"), "npn", RAW);
+    sigset_t hup;
+    sigemptyset(&hup);
+    sigaddset(&hup, SIGHUP);
+    c.cmd.sigmask = &hup;
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_io io = { .eof_wait_ms = 200, .timeout_ms = 20000 };
+    struct fl_result r;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ASSERT_OK(communicate(&c.cmd, &io, &r));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT(r.out[0].eof_missed);
+    ASSERT(!r.timed_out);
+    ASSERT_STR_CONTAINS(r.out[0].data, "hi\n");
+    pid_t grandchild = (pid_t)t_get_num(r.out[0].data, "grandchild");
+    ASSERT_GT(grandchild, 0);
+    kill(grandchild, SIGKILL);
+    ASSERT_LE(t1.tv_sec - t0.tv_sec, 15);  /* well before the grandchild's 30 s */
+    fl_result_free(&r);
+}
+
+/* A stdout pipe and the pty would both be out[0]: refused. */
+TEST(a_stdout_pipe_besides_a_pty_is_einval)
+{
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("cat"), "pnn", COOKED);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    c.cmd.stdio[1].kind = FL_PIPE;
+    struct fl_proc p;
+    SPAWN(&c.cmd, &p);
+    struct fl_result r;
+    ASSERT_ERR(fl_communicate(&p, NULL, &r), EINVAL);
+    ASSERT_GE(p.pty, 0);  /* refused: nothing taken */
+    ASSERT_GE(p.stdio[1], 0);
+    t_kill_wait(&p);
+
+    struct fl_error e;
+    ASSERT_ERR(fl_run(&c.cmd, NULL, &r, &e), EINVAL);
+    ASSERT_EQ(e.step, FL_STEP_PREPARE);
+    c.cmd.stdio[1].kind = FL_INHERIT;
+    struct fl_io io = { .out[0].capture = true };
+    ASSERT_ERR(fl_run(&c.cmd, &io, &r, &e), EINVAL);
+    ASSERT_STR_CONTAINS(e.detail, "pty");
+}
