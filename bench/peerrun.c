@@ -83,7 +83,9 @@ static char *read_all(int fd)
 {
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
-    while (buf) {
+    if (!buf)
+        return NULL;
+    for (;;) {
         if (len + 1 >= cap) {
             char *nb = realloc(buf, cap * 2);
             if (!nb) {
@@ -100,8 +102,7 @@ static char *read_all(int fd)
             break;
         len += (size_t)got;
     }
-    if (buf)
-        buf[len] = '\0';
+    buf[len] = '\0';
     return buf;
 }
 

@@ -325,7 +325,7 @@ static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *p
 int fl_pipeline_spawn(const struct fl_cmd *stages, size_t n, struct fl_pipeline *pl,
                       struct fl_error *error)
 {
-    struct fl_error scratch;
+    struct fl_error scratch = { 0 };
     struct fl_error *e = error ? error : &scratch;
     fl__fail(e, 0, FL_STEP_NONE, -1, "", "");
     if (!pl)

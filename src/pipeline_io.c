@@ -116,7 +116,7 @@ static void close_pipe_ends(struct fl_pipeline *pl)
 int fl_pipeline_run(const struct fl_cmd *stages, size_t n, const struct fl_io *io,
                     struct fl_result *results, struct fl_error *error)
 {
-    struct fl_error scratch;
+    struct fl_error scratch = { 0 };
     struct fl_error *e = error ? error : &scratch;
     fl__fail(e, 0, FL_STEP_NONE, -1, "", "");
     if (!results)
