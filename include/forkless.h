@@ -1037,6 +1037,9 @@ FL_API int fl_pipeline_spawn(const struct fl_cmd *stages, size_t n,
  * left running and unreaped, results untouched. ECHILD: the status of a
  * stage was taken elsewhere (its result is left with exit_code -1); the
  * others are reaped and filled. ESRCH: a stage was already reaped.
+ * A cancellation point, as fl_wait() (borrowed pidfds are closed, nothing
+ * is reaped). Thread-safe for different pipelines; one pipeline must not
+ * be used by two threads at once. Not async-signal-safe.
  */
 FL_API int fl_pipeline_wait(struct fl_pipeline *pl, int timeout_ms,
                             const struct fl_stop_policy *stop,
@@ -1072,14 +1075,16 @@ FL_API int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *i
  * them: the first stage reads EOF, and a stage writing to an output pipe
  * gets EPIPE (SIGPIPE). No stage is left running or unreaped, whatever
  * fails. Returns fl_pipeline_spawn()'s errors, or fl_pipeline_communicate()'s
- * (fl_pipeline_wait()'s with io NULL). */
+ * (fl_pipeline_wait()'s with io NULL). Thread-safe: any number of threads
+ * may run pipelines at once. Not async-signal-safe. */
 FL_API int fl_pipeline_run(const struct fl_cmd *stages, size_t n,
                            const struct fl_io *io, struct fl_result *results,
                            struct fl_error *error);
 
 /* Closes every stage's handle and frees pl->procs, and empties *pl; see
  * fl_close(): it neither kills nor waits. Safe twice, on a zero struct
- * and on NULL. */
+ * and on NULL. Thread-safe for different pipelines; not
+ * async-signal-safe (it frees). */
 FL_API void fl_pipeline_close(struct fl_pipeline *pl);
 
 /*
