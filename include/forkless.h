@@ -809,8 +809,10 @@ FL_API int fl_stop(struct fl_proc *proc, const struct fl_stop_policy *stop,
  * EINVAL, EPERM. Kernels from 6.9 can signal "the group of a pidfd's
  * process" (PIDFD_SIGNAL_PROCESS_GROUP), but that is the group the process
  * is in, which is the caller's own when the child leads none: this call
- * signals only the group the child leads. Thread-safe and
- * async-signal-safe.
+ * signals only the group the child leads. The check and the kill are
+ * two steps: the handle must not be waited for (by another thread, or a
+ * signal handler) at the same time, or the id could be reused between
+ * them. Thread-safe for different handles, and async-signal-safe.
  */
 FL_API int fl_killpg(struct fl_proc *proc, int sig);
 

@@ -217,6 +217,8 @@ FL__HIDDEN void fl__stop_begin(struct fl__stopper *s);
 FL__HIDDEN bool fl__stop_started(const struct fl__stopper *s);
 /* wait_ms (-1: for ever) cut to the time left before SIGKILL is due. */
 FL__HIDDEN int fl__stop_clip_ms(const struct fl__stopper *s, int wait_ms);
+/* SIGKILL now, to all it reaches, whatever the phase. */
+FL__HIDDEN void fl__stop_kill_now(struct fl__stopper *s);
 /* Sends SIGKILL once it is due. Call after every wake-up. */
 FL__HIDDEN void fl__stop_tick(struct fl__stopper *s);
 /* Every process has ended (unreaped): with a group or a cgroup, waits for

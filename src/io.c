@@ -181,6 +181,22 @@ static void end_input(struct xchg *x, struct fl__stream *s)
     s->veof = s->fed = true;
 }
 
+/* The SIGPIPE an EPIPE just raised, taken back (see feed()). It is
+ * thread-directed, and sigtimedwait() takes the thread's own pending
+ * signals before the process's, so it takes this one. One that was
+ * pending before stays: a process-directed one is pending apart from
+ * ours; a thread-directed one merged with ours (a standard signal is
+ * pending once), so taking ours took it, and it is raised again. */
+static void take_back_sigpipe(bool was_pending, const sigset_t *pipe_set)
+{
+    static const struct timespec zero = { 0, 0 };
+    while (sigtimedwait(pipe_set, NULL, &zero) < 0 && errno == EINTR)
+        ;
+    sigset_t pending;
+    if (was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) != 1)
+        pthread_kill(pthread_self(), SIGPIPE);
+}
+
 /* Writes up to ROUNDS times; true when the input can go no further: the
  * reader is gone (EPIPE; EIO on a pty master, whose terminal side every
  * holder has closed) or an error. */
@@ -194,11 +210,8 @@ static bool write_some(struct xchg *x, struct fl__stream *s, bool was_pending,
             s->done += (size_t)w;
         } else if (errno == EPIPE || (s->tty && errno == EIO)) {
             s->result->input_closed |= !s->veof;  /* not for a VEOF: the input was taken */
-            if (errno == EPIPE && !was_pending) {
-                static const struct timespec zero = { 0, 0 };
-                while (sigtimedwait(pipe_set, NULL, &zero) < 0 && errno == EINTR)
-                    ;
-            }
+            if (errno == EPIPE)
+                take_back_sigpipe(was_pending, pipe_set);
             return true;
         } else if (errno == EAGAIN) {
             break;
@@ -218,9 +231,10 @@ static bool write_some(struct xchg *x, struct fl__stream *s, bool was_pending,
  * disposition under every other thread and library. So the signal is
  * blocked in this thread alone around the writes: the write then fails
  * with EPIPE and the signal stays pending for this thread, where
- * sigtimedwait() with a zero timeout takes it, unless one was pending
- * already before the write (that one is someone else's and stays). Then
- * the mask is put back as it was.
+ * sigtimedwait() with a zero timeout takes it back, leaving pending what
+ * was pending before (take_back_sigpipe()). Then the mask is put back as
+ * it was; a SIGPIPE that came from elsewhere meanwhile is delivered then,
+ * as it would have been.
  */
 static void feed(struct xchg *x, struct fl__stream *s)
 {
@@ -344,7 +358,9 @@ static int poll_timeout(const struct xchg *x)
 {
     long long now = fl__now_ns();
     int t = -1;
-    if (x->deadline_ns >= 0 && !fl__stop_started(x->stop))
+    /* The deadline starts the stop; once every process has ended, the eof
+     * wait (which the deadline cuts short) takes its place. */
+    if (x->deadline_ns >= 0 && !fl__stop_started(x->stop) && x->nended < x->n)
         t = ms_until(x->deadline_ns, now);
     if (x->eof_at_ns >= 0)
         t = min_ms(t, ms_until(x->eof_at_ns, now));
@@ -373,10 +389,10 @@ static void give_up_eof(struct xchg *x)
 /* After the processes have all ended: the time left for the outputs. */
 static void start_eof_wait(struct xchg *x)
 {
-    if (x->eof_wait_ms < 0)
-        return;
     long long now = fl__now_ns();
-    x->eof_at_ns = now + (long long)x->eof_wait_ms * 1000000;
+    if (x->eof_wait_ms < 0 && x->deadline_ns < 0)
+        return;  /* for ever */
+    x->eof_at_ns = x->eof_wait_ms < 0 ? LLONG_MAX : now + (long long)x->eof_wait_ms * 1000000;
     /* The deadline covers the whole exchange, this wait too. */
     if (x->deadline_ns >= 0 && x->deadline_ns < x->eof_at_ns)
         x->eof_at_ns = x->deadline_ns > now ? x->deadline_ns : now;
@@ -544,9 +560,12 @@ int fl__exchange(struct fl_proc *procs, struct fl_result *results, size_t n,
              * processes at once, and reap them. */
             for (size_t i = 0; i < nstreams; i++)
                 close_stream(&x, &streams[i]);
-            for (size_t k = 0; k < n; k++) {
-                fl_kill(&procs[k], SIGKILL);
+            /* SIGKILL with the stop's reach (a pipeline's whole group),
+             * so that reaping cannot wait; the leader last. */
+            fl__stop_kill_now(stop);
+            for (size_t k = n; k-- > 0;) {
                 fl__result_reap(&procs[k], &results[k]);
+                fl__stop_record(stop, &results[k]);
             }
             pthread_setcancelstate(cancel_state, NULL);
             errno = saved_errno;

@@ -78,10 +78,10 @@ static struct fl_cmd *piped_stages(const struct fl_cmd *stages, size_t n,
         c[k] = stages[k];
     size_t stderr_pipes = 0;
     *r = 0;
-    if (io->input || io->input_len)
-        *r = fl__pipe_stream(&c[0], 0, e);
-    if (!*r && io->out[0].capture)
-        *r = fl__pipe_stream(&c[n - 1], 1, e);
+    if ((io->input || io->input_len) && (*r = fl__pipe_stream(&c[0], 0, e)))
+        e->stage = 1;
+    if (!*r && io->out[0].capture && (*r = fl__pipe_stream(&c[n - 1], 1, e)))
+        e->stage = (int)n;
     for (size_t k = 0; !*r && k < n; k++) {
         if (io->out[1].capture)
             *r = fl__pipe_stream(&c[k], 2, e);

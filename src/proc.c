@@ -52,6 +52,8 @@ int fl__wait_readable(int pidfd, int timeout_ms)
             return ETIMEDOUT;
         if (errno != EINTR)
             return errno;
+        if (timeout_ms < 0)
+            continue;  /* for ever is still for ever */
         long long left = deadline - now_ms();
         timeout_ms = left > 0 ? (int)left : 0;
     }

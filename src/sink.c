@@ -42,7 +42,8 @@ void fl__sink_init(struct fl__sink *s, const struct fl_sink *cfg, int stream,
         s->limit = cfg->limit ? cfg->limit : cfg->size - 1;
     } else {
         s->owned = FL__OWN_MALLOC;
-        s->limit = cfg->limit ? cfg->limit : SIZE_MAX - 1;
+        /* SIZE_MAX - 1 at most, so that limit + 1 (the NUL) cannot wrap. */
+        s->limit = cfg->limit && cfg->limit < SIZE_MAX ? cfg->limit : SIZE_MAX - 1;
     }
 }
 
@@ -135,7 +136,8 @@ static bool grow_mapped(struct fl__sink *s, size_t cap)
     } else {
         if (!(p = map_aligned(cap)))
             return false;
-        memcpy(p, s->buf, s->len);
+        if (s->len)
+            memcpy(p, s->buf, s->len);
         free(s->buf);
         s->owned = FL__OWN_MAP;
     }

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,10 +166,14 @@ static void send_all(struct fl__stopper *s, int sig)
 {
     for (size_t i = 0; i < s->n; i++)
         fl_kill(&s->procs[i], sig);
-    if (s->scope == FL_STOP_GROUP)
+    if (s->scope == FL_STOP_GROUP) {
         fl_killpg(&s->procs[0], sig);
-    else if (s->scope == FL_STOP_CGROUP)
+    } else if (s->scope == FL_STOP_CGROUP) {
+        int state;  /* as in rest_running() */
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
         cgroup_signal(s->cgroup, sig);
+        pthread_setcancelstate(state, NULL);
+    }
 }
 
 void fl__stop_begin(struct fl__stopper *s)
@@ -207,6 +212,15 @@ void fl__stop_tick(struct fl__stopper *s)
         s->phase = STOP_KILLED;
         s->killed = true;
     }
+}
+
+void fl__stop_kill_now(struct fl__stopper *s)
+{
+    send_all(s, SIGKILL);
+    if (!s->stop_signal)
+        s->stop_signal = SIGKILL;
+    s->phase = STOP_KILLED;
+    s->killed = true;
 }
 
 bool fl__stop_started(const struct fl__stopper *s)
@@ -263,11 +277,16 @@ static int group_running(pid_t pgid)
  * themselves (which have ended)? -1: cannot tell. */
 static int rest_running(const struct fl__stopper *s)
 {
+    /* The walks hold a DIR, a FILE or memory: no cancellation in them
+     * (the caller's wait is cancelled in its sleep instead). */
+    int state, running = 0;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
     if (s->scope == FL_STOP_GROUP)
-        return group_running(s->procs[0].pid);
-    if (s->scope == FL_STOP_CGROUP)
-        return cgroup_populated(s->cgroup);
-    return 0;
+        running = group_running(s->procs[0].pid);
+    else if (s->scope == FL_STOP_CGROUP)
+        running = cgroup_populated(s->cgroup);
+    pthread_setcancelstate(state, NULL);
+    return running;
 }
 
 void fl__stop_finish(struct fl__stopper *s)

@@ -377,7 +377,46 @@ TEST(a_sigpipe_the_caller_had_pending_stays_pending)
     fl_result_free(&r);
 }
 
+TEST(a_process_directed_sigpipe_the_caller_had_pending_stays_one)
+{
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    kill(getpid(), SIGPIPE);  /* pending for the process, apart from the thread's */
+    struct fl_io io = { .input = pattern(MIB), .input_len = MIB };
+    struct fl_result r;
+    run_io(PROBE("close-stdin", "sleep", "0.05"), true, &io, &r, 0);
+    ASSERT(r.input_closed);
+    int sig = 0;
+    ASSERT_OK(sigwait(&pipe_set, &sig));
+    ASSERT(!sigpipe_pending());  /* the exchange's own was taken back */
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    fl_result_free(&r);
+}
+
 /* ---- ends, deadlines, signals ---------------------------------------------- */
+
+TEST(a_deadline_cuts_an_endless_eof_wait_short)
+{
+    struct fl_io io = { .eof_wait_ms = -1, .timeout_ms = 200 };
+    struct fl_result r;
+    run_io(PROBE("echo", "hi", "hold-fds", "30", "exit", "0"), false, &io, &r, 0);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT(r.out[0].eof_missed);
+    kill((pid_t)t_get_num(r.out[0].data, "grandchild"), SIGKILL);
+    fl_result_free(&r);
+}
+
+TEST(a_limit_of_size_max_means_no_limit)
+{
+    struct fl_io io = { .out = { [0] = { .limit = SIZE_MAX } } };
+    struct fl_result r;
+    run_io(PROBE("spew", "1", "100000"), false, &io, &r, 0);
+    ASSERT_EQ(r.out[0].len, 100000);
+    ASSERT(!r.out[0].overflowed);
+    fl_result_free(&r);
+}
 
 TEST(a_grandchild_holding_stdout_is_given_up_after_eof_wait)
 {

@@ -78,6 +78,23 @@ TEST(sixteen_mib_cross_three_stages_whole)
     free_all(res, 3);
 }
 
+TEST(a_stream_that_cannot_be_piped_names_its_stage)
+{
+    struct fl_cmd stages[] = {
+        { .argv = PROBE("cat"), .stdio = { [0] = { .kind = FL_NULL } }, .backend = BACKEND },
+        STAGE("cat"),
+        { .argv = PROBE("cat"), .stdio = { [1] = { .kind = FL_NULL } }, .backend = BACKEND },
+    };
+    struct fl_result res[3];
+    struct fl_error e;
+    struct fl_io in = { .input = "x", .input_len = 1 };
+    ASSERT_ERR(fl_pipeline_run(stages, 3, &in, res, &e), EINVAL);
+    ASSERT_EQ(e.stage, 1);
+    struct fl_io out = { .out = { [0] = { .capture = true } } };
+    ASSERT_ERR(fl_pipeline_run(stages, 3, &out, res, &e), EINVAL);
+    ASSERT_EQ(e.stage, 3);
+}
+
 TEST(one_callers_buffer_for_several_stages_stderr_is_einval)
 {
     struct fl_cmd stages[] = { STAGE("exit", "0"), STAGE("exit", "0") };

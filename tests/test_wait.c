@@ -79,6 +79,32 @@ TEST(wait_result_reports_the_signal_and_the_shell_status)
     fl_close(&p);
 }
 
+static void on_alarm(int sig)
+{
+    (void)sig;
+}
+
+TEST(a_signal_handler_does_not_end_a_wait_for_ever)
+{
+    struct sigaction sa = { .sa_handler = on_alarm }, old;  /* no SA_RESTART */
+    sigaction(SIGALRM, &sa, &old);
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "0.3"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct fl_result r;
+    ualarm(20000, 0);
+    ASSERT_OK(fl_wait_result(&p, -1, NULL, &r));
+    ASSERT_EXITED(r.status, 0);
+    fl_close(&p);
+    SPAWN(&cmd, &p);
+    ualarm(20000, 0);
+    ASSERT_OK(fl_wait_result(&p, -1, &(struct fl_stop_policy){ 0 }, &r));
+    ASSERT(!r.timed_out);
+    ASSERT_EXITED(r.status, 0);
+    fl_close(&p);
+    sigaction(SIGALRM, &old, NULL);
+}
+
 TEST(wait_result_without_a_policy_times_out_and_leaves_the_process)
 {
     struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .backend = BACKEND };
