@@ -3,6 +3,9 @@
  * pipes alone, the stages share one new process group, each has its own
  * result, a stage that cannot start takes the started ones with it, and a
  * stop reaches them all.
+ *
+ * Every case starts with NEEDS_CLOSE_OTHERS(): each stage is started with
+ * the default close-others, which musl's posix_spawn cannot do.
  */
 #include "test.h"
 
@@ -56,6 +59,7 @@ static struct fl_error spawn_fails(const struct fl_cmd *stages, size_t n, int er
 
 TEST(data_flows_from_stage_to_stage)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = {
         STAGE("echo", "through three stages"),
         STAGE("cat"),
@@ -71,6 +75,7 @@ TEST(data_flows_from_stage_to_stage)
 
 TEST(the_first_stage_stdin_pipe_feeds_the_pipeline_and_its_eof_ends_it)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = {
         { .argv = PROBE("cat"), .stdio = { [0] = { .kind = FL_PIPE } }, .backend = BACKEND },
         STAGE("cat"),
@@ -91,6 +96,7 @@ TEST(the_first_stage_stdin_pipe_feeds_the_pipeline_and_its_eof_ends_it)
 
 TEST(every_stage_is_in_one_new_process_group_led_by_the_first)
 {
+    NEEDS_CLOSE_OTHERS();
     char *dir = t_tmpdir();
     char *out[3];
     for (int k = 0; k < 3; k++)
@@ -113,6 +119,7 @@ TEST(every_stage_is_in_one_new_process_group_led_by_the_first)
 
 TEST(a_stage_asking_for_a_process_group_of_its_own_is_einval)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = {
         STAGE("exit", "0"),
         { .argv = PROBE("exit", "0"), .flags = FL_NEW_PGROUP, .backend = BACKEND },
@@ -126,6 +133,7 @@ TEST(a_stage_asking_for_a_process_group_of_its_own_is_einval)
 
 TEST(each_stage_has_its_own_result)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("exit", "3"), STAGE("exit", "4"), STAGE("kill-self", "15") };
     struct fl_result res[3];
     run_ok(stages, 3, res);
@@ -140,6 +148,7 @@ TEST(each_stage_has_its_own_result)
 
 TEST(pipefail_names_the_rightmost_stage_that_failed)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("exit", "3"), STAGE("exit", "4"), STAGE("exit", "0") };
     struct fl_result res[3];
     run_ok(stages, 3, res);
@@ -150,6 +159,7 @@ TEST(pipefail_names_the_rightmost_stage_that_failed)
 
 TEST(pipefail_is_minus_one_when_every_stage_exits_0)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_result res[2] = { { .status = 0 }, { .status = 0 } };
     ASSERT_EQ(fl_pipefail(res, 2), -1);
     ASSERT_EQ(fl_pipefail(res, 0), -1);
@@ -159,6 +169,7 @@ TEST(pipefail_is_minus_one_when_every_stage_exits_0)
 
 TEST(an_upstream_stage_that_loses_its_reader_is_killed_by_sigpipe)
 {
+    NEEDS_CLOSE_OTHERS();
     /* yes | head -1 */
     struct fl_cmd stages[] = {
         STAGE("yes", "y"),
@@ -177,6 +188,7 @@ TEST(an_upstream_stage_that_loses_its_reader_is_killed_by_sigpipe)
 
 TEST(run_without_io_waits_for_every_stage)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("echo", "x"), STAGE("cat"), STAGE("exit", "5") };
     struct fl_result res[3];
     struct fl_error e;
@@ -189,6 +201,7 @@ TEST(run_without_io_waits_for_every_stage)
 
 TEST(a_middle_stage_that_cannot_be_found_fails_the_spawn_as_stage_2)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = {
         STAGE("sleep", "100"),
         { .argv = ARGV("/nonexistent/fl-no-such-program"), .backend = BACKEND },
@@ -205,6 +218,7 @@ TEST(a_middle_stage_that_cannot_be_found_fails_the_spawn_as_stage_2)
 
 TEST(a_middle_stage_whose_stdin_is_not_inherited_is_einval)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = {
         STAGE("echo", "x"),
         { .argv = PROBE("cat"), .stdio = { [0] = { .kind = FL_NULL } }, .backend = BACKEND },
@@ -217,6 +231,7 @@ TEST(a_middle_stage_whose_stdin_is_not_inherited_is_einval)
 
 TEST(a_map_onto_the_stdout_of_a_stage_that_is_not_last_is_einval)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_fd_map map = { .child_fd = 1, .parent_fd = 2 };
     struct fl_cmd stages[] = {
         { .argv = PROBE("echo", "x"), .fds = &map, .nfds = 1, .backend = BACKEND },
@@ -229,6 +244,7 @@ TEST(a_map_onto_the_stdout_of_a_stage_that_is_not_last_is_einval)
 
 TEST(an_empty_pipeline_is_einval)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd one[] = { STAGE("exit", "0") };
     struct fl_error e = spawn_fails(one, 0, EINVAL);
     ASSERT_EQ(e.stage, 0);
@@ -240,6 +256,7 @@ TEST(an_empty_pipeline_is_einval)
 
 TEST(a_stage_with_stderr_pipe_keeps_its_own_stderr)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = {
         { .argv = PROBE("stderr", "first", "echo", "data"),
           .stdio = { [2] = { .kind = FL_PIPE } }, .backend = BACKEND },
@@ -260,6 +277,7 @@ TEST(a_stage_with_stderr_pipe_keeps_its_own_stderr)
 
 TEST(wait_without_a_policy_times_out_and_leaves_every_stage)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("sleep", "100"), STAGE("sleep", "100") };
     struct fl_pipeline pl;
     spawn_ok(stages, 2, &pl);
@@ -276,6 +294,7 @@ TEST(wait_without_a_policy_times_out_and_leaves_every_stage)
 
 TEST(a_deadline_stops_every_stage)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("sleep", "100"), STAGE("sleep", "100"), STAGE("sleep", "100") };
     struct fl_pipeline pl;
     spawn_ok(stages, 3, &pl);
@@ -292,6 +311,7 @@ TEST(a_deadline_stops_every_stage)
 
 TEST(a_deadline_stops_stages_that_have_no_pidfd)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = {
         { .argv = PROBE("sleep", "100"), .flags = FL_NO_PIDFD, .backend = BACKEND },
         { .argv = PROBE("sleep", "100"), .flags = FL_NO_PIDFD, .backend = BACKEND },
@@ -310,6 +330,7 @@ TEST(a_deadline_stops_stages_that_have_no_pidfd)
 
 TEST(a_deadline_stops_the_stages_still_running_after_the_leader_ended)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("exit", "0"), STAGE("sleep", "100") };
     struct fl_pipeline pl;
     spawn_ok(stages, 2, &pl);
@@ -326,6 +347,7 @@ TEST(a_deadline_stops_the_stages_still_running_after_the_leader_ended)
 
 TEST(the_stop_reaches_a_process_that_a_stage_started)
 {
+    NEEDS_CLOSE_OTHERS();
     if (access("/bin/sh", X_OK) != 0)
         SKIP("no /bin/sh");
     struct fl_cmd stages[] = {
@@ -358,6 +380,7 @@ TEST(the_stop_reaches_a_process_that_a_stage_started)
 
 TEST(close_twice_is_safe_and_so_is_a_zero_pipeline)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("exit", "0"), STAGE("exit", "0") };
     struct fl_pipeline pl;
     spawn_ok(stages, 2, &pl);

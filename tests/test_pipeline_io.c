@@ -2,6 +2,9 @@
  * test_pipeline_io: the exchange for a pipeline. The input goes to the
  * first stage, out[0] takes the last stage's stdout, out[1] each stage's
  * own stderr, and a deadline stops every stage while output still flows.
+ *
+ * Every case starts with NEEDS_CLOSE_OTHERS(): each stage is started with
+ * the default close-others, which musl's posix_spawn cannot do.
  */
 #include "test.h"
 
@@ -29,6 +32,7 @@ static void free_all(struct fl_result *results, size_t n)
 
 TEST(run_captures_the_last_stages_stdout)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("echo", "abc"), STAGE("cat"), STAGE("cat") };
     struct fl_io io = { .out = { [0] = { .capture = true } } };
     struct fl_result res[3];
@@ -41,6 +45,7 @@ TEST(run_captures_the_last_stages_stdout)
 
 TEST(run_feeds_the_input_to_the_first_stage)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("cat"), STAGE("head", "1") };
     static const char input[] = "first\nsecond\n";
     struct fl_io io = { .input = input, .input_len = sizeof input - 1,
@@ -54,6 +59,7 @@ TEST(run_feeds_the_input_to_the_first_stage)
 
 TEST(each_stages_stderr_goes_to_its_own_result)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("stderr", "from one", "echo", "x"),
                                STAGE("stderr", "from two", "cat") };
     struct fl_io io = { .out = { [0] = { .capture = true }, [1] = { .capture = true } } };
@@ -67,6 +73,7 @@ TEST(each_stages_stderr_goes_to_its_own_result)
 
 TEST(sixteen_mib_cross_three_stages_whole)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("spew", "1", "16777216"), STAGE("cat"), STAGE("cat") };
     struct fl_io io = { .out = { [0] = { .capture = true } } };
     struct fl_result res[3];
@@ -80,6 +87,7 @@ TEST(sixteen_mib_cross_three_stages_whole)
 
 TEST(a_stream_that_cannot_be_piped_names_its_stage)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = {
         { .argv = PROBE("cat"), .stdio = { [0] = { .kind = FL_NULL } }, .backend = BACKEND },
         STAGE("cat"),
@@ -97,6 +105,7 @@ TEST(a_stream_that_cannot_be_piped_names_its_stage)
 
 TEST(one_callers_buffer_for_several_stages_stderr_is_einval)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("exit", "0"), STAGE("exit", "0") };
     char buf[64];
     struct fl_io io = { .out = { [1] = { .capture = true, .buf = buf, .size = sizeof buf } } };
@@ -108,6 +117,7 @@ TEST(one_callers_buffer_for_several_stages_stderr_is_einval)
 
 TEST(a_deadline_stops_every_stage_while_output_flows)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("yes", "y"), STAGE("cat") };
     struct fl_io io = { .out = { [0] = { .capture = true, .discard = true } },
                         .timeout_ms = 30 };
@@ -124,6 +134,7 @@ TEST(a_deadline_stops_every_stage_while_output_flows)
 
 TEST(communicate_takes_a_spawned_pipelines_pipes)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = {
         { .argv = PROBE("cat"), .stdio = { [0] = { .kind = FL_PIPE } }, .backend = BACKEND },
         { .argv = PROBE("cat"), .stdio = { [1] = { .kind = FL_PIPE } }, .backend = BACKEND },
@@ -143,6 +154,7 @@ TEST(communicate_takes_a_spawned_pipelines_pipes)
 
 TEST(input_without_a_first_stage_pipe_is_einval_and_touches_nothing)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("sleep", "100"), STAGE("cat") };
     struct fl_pipeline pl;
     ASSERT_OK(fl_pipeline_spawn(stages, 2, &pl, NULL));
@@ -156,6 +168,7 @@ TEST(input_without_a_first_stage_pipe_is_einval_and_touches_nothing)
 
 TEST(run_with_io_and_a_missing_stage_names_it_and_leaves_nothing)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd stages[] = { STAGE("sleep", "100"),
                                { .argv = ARGV("fl-no-such-program"), .backend = BACKEND },
                                STAGE("cat") };

@@ -1,6 +1,8 @@
 /*
  * test_run.c: fl_run(): a command started, fed, drained, waited for and
  * closed in one call; spawn failures; fl_result_free(); many threads.
+ * Every case starts with NEEDS_CLOSE_OTHERS(): fl_run() spawns with the
+ * default close-others, which musl's posix_spawn cannot do.
  */
 #include "test.h"
 #include "pattern.h"
@@ -10,6 +12,7 @@
 
 TEST(run_without_io_waits_and_reports_the_exit)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = { .argv = PROBE("exit", "3"), .backend = BACKEND };
     struct fl_result r;
     struct fl_error e;
@@ -25,6 +28,7 @@ TEST(run_without_io_waits_and_reports_the_exit)
 
 TEST(run_with_capture_collects_stdout_and_stderr)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = { .argv = PROBE("echo", "out", "stderr", "err"), .backend = BACKEND };
     struct fl_io io = { .out = { { .capture = true }, { .capture = true } } };
     struct fl_result r;
@@ -38,6 +42,7 @@ TEST(run_with_capture_collects_stdout_and_stderr)
 
 TEST(run_takes_a_stream_that_is_already_a_pipe)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = { .argv = PROBE("echo", "piped"),
                           .stdio = { [1] = { .kind = FL_PIPE } }, .backend = BACKEND };
     struct fl_result r;
@@ -48,6 +53,7 @@ TEST(run_takes_a_stream_that_is_already_a_pipe)
 
 TEST(run_with_input_feeds_stdin)
 {
+    NEEDS_CLOSE_OTHERS();
     static const char text[] = "hello, child";
     struct fl_cmd cmd = { .argv = PROBE("drain"), .backend = BACKEND };
     struct fl_io io = { .input = text, .input_len = strlen(text), .out[0].capture = true };
@@ -62,6 +68,7 @@ TEST(run_with_input_feeds_stdin)
 
 TEST(run_with_a_deadline_and_no_pipes_stops_the_child)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = { .argv = PROBE("sleep", "30"), .backend = BACKEND };
     struct fl_io io = { .timeout_ms = 200 };
     struct fl_result r;
@@ -74,6 +81,7 @@ TEST(run_with_a_deadline_and_no_pipes_stops_the_child)
 
 TEST(run_spawn_failure_returns_the_spawn_error_with_the_error_filled)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = { .argv = ARGV("/nonexistent/forkless-test"), .backend = BACKEND };
     struct fl_io io = { .out[0].capture = true };
     struct fl_result r;
@@ -94,6 +102,7 @@ TEST(run_spawn_failure_returns_the_spawn_error_with_the_error_filled)
 
 TEST(run_refuses_to_capture_a_stream_that_is_not_inherit_or_pipe)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = { .argv = PROBE("echo", "x"), .stdio = { [1] = { .kind = FL_NULL } },
                           .backend = BACKEND };
     struct fl_io io = { .out[0].capture = true };
@@ -106,6 +115,7 @@ TEST(run_refuses_to_capture_a_stream_that_is_not_inherit_or_pipe)
 
 TEST(run_refuses_a_group_stop_for_a_child_that_leads_no_group)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND };
     struct fl_io io = { .stop = &(struct fl_stop_policy){ .scope = FL_STOP_GROUP } };
     struct fl_result r;
@@ -114,6 +124,7 @@ TEST(run_refuses_a_group_stop_for_a_child_that_leads_no_group)
 
 TEST(result_free_frees_library_buffers_and_leaves_a_callers_alone)
 {
+    NEEDS_CLOSE_OTHERS();
     char buf[64];
     struct fl_cmd cmd = { .argv = PROBE("echo", "mine", "stderr", "yours"), .backend = BACKEND };
     struct fl_io io = { .out = { { .capture = true, .buf = buf, .size = sizeof buf },
