@@ -461,6 +461,7 @@ void free_run_options(struct run_options *o)
     free(o->rlimits);
     free(o->rlimit_args);
     free(o->credentials.groups);
+    free(o->supervise.tree_foreign);
     for (int fd = 0; fd < 3; fd++)
         free(o->stdio_path[fd]);
 }

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "forkless.h"
@@ -170,6 +171,15 @@ static int run_command(struct run_options *o, int *die_by)
     const struct child_signals *cs = &o->child_signals;
     bool keep = (cmd->flags & FL_KEEP_SIGNALS) != 0;
     sigset_t old_mask, mask;
+    /* --kill-tree finds the descendants in /proc, by pid: not in a /proc
+     * of another pid namespace, whose pids name other processes. The
+     * cgroup holds them all without it. */
+    if (o->supervise.kill_tree && !o->supervise.cgroup && !proc_is_ours()) {
+        cli_error("--kill-tree: /proc is not of forkless's pid namespace (/proc/self is "
+                  "not pid %d; mount a /proc of this namespace, as unshare "
+                  "--mount-proc does), or give --cgroup", (int)getpid());
+        return EXIT_FORKLESS_ERROR;
+    }
     r = supervise_start(&o->supervise, &old_mask);
     if (r != 0) {
         supervise_start_error(r);
@@ -198,7 +208,8 @@ static int run_command(struct run_options *o, int *die_by)
 
     /* Before the spawn, so that no descendant can be orphaned before
      * forkless is there to adopt it. */
-    if (o->supervise.kill_tree && (r = tree_adopt()) != 0) {
+    if (o->supervise.kill_tree &&
+        (r = tree_adopt(&o->supervise.tree_foreign, &o->supervise.tree_nforeign)) != 0) {
         supervise_end(&o->supervise);
         cli_error("--kill-tree: cannot become a subreaper (prctl): %s", strerror(r));
         return EXIT_FORKLESS_ERROR;

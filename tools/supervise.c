@@ -266,11 +266,8 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
 static int group_running(pid_t pgid)
 {
     char path[300], buf[512];
-    ssize_t n = readlink("/proc/self", buf, sizeof buf - 1);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    if (atol(buf) != (long)getpid())
+    ssize_t n;
+    if (!proc_is_ours())
         return -1;
     DIR *dir = opendir("/proc");
     if (!dir)
@@ -475,6 +472,11 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
         .n = 1,
         .phase = RUNNING,
         .deadline = opts->timeout_ms > 0 ? now_ms() + opts->timeout_ms : -1,
+        .tree = {
+            .stop_signal = opts->timeout_signal,
+            .foreign = opts->tree_foreign,
+            .nforeign = opts->tree_nforeign,
+        },
     };
     struct pollfd fds[2];
     bool ended[1];

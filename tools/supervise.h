@@ -42,6 +42,11 @@ struct supervise_options {
     /* With kill_tree: the program's --cgroup, which holds every
      * descendant, handed to forkless or not. */
     const char *cgroup;
+    /* With kill_tree: the children forkless had before the spawn, from
+     * tree_adopt(), left alone (struct tree's foreign); freed by
+     * free_run_options(). */
+    pid_t *tree_foreign;
+    size_t tree_nforeign;
     /* The signals forkless passes on, and the signalfd that reads them;
      * supervise_start() fills both. */
     sigset_t handled;

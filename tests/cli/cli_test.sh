@@ -1870,10 +1870,12 @@ case_kill_tree_kill_after() {
 
 case_kill_tree_passes_signals() {
     # A descendant already handed to forkless gets the signals forkless
-    # passes on, as the program does.
+    # passes on, as the program does. (USR1 is not its stop signal: once
+    # the program has ended it gets TERM as well, which it ignores here,
+    # so that the TERM cannot cut its USR1 trap short.)
     rm -f "$T/pid" "$T/pid.flag"
     "$FL" run --kill-tree -- sh -c '
-        (setsid sh -c "trap \"echo got-usr1 >\\\"\$0.flag\\\"; exit\" USR1; echo \$\$ >\"\$0\"
+        (setsid sh -c "trap \"\" TERM; trap \"echo got-usr1 >\\\"\$0.flag\\\"; exit\" USR1; echo \$\$ >\"\$0\"
                        while :; do sleep 0.05; done" "$0" &)
         while :; do sleep 0.05; done' "$T/pid" >"$T/out" 2>"$T/err" &
     local fl_pid=$!
@@ -1900,6 +1902,61 @@ case_kill_tree_reaps_while_running() {
     wait_for file_has_pid "$T/pid"
     wait_for test ! -e "/proc/$(cat "$T/pid")"
     is_alive "$fl_pid" || fail "forkless ended: $(err)"
+}
+
+case_kill_tree_stop_signal_after_hup() {
+    # A HUP passed on to a descendant is not its stop signal: once the
+    # program has ended, it still gets TERM (not SIGKILL at the deadline).
+    rm -f "$T/pid" "$T/log"
+    "$FL" run --kill-tree -- sh -c '
+        trap "exit 0" HUP
+        (setsid sh -c "trap \"echo HUP >>\\\"\$0.log\\\"\" HUP
+                       trap \"echo TERM >>\\\"\$0.log\\\"; exit\" TERM
+                       echo \$\$ >\"\$0\"; while :; do sleep 0.05; done" "$0" &)
+        while :; do sleep 0.05; done' "$T/pid" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    wait_for grep -qw "$(cat "$T/pid")" /proc/"$fl_pid"/task/*/children
+    kill -HUP "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 0
+    grep -qx TERM "$T/pid.log" || fail "the descendant never got TERM; its log: $(cat "$T/pid.log" 2>&1)"
+}
+
+case_kill_tree_spares_inherited_children() {
+    # A child forkless inherited across the exec that started it is not
+    # part of the program's tree: it is neither signalled nor reaped.
+    rm -f "$T/pid"
+    timeout -s KILL 60 sh -c 'sleep 3 & echo $! >"$1"; exec "$2" run --kill-tree -- true' \
+        sh "$T/pid" "$FL" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 0
+    file_has_pid "$T/pid" || fail "no pid of the sleep"
+    local pid
+    pid=$(cat "$T/pid")
+    # Its parent (forkless) has exited: it is alive, or a zombie of init's
+    # if it ended by itself, which 3 s leave no time for.
+    [ -e "/proc/$pid" ] && [ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$pid/stat")" != Z ] ||
+        fail "the inherited sleep did not survive: $(err)"
+    kill "$pid" 2>/dev/null
+}
+
+case_kill_tree_refuses_foreign_proc() {
+    # In a new pid namespace without a /proc of its own, /proc's pids are
+    # the host's: --kill-tree is refused before anything starts.
+    command -v unshare >/dev/null || skip "no unshare"
+    local u=(unshare --pid --fork)
+    "${u[@]}" true 2>/dev/null || u=(unshare --user --map-root-user --pid --fork)
+    "${u[@]}" true 2>/dev/null || skip "unshare --pid --fork does not work here"
+    rm -f "$T/ran"
+    "${u[@]}" "$FL" run --kill-tree -- touch "$T/ran" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 125
+    expect_err_has "--kill-tree: /proc is not of forkless's pid namespace"
+    [ ! -e "$T/ran" ] || fail "the program ran"
 }
 
 case_kill_tree_cgroup() {
