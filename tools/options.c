@@ -20,6 +20,7 @@ void time_limit_defaults(struct supervise_options *s)
 {
     s->kill_after_ms = DEFAULT_KILL_AFTER_MS;
     s->timeout_signal = SIGTERM;
+    s->job_tty = -1;
 }
 
 enum {

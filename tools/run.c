@@ -44,9 +44,7 @@ static const char *program_of(const struct fl_cmd *cmd)
     return cmd->path ? cmd->path : cmd->argv[0];
 }
 
-/* The library refuses an empty program name before it starts anything;
- * env(1) and timeout(1) find no such program: 127. */
-static bool empty_program(const struct fl_cmd *cmd, const struct fl_error *e)
+bool empty_program(const struct fl_cmd *cmd, const struct fl_error *e)
 {
     return e->step == FL_STEP_PREPARE && e->err == EINVAL && program_of(cmd)[0] == '\0';
 }
@@ -73,7 +71,7 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
     bool credentials = e->step == FL_STEP_SETGROUPS || e->step == FL_STEP_SETGID ||
                        e->step == FL_STEP_SETUID;
     if (empty_program(cmd, e)) {
-        cli_error("exec \"\": %s (the program name is empty)", strerror(ENOENT));
+        cli_error(EMPTY_PROGRAM_FORMAT, strerror(ENOENT));
     } else if (credentials && e->err == EPERM && o->user) {
         credential_privilege_hint(cmd->flags, hint, sizeof hint);
         cli_error("%s (--user %s: %s)", message, o->user, hint);
@@ -256,7 +254,7 @@ static int run_command(struct run_options *o, int *die_by)
     if (o->verbose)
         report_end(pid, &res);
     if (o->time)
-        report_time(&res);
+        report_time(NULL, &res);
     return child_status(res.status, res.timed_out, o->preserve_status, die_by);
 }
 

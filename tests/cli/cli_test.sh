@@ -2140,6 +2140,107 @@ case_pipe_verbose() {
     expect_err_has "(timed out)"
 }
 
+# pty_job SCRIPT FORKLESS ARGS...: runs forkless as the foreground job of a
+# new session on a pty, python3's pty module its driver: a "shell" (the
+# session leader) starts it in a process group of its own, gives it the
+# terminal and waits for it, writing "<stopped>" when it stops (then
+# continuing it in the foreground, as fg does) and "<exit N>" at its end.
+# SCRIPT, python3 lines with the pty master as fd and expect(s), which
+# waits for s from the terminal, types at it. $T/out gets what the
+# terminal showed; STATUS is 0, or 1 on a hang.
+pty_job() {
+    command -v python3 >/dev/null || skip "no python3 for a pty driver"
+    python3 -c 'import pty' 2>/dev/null || skip "python3 has no pty module"
+    local script=$1
+    shift
+    python3 - "$@" >"$T/out" 2>"$T/err" <<EOF
+import os, pty, select, signal, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    job = os.fork()
+    if job == 0:
+        os.setpgid(0, 0)
+        os.execv(sys.argv[1], sys.argv[1:])
+    os.setpgid(job, job)
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    os.tcsetpgrp(0, job)
+    while True:
+        _, status = os.waitpid(job, os.WUNTRACED)
+        os.tcsetpgrp(0, os.getpgrp())
+        if os.WIFSTOPPED(status):
+            os.write(1, b"<stopped>\n")
+            os.tcsetpgrp(0, job)
+            os.killpg(job, signal.SIGCONT)
+            continue
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+        os.write(1, b"<exit %d>\n" % code)
+        os._exit(0)
+seen = b""
+def expect(s):
+    global seen
+    end = time.time() + 20
+    while s.encode() not in seen:
+        if time.time() > end:
+            sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
+            print("HANG waiting for %r" % s)
+            os.kill(pid, signal.SIGKILL)
+            sys.exit(1)
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                break
+$script
+expect("<exit")
+expect("\n")
+sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
+EOF
+    STATUS=$?
+}
+
+case_pipe_reads_its_terminal() {
+    # A stage reading the terminal is in the foreground, not stopped by
+    # SIGTTIN for ever: it gets the input and its EOF.
+    pty_job 'os.write(fd, b"hello\n"); expect("HELLO"); os.write(fd, b"\x04")' \
+        "$FL" pipe cat ::: tr a-z A-Z
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    grep -q '^HELLO$' "$T/out" || fail "no HELLO: $(out)"
+    grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
+}
+
+case_pipe_stops_with_its_stages() {
+    # ^Z stops the stages, and forkless with them, so that the shell sees
+    # the job stop; fg continues them all, on the terminal again.
+    pty_job 'os.write(fd, b"one\n"); expect("ONE"); os.write(fd, b"\x1a"); expect("<stopped>")
+os.write(fd, b"two\n"); expect("TWO"); os.write(fd, b"\x04")' \
+        "$FL" pipe cat ::: tr a-z A-Z
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    grep -q '^TWO$' "$T/out" || fail "no TWO after fg: $(out)"
+    grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
+}
+
+case_pipe_time_each_stage() {
+    # --time: one line of figures a stage, as run's --time gives.
+    run_fl pipe --time true ::: true
+    expect_status 0
+    expect_err_has "forkless: stage 1 (true): elapsed "
+    expect_err_has "forkless: stage 2 (true): elapsed "
+}
+
+case_pipe_time_is_not_timeout() {
+    # "--time 5" is --time and a program "5", not --timeout abbreviated.
+    run_fl pipe --time 5 ::: true
+    expect_status 127
+    expect_err_has 'stage 1: exec "5"'
+}
+
+case_pipe_empty_program() {
+    # Said as run says it, with the stage's number.
+    run_fl pipe '' ::: true
+    expect_status 127
+    expect_err_has 'forkless pipe: stage 1: exec "": No such file or directory (the program name is empty)'
+}
+
 case_pipe_passes_sigterm_on() {
     # forkless passes the SIGTERM it gets on to every stage; the status
     # is then the stages', here the rightmost that did not exit 0.
