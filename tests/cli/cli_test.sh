@@ -1868,6 +1868,20 @@ case_kill_tree_kill_after() {
     is_dead "$(cat "$T/pid")" || fail "the descendant that ignores TERM outlived forkless"
 }
 
+# signal_when_handed_over FL_PID SIG: once the descendant of the forkless
+# FL_PID (in the background) that wrote $T/pid is handed to it (the
+# subshell that started it has ended), sends forkless SIG and waits for it,
+# its status in STATUS.
+signal_when_handed_over() {
+    BACKGROUND_PIDS+=("$1")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    wait_for grep -qw "$(cat "$T/pid")" /proc/"$1"/task/*/children
+    kill -"$2" "$1"
+    wait "$1"
+    STATUS=$?
+}
+
 case_kill_tree_passes_signals() {
     # A descendant already handed to forkless gets the signals forkless
     # passes on, as the program does. (USR1 is not its stop signal: once
@@ -1878,15 +1892,7 @@ case_kill_tree_passes_signals() {
         (setsid sh -c "trap \"\" TERM; trap \"echo got-usr1 >\\\"\$0.flag\\\"; exit\" USR1; echo \$\$ >\"\$0\"
                        while :; do sleep 0.05; done" "$0" &)
         while :; do sleep 0.05; done' "$T/pid" >"$T/out" 2>"$T/err" &
-    local fl_pid=$!
-    BACKGROUND_PIDS+=("$fl_pid")
-    wait_for file_has_pid "$T/pid"
-    BACKGROUND_PIDS+=("$(cat "$T/pid")")
-    # Handed over once the subshell that started it has ended.
-    wait_for grep -qw "$(cat "$T/pid")" /proc/"$fl_pid"/task/*/children
-    kill -USR1 "$fl_pid"
-    wait "$fl_pid"
-    STATUS=$?
+    signal_when_handed_over $! USR1
     expect_status $((128 + 10))
     expect_file "$T/pid.flag" got-usr1
 }
@@ -1914,14 +1920,7 @@ case_kill_tree_stop_signal_after_hup() {
                        trap \"echo TERM >>\\\"\$0.log\\\"; exit\" TERM
                        echo \$\$ >\"\$0\"; while :; do sleep 0.05; done" "$0" &)
         while :; do sleep 0.05; done' "$T/pid" >"$T/out" 2>"$T/err" &
-    local fl_pid=$!
-    BACKGROUND_PIDS+=("$fl_pid")
-    wait_for file_has_pid "$T/pid"
-    BACKGROUND_PIDS+=("$(cat "$T/pid")")
-    wait_for grep -qw "$(cat "$T/pid")" /proc/"$fl_pid"/task/*/children
-    kill -HUP "$fl_pid"
-    wait "$fl_pid"
-    STATUS=$?
+    signal_when_handed_over $! HUP
     expect_status 0
     grep -qx TERM "$T/pid.log" || fail "the descendant never got TERM; its log: $(cat "$T/pid.log" 2>&1)"
 }
