@@ -2,6 +2,8 @@
 #ifndef FL_TOOLS_CLI_H
 #define FL_TOOLS_CLI_H
 
+#include <stdbool.h>
+
 /* Exit codes of `forkless run` (design decision D8); otherwise the
  * program's own status. For a program killed by signal N, forkless dies
  * by N itself (a shell shows 128+N), or exits 128+N if N does not kill it.
@@ -20,6 +22,13 @@ struct fl_error;
  * of a stage, cmd being that stage), per D8: 127 not found, 126 found but
  * not executable, 125 another step (run.c). */
 int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e);
+
+/* Did the spawn of cmd fail for an empty program name? The library
+ * refuses one (EINVAL) before it starts anything; forkless says it as
+ * exec's ENOENT, with EMPTY_PROGRAM_FORMAT (its %s: strerror(ENOENT)),
+ * and exits 127, as env(1) finds no such program (run.c). */
+bool empty_program(const struct fl_cmd *cmd, const struct fl_error *e);
+#define EMPTY_PROGRAM_FORMAT "exec \"\": %s (the program name is empty)"
 
 /* Ends forkless by signal sig, as the child (or the pipeline's stage)
  * whose status it passes on ended, without a core dump of its own

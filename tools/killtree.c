@@ -19,15 +19,30 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int tree_adopt(void)
-{
-    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : errno;
-}
-
 struct pids {
     pid_t *v;
     size_t n, cap;
 };
+
+static struct pids children(void);
+
+bool proc_is_ours(void)
+{
+    char buf[32];
+    ssize_t n = readlink("/proc/self", buf, sizeof buf - 1);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    return atol(buf) == (long)getpid();
+}
+
+int tree_adopt(pid_t **foreign, size_t *nforeign)
+{
+    struct pids p = children();
+    *foreign = p.v;
+    *nforeign = p.n;
+    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : errno;
+}
 
 static void add_pid(struct pids *p, pid_t pid)
 {
@@ -97,12 +112,21 @@ static void scan_proc(struct pids *out)
     closedir(dir);
 }
 
+/* None when /proc is another namespace's: its pids would name others. */
 static struct pids children(void)
 {
     struct pids p = { 0 };
-    if (!children_files(&p))
+    if (proc_is_ours() && !children_files(&p))
         scan_proc(&p);
     return p;
+}
+
+static bool foreign(const struct tree *t, pid_t pid)
+{
+    for (size_t i = 0; i < t->nforeign; i++)
+        if (t->foreign[i] == pid)
+            return true;
+    return false;
 }
 
 static bool had_stop(const struct tree *t, pid_t pid)
@@ -134,9 +158,9 @@ void tree_signal(struct tree *t, pid_t program, int sig, pid_t spare_group, bool
     struct pids p = children();
     for (size_t i = 0; i < p.n; i++) {
         pid_t pid = p.v[i];
-        if (pid == program || (once && had_stop(t, pid)))
+        if (pid == program || foreign(t, pid) || (once && had_stop(t, pid)))
             continue;
-        if (!had_stop(t, pid))
+        if ((sig == t->stop_signal || sig == SIGKILL) && !had_stop(t, pid))
             mark_stopped(t, pid);
         if (spare_group > 0 && getpgid(pid) == spare_group)
             continue;
@@ -153,7 +177,7 @@ size_t tree_reap(struct tree *t, pid_t program)
     size_t running = 0;
     for (size_t i = 0; i < p.n; i++) {
         pid_t pid = p.v[i];
-        if (pid == program)
+        if (pid == program || foreign(t, pid))
             continue;
         siginfo_t si = { 0 };
         int r;
@@ -172,5 +196,6 @@ size_t tree_reap(struct tree *t, pid_t program)
 void tree_free(struct tree *t)
 {
     free(t->stopped);
-    *t = (struct tree){ 0 };
+    t->stopped = NULL;
+    t->n = t->cap = 0;
 }

@@ -14,22 +14,39 @@
 struct tree {
     pid_t *stopped;
     size_t n, cap;
+    /* The stop signal (--signal): only it, or SIGKILL, counts as one. */
+    int stop_signal;
+    /* The children forkless had before the spawn, inherited across the
+     * exec that started it (`sh -c 'sleep 3 & exec forkless ...'`): not
+     * forkless's to signal or reap. Their pids stay theirs: forkless
+     * never reaps them. Owned by tree_adopt()'s caller. */
+    const pid_t *foreign;
+    size_t nforeign;
 };
 
-/* Makes forkless a child subreaper (PR_SET_CHILD_SUBREAPER); call it
- * before the spawn. Returns 0 or an errno value. */
-int tree_adopt(void);
+/* Is /proc the one of forkless's pid namespace? Its pids are ours only
+ * then (`unshare --pid --fork` without --mount-proc leaves the host's):
+ * /proc/self names getpid(). */
+bool proc_is_ours(void);
 
-/* Sends sig to every child of forkless but program (0: none to spare),
- * and SIGCONT after it, as a stopped process cannot act on it; spares
- * those in process group spare_group (0: none), which the kernel has
- * sent it already. Every signal forkless sends ends a process by
- * default, so each child reached counts as having had its stop signal;
- * with once, one that has had it is not sent sig. */
+/* Makes forkless a child subreaper (PR_SET_CHILD_SUBREAPER); call it
+ * before the spawn. *foreign receives (malloc'd, NULL when none) the
+ * children forkless already has, *nforeign their number: see
+ * tree.foreign. Returns 0 or an errno value. */
+int tree_adopt(pid_t **foreign, size_t *nforeign);
+
+/* Sends sig to every child of forkless but program (0: none to spare)
+ * and the foreign ones, and SIGCONT after it, as a stopped process
+ * cannot act on it; spares those in process group spare_group (0: none),
+ * which the kernel has sent it already. A child reached counts as having
+ * had its stop signal when sig is t->stop_signal or SIGKILL (not after
+ * a HUP or USR1 passed on); with once, one that has had it is not sent
+ * sig. */
 void tree_signal(struct tree *t, pid_t program, int sig, pid_t spare_group, bool once);
 
-/* Reaps every child of forkless that has ended, except program. Returns
- * how many children are left running, program aside. */
+/* Reaps every child of forkless that has ended, except program and the
+ * foreign ones. Returns how many children are left running, those
+ * aside. */
 size_t tree_reap(struct tree *t, pid_t program);
 
 void tree_free(struct tree *t);

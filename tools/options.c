@@ -20,6 +20,7 @@ void time_limit_defaults(struct supervise_options *s)
 {
     s->kill_after_ms = DEFAULT_KILL_AFTER_MS;
     s->timeout_signal = SIGTERM;
+    s->job_tty = -1;
 }
 
 enum {
@@ -461,6 +462,7 @@ void free_run_options(struct run_options *o)
     free(o->rlimits);
     free(o->rlimit_args);
     free(o->credentials.groups);
+    free(o->supervise.tree_foreign);
     for (int fd = 0; fd < 3; fd++)
         free(o->stdio_path[fd]);
 }

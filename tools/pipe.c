@@ -14,9 +14,13 @@
 #include "cli.h"
 #include "optloop.h"
 #include "options.h"
+#include "report.h"
 #include "signals.h"
 
-enum { OPT_TIMEOUT = 256, OPT_KILL_AFTER, OPT_NO_KILL, OPT_SIGNAL, OPT_LAST, OPT_SEPARATOR };
+enum {
+    OPT_TIMEOUT = 256, OPT_KILL_AFTER, OPT_NO_KILL, OPT_SIGNAL, OPT_LAST, OPT_SEPARATOR,
+    OPT_TIME,
+};
 
 static const struct option long_options[] = {
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -24,6 +28,8 @@ static const struct option long_options[] = {
     { "no-kill", no_argument, NULL, OPT_NO_KILL },
     { "signal", required_argument, NULL, OPT_SIGNAL },
     { "last", no_argument, NULL, OPT_LAST },
+    /* As run's: "--time 5" is no abbreviation of --timeout. */
+    { "time", no_argument, NULL, OPT_TIME },
     { "separator", required_argument, NULL, OPT_SEPARATOR },
     { "verbose", no_argument, NULL, 'v' },
     { "help", no_argument, NULL, 'h' },
@@ -45,6 +51,9 @@ static int apply_option(void *ctx, int opt, const char *arg)
         return time_limit_option(&o->time_limit, long_option_name(long_options, opt), arg);
     case OPT_LAST:
         o->last = true;
+        return 0;
+    case OPT_TIME:
+        o->time = true;
         return 0;
     case OPT_SEPARATOR:
         if (arg[0] == '\0') {
@@ -150,11 +159,26 @@ static void report_stages(const struct pipe_options *o, const struct fl_result *
     }
 }
 
+/* --time: one line a stage, "stage 2 (grep): elapsed 0.004s user ...". */
+static void time_stages(const struct pipe_options *o, const struct fl_result *res)
+{
+    char who[96];
+    for (size_t k = 0; k < o->n; k++) {
+        snprintf(who, sizeof who, "stage %zu (%.40s)", k + 1, o->stages[k][0]);
+        report_time(who, &res[k]);
+    }
+}
+
 /* A stage that could not start, as fl_error_format() names it:
  * "forkless pipe: stage 2: exec "nope": ...". */
 static int report_start_failure(const struct fl_cmd *stages, const struct fl_error *e)
 {
     char message[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 128];
+    if (e->stage > 0 && empty_program(&stages[e->stage - 1], e)) {
+        fprintf(stderr, "forkless pipe: stage %d: " EMPTY_PROGRAM_FORMAT "\n", e->stage,
+                strerror(ENOENT));
+        return EXIT_NOT_FOUND;
+    }
     fl_error_format(e, message, sizeof message);
     fprintf(stderr, "forkless pipe: %s\n", message);
     return e->stage > 0 ? spawn_failure_status(&stages[e->stage - 1], e)
@@ -169,6 +193,7 @@ static int run_pipeline(struct pipe_options *o, struct fl_cmd *stages,
     /* The stages always lead a group of their own (the library makes
      * it): what forkless passes on, and the timeout, go to all of it. */
     o->time_limit.own_group = true;
+    o->time_limit.job_tty = supervise_job_tty();
     sigset_t old_mask;
     int r = supervise_start(&o->time_limit, &old_mask);
     if (r != 0) {
@@ -185,7 +210,12 @@ static int run_pipeline(struct pipe_options *o, struct fl_cmd *stages,
         supervise_end(&o->time_limit);
         return report_start_failure(stages, &error);
     }
+    /* On its terminal, the pipeline is the foreground job while forkless
+     * is (supervise.c's job control), and gives it back before any
+     * message. */
+    supervise_tty_handoff(&o->time_limit, pl.pgid);
     r = supervise_pipeline(&pl, &o->time_limit, res);
+    supervise_tty_reclaim(&o->time_limit, pl.pgid);
     supervise_end(&o->time_limit);
     if (r != 0) {
         /* None is to outlive forkless: SIGKILL to what is left, reaped. */
@@ -204,6 +234,8 @@ static int run_pipeline(struct pipe_options *o, struct fl_cmd *stages,
     fl_pipeline_close(&pl);
     if (o->verbose)
         report_stages(o, res);
+    if (o->time)
+        time_stages(o, res);
     return pipeline_status(o, res, die_by);
 }
 

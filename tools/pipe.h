@@ -20,6 +20,7 @@ struct pipe_options {
     struct supervise_options time_limit;
     bool last;               /* exit as the last stage, not pipefail */
     bool verbose;            /* each stage's end on stderr */
+    bool time;               /* --time: each stage's figures (report.h) */
 };
 
 /* Parses the arguments of `forkless pipe` (argv[0] is "pipe") into o.

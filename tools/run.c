@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "forkless.h"
@@ -43,9 +44,7 @@ static const char *program_of(const struct fl_cmd *cmd)
     return cmd->path ? cmd->path : cmd->argv[0];
 }
 
-/* The library refuses an empty program name before it starts anything;
- * env(1) and timeout(1) find no such program: 127. */
-static bool empty_program(const struct fl_cmd *cmd, const struct fl_error *e)
+bool empty_program(const struct fl_cmd *cmd, const struct fl_error *e)
 {
     return e->step == FL_STEP_PREPARE && e->err == EINVAL && program_of(cmd)[0] == '\0';
 }
@@ -72,7 +71,7 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
     bool credentials = e->step == FL_STEP_SETGROUPS || e->step == FL_STEP_SETGID ||
                        e->step == FL_STEP_SETUID;
     if (empty_program(cmd, e)) {
-        cli_error("exec \"\": %s (the program name is empty)", strerror(ENOENT));
+        cli_error(EMPTY_PROGRAM_FORMAT, strerror(ENOENT));
     } else if (credentials && e->err == EPERM && o->user) {
         credential_privilege_hint(cmd->flags, hint, sizeof hint);
         cli_error("%s (--user %s: %s)", message, o->user, hint);
@@ -170,6 +169,15 @@ static int run_command(struct run_options *o, int *die_by)
     const struct child_signals *cs = &o->child_signals;
     bool keep = (cmd->flags & FL_KEEP_SIGNALS) != 0;
     sigset_t old_mask, mask;
+    /* --kill-tree finds the descendants in /proc, by pid: not in a /proc
+     * of another pid namespace, whose pids name other processes. The
+     * cgroup holds them all without it. */
+    if (o->supervise.kill_tree && !o->supervise.cgroup && !proc_is_ours()) {
+        cli_error("--kill-tree: /proc is not of forkless's pid namespace (/proc/self is "
+                  "not pid %d; mount a /proc of this namespace, as unshare "
+                  "--mount-proc does), or give --cgroup", (int)getpid());
+        return EXIT_FORKLESS_ERROR;
+    }
     r = supervise_start(&o->supervise, &old_mask);
     if (r != 0) {
         supervise_start_error(r);
@@ -198,7 +206,8 @@ static int run_command(struct run_options *o, int *die_by)
 
     /* Before the spawn, so that no descendant can be orphaned before
      * forkless is there to adopt it. */
-    if (o->supervise.kill_tree && (r = tree_adopt()) != 0) {
+    if (o->supervise.kill_tree &&
+        (r = tree_adopt(&o->supervise.tree_foreign, &o->supervise.tree_nforeign)) != 0) {
         supervise_end(&o->supervise);
         cli_error("--kill-tree: cannot become a subreaper (prctl): %s", strerror(r));
         return EXIT_FORKLESS_ERROR;
@@ -245,7 +254,7 @@ static int run_command(struct run_options *o, int *die_by)
     if (o->verbose)
         report_end(pid, &res);
     if (o->time)
-        report_time(&res);
+        report_time(NULL, &res);
     return child_status(res.status, res.timed_out, o->preserve_status, die_by);
 }
 

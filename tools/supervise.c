@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,7 @@ int supervise_start(struct supervise_options *opts, sigset_t *old)
             sigdelset(set, sig);
     if (opts->timeout_signal > 0 && terminates(opts->timeout_signal))
         sigaddset(set, opts->timeout_signal);
-    if (opts->kill_tree)
+    if (opts->kill_tree || opts->job_tty >= 0)
         sigaddset(set, SIGCHLD);
     sigprocmask(SIG_BLOCK, set, old);
     /* Made now, not once the child runs: without it forkless would
@@ -199,6 +200,73 @@ static void signal_child(struct fl_proc *proc, const struct supervise_options *o
         tree_signal(&st->tree, proc->pid, sig, spare, false);
 }
 
+int supervise_job_tty(void)
+{
+    for (int fd = 0; fd < 3; fd++)
+        if (isatty(fd) && tcgetpgrp(fd) > 0)  /* ENOTTY: not our controlling one */
+            return fd;
+    return -1;
+}
+
+void supervise_tty_handoff(const struct supervise_options *opts, pid_t pgid)
+{
+    if (opts->job_tty < 0)
+        return;
+    if (tcgetpgrp(opts->job_tty) == getpgrp()) {
+        sigset_t ttou, old;
+        sigemptyset(&ttou);
+        sigaddset(&ttou, SIGTTOU);
+        pthread_sigmask(SIG_BLOCK, &ttou, &old);
+        tcsetpgrp(opts->job_tty, pgid);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    kill(-pgid, SIGCONT);
+}
+
+void supervise_tty_reclaim(const struct supervise_options *opts, pid_t pgid)
+{
+    if (opts->job_tty >= 0 && tcgetpgrp(opts->job_tty) == pgid)
+        fl_tty_reclaim(opts->job_tty);
+}
+
+/* Job control of `forkless pipe`. The stages are a process group of their
+ * own (the library's pipelines always are), which the terminal's
+ * foreground group must be while forkless is, or a stage that reads it
+ * is stopped by SIGTTIN, which no pidfd reports: forkless would wait for
+ * ever. So forkless hands the terminal over (supervise_tty_handoff()).
+ * Then ^Z sends SIGTSTP to the pipeline's group, not to forkless, and
+ * the shell, which waits for forkless, would never see the job stop: on
+ * SIGCHLD, a stage that has stopped (for whatever reason) makes forkless
+ * take the terminal back and stop itself with SIGTSTP, as a shell job
+ * does. The shell's fg or bg continues forkless (SIGCONT to its group),
+ * which hands the terminal on again if it is the foreground (fg), and
+ * continues the stages. A group orphaned by its parent's exit has
+ * SIGTSTP discarded: the stages are then continued at once. */
+static void job_stopped(struct fl_proc *proc, const struct supervise_options *opts,
+                        const struct state *st)
+{
+    bool stopped = false;
+    for (size_t k = 0; k < st->n && !stopped; k++) {
+        siginfo_t si = { 0 };
+        stopped = waitid(P_PID, (id_t)proc[k].pid, &si, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
+                  si.si_pid != 0;
+    }
+    if (!stopped)
+        return;
+    supervise_tty_reclaim(opts, proc->pid);
+    struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(SIGTSTP, &dfl, &old);
+    sigset_t tstp, mask;
+    sigemptyset(&tstp);
+    sigaddset(&tstp, SIGTSTP);
+    pthread_sigmask(SIG_UNBLOCK, &tstp, &mask);
+    raise(SIGTSTP);  /* returns once continued */
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    sigaction(SIGTSTP, &old, NULL);
+    supervise_tty_handoff(opts, proc->pid);
+}
+
 /* Is si a signal to pass on? SIGALRM is the timeout's, as for
  * timeout(1); SIGCHLD only says that a descendant handed to forkless
  * has ended. */
@@ -245,7 +313,10 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
 {
     int sig = (int)si->ssi_signo;
     if (sig == SIGCHLD) {
-        tree_reap(&st->tree, proc->pid);
+        if (opts->kill_tree)
+            tree_reap(&st->tree, proc->pid);
+        if (opts->job_tty >= 0)
+            job_stopped(proc, opts, st);
         return;
     }
     if (!passed_on(opts, si)) {
@@ -266,11 +337,8 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
 static int group_running(pid_t pgid)
 {
     char path[300], buf[512];
-    ssize_t n = readlink("/proc/self", buf, sizeof buf - 1);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    if (atol(buf) != (long)getpid())
+    ssize_t n;
+    if (!proc_is_ours())
         return -1;
     DIR *dir = opendir("/proc");
     if (!dir)
@@ -475,6 +543,11 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
         .n = 1,
         .phase = RUNNING,
         .deadline = opts->timeout_ms > 0 ? now_ms() + opts->timeout_ms : -1,
+        .tree = {
+            .stop_signal = opts->timeout_signal,
+            .foreign = opts->tree_foreign,
+            .nforeign = opts->tree_nforeign,
+        },
     };
     struct pollfd fds[2];
     bool ended[1];

@@ -42,6 +42,15 @@ struct supervise_options {
     /* With kill_tree: the program's --cgroup, which holds every
      * descendant, handed to forkless or not. */
     const char *cgroup;
+    /* With kill_tree: the children forkless had before the spawn, from
+     * tree_adopt(), left alone (struct tree's foreign); freed by
+     * free_run_options(). */
+    pid_t *tree_foreign;
+    size_t tree_nforeign;
+    /* `forkless pipe` on its controlling terminal (that fd, else -1): job
+     * control, see supervise_tty_handoff(). SIGCHLD is then handled too,
+     * to see a stage stop. */
+    int job_tty;
     /* The signals forkless passes on, and the signalfd that reads them;
      * supervise_start() fills both. */
     sigset_t handled;
@@ -72,6 +81,19 @@ void supervise_end(struct supervise_options *opts);
  * the wait machinery (ECHILD: the status was lost). */
 int supervise(struct fl_proc *proc, const struct supervise_options *opts,
               struct fl_result *result);
+
+/* The fd among 0-2 that is forkless's controlling terminal, or -1. */
+int supervise_job_tty(void);
+
+/* With opts->job_tty: if forkless's group is the terminal's foreground
+ * group, makes the group pgid (the pipeline's) the foreground one instead,
+ * then sends it SIGCONT, for a stage that read the terminal before and
+ * was stopped (SIGTTIN). */
+void supervise_tty_handoff(const struct supervise_options *opts, pid_t pgid);
+
+/* With opts->job_tty: takes the terminal back from group pgid, if that
+ * has it (never from another job of the shell's). */
+void supervise_tty_reclaim(const struct supervise_options *opts, pid_t pgid);
 
 /* supervise() for `forkless pipe`: waits until every stage of pl has
  * ended, passing signals on to each stage and to the pipeline's group

@@ -1868,23 +1868,31 @@ case_kill_tree_kill_after() {
     is_dead "$(cat "$T/pid")" || fail "the descendant that ignores TERM outlived forkless"
 }
 
-case_kill_tree_passes_signals() {
-    # A descendant already handed to forkless gets the signals forkless
-    # passes on, as the program does.
-    rm -f "$T/pid" "$T/pid.flag"
-    "$FL" run --kill-tree -- sh -c '
-        (setsid sh -c "trap \"echo got-usr1 >\\\"\$0.flag\\\"; exit\" USR1; echo \$\$ >\"\$0\"
-                       while :; do sleep 0.05; done" "$0" &)
-        while :; do sleep 0.05; done' "$T/pid" >"$T/out" 2>"$T/err" &
-    local fl_pid=$!
-    BACKGROUND_PIDS+=("$fl_pid")
+# signal_when_handed_over FL_PID SIG: once the descendant of the forkless
+# FL_PID (in the background) that wrote $T/pid is handed to it (the
+# subshell that started it has ended), sends forkless SIG and waits for it,
+# its status in STATUS.
+signal_when_handed_over() {
+    BACKGROUND_PIDS+=("$1")
     wait_for file_has_pid "$T/pid"
     BACKGROUND_PIDS+=("$(cat "$T/pid")")
-    # Handed over once the subshell that started it has ended.
-    wait_for grep -qw "$(cat "$T/pid")" /proc/"$fl_pid"/task/*/children
-    kill -USR1 "$fl_pid"
-    wait "$fl_pid"
+    wait_for grep -qw "$(cat "$T/pid")" /proc/"$1"/task/*/children
+    kill -"$2" "$1"
+    wait "$1"
     STATUS=$?
+}
+
+case_kill_tree_passes_signals() {
+    # A descendant already handed to forkless gets the signals forkless
+    # passes on, as the program does. (USR1 is not its stop signal: once
+    # the program has ended it gets TERM as well, which it ignores here,
+    # so that the TERM cannot cut its USR1 trap short.)
+    rm -f "$T/pid" "$T/pid.flag"
+    "$FL" run --kill-tree -- sh -c '
+        (setsid sh -c "trap \"\" TERM; trap \"echo got-usr1 >\\\"\$0.flag\\\"; exit\" USR1; echo \$\$ >\"\$0\"
+                       while :; do sleep 0.05; done" "$0" &)
+        while :; do sleep 0.05; done' "$T/pid" >"$T/out" 2>"$T/err" &
+    signal_when_handed_over $! USR1
     expect_status $((128 + 10))
     expect_file "$T/pid.flag" got-usr1
 }
@@ -1900,6 +1908,54 @@ case_kill_tree_reaps_while_running() {
     wait_for file_has_pid "$T/pid"
     wait_for test ! -e "/proc/$(cat "$T/pid")"
     is_alive "$fl_pid" || fail "forkless ended: $(err)"
+}
+
+case_kill_tree_stop_signal_after_hup() {
+    # A HUP passed on to a descendant is not its stop signal: once the
+    # program has ended, it still gets TERM (not SIGKILL at the deadline).
+    rm -f "$T/pid" "$T/log"
+    "$FL" run --kill-tree -- sh -c '
+        trap "exit 0" HUP
+        (setsid sh -c "trap \"echo HUP >>\\\"\$0.log\\\"\" HUP
+                       trap \"echo TERM >>\\\"\$0.log\\\"; exit\" TERM
+                       echo \$\$ >\"\$0\"; while :; do sleep 0.05; done" "$0" &)
+        while :; do sleep 0.05; done' "$T/pid" >"$T/out" 2>"$T/err" &
+    signal_when_handed_over $! HUP
+    expect_status 0
+    grep -qx TERM "$T/pid.log" || fail "the descendant never got TERM; its log: $(cat "$T/pid.log" 2>&1)"
+}
+
+case_kill_tree_spares_inherited_children() {
+    # A child forkless inherited across the exec that started it is not
+    # part of the program's tree: it is neither signalled nor reaped.
+    rm -f "$T/pid"
+    timeout -s KILL 60 sh -c 'sleep 3 & echo $! >"$1"; exec "$2" run --kill-tree -- true' \
+        sh "$T/pid" "$FL" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 0
+    file_has_pid "$T/pid" || fail "no pid of the sleep"
+    local pid
+    pid=$(cat "$T/pid")
+    # Its parent (forkless) has exited: it is alive, or a zombie of init's
+    # if it ended by itself, which 3 s leave no time for.
+    [ -e "/proc/$pid" ] && [ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$pid/stat")" != Z ] ||
+        fail "the inherited sleep did not survive: $(err)"
+    kill "$pid" 2>/dev/null
+}
+
+case_kill_tree_refuses_foreign_proc() {
+    # In a new pid namespace without a /proc of its own, /proc's pids are
+    # the host's: --kill-tree is refused before anything starts.
+    command -v unshare >/dev/null || skip "no unshare"
+    local u=(unshare --pid --fork)
+    "${u[@]}" true 2>/dev/null || u=(unshare --user --map-root-user --pid --fork)
+    "${u[@]}" true 2>/dev/null || skip "unshare --pid --fork does not work here"
+    rm -f "$T/ran"
+    "${u[@]}" "$FL" run --kill-tree -- touch "$T/ran" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 125
+    expect_err_has "--kill-tree: /proc is not of forkless's pid namespace"
+    [ ! -e "$T/ran" ] || fail "the program ran"
 }
 
 case_kill_tree_cgroup() {
@@ -2081,6 +2137,107 @@ case_pipe_verbose() {
     expect_status 124
     expect_err_has "forkless: stage 1 (sleep): signal TERM after "
     expect_err_has "(timed out)"
+}
+
+# pty_job SCRIPT FORKLESS ARGS...: runs forkless as the foreground job of a
+# new session on a pty, python3's pty module its driver: a "shell" (the
+# session leader) starts it in a process group of its own, gives it the
+# terminal and waits for it, writing "<stopped>" when it stops (then
+# continuing it in the foreground, as fg does) and "<exit N>" at its end.
+# SCRIPT, python3 lines with the pty master as fd and expect(s), which
+# waits for s from the terminal, types at it. $T/out gets what the
+# terminal showed; STATUS is 0, or 1 on a hang.
+pty_job() {
+    command -v python3 >/dev/null || skip "no python3 for a pty driver"
+    python3 -c 'import pty' 2>/dev/null || skip "python3 has no pty module"
+    local script=$1
+    shift
+    python3 - "$@" >"$T/out" 2>"$T/err" <<EOF
+import os, pty, select, signal, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    job = os.fork()
+    if job == 0:
+        os.setpgid(0, 0)
+        os.execv(sys.argv[1], sys.argv[1:])
+    os.setpgid(job, job)
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    os.tcsetpgrp(0, job)
+    while True:
+        _, status = os.waitpid(job, os.WUNTRACED)
+        os.tcsetpgrp(0, os.getpgrp())
+        if os.WIFSTOPPED(status):
+            os.write(1, b"<stopped>\n")
+            os.tcsetpgrp(0, job)
+            os.killpg(job, signal.SIGCONT)
+            continue
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+        os.write(1, b"<exit %d>\n" % code)
+        os._exit(0)
+seen = b""
+def expect(s):
+    global seen
+    end = time.time() + 20
+    while s.encode() not in seen:
+        if time.time() > end:
+            sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
+            print("HANG waiting for %r" % s)
+            os.kill(pid, signal.SIGKILL)
+            sys.exit(1)
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                break
+$script
+expect("<exit")
+expect("\n")
+sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
+EOF
+    STATUS=$?
+}
+
+case_pipe_reads_its_terminal() {
+    # A stage reading the terminal is in the foreground, not stopped by
+    # SIGTTIN for ever: it gets the input and its EOF.
+    pty_job 'os.write(fd, b"hello\n"); expect("HELLO"); os.write(fd, b"\x04")' \
+        "$FL" pipe cat ::: tr a-z A-Z
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    grep -q '^HELLO$' "$T/out" || fail "no HELLO: $(out)"
+    grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
+}
+
+case_pipe_stops_with_its_stages() {
+    # ^Z stops the stages, and forkless with them, so that the shell sees
+    # the job stop; fg continues them all, on the terminal again.
+    pty_job 'os.write(fd, b"one\n"); expect("ONE"); os.write(fd, b"\x1a"); expect("<stopped>")
+os.write(fd, b"two\n"); expect("TWO"); os.write(fd, b"\x04")' \
+        "$FL" pipe cat ::: tr a-z A-Z
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    grep -q '^TWO$' "$T/out" || fail "no TWO after fg: $(out)"
+    grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
+}
+
+case_pipe_time_each_stage() {
+    # --time: one line of figures a stage, as run's --time gives.
+    run_fl pipe --time true ::: true
+    expect_status 0
+    expect_err_has "forkless: stage 1 (true): elapsed "
+    expect_err_has "forkless: stage 2 (true): elapsed "
+}
+
+case_pipe_time_is_not_timeout() {
+    # "--time 5" is --time and a program "5", not --timeout abbreviated.
+    run_fl pipe --time 5 ::: true
+    expect_status 127
+    expect_err_has 'stage 1: exec "5"'
+}
+
+case_pipe_empty_program() {
+    # Said as run says it, with the stage's number.
+    run_fl pipe '' ::: true
+    expect_status 127
+    expect_err_has 'forkless pipe: stage 1: exec "": No such file or directory (the program name is empty)'
 }
 
 case_pipe_passes_sigterm_on() {
