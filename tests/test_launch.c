@@ -455,3 +455,50 @@ TEST(parent_exits_between_clone_and_exec)
     }
     prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
+
+/* ---- pipelines launch their stages ---------------------------------------- */
+
+/* Every stage k > 0 joins stage 0's group while stage 0 may not have
+ * exec'd yet (the parent makes the group): a lost race would be EPERM at
+ * step setpgid. */
+TEST(pipelines_join_the_group_of_a_leader_still_at_its_setup) /* stress */
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd st[3] = {
+        { .argv = ARGV("/bin/true"), .backend = BACKEND },
+        { .argv = ARGV("/bin/true"), .backend = BACKEND },
+        { .argv = ARGV("/bin/true"), .backend = BACKEND },
+    };
+    for (int i = 0; i < t_scaled(200); i++) {
+        struct fl_result res[3];
+        struct fl_error e;
+        int r = fl_pipeline_run(st, 3, NULL, res, &e);
+        if (r) {
+            char buf[2048];
+            FAIL("pipeline %d: %s", i, fl_error_format(&e, buf, sizeof buf));
+        }
+        for (int k = 0; k < 3; k++)
+            ASSERT_EQ(res[k].status, 0);
+    }
+}
+
+TEST(pipeline_reports_the_first_stage_that_failed)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd st[3] = {
+        { .argv = ARGV("/bin/true"), .backend = BACKEND, .cwd = "/nonexistent/dir" },
+        { .argv = PROBE("sleep", "30"), .backend = BACKEND },
+        { .argv = ARGV("/nonexistent/prog"), .backend = BACKEND },
+    };
+    struct fl_pipeline pl;
+    struct fl_error e;
+    ASSERT_ERR(fl_pipeline_spawn(st, 3, &pl, &e), ENOENT);
+    ASSERT_EQ(e.stage, 1);
+    ASSERT(fl_t_step_is(&e, FL_STEP_CHDIR));
+    ASSERT_NULL(pl.procs);
+    /* The leader fine, the last stage not: the others are killed, reaped. */
+    st[0].cwd = NULL;
+    ASSERT_ERR(fl_pipeline_spawn(st, 3, &pl, &e), ENOENT);
+    ASSERT_EQ(e.stage, 3);
+    ASSERT_EQ(e.step, FL_STEP_EXEC);
+}
