@@ -398,6 +398,9 @@ FL__HIDDEN void fl__launch_free(struct fl__launch *l);
  * none is pending): 0, or the child's errno once it failed (the child
  * then reaped and proc marked so; the error kept in the record). */
 FL__HIDDEN int fl__launch_settle(struct fl_proc *proc);
+/* The stack pool on (the default) or off, for `forkless bench launch`,
+ * which links the static library and measures what the pool saves. */
+FL__HIDDEN void fl__launch_pool(bool on);
 
 /* error.c */
 FL__HIDDEN int fl__fail(struct fl_error *e, int err, enum fl_step step,

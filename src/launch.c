@@ -77,10 +77,16 @@ struct fl__launch {
  * full. */
 #define POOL_SLOTS 16
 static char *pool[POOL_SLOTS];
+static int pool_on = 1;
+
+void fl__launch_pool(bool on)
+{
+    __atomic_store_n(&pool_on, on, __ATOMIC_RELAXED);
+}
 
 static char *stack_take(void)
 {
-    for (int i = 0; i < POOL_SLOTS; i++)
+    for (int i = 0; __atomic_load_n(&pool_on, __ATOMIC_RELAXED) && i < POOL_SLOTS; i++)
         if (__atomic_load_n(&pool[i], __ATOMIC_RELAXED)) {
             char *s = __atomic_exchange_n(&pool[i], NULL, __ATOMIC_ACQUIRE);
             if (s)
@@ -91,7 +97,7 @@ static char *stack_take(void)
 
 static void stack_give(char *s)
 {
-    for (int i = 0; i < POOL_SLOTS; i++) {
+    for (int i = 0; __atomic_load_n(&pool_on, __ATOMIC_RELAXED) && i < POOL_SLOTS; i++) {
         char *none = NULL;
         if (__atomic_compare_exchange_n(&pool[i], &none, s, false, __ATOMIC_RELEASE,
                                         __ATOMIC_RELAXED))
