@@ -616,7 +616,11 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  *   ESRCH      the handle was already waited for (or is empty)
  *   EINVAL     a bad timeout
  *   EBADF      the handle's pidfd was closed or replaced behind its back
- *   other      an errno value of poll() or waitid()
+ *   other      an errno value of poll() or waitid(); or, for a handle
+ *              launched with FL_NO_WAIT_EXEC whose child failed before
+ *              its exec, that failure's errno (ENOENT, EACCES, ...: the
+ *              child is reaped, *status untouched, and fl_launch_finish()
+ *              gives the whole struct fl_error)
  *
  * Only 0 and ECHILD end the handle's life; after ETIMEDOUT or any other
  * error the process is still there to wait for, kill or close.
@@ -650,7 +654,10 @@ FL_API int fl_kill(struct fl_proc *proc, int sig);
  * handle, twice, and on a handle that was never filled: an all-zero
  * struct fl_proc (C++ `fl_proc p{}`) has pid 0, and fl_close() then closes
  * nothing, although its fd fields read 0. Thread-safe for different
- * handles, async-signal-safe.
+ * handles, async-signal-safe (but for a handle whose FL_NO_WAIT_EXEC
+ * launch is still pending: it first waits for the child's exec or
+ * failure, reaps a child that failed, and frees the launch's record;
+ * see fl_launch_finish()).
  */
 FL_API void fl_close(struct fl_proc *proc);
 

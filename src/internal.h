@@ -4,6 +4,7 @@
  *   plan.c    prepare: PATH candidates, argument sizes, fd plan, pipes
  *   child.c   the child: raw syscalls from the plan, then exec
  *   spawn*.c  the backends that start the child
+ *   launch.c  FL_NO_WAIT_EXEC: a launch's record, the stack pool, the exec word
  *   proc.c    own the process: wait, kill, close
  *   stop.c    a stop policy in motion: signal, grace, SIGKILL, group, cgroup
  *   wait.c    waiting with a deadline into a struct fl_result
