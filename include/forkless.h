@@ -1098,8 +1098,11 @@ struct fl_pipeline {
  * stage's stderr pipe is procs[k].stdio[2]. An fd map onto child fd 0 or
  * 1 that the pipe takes is refused like such a .stdio.
  *
- * Every stage is checked before any starts. If stage k cannot be started,
- * the stages already started are killed with SIGKILL (each one and the
+ * Every stage is checked before any starts. The stages are launched
+ * (FL_NO_WAIT_EXEC, where the backend can) so that they do their setup
+ * and exec side by side, and the call returns once every one has exec'd.
+ * If stage k cannot be started, or is the first whose setup or exec
+ * failed, every stage started is killed with SIGKILL (each one and the
  * group) and reaped, nothing is left open, error->stage is k + 1 and the
  * rest of *error is fl_spawn()'s. Returns 0 or fl_spawn()'s errors;
  * EINVAL for n == 0 or no stages (error->stage 0), and for a stage's

@@ -215,8 +215,7 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
     }
     if (!l || !l->copy) {
         free(l);
-        return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, fl__program(cmd),
-                        "the launch's copy of the command");
+        return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "the launch's copy of the command");
     }
     a = (struct arena){ .base = l->copy };
     copy_cmd(&a, cmd, &l->cmd);
@@ -281,6 +280,7 @@ int fl__launch_settle(struct fl_proc *proc)
         return 0;
     if (l->settled)
         return l->error.err;
+    int saved_errno = errno;   /* fl_close() keeps it */
     await_exec(l, proc);
     l->settled = true;
     int err = l->plan.cerr.err;
@@ -303,6 +303,7 @@ int fl__launch_settle(struct fl_proc *proc)
         free(l);
         proc->launch_ = NULL;
     }
+    errno = saved_errno;
     return err;
 }
 

@@ -146,6 +146,21 @@ TEST(exec_enoent_is_reported_once)
     launch_fails(&cmd2, ENOENT, FL_STEP_EXEC, true);
 }
 
+TEST(a_launch_without_a_pidfd_reports_and_reaps_by_pid)
+{
+    struct fl_cmd cmd = { .argv = ARGV("/nonexistent/prog"), .flags = FL_NO_PIDFD };
+    launch_fails(&cmd, ENOENT, FL_STEP_EXEC, false);
+    struct fl_cmd cmd2 = { .argv = ARGV("/nonexistent/prog"), .flags = FL_NO_PIDFD };
+    launch_fails(&cmd2, ENOENT, FL_STEP_EXEC, true);
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd ok = { .argv = PROBE("exit", "4"), .flags = FL_NO_PIDFD };
+    struct fl_proc p;
+    launch(&ok, &p);
+    ASSERT_EQ(p.pidfd, -1);
+    ASSERT_OK(fl_launch_finish(&p, NULL));
+    ASSERT_EXITED(t_wait(&p), 4);
+}
+
 TEST(exec_eacces_is_reported)
 {
     char *f = t_write_file(t_tmpdir(), "noexec", "#!/bin/sh\n", 0644);
@@ -278,6 +293,43 @@ TEST(caller_returns_and_reuses_its_stack_before_the_exec)
     ASSERT_OK(fl_launch_finish(&p, NULL));
     ASSERT_STR_EQ(t_read_all_within(p.stdio[1], 10000), "from-the-frame\n");
     ASSERT_EXITED(t_wait(&p), 0);
+    close(fd);
+}
+
+static void *open_fifo_later(void *arg)
+{
+    struct timespec ts = { 0, 50 * 1000000L };
+    nanosleep(&ts, NULL);
+    return (void *)(intptr_t)open(arg, O_RDWR | O_CLOEXEC);
+}
+
+TEST(close_of_a_pending_launch_waits_for_the_exec)
+{
+    NEEDS_CLOSE_OTHERS();
+    char *fifo = make_fifo();
+    pthread_t th;
+    int fd = -1;
+    if (launches())
+        ASSERT_OK(pthread_create(&th, NULL, open_fifo_later, fifo));
+    else
+        ASSERT_SYS(fd = open(fifo, O_RDWR | O_CLOEXEC));
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "5"),
+        .stdio = { [0] = { .kind = FL_FILE, .path = fifo } },
+    };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    pid_t pid = p.pid;
+    fl_close(&p);   /* the child is in its open() until the thread comes */
+    if (launches()) {
+        void *res;
+        ASSERT_OK(pthread_join(th, &res));
+        fd = (int)(intptr_t)res;
+        ASSERT_SYS(fd);
+    }
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_EXITED(st, 5);   /* exec'd with its argv whole: nothing freed early */
     close(fd);
 }
 
