@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,6 +19,10 @@
 #endif
 
 enum { PROC_RUNNING = 0, PROC_REAPED = FL__PROC_REAPED };
+
+/* launch_ took the place of reserved space: the handle keeps its size. */
+_Static_assert(sizeof(struct fl_proc) == offsetof(struct fl_proc, pty) + 2 * sizeof(void *),
+               "struct fl_proc changed size");
 
 static long long now_ms(void)
 {
