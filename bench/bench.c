@@ -23,6 +23,7 @@ const struct fl_suite fl_suites[] = {
     { "worker", "a worker fed through a shared ring while the parent writes its heap (thread vs fork vs fork_exec vs posix_spawn vs forkless)", fl_bench_worker, fl_bench_worker_usage, 1 },
     { "loop", "start `true` 10000 times in a row (fork vs vfork + execvp vs posix_spawnp vs forkless)", fl_bench_loop, fl_bench_loop_usage, 0 },
     { "call", "N + 2 as a program (fork_exec, posix_spawn, forkless; dynamic vs static) vs a function call", fl_bench_call, fl_bench_call_usage, 0 },
+    { "launch", "spawns/s from one thread keeping K children in flight (FL_NO_WAIT_EXEC) vs blocking fl_spawn and posix_spawn; the caller's blocked time", fl_bench_launch, fl_bench_launch_usage, 1 },
     { "io", "capture MiB/s (read loop, popen, Python, Rust, fl_run), fl_run vs system() vs posix_spawn, a 4-stage pipeline vs sh -c", fl_bench_io, fl_bench_io_usage, 0 },
 };
 const size_t fl_nsuites = sizeof fl_suites / sizeof fl_suites[0];

@@ -40,6 +40,10 @@ void fl_bench_loop_usage(FILE *f);
 int fl_bench_call(int argc, char **argv);
 void fl_bench_call_usage(FILE *f);
 
+/* The launch suite (launch.c): FL_NO_WAIT_EXEC against blocking spawns. */
+int fl_bench_launch(int argc, char **argv);
+void fl_bench_launch_usage(FILE *f);
+
 /* The io suite (io.c): capture, fl_run and pipelines against their peers. */
 int fl_bench_io(int argc, char **argv);
 void fl_bench_io_usage(FILE *f);

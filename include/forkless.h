@@ -232,6 +232,34 @@ enum fl_flags {
      * posix_spawn_file_actions_addtcsetpgrp_np() (glibc 2.35 and
      * later), and says ENOTSUP without it. */
     FL_FOREGROUND     = 1u << 16,
+    /* Return as soon as the child exists, without waiting for its exec:
+     * the child does its setup and exec on another core while the caller
+     * goes on. The clone backend then clones with CLONE_VM but not
+     * CLONE_VFORK, on a stack the library owns, and the handle keeps
+     * everything the child reads (a copy of the command's strings and
+     * arrays, the plan, the error record) until the child has exec'd or
+     * failed. So the caller may change or free the command, and return
+     * from the function that filled it, at once. The handle is then
+     * "launched": a setup or exec failure is not fl_spawn()'s error but
+     * is delivered to the first call that asks, fl_launch_finish() (with
+     * the struct fl_error, as fl_spawn() would have filled it), or
+     * fl_wait(), fl_wait_result(), fl_stop(), fl_communicate(), a
+     * pipeline's wait (its errno value, in place of a wait status; the
+     * child is reaped). fl_close() waits for the exec (or the failure)
+     * before it frees: see fl_launch_finish() for the whole rule.
+     * fl_spawn() still fails at once for everything the parent checks
+     * (EINVAL, E2BIG, a PATH search that finds no usable entry, ENOMEM,
+     * a failed clone).
+     * The trade: the child has its own copy of the fd table (no
+     * CLONE_FILES), so the clone costs a little more with many fds open.
+     * The posix_spawn and fork backends cannot start a child that way:
+     * with them the flag is accepted and changes nothing, the call waits
+     * for the exec as without it and reports a failure itself (the
+     * handle says so: its backend is not FL_BACKEND_CLONE, and
+     * fl_launch_finish() returns 0 at once). fl_run() and
+     * fl_pipeline_spawn() finish the launch before they return, so their
+     * errors stay theirs. */
+    FL_NO_WAIT_EXEC   = 1u << 17,
 };
 
 struct termios;
@@ -462,9 +490,14 @@ struct fl_proc {
      * fl_close() closes it; fl_communicate() reads and feeds it, then
      * closes it and sets it to -1, as it does the pipe ends. */
     int pty;
-    /* The rest of the space that was void *reserved_[2]: same size and
-     * layout on 32- and 64-bit. */
-    int reserved_int_[2 * sizeof(void *) / sizeof(int) - 1];
+    /* The rest of the space that was void *reserved_[2], the same size
+     * on 32- and 64-bit: launch_ is internal, the record of a launch with
+     * FL_NO_WAIT_EXEC until it is finished with (NULL: none pending, as
+     * for every handle without the flag). */
+#if defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8
+    int reserved_int_[1];
+#endif
+    void *launch_;
 };
 
 /*
@@ -507,6 +540,48 @@ FL_API int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
                     struct fl_error *error);
 
 /*
+ * Waits until the child of a launch with FL_NO_WAIT_EXEC has exec'd, or
+ * has failed before: it does not wait for the program to end. Returns 0
+ * once the program runs (error cleared), and for a handle with no launch
+ * pending (started without the flag, or by a backend that waits anyway,
+ * or already finished with). A child that failed returns its errno, with
+ * *error (when not NULL) filled as fl_spawn() fills it (step, index,
+ * path, detail); the child is then reaped, so the handle is done with:
+ * fl_wait() and fl_kill() say ESRCH, and fl_launch_finish() says the
+ * same error again until fl_close(). EINVAL for proc NULL, ESRCH for an
+ * empty handle.
+ *
+ * How the exec is seen: the child is cloned with CLONE_CHILD_CLEARTID on
+ * a word of the launch's record, so the kernel clears the word and wakes
+ * its futex when the child lets go of the caller's memory, at the exec
+ * (once the new program is loaded: the child never reads the caller's
+ * memory again) or at its exit (after it wrote its error record). This
+ * call sleeps on that futex. A child killed before its exec (SIGKILL
+ * through fl_kill(), say) reads as launched: its wait status tells.
+ *
+ * The rule for the launch's record, the child's stack and the child:
+ * the first call that needs the launch settled (this one, a wait, a
+ * reap, fl_close()) waits for the word; once it is clear, the stack goes
+ * back to the library's pool and the plan is freed, and a failed child
+ * is reaped there. fl_close() on a handle whose launch is pending thus
+ * waits for the child's exec (or failure), which its setup may delay (an
+ * FL_FILE on a FIFO opens only when a writer comes); it frees nothing
+ * the child may still read, and leaves no zombie of a child that
+ * failed. A child that exec'd is left running, as fl_close() always
+ * does. With a launch pending, fl_close() is not async-signal-safe.
+ *
+ * A launch's child touches nothing of the caller's but its own record:
+ * no TLS, no errno, no lock, no allocation; handlers never run in it.
+ * The process may exit, or the launching thread end, before the child
+ * has exec'd: the child keeps the memory it runs in (the kernel frees an
+ * address space when its last user lets go), execs, and is reparented.
+ *
+ * Not a cancellation point. Thread-safe for different handles; one
+ * handle must not be used by two threads at once. Not async-signal-safe.
+ */
+FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
+
+/*
  * Finds the file that fl_spawn() would execute for cmd, using the same
  * PATH rules, and writes it to buf. A candidate must be a regular file that
  * the caller may execute (access(X_OK)); a relative candidate is checked
@@ -541,7 +616,11 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  *   ESRCH      the handle was already waited for (or is empty)
  *   EINVAL     a bad timeout
  *   EBADF      the handle's pidfd was closed or replaced behind its back
- *   other      an errno value of poll() or waitid()
+ *   other      an errno value of poll() or waitid(); or, for a handle
+ *              launched with FL_NO_WAIT_EXEC whose child failed before
+ *              its exec, that failure's errno (ENOENT, EACCES, ...: the
+ *              child is reaped, *status untouched, and fl_launch_finish()
+ *              gives the whole struct fl_error)
  *
  * Only 0 and ECHILD end the handle's life; after ETIMEDOUT or any other
  * error the process is still there to wait for, kill or close.
@@ -575,7 +654,10 @@ FL_API int fl_kill(struct fl_proc *proc, int sig);
  * handle, twice, and on a handle that was never filled: an all-zero
  * struct fl_proc (C++ `fl_proc p{}`) has pid 0, and fl_close() then closes
  * nothing, although its fd fields read 0. Thread-safe for different
- * handles, async-signal-safe.
+ * handles, async-signal-safe (but for a handle whose FL_NO_WAIT_EXEC
+ * launch is still pending: it first waits for the child's exec or
+ * failure, reaps a child that failed, and frees the launch's record;
+ * see fl_launch_finish()).
  */
 FL_API void fl_close(struct fl_proc *proc);
 
@@ -1016,8 +1098,11 @@ struct fl_pipeline {
  * stage's stderr pipe is procs[k].stdio[2]. An fd map onto child fd 0 or
  * 1 that the pipe takes is refused like such a .stdio.
  *
- * Every stage is checked before any starts. If stage k cannot be started,
- * the stages already started are killed with SIGKILL (each one and the
+ * Every stage is checked before any starts. The stages are launched
+ * (FL_NO_WAIT_EXEC, where the backend can) so that they do their setup
+ * and exec side by side, and the call returns once every one has exec'd.
+ * If stage k cannot be started, or is the first whose setup or exec
+ * failed, every stage started is killed with SIGKILL (each one and the
  * group) and reaped, nothing is left open, error->stage is k + 1 and the
  * rest of *error is fl_spawn()'s. Returns 0 or fl_spawn()'s errors;
  * EINVAL for n == 0 or no stages (error->stage 0), and for a stage's

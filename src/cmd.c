@@ -18,7 +18,7 @@ extern char **environ;
      FL_JOIN_PGROUP | FL_SET_UMASK | FL_SET_UID | FL_SET_GID |               \
      FL_SET_GROUPS | FL_ENV_CLEAR | FL_SHELL_FALLBACK | FL_NO_FORK |         \
      FL_PATH_RELATIVE | FL_RETRY_ETXTBSY | FL_NO_PIDFD | FL_SETCTTY |       \
-     FL_FOREGROUND)
+     FL_FOREGROUND | FL_NO_WAIT_EXEC)
 
 static int invalid(struct fl_error *e, const char *detail)
 {

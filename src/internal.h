@@ -4,6 +4,7 @@
  *   plan.c    prepare: PATH candidates, argument sizes, fd plan, pipes
  *   child.c   the child: raw syscalls from the plan, then exec
  *   spawn*.c  the backends that start the child
+ *   launch.c  FL_NO_WAIT_EXEC: a launch's record, the stack pool, the exec word
  *   proc.c    own the process: wait, kill, close
  *   stop.c    a stop policy in motion: signal, grace, SIGKILL, group, cgroup
  *   wait.c    waiting with a deadline into a struct fl_result
@@ -107,6 +108,14 @@ struct fl__plan {
     int ctty_fd;                /* the child fd for TIOCSCTTY, else -1 */
     int fg_fd;                  /* FL_FOREGROUND: the child fd for TIOCSPGRP, else -1 */
 
+    /* FL_NO_WAIT_EXEC with the clone backend (launch.c): the child runs
+     * without CLONE_VFORK on launch_stack, and the kernel clears
+     * *exec_word at its exec or exit (CLONE_CHILD_CLEARTID). NULL for a
+     * spawn that waits. Once the child runs, the parent writes nothing
+     * of this plan that the child reads. */
+    char *launch_stack;
+    uint32_t *exec_word;
+
     struct fl__child_err cerr;
 };
 
@@ -170,6 +179,13 @@ FL__HIDDEN uint64_t fl__sigset_bits(const sigset_t *set);
 FL__HIDDEN void fl__reap(pid_t pid, int pidfd);
 FL__HIDDEN int fl__pidfd_open(pid_t pid);
 FL__HIDDEN bool fl__clone_vm_works(void);
+/* The child's frames are small (the deepest holds a 1 KiB getdents
+ * buffer); 16 KiB leaves ample room. */
+#define FL__CHILD_STACK_SIZE (16 * 1024)
+/* A child stack with a guard page below: its lowest usable address, or
+ * NULL. */
+FL__HIDDEN char *fl__map_stack(void);
+FL__HIDDEN void fl__unmap_stack(void *base);
 
 /* proc.c. fl_proc.state_ once the process is reaped (or lost). */
 #define FL__PROC_REAPED 1
@@ -368,6 +384,24 @@ FL__HIDDEN int fl__pipeline_stopper(struct fl__stopper *s, struct fl_pipeline *p
 /* SIGKILL to the first k stages and the group, then each reaped and
  * closed, the leader last: nothing of them is left. */
 FL__HIDDEN void fl__pipeline_kill(struct fl_proc *procs, size_t k);
+
+/* launch.c: FL_NO_WAIT_EXEC. A launch's record holds the plan (in
+ * place: it points into itself), a copy of the command it was built
+ * from, the child's stack and the exec word. */
+struct fl__launch;
+/* Copies cmd, builds the plan on the copy, takes a stack: 0 or an errno
+ * (e filled, nothing left). *plan is then the record's. */
+FL__HIDDEN int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **l,
+                              struct fl__plan **plan, struct fl_error *e);
+/* Frees the record of a launch whose child never ran (or is settled). */
+FL__HIDDEN void fl__launch_free(struct fl__launch *l);
+/* Waits for proc's pending launch to exec or fail (nothing to do when
+ * none is pending): 0, or the child's errno once it failed (the child
+ * then reaped and proc marked so; the error kept in the record). */
+FL__HIDDEN int fl__launch_settle(struct fl_proc *proc);
+/* The stack pool on (the default) or off, for `forkless bench launch`,
+ * which links the static library and measures what the pool saves. */
+FL__HIDDEN void fl__launch_pool(bool on);
 
 /* error.c */
 FL__HIDDEN int fl__fail(struct fl_error *e, int err, enum fl_step step,

@@ -281,6 +281,49 @@ void fl__pipeline_kill(struct fl_proc *procs, size_t k)
     }
 }
 
+static bool own_session(const struct fl_cmd *c)
+{
+    for (int i = 0; i < 3; i++)
+        if (c->stdio[i].kind == FL_PTY)
+            return true;
+    return c->flags & FL_SETCTTY;
+}
+
+/* A later stage joins stage 0's group with setpgid(0, pgid), which fails
+ * while that group does not exist yet, that is while a launched stage 0
+ * has not done its own setpgid(0, 0). So the parent makes the group
+ * itself, at once: setpgid() on its own child is allowed until the child
+ * execs (EACCES after, when the child has made it already). A stage 0
+ * that starts a session of its own (FL_PTY, FL_SETCTTY) must not lead a
+ * group before its setsid(): then its launch is finished first instead. */
+static int make_group(const struct fl_cmd *c, struct fl_proc *leader, struct fl_error *e)
+{
+    if (!leader->launch_)
+        return 0;  /* a backend that waits: the exec is done */
+    if (own_session(c))
+        return fl_launch_finish(leader, e);
+    setpgid(leader->pid, leader->pid);
+    return 0;
+}
+
+/* Waits for every stage's exec, the last stage first and the leader
+ * last, so that no stage is reaped (a failed launch is reaped as it is
+ * finished) while a later one may still join the leader's group. The
+ * first stage that failed is reported. */
+static int finish_stages(struct fl_proc *procs, size_t n, struct fl_error *e)
+{
+    size_t failed = n;
+    for (size_t k = n; k-- > 0;)
+        if (fl_launch_finish(&procs[k], NULL))
+            failed = k;
+    if (failed == n)
+        return 0;
+    int r = fl_launch_finish(&procs[failed], e);   /* the record again */
+    e->stage = (int)failed + 1;
+    fl__pipeline_kill(procs, n);
+    return r;
+}
+
 static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *procs,
                         struct fl_error *e)
 {
@@ -295,13 +338,16 @@ static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *p
                 c.stdio[0] = (struct fl_stdio){ .kind = FL_FD, .fd = from_before };
             if (piped_out(k, n))
                 c.stdio[1] = (struct fl_stdio){ .kind = FL_FD, .fd = to_next[1] };
-            /* Stage 0 has started (and exec'd, or fl_spawn() would not
-             * have returned) and is not reaped before every stage has
-             * started: even as a zombie it keeps the group, which a later
-             * stage can then join. */
-            c.flags |= k ? FL_JOIN_PGROUP : FL_NEW_PGROUP;
+            /* Stage 0 has started and is not reaped before every stage
+             * has exec'd or failed (see finish_stages()): even as a
+             * zombie it keeps the group, which a later stage can then
+             * join. Every stage is launched (FL_NO_WAIT_EXEC), so that
+             * the stages do their setup and exec side by side. */
+            c.flags |= (k ? FL_JOIN_PGROUP : FL_NEW_PGROUP) | FL_NO_WAIT_EXEC;
             c.pgid = k ? procs[0].pid : 0;
             r = fl_spawn(&c, &procs[k], e);
+            if (!r && !k)
+                r = make_group(&c, &procs[0], e);
         }
         /* Only stage k reads from_before and writes to_next[1]: once it
          * holds its copies, the parent's go, so that EOF and EPIPE come
@@ -315,11 +361,11 @@ static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *p
             if (from_before >= 0)
                 close(from_before);
             e->stage = (int)k + 1;
-            fl__pipeline_kill(procs, k);
+            fl__pipeline_kill(procs, k + (procs[k].pid > 0));
             return r;
         }
     }
-    return 0;
+    return finish_stages(procs, n, e);
 }
 
 int fl_pipeline_spawn(const struct fl_cmd *stages, size_t n, struct fl_pipeline *pl,

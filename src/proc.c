@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,6 +19,10 @@
 #endif
 
 enum { PROC_RUNNING = 0, PROC_REAPED = FL__PROC_REAPED };
+
+/* launch_ took the place of reserved space: the handle keeps its size. */
+_Static_assert(sizeof(struct fl_proc) == offsetof(struct fl_proc, pty) + 2 * sizeof(void *),
+               "struct fl_proc changed size");
 
 static long long now_ms(void)
 {
@@ -93,6 +98,11 @@ static long waitid_usage(int type, long id, siginfo_t *si, int options, struct r
 
 int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru)
 {
+    /* A launch that failed is reaped as it settles, and its error is
+     * what the reap reports, never the child's 127. */
+    int err = fl__launch_settle(p);
+    if (err)
+        return err;
     long r = p->pidfd >= 0 ? waitid_usage(P_PIDFD, p->pidfd, si, WEXITED, ru)
                            : waitid_usage(P_PID, p->pid, si, WEXITED, ru);
     /* A kernel before 5.4: no P_PIDFD, but the pid is still ours, since
@@ -183,6 +193,8 @@ int fl_wait(struct fl_proc *p, int timeout_ms, int *status)
         r = fl__wait_readable(p->pidfd, timeout_ms);
     if (!r && !reaped)
         r = fl__reap_proc(p, &si, NULL);
+    else if (!r && p->launch_)  /* reaped above: a launch's error wins */
+        r = fl__launch_settle(p);
     /* Only a reaped process, or one whose status is gone for good, is
      * done with: after any other error the caller may wait again. */
     if (r == 0 || r == ECHILD)
@@ -227,6 +239,10 @@ void fl_close(struct fl_proc *p)
      * fd numbers 0, which are not its to close. */
     if (!p || p->pid <= 0)
         return;
+    /* A pending launch: wait for the exec (or the failure, reaped there)
+     * before the record the child reads is freed. */
+    fl__launch_settle(p);
+    fl__launch_free(p->launch_);
     if (p->pidfd >= 0)
         fl__sys1(SYS_close, p->pidfd);
     for (int i = 0; i < 3; i++)

@@ -110,7 +110,10 @@ int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *r
                         "a pty and a stdout pipe would both be out[0]");
     *result = (struct fl_result){ .exit_code = -1 };
     struct fl_proc p;
+    /* A launch is finished here, so that its failure is the spawn's. */
     int r = fl_spawn(&c, &p, error);
+    if (!r && (r = fl_launch_finish(&p, error)) != 0)
+        fl_close(&p);
     if (r)
         return r;
     r = communicate(&p, io, result, cmd->cgroup);

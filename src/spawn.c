@@ -94,30 +94,43 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
      * acted on at the caller's next cancellation point instead. */
     int cancel_state, saved_errno = errno;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
-    struct fl__plan p;
-    int r = fl__plan_init(&p, cmd, e);
+    /* A launch (FL_NO_WAIT_EXEC, clone backend) keeps its plan on the
+     * heap with the handle, until the child has exec'd (launch.c). */
+    struct fl__plan stack_plan, *p = &stack_plan;
+    struct fl__launch *launch = NULL;
+    enum fl_backend b = cmd ? pick_backend(cmd) : FL_BACKEND_AUTO;
+    int r = cmd && (cmd->flags & FL_NO_WAIT_EXEC) && b == FL_BACKEND_CLONE
+                ? fl__launch_new(cmd, &launch, &p, e)
+                : fl__plan_init(p, cmd, e);
     if (!r) {
-        enum fl_backend b = pick_backend(cmd);
         if (b == FL_BACKEND_FORK && (cmd->flags & FL_NO_FORK))
             r = fl__fail(e, ENOTSUP, FL_STEP_PREPARE, -1, fl__program(cmd),
                          "FL_NO_FORK forbids the fork backend");
         else if (b == FL_BACKEND_POSIX_SPAWN)
-            r = fl__spawn_posix(&p, proc, e);
+            r = fl__spawn_posix(p, proc, e);
         else if (b == FL_BACKEND_FORK)
-            r = fl__spawn_fork(&p, proc, e);
+            r = fl__spawn_fork(p, proc, e);
         else
-            r = fl__spawn_clone(&p, proc, e);
+            r = fl__spawn_clone(p, proc, e);
     }
-    if (!r)
-        for (int i = 0; i < 3; i++) {
-            proc->stdio[i] = p.pipe_parent[i];
-            p.pipe_parent[i] = -1;
-        }
     if (!r) {
-        proc->pty = p.pty_master;
-        p.pty_master = -1;
+        for (int i = 0; i < 3; i++) {
+            proc->stdio[i] = p->pipe_parent[i];
+            p->pipe_parent[i] = -1;
+        }
+        proc->pty = p->pty_master;
+        p->pty_master = -1;
     }
-    fl__plan_free(&p);
+    if (!r && launch) {
+        /* The child has its own fd table (no CLONE_FILES for a launch):
+         * its ends may close here. The rest waits for the exec. */
+        fl__plan_close_child_ends(p);
+        proc->launch_ = launch;
+    } else if (launch) {
+        fl__launch_free(launch);
+    } else {
+        fl__plan_free(p);
+    }
     pthread_setcancelstate(cancel_state, NULL);
     errno = saved_errno;
     return r;

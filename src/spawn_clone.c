@@ -24,9 +24,7 @@
 #define CLONE_INTO_CGROUP 0x200000000ULL
 #endif
 
-/* The child's frames are small (the deepest holds a 1 KiB getdents
- * buffer); 16 KiB leaves ample room. */
-#define CHILD_STACK_SIZE (16 * 1024)
+#define CHILD_STACK_SIZE FL__CHILD_STACK_SIZE
 #define GUARD_SIZE 4096
 
 struct fl__clone_args {
@@ -89,17 +87,17 @@ long fl__clone3(struct fl__clone_args *args, size_t size, int (*fn)(void *), voi
 static pthread_key_t stack_key;
 static bool stack_key_made;
 
-static void unmap_stack(void *base)
+void fl__unmap_stack(void *base)
 {
     munmap((char *)base - GUARD_SIZE, GUARD_SIZE + CHILD_STACK_SIZE);
 }
 
 static void make_stack_key(void)
 {
-    stack_key_made = pthread_key_create(&stack_key, unmap_stack) == 0;
+    stack_key_made = pthread_key_create(&stack_key, fl__unmap_stack) == 0;
 }
 
-static char *map_stack(void)
+char *fl__map_stack(void)
 {
     char *m = mmap(NULL, GUARD_SIZE + CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
@@ -119,7 +117,7 @@ static char *thread_stack(bool *owned)
     char *base = stack_key_made ? pthread_getspecific(stack_key) : NULL;
     if (base)
         return base;
-    base = map_stack();
+    base = fl__map_stack();
     if (base && stack_key_made && pthread_setspecific(stack_key, base) != 0)
         *owned = true;
     return base;
@@ -187,14 +185,22 @@ static void probe_rt_ignored(void)
     }
 }
 
+/* A spawn waits for the exec under CLONE_VFORK; a launch (launch.c) does
+ * not, and has the kernel clear its exec word at the exec or exit. */
+static uint64_t wait_flags(const struct fl__plan *p)
+{
+    return p->exec_word ? CLONE_CHILD_CLEARTID : CLONE_VFORK;
+}
+
 static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, probe_rt_ignored);
     struct fl__clone_args a = {
-        .flags = CLONE_VM | CLONE_VFORK | CLONE_CLEAR_SIGHAND |
+        .flags = CLONE_VM | wait_flags(p) | CLONE_CLEAR_SIGHAND |
                  (p->flags & FL_NO_PIDFD ? 0 : CLONE_PIDFD),
         .pidfd = (uintptr_t)pidfd,
+        .child_tid = (uintptr_t)p->exec_word,
         .exit_signal = SIGCHLD,
         .stack = (uintptr_t)(stack_top - CHILD_STACK_SIZE),
         .stack_size = CHILD_STACK_SIZE,
@@ -211,12 +217,14 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     }
     p->rt_ignored = rt_ignored;
     p->sighand_cleared = true;
-    p->files_shared = !(p->flags & FL_KEEP_FDS) &&
+    /* Not for a launch: its caller may close an fd the child is yet to
+     * copy (an FL_FD, a map, a pipe's child end) as soon as it returns. */
+    p->files_shared = !(p->flags & FL_KEEP_FDS) && !p->exec_word &&
                       __atomic_load_n(&files_share_usable, __ATOMIC_RELAXED);
     if (p->files_shared)
         a.flags |= CLONE_FILES;
     long pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
-    if (pid >= 0 && p->files_unshare_failed) {
+    if (pid >= 0 && p->files_shared && p->files_unshare_failed) {
         /* It stopped before it touched anything: start again without. */
         fl__reap((pid_t)pid, *pidfd);
         *pidfd = -1;
@@ -233,8 +241,9 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         a.cgroup = 0;
         pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
     }
-    p->sighand_cleared = pid >= 0;
-    p->files_shared = p->files_shared && pid >= 0;
+    /* Only on failure: a launch's child may be reading them by now. */
+    if (pid < 0)
+        p->sighand_cleared = p->files_shared = false;
     return pid;
 }
 
@@ -273,13 +282,15 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
     errno = EINVAL;
     if (!(p->flags & FL_NO_PIDFD) && __atomic_load_n(&pidfd_flag_usable, __ATOMIC_RELAXED))
         pid = clone(fl__child_entry, stack_top,
-                    CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, p, pidfd);
+                    CLONE_VM | (int)wait_flags(p) | CLONE_PIDFD | SIGCHLD, p, pidfd, NULL,
+                    p->exec_word);
     if (pid < 0 && (p->flags & FL_NO_PIDFD || errno == EINVAL || errno == EPERM ||
                     errno == ENOSYS)) {
         /* A kernel before 5.2 has no CLONE_PIDFD, and a seccomp filter may
          * deny it: the handle then works from the pid (or pidfd_open). */
         *pidfd = -1;
-        pid = clone(fl__child_entry, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, p);
+        pid = clone(fl__child_entry, stack_top, CLONE_VM | (int)wait_flags(p) | SIGCHLD, p,
+                    NULL, NULL, p->exec_word);
         if (pid >= 0 && !(p->flags & FL_NO_PIDFD))
             __atomic_store_n(&pidfd_flag_usable, 0, __ATOMIC_RELAXED);
     }
@@ -290,8 +301,8 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
 
 int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
 {
-    bool owned;
-    char *stack = thread_stack(&owned);
+    bool owned = false;
+    char *stack = p->launch_stack ? p->launch_stack : thread_stack(&owned);
     if (!stack)
         return fl__fail(e, ENOMEM, FL_STEP_CLONE, -1, fl__program(p->cmd),
                         "mapping the child's stack");
@@ -300,14 +311,16 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
     if (pid == -ENOSYS)
         pid = start_clone(p, stack + CHILD_STACK_SIZE, &pidfd);
     if (owned)
-        unmap_stack(stack);
+        fl__unmap_stack(stack);
 
     if ((pid == -EMFILE || pid == -ENFILE) && !(p->flags & FL_NO_PIDFD))
         return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd),
                         "no fd left for the pidfd (CLONE_PIDFD); FL_NO_PIDFD does without");
     if (pid < 0)
         return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd), "clone");
-    if (p->cerr.err) {
+    /* A launch's child is still at its setup: its record is read later
+     * (fl__launch_settle()). */
+    if (!p->exec_word && p->cerr.err) {
         fl__reap((pid_t)pid, pidfd);
         return fl__fail_child(p, e);
     }

@@ -241,7 +241,7 @@ TEST(unknown_flag_bits_are_einval)
         .backend = BACKEND,
     };
     SPAWN_FAILS(&cmd, EINVAL, FL_STEP_PREPARE);
-    cmd.flags = FL_FOREGROUND << 1;
+    cmd.flags = FL_NO_WAIT_EXEC << 1;
     SPAWN_FAILS(&cmd, EINVAL, FL_STEP_PREPARE);
 }
 

@@ -1,0 +1,326 @@
+/* launch.c: FL_NO_WAIT_EXEC, the launch that does not wait for the exec.
+ *
+ * Under CLONE_VFORK the calling thread sleeps until the child has exec'd,
+ * which is what keeps the plan, the command and the child's stack alive
+ * while the child reads them. Without CLONE_VFORK the caller goes on at
+ * once, so a launch owns all of that instead, in one record kept with the
+ * handle (fl_proc.launch_):
+ *
+ *   - a copy of every string and array of the command that the child
+ *     reads (argv, the program, the environment, cwd, file paths,
+ *     rlimits, groups, the cgroup), so the caller may free or change its
+ *     command, or return from the frame that holds it;
+ *   - the plan, built in place on that copy (it points into itself);
+ *   - a child stack from a small pool, never the caller's frame;
+ *   - the exec word, and the error record the child writes.
+ *
+ * The exec word is the child's clear_child_tid (CLONE_CHILD_CLEARTID).
+ * The kernel's mm_release(), which runs when a task lets go of its
+ * address space, at execve() (exec_mm_release(), after the new program
+ * is loaded and before the switch to the new mm, so the store lands in
+ * ours) and at exit (exit_mm_release(), before the task is a zombie),
+ * writes 0 there and does FUTEX_WAKE, provided the address space has
+ * another user (we are that user). CLONE_CHILD_CLEARTID is allowed for
+ * a child that is not a thread: fork() in glibc uses it. Once the word is
+ * 0 the child reads nothing of ours again (execve() has copied argv and
+ * envp, and the child's stack is not used after exit), so the record may
+ * go. The kernel wakes the word as a shared futex (no
+ * FUTEX_PRIVATE_FLAG), so the waiter must not ask for a private one
+ * either, or the keys differ and the wake is missed (glibc's
+ * pthread_join() waits on its tid word the same way).
+ *
+ * Two kernels' ways are guarded against: a child that dumps core may
+ * leave the word set (older kernels skip the store then), so the wait
+ * looks every few milliseconds whether the child has ended without it;
+ * and a parent that has exited is nobody to wake.
+ *
+ * No CLONE_SETTLS: the child runs on the launching thread's TLS pointer
+ * and must never use it (child.c has no stack protector, no errno, no
+ * libc state), since that thread may end before the child execs.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "internal.h"
+#include "sys.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+extern char **environ;
+
+struct fl__launch {
+    struct fl__plan plan;       /* built in place on .cmd */
+    struct fl_cmd cmd;          /* the copy the plan reads */
+    char *copy;                 /* .cmd's strings and arrays, one block */
+    char *stack;                /* the child's, from the pool */
+    uint32_t exec_word;         /* 1 until the kernel clears it */
+    bool settled;               /* the word was seen clear */
+    struct fl_error error;      /* a failed child's, once settled */
+};
+
+/* ------------------------------------------------------------------------ */
+/* The stack pool                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* A few free stacks, each slot taken and given with one atomic exchange:
+ * no lock (fork() in another thread cannot leave one held), no ABA (a
+ * slot holds one pointer or none). A launch finds a stack here or maps
+ * one; a settled launch gives it back, or unmaps it when every slot is
+ * full. */
+#define POOL_SLOTS 16
+static char *pool[POOL_SLOTS];
+static int pool_on = 1;
+
+void fl__launch_pool(bool on)
+{
+    __atomic_store_n(&pool_on, on, __ATOMIC_RELAXED);
+}
+
+static char *stack_take(void)
+{
+    for (int i = 0; __atomic_load_n(&pool_on, __ATOMIC_RELAXED) && i < POOL_SLOTS; i++)
+        if (__atomic_load_n(&pool[i], __ATOMIC_RELAXED)) {
+            char *s = __atomic_exchange_n(&pool[i], NULL, __ATOMIC_ACQUIRE);
+            if (s)
+                return s;
+        }
+    return fl__map_stack();
+}
+
+static void stack_give(char *s)
+{
+    for (int i = 0; __atomic_load_n(&pool_on, __ATOMIC_RELAXED) && i < POOL_SLOTS; i++) {
+        char *none = NULL;
+        if (__atomic_compare_exchange_n(&pool[i], &none, s, false, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED))
+            return;
+    }
+    fl__unmap_stack(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The copy of the command                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Two passes over the same code: the first (base NULL) counts the bytes,
+ * the second copies into one block of that size. */
+struct arena {
+    char *base;
+    size_t used;
+};
+
+static void *take(struct arena *a, size_t n, size_t align)
+{
+    a->used = (a->used + align - 1) & ~(align - 1);
+    void *p = a->base ? a->base + a->used : NULL;
+    a->used += n;
+    return p;
+}
+
+static const void *copy_mem(struct arena *a, const void *src, size_t n, size_t align)
+{
+    if (!src)
+        return NULL;
+    void *d = take(a, n, align);
+    if (d && n)
+        memcpy(d, src, n);
+    return d ? d : src;  /* the first pass keeps the pointer non-NULL */
+}
+
+static const char *copy_str(struct arena *a, const char *s)
+{
+    return s ? copy_mem(a, s, strlen(s) + 1, 1) : NULL;
+}
+
+static char **copy_strv(struct arena *a, char *const *v)
+{
+    if (!v)
+        return NULL;
+    size_t n = 0;
+    while (v[n])
+        n++;
+    char **d = take(a, (n + 1) * sizeof *d, alignof(char *));
+    for (size_t i = 0; i < n; i++) {
+        const char *s = copy_str(a, v[i]);
+        if (d)
+            d[i] = (char *)s;
+    }
+    if (d)
+        d[n] = NULL;
+    return d ? d : (char **)v;
+}
+
+/* Fills *dst from src with the pointers the plan or the child reads
+ * turned into the arena's. The rest (fds, signal sets, tty) is read only
+ * while fl_spawn() runs, and is left pointing at the caller's. */
+static void copy_cmd(struct arena *a, const struct fl_cmd *src, struct fl_cmd *dst)
+{
+    *dst = *src;
+    dst->argv = copy_strv(a, src->argv);
+    dst->path = copy_str(a, src->path);
+    /* NULL means the caller's environ, read now: copied, it is the same. */
+    if (!(src->flags & FL_ENV_CLEAR))
+        dst->env = copy_strv(a, src->env ? src->env : environ);
+    dst->env_set = (const char *const *)copy_strv(a, (char *const *)src->env_set);
+    dst->env_unset = (const char *const *)copy_strv(a, (char *const *)src->env_unset);
+    dst->cwd = copy_str(a, src->cwd);
+    for (int i = 0; i < 3; i++)
+        dst->stdio[i].path = copy_str(a, src->stdio[i].path);
+    dst->rlimits = copy_mem(a, src->rlimits, src->nrlimits * sizeof *src->rlimits,
+                            alignof(struct fl_rlimit));
+    dst->groups = copy_mem(a, src->groups, src->ngroups * sizeof *src->groups,
+                           alignof(gid_t));
+    dst->cgroup = copy_str(a, src->cgroup);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The record                                                               */
+/* ------------------------------------------------------------------------ */
+
+static void release(struct fl__launch *l)
+{
+    fl__plan_free(&l->plan);
+    if (l->stack)
+        stack_give(l->stack);
+    free(l->copy);
+    l->stack = l->copy = NULL;
+}
+
+void fl__launch_free(struct fl__launch *l)
+{
+    if (!l)
+        return;
+    if (!l->settled)
+        release(l);
+    free(l);
+}
+
+int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl__plan **plan,
+                   struct fl_error *e)
+{
+    *out = NULL;
+    struct fl__launch *l = calloc(1, sizeof *l);
+    struct arena a = { 0 };
+    if (l) {
+        copy_cmd(&a, cmd, &l->cmd);  /* count */
+        l->copy = malloc(a.used ? a.used : 1);
+    }
+    if (!l || !l->copy) {
+        free(l);
+        return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "the launch's copy of the command");
+    }
+    a = (struct arena){ .base = l->copy };
+    copy_cmd(&a, cmd, &l->cmd);
+    int r = fl__plan_init(&l->plan, &l->cmd, e);
+    if (!r && !(l->stack = stack_take()))
+        r = fl__fail(e, ENOMEM, FL_STEP_CLONE, -1, fl__program(cmd), "mapping the child's stack");
+    if (r) {
+        fl__launch_free(l);
+        return r;
+    }
+    l->plan.launch_stack = l->stack;
+    l->plan.exec_word = &l->exec_word;
+    l->exec_word = 1;
+    *out = l;
+    *plan = &l->plan;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Settling                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Has the child ended (a zombie, or reaped elsewhere)? Raw and WNOWAIT:
+ * nothing is taken. */
+static bool ended(const struct fl_proc *proc)
+{
+    siginfo_t si;
+    long r;
+    do {
+        si.si_pid = 0;
+        r = proc->pidfd >= 0
+                ? fl__sys5(SYS_waitid, P_PIDFD, proc->pidfd, &si, WEXITED | WNOHANG | WNOWAIT, 0)
+                : fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED | WNOHANG | WNOWAIT, 0);
+    } while (r == -EINTR);
+    return r < 0 || si.si_pid != 0;
+}
+
+/* Sleeps until the kernel clears the word (see the top of the file). The
+ * futex wait has a timeout only for the child that ends without clearing
+ * it; the kernel's wake is what ends the wait otherwise. */
+static void await_exec(struct fl__launch *l, const struct fl_proc *proc)
+{
+    long step_ns = 10 * 1000000L;
+    for (;;) {
+        uint32_t v = __atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE);
+        if (v == 0)
+            return;
+        struct timespec ts = { 0, step_ns };
+        long r = fl__sys4(SYS_futex, &l->exec_word, FUTEX_WAIT, v, &ts);
+        if (r == -ETIMEDOUT) {
+            if (ended(proc))
+                return;
+            step_ns = step_ns < 100 * 1000000L ? step_ns * 2 : step_ns;
+        }
+    }
+}
+
+int fl__launch_settle(struct fl_proc *proc)
+{
+    struct fl__launch *l = proc->launch_;
+    if (!l)
+        return 0;
+    if (l->settled)
+        return l->error.err;
+    int saved_errno = errno;   /* fl_close() keeps it */
+    await_exec(l, proc);
+    l->settled = true;
+    int err = l->plan.cerr.err;
+    if (err) {
+        fl__fail_child(&l->plan, &l->error);
+        /* It failed before exec: reap it here, so that no zombie is left
+         * and its 127 never reads as the program's status. */
+        siginfo_t si;
+        long r;
+        do
+            r = proc->pidfd >= 0 ? fl__sys5(SYS_waitid, P_PIDFD, proc->pidfd, &si, WEXITED, 0)
+                                 : fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED, 0);
+        while (r == -EINTR);
+        if (r == -EINVAL && proc->pidfd >= 0)  /* before Linux 5.4: no P_PIDFD */
+            fl__reap(proc->pid, -1);
+        proc->state_ = FL__PROC_REAPED;
+    }
+    release(l);
+    if (!err) {
+        free(l);
+        proc->launch_ = NULL;
+    }
+    errno = saved_errno;
+    return err;
+}
+
+int fl_launch_finish(struct fl_proc *proc, struct fl_error *error)
+{
+    if (error) {
+        memset(error, 0, sizeof *error);
+        error->index = -1;
+    }
+    if (!proc)
+        return EINVAL;
+    if (proc->pid <= 0)
+        return ESRCH;
+    int saved_errno = errno;
+    int r = fl__launch_settle(proc);
+    if (r && error)
+        *error = ((struct fl__launch *)proc->launch_)->error;
+    errno = saved_errno;
+    return r;
+}

@@ -1,0 +1,556 @@
+/* test_launch.c: FL_NO_WAIT_EXEC, the launch that returns before the exec.
+ *
+ * The clone backend returns as soon as the child exists; the posix_spawn
+ * and fork backends wait as without the flag, and fl_launch_finish() has
+ * nothing to wait for there. Each case asserts what its backend does.
+ *
+ * To hold a child between its clone and its exec, its stdin is an FL_FILE
+ * on a FIFO: open() blocks in the child until a writer comes. */
+#include "test.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+
+static bool launches(void)
+{
+    return BACKEND == FL_BACKEND_CLONE;
+}
+
+/* Starts cmd with FL_NO_WAIT_EXEC added. */
+static void launch(struct fl_cmd *cmd, struct fl_proc *p)
+{
+    cmd->flags |= FL_NO_WAIT_EXEC;
+    cmd->backend = BACKEND;
+    SPAWN(cmd, p);
+}
+
+/* The launch of cmd fails with err at step: delivered once by
+ * fl_launch_finish() (clone backend), or by fl_spawn() itself (the
+ * others, which wait). With wait_first, fl_wait() is the first to ask. */
+static void launch_fails(struct fl_cmd *cmd, int err, enum fl_step step, bool wait_first)
+{
+    cmd->flags |= FL_NO_WAIT_EXEC;
+    cmd->backend = BACKEND;
+    if (!launches()) {
+        SPAWN_FAILS(cmd, err, step);
+        return;
+    }
+    struct fl_proc p;
+    struct fl_error e;
+    ASSERT_OK(fl_spawn(cmd, &p, &e));
+    ASSERT_GT(p.pid, 0);
+    ASSERT_EQ(p.backend, FL_BACKEND_CLONE);
+    int st = 0x5a5a;
+    if (wait_first) {
+        ASSERT_ERR(fl_wait(&p, -1, &st), err);
+        ASSERT_EQ(st, 0x5a5a);   /* no status: the program never ran */
+    }
+    ASSERT_ERR(fl_launch_finish(&p, &e), err);
+    ASSERT_EQ(e.err, err);
+    char buf[2048];
+    if (e.step != step)
+        FAIL("step %s, expected %s: %s", fl_step_name(e.step), fl_step_name(step),
+             fl_error_format(&e, buf, sizeof buf));
+    /* The same record again, until fl_close(); the child is reaped. */
+    struct fl_error again;
+    ASSERT_ERR(fl_launch_finish(&p, &again), err);
+    ASSERT_EQ(again.step, e.step);
+    ASSERT_STR_EQ(again.path, e.path);
+    ASSERT_ERR(fl_wait(&p, -1, &st), ESRCH);
+    ASSERT_ERR(fl_kill(&p, SIGKILL), ESRCH);
+    ASSERT_EQ(st, 0x5a5a);
+    fl_close(&p);
+}
+
+TEST(launched_handle_waits_and_captures)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd cmd = {
+        .argv = PROBE("echo", "hello", "exit", "3"),
+        .stdio = { [1] = { .kind = FL_PIPE } },
+    };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    struct fl_error e;
+    memset(&e, 0x5a, sizeof e);
+    ASSERT_OK(fl_launch_finish(&p, &e));
+    ASSERT_EQ(e.err, 0);
+    ASSERT_OK(fl_launch_finish(&p, NULL));   /* finished: nothing to wait for */
+    ASSERT_NULL(p.launch_);
+    ASSERT_STR_EQ(t_read_all(p.stdio[1]), "hello\n");
+    ASSERT_EXITED(t_wait(&p), 3);
+}
+
+TEST(launched_handle_communicates_without_finishing)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd cmd = {
+        .argv = PROBE("cat"),
+        .stdio = { [0] = { .kind = FL_PIPE }, [1] = { .kind = FL_PIPE } },
+    };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    struct fl_io io = { .input = "abc", .input_len = 3 };
+    struct fl_result res;
+    ASSERT_OK(fl_communicate(&p, &io, &res));
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_STR_EQ(res.out[0].data, "abc");
+    fl_result_free(&res);
+    ASSERT_NULL(p.launch_);
+    fl_close(&p);
+}
+
+TEST(launched_handle_is_killed_and_waited)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "30") };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    /* Killed at once: maybe before its exec. Either way the status is
+     * the signal's, and the launch counts as done. */
+    ASSERT_OK(fl_kill(&p, SIGKILL));
+    ASSERT_OK(fl_launch_finish(&p, NULL));
+    ASSERT_SIGNALED(t_wait(&p), SIGKILL);
+}
+
+TEST(fl_run_with_the_flag_reports_as_a_spawn)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("/nonexistent/prog"),
+        .flags = FL_NO_WAIT_EXEC,
+        .backend = BACKEND,
+    };
+    struct fl_result res;
+    struct fl_error e;
+    ASSERT_ERR(fl_run(&cmd, NULL, &res, &e), ENOENT);
+    ASSERT(fl_t_step_is(&e, FL_STEP_EXEC));
+    NEEDS_CLOSE_OTHERS();
+    cmd.argv = PROBE("echo", "x");
+    struct fl_io io = { .out = { [0] = { .capture = true } } };
+    ASSERT_OK(fl_run(&cmd, &io, &res, &e));
+    ASSERT_STR_EQ(res.out[0].data, "x\n");
+    fl_result_free(&res);
+}
+
+TEST(exec_enoent_is_reported_once)
+{
+    struct fl_cmd cmd = { .argv = ARGV("/nonexistent/prog") };
+    launch_fails(&cmd, ENOENT, FL_STEP_EXEC, false);
+    struct fl_cmd cmd2 = { .argv = ARGV("/nonexistent/prog") };
+    launch_fails(&cmd2, ENOENT, FL_STEP_EXEC, true);
+}
+
+TEST(a_launch_without_a_pidfd_reports_and_reaps_by_pid)
+{
+    struct fl_cmd cmd = { .argv = ARGV("/nonexistent/prog"), .flags = FL_NO_PIDFD };
+    launch_fails(&cmd, ENOENT, FL_STEP_EXEC, false);
+    struct fl_cmd cmd2 = { .argv = ARGV("/nonexistent/prog"), .flags = FL_NO_PIDFD };
+    launch_fails(&cmd2, ENOENT, FL_STEP_EXEC, true);
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd ok = { .argv = PROBE("exit", "4"), .flags = FL_NO_PIDFD };
+    struct fl_proc p;
+    launch(&ok, &p);
+    ASSERT_EQ(p.pidfd, -1);
+    ASSERT_OK(fl_launch_finish(&p, NULL));
+    ASSERT_EXITED(t_wait(&p), 4);
+}
+
+TEST(exec_eacces_is_reported)
+{
+    char *f = t_write_file(t_tmpdir(), "noexec", "#!/bin/sh\n", 0644);
+    struct fl_cmd cmd = { .argv = ARGV(f) };
+    launch_fails(&cmd, EACCES, FL_STEP_EXEC, false);
+}
+
+TEST(exec_enoexec_is_reported)
+{
+    char *f = t_write_file(t_tmpdir(), "garbage", "\x01\x02 not a program\n", 0755);
+    struct fl_cmd cmd = { .argv = ARGV(f) };
+    launch_fails(&cmd, ENOEXEC, FL_STEP_EXEC, false);
+}
+
+TEST(chdir_failure_is_reported)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .cwd = "/nonexistent/dir" };
+    launch_fails(&cmd, ENOENT, FL_STEP_CHDIR, true);
+}
+
+TEST(open_failure_is_reported)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .stdio = { [1] = { .kind = FL_FILE, .path = "/nonexistent/dir/out" } },
+    };
+    launch_fails(&cmd, ENOENT, FL_STEP_OPEN, false);
+}
+
+TEST(rlimit_failure_is_reported)
+{
+    /* More fds than fs.nr_open allows: EPERM, for root too. */
+    char *s = t_read_file("/proc/sys/fs/nr_open");
+    rlim_t over = (rlim_t)strtoull(s, NULL, 10) + 1;
+    struct fl_rlimit lim = { RLIMIT_NOFILE, over, over };
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .rlimits = &lim, .nrlimits = 1,
+                          .flags = FL_NO_WAIT_EXEC, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    launch_fails(&cmd, EPERM, FL_STEP_RLIMIT, false);
+}
+
+TEST(close_drops_a_failed_launch_without_a_zombie)
+{
+    NEEDS_CLOSE_OTHERS();
+    /* Never asked: fl_close() waits for the failure and reaps it (the
+     * runner checks for zombies; ASan for the record). */
+    for (int i = 0; i < 20; i++) {
+        struct fl_cmd cmd = { .argv = ARGV("/nonexistent/prog"), .cwd = i % 2 ? "/" : NULL };
+        struct fl_proc p;
+        cmd.flags = FL_NO_WAIT_EXEC;
+        cmd.backend = BACKEND;
+        int r = fl_spawn(&cmd, &p, NULL);
+        ASSERT_EQ(r, launches() ? 0 : ENOENT);
+        fl_close(&p);
+    }
+}
+
+TEST(close_of_an_exec_d_launch_leaves_it_running)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd cmd = { .argv = PROBE("exit", "7") };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    pid_t pid = p.pid;
+    fl_close(&p);   /* waits for the exec, frees, neither kills nor reaps */
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_EXITED(st, 7);
+}
+
+static char *make_fifo(void)
+{
+    char *path = t_fmt("%s/fifo", t_tmpdir());
+    ASSERT_SYS(mkfifo(path, 0600));
+    return path;
+}
+
+/* Launches from its own frame, whose strings and arrays the command
+ * points to, and returns: the child is then still held in its open(). */
+static __attribute__((noinline)) void launch_from_frame(const char *fifo, struct fl_proc *p)
+{
+    char prog[4096], word[64], cwd[64];
+    snprintf(prog, sizeof prog, "%s", fl_test_probe);
+    snprintf(word, sizeof word, "from-the-frame");
+    snprintf(cwd, sizeof cwd, "/");
+    char *argv[] = { prog, "echo", word, NULL };
+    char env0[64];
+    snprintf(env0, sizeof env0, "LAUNCH_VAR=yes");
+    char *env[] = { env0, NULL };
+    struct fl_cmd cmd = {
+        .argv = argv,
+        .env = env,
+        .cwd = cwd,
+        .stdio = { [0] = { .kind = FL_FILE, .path = fifo }, [1] = { .kind = FL_PIPE } },
+    };
+    launch(&cmd, p);
+    memset(prog, 'X', sizeof prog);
+    memset(word, 'Y', sizeof word);
+    memset(env0, 'Z', sizeof env0);
+}
+
+static __attribute__((noinline)) void scribble(void)
+{
+    volatile char big[256 * 1024];
+    for (size_t i = 0; i < sizeof big; i += 64)
+        big[i] = (char)0xa5;
+}
+
+TEST(caller_returns_and_reuses_its_stack_before_the_exec)
+{
+    NEEDS_CLOSE_OTHERS();
+    char *fifo = make_fifo();
+    struct fl_proc p;
+    int fd;
+    if (!launches()) {
+        /* A backend that waits would wait for the FIFO's writer: be one
+         * first (O_RDWR opens a FIFO without waiting for a reader). */
+        ASSERT_SYS(fd = open(fifo, O_RDWR | O_CLOEXEC));
+        launch_from_frame(fifo, &p);
+    } else {
+        launch_from_frame(fifo, &p);
+        scribble();
+        /* Still in its open(): nothing has exec'd, the record is there. */
+        ASSERT(p.launch_ != NULL);
+        ASSERT_OK(fl_kill(&p, 0));
+        ASSERT_SYS(fd = open(fifo, O_RDWR | O_CLOEXEC));
+    }
+    ASSERT_OK(fl_launch_finish(&p, NULL));
+    ASSERT_STR_EQ(t_read_all_within(p.stdio[1], 10000), "from-the-frame\n");
+    ASSERT_EXITED(t_wait(&p), 0);
+    close(fd);
+}
+
+static void *open_fifo_later(void *arg)
+{
+    struct timespec ts = { 0, 50 * 1000000L };
+    nanosleep(&ts, NULL);
+    return (void *)(intptr_t)open(arg, O_RDWR | O_CLOEXEC);
+}
+
+TEST(close_of_a_pending_launch_waits_for_the_exec)
+{
+    NEEDS_CLOSE_OTHERS();
+    char *fifo = make_fifo();
+    pthread_t th;
+    int fd = -1;
+    if (launches())
+        ASSERT_OK(pthread_create(&th, NULL, open_fifo_later, fifo));
+    else
+        ASSERT_SYS(fd = open(fifo, O_RDWR | O_CLOEXEC));
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "5"),
+        .stdio = { [0] = { .kind = FL_FILE, .path = fifo } },
+    };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    pid_t pid = p.pid;
+    fl_close(&p);   /* the child is in its open() until the thread comes */
+    if (launches()) {
+        void *res;
+        ASSERT_OK(pthread_join(th, &res));
+        fd = (int)(intptr_t)res;
+        ASSERT_SYS(fd);
+    }
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_EXITED(st, 5);   /* exec'd with its argv whole: nothing freed early */
+    close(fd);
+}
+
+static int count_maps(void)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    ASSERT(f);
+    int n = 0, c;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* Keeps up to k launches in flight, n in all. */
+static void launch_ring(int n, int k)
+{
+    struct fl_proc ring[16];
+    ASSERT_LE(k, 16);
+    for (int i = 0; i < n + k; i++) {
+        struct fl_proc *p = &ring[i % k];
+        if (i >= k)
+            ASSERT_EXITED(t_wait(p), 0);
+        if (i < n) {
+            struct fl_cmd cmd = { .argv = ARGV("/bin/true") };
+            launch(&cmd, p);
+        }
+    }
+}
+
+TEST(a_thousand_launches_leak_nothing) /* stress */
+{
+    NEEDS_CLOSE_OTHERS();
+    launch_ring(64, 16);   /* fills the stack pool */
+    int before = count_maps();
+    launch_ring(t_scaled(1000), 16);
+    int after = count_maps();
+    /* The pool holds what 16 in flight need: no mapping grows. The
+     * allocator may add one arena's worth at most. */
+    if (after > before + 1)
+        FAIL("mappings grew from %d to %d", before, after);
+}
+
+/* ---- threads, signals ---------------------------------------------------- */
+
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    alarms++;
+}
+
+struct worker {
+    int n;
+    int failures;
+};
+
+static void *launch_worker(void *arg)
+{
+    struct worker *w = arg;
+    struct fl_proc ring[16];
+    for (int i = 0; i < w->n + 16; i++) {
+        struct fl_proc *p = &ring[i % 16];
+        if (i >= 16) {
+            int st = -1;
+            if (fl_wait(p, -1, &st) != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                w->failures++;
+            fl_close(p);
+        }
+        if (i < w->n) {
+            struct fl_cmd cmd = {
+                .argv = ARGV("/bin/true"),
+                .flags = FL_NO_WAIT_EXEC,
+                .backend = BACKEND,
+            };
+            struct fl_error e;
+            int r;
+            while ((r = fl_spawn(&cmd, p, &e)) == EAGAIN)
+                ;
+            if (r) {
+                w->failures++;
+                *p = (struct fl_proc){ .pid = 0 };
+            }
+        }
+    }
+    return NULL;
+}
+
+TEST(eight_threads_sixteen_in_flight_under_sigalrm) /* stress */
+{
+    NEEDS_CLOSE_OTHERS();
+    struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+    sigemptyset(&sa.sa_mask);
+    struct sigaction old;
+    ASSERT_SYS(sigaction(SIGALRM, &sa, &old));
+    /* The workers block SIGALRM, so the flood reaches the main thread. */
+    sigset_t alrm, prev;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alrm, &prev);
+    enum { NT = 8 };
+    pthread_t th[NT];
+    struct worker w[NT];
+    for (int i = 0; i < NT; i++) {
+        w[i] = (struct worker){ .n = t_scaled(150) };
+        ASSERT_OK(pthread_create(&th[i], NULL, launch_worker, &w[i]));
+    }
+    pthread_sigmask(SIG_SETMASK, &prev, NULL);
+    struct itimerval it = { { 0, 200 }, { 0, 200 } };
+    ASSERT_SYS(setitimer(ITIMER_REAL, &it, NULL));
+    for (int i = 0; i < NT; i++)
+        ASSERT_OK(pthread_join(th[i], NULL));
+    struct itimerval off = { 0 };
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    for (int i = 0; i < NT; i++)
+        ASSERT_EQ(w[i].failures, 0);
+    ASSERT_GT(alarms, 0);
+}
+
+/* ---- the parent exits before the child execs ------------------------------ */
+
+TEST(parent_exits_between_clone_and_exec)
+{
+    NEEDS_CLOSE_OTHERS();
+    /* A helper process launches children held in their open() of the
+     * FIFO and exits. The children keep the address space they run in
+     * (the kernel frees it with its last user), are reparented to us
+     * (a subreaper here), and exec once the FIFO has a writer. */
+    ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 1));
+    char *fifo = make_fifo();
+    char *out = t_fmt("%s/out", t_tmpdir());
+    enum { N = 4 };
+    int ready[2];
+    ASSERT_SYS(pipe2(ready, O_CLOEXEC));
+    pid_t h = fork();
+    ASSERT_SYS(h);
+    if (h == 0) {
+        int ok = 1;
+        for (int i = 0; i < N && launches(); i++) {
+            struct fl_cmd cmd = {
+                .argv = PROBE("echo", "ran"),
+                .stdio = { [0] = { .kind = FL_FILE, .path = fifo },
+                           [1] = { .kind = FL_FILE, .path = out,
+                                   .flags = O_WRONLY | O_CREAT | O_APPEND } },
+                .flags = FL_NO_WAIT_EXEC,
+                .backend = BACKEND,
+            };
+            struct fl_proc p;
+            ok &= fl_spawn(&cmd, &p, NULL) == 0;
+        }
+        ssize_t wr = write(ready[1], &ok, sizeof ok);
+        (void)wr;
+        _exit(ok ? 0 : 1);   /* the whole process: the children live on */
+    }
+    close(ready[1]);
+    int ok = 0;
+    ASSERT_EQ(read(ready[0], &ok, sizeof ok), (ssize_t)sizeof ok);
+    close(ready[0]);
+    int st;
+    ASSERT_EQ(waitpid(h, &st, 0), h);
+    ASSERT_EXITED(st, 0);
+    if (launches()) {
+        /* A writer lets every child's open() through. */
+        int fd = open(fifo, O_RDWR | O_CLOEXEC);
+        ASSERT_SYS(fd);
+        for (int i = 0; i < N; i++) {
+            pid_t c = waitpid(-1, &st, 0);
+            ASSERT_GT(c, 0);
+            ASSERT_EXITED(st, 0);
+        }
+        close(fd);
+        ASSERT_EQ(t_count_lines(t_read_file(out), "ran"), N);
+    }
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+/* ---- pipelines launch their stages ---------------------------------------- */
+
+/* Every stage k > 0 joins stage 0's group while stage 0 may not have
+ * exec'd yet (the parent makes the group): a lost race would be EPERM at
+ * step setpgid. */
+TEST(pipelines_join_the_group_of_a_leader_still_at_its_setup) /* stress */
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd st[3] = {
+        { .argv = ARGV("/bin/true"), .backend = BACKEND },
+        { .argv = ARGV("/bin/true"), .backend = BACKEND },
+        { .argv = ARGV("/bin/true"), .backend = BACKEND },
+    };
+    for (int i = 0; i < t_scaled(200); i++) {
+        struct fl_result res[3];
+        struct fl_error e;
+        int r = fl_pipeline_run(st, 3, NULL, res, &e);
+        if (r) {
+            char buf[2048];
+            FAIL("pipeline %d: %s", i, fl_error_format(&e, buf, sizeof buf));
+        }
+        for (int k = 0; k < 3; k++)
+            ASSERT_EQ(res[k].status, 0);
+    }
+}
+
+TEST(pipeline_reports_the_first_stage_that_failed)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd st[3] = {
+        { .argv = ARGV("/bin/true"), .backend = BACKEND, .cwd = "/nonexistent/dir" },
+        { .argv = PROBE("sleep", "30"), .backend = BACKEND },
+        { .argv = ARGV("/nonexistent/prog"), .backend = BACKEND },
+    };
+    struct fl_pipeline pl;
+    struct fl_error e;
+    ASSERT_ERR(fl_pipeline_spawn(st, 3, &pl, &e), ENOENT);
+    ASSERT_EQ(e.stage, 1);
+    ASSERT(fl_t_step_is(&e, FL_STEP_CHDIR));
+    ASSERT_NULL(pl.procs);
+    /* The leader fine, the last stage not: the others are killed, reaped. */
+    st[0].cwd = NULL;
+    ASSERT_ERR(fl_pipeline_spawn(st, 3, &pl, &e), ENOENT);
+    ASSERT_EQ(e.stage, 3);
+    ASSERT_EQ(e.step, FL_STEP_EXEC);
+}
