@@ -134,21 +134,11 @@ static int parse(int argc, char **argv, struct opts *o)
             if (strlen(v) >= sizeof o->targets_buf)
                 return fl_usage_error(SUITE, "--targets is too long");
             strcpy(o->targets_buf, v);
-            o->ntargets = 0;
-            char *p = o->targets_buf;
-            for (;;) {
-                char *end = strchr(p, ',');
-                if (end)
-                    *end = '\0';
-                if (!*p || o->ntargets == MAX_TARGETS)
-                    return fl_usage_error(SUITE, "--targets wants 1 to %d "
-                                          "non-empty names, not \"%s\"",
-                                          MAX_TARGETS, v);
-                o->targets[o->ntargets++] = p;
-                if (!end)
-                    break;
-                p = end + 1;
-            }
+            int n = fl_parse_name_list(o->targets_buf, o->targets, MAX_TARGETS);
+            if (n < 0)
+                return fl_usage_error(SUITE, "--targets wants 1 to %d "
+                                      "non-empty names, not \"%s\"", MAX_TARGETS, v);
+            o->ntargets = (size_t)n;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--seconds", &v))) {
             if (m < 0)
                 return 2;
