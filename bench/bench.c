@@ -378,3 +378,19 @@ int fl_parse_ulong_list(const char *s, unsigned long min, unsigned long max,
         s = end + 1;
     }
 }
+
+int fl_parse_name_list(char *s, const char **out, size_t cap)
+{
+    size_t n = 0;
+    for (;;) {
+        char *end = strchr(s, ',');
+        if (end)
+            *end = '\0';
+        if (!*s || n == cap)
+            return -1;
+        out[n++] = s;
+        if (!end)
+            return (int)n;
+        s = end + 1;
+    }
+}

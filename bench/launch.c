@@ -1,115 +1,146 @@
 /* launch.c: the "launch" suite. One thread keeps K children in flight
  * with FL_NO_WAIT_EXEC (K = 1, 2, 4, 8, 16), against blocking fl_spawn()
- * and posix_spawn() from one thread: spawns per second, and the time the
- * caller spends inside the call that starts each child. */
+ * and posix_spawn() from one thread and fl_spawn() from 2 threads: spawns
+ * per second, and the time the caller spends inside the call that starts
+ * each child; and the start-up of a 4-stage pipeline whose stages are
+ * launched against one whose stages are started blocking. For each target
+ * (tiny, /usr/bin/true) and parent heap (0, 1 GiB). The arms are in
+ * launch_arms.c. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <errno.h>
-#include <spawn.h>
-#include <stdbool.h>
+#include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "btarget.h"
-#include "forkless.h"
-#include "helpers.h"
+#include "launch_arms.h"
 #include "machine.h"
-#include "stats.h"
 #include "suite.h"
 
 #define SUITE "launch"
 #define DEFAULT_ROUNDS 15ul
 #define DEFAULT_SPAWNS 1000ul
+#define DEFAULT_PIPELINES 40ul
 #define QUICK_ROUNDS 3ul
 #define QUICK_SPAWNS 200ul
+#define QUICK_PIPELINES 10ul
 #define BASELINE "fl_spawn"
-#define MAX_K 16
-
-extern char **environ;
-
-/* In the static library, hidden from its users: the stack pool on or off. */
-void fl__launch_pool(bool on);
-
-enum kind { POSIX, BLOCKING, LAUNCH };
-
-struct arm {
-    const char *name;
-    enum kind kind;
-    int k;              /* in flight, for LAUNCH */
-    bool pool;          /* LAUNCH: the stack pool on */
-    uint64_t *rate;     /* per round: spawns per second */
-    uint64_t *blocked;  /* per round: ns in the starting call, per spawn */
-    size_t n;
-    struct fl_mmm r, b;
-};
-
-static struct arm arms[] = {
-    { .name = "posix_spawn", .kind = POSIX, .k = 1, .pool = true },
-    { .name = "fl_spawn", .kind = BLOCKING, .k = 1, .pool = true },
-    { .name = "launch_k1", .kind = LAUNCH, .k = 1, .pool = true },
-    { .name = "launch_k2", .kind = LAUNCH, .k = 2, .pool = true },
-    { .name = "launch_k4", .kind = LAUNCH, .k = 4, .pool = true },
-    { .name = "launch_k8", .kind = LAUNCH, .k = 8, .pool = true },
-    { .name = "launch_k16", .kind = LAUNCH, .k = 16, .pool = true },
-    { .name = "launch_k16_nopool", .kind = LAUNCH, .k = 16, .pool = false },
-};
-#define NARMS (sizeof arms / sizeof arms[0])
+#define PIPE_BASELINE "pipe_blocking"
+#define BEST "launch"   /* in a goal: the launch arm with the highest rate */
+#define MAX_TARGETS 4
+#define MAX_HEAPS 4
+#define MAX_HEAP_MIB 65536ul
 
 struct opts {
-    unsigned long rounds, spawns;
-    const char *target, *json, *csv;
+    unsigned long rounds, spawns, pipelines;
+    const char *targets[MAX_TARGETS];
+    size_t ntargets;
+    char targets_buf[1024];
+    unsigned long heaps[MAX_HEAPS];
+    size_t nheaps;
+    const char *json, *csv;
+};
+
+/* What the issue asks: arm's ratio to than, of the rate ("rate"), the
+ * blocked time ("blocked") or the pipeline start-up ("lat"), is at least
+ * (op '>') or at most ('<') bound; tiny: only with the tiny target. */
+static const struct {
+    const char *arm, *than, *of;
+    char op;
+    double bound;
+    int tiny;
+    const char *what;
+} goals[] = {
+    { BEST, BASELINE, "rate", '>', 1.6, 1,
+      "one launching thread >= 1.6x the blocking single-thread rate (tiny)" },
+    { BEST, "fl_spawn_t2", "rate", '>', 0.9, 0,
+      "one launching thread >= 0.9x the rate of 2 blocking threads" },
+    { BEST, BASELINE, "blocked", '<', 0.3, 0,
+      "the caller blocked <= 0.3x the blocking spawn's time" },
+    { "pipe_launch", PIPE_BASELINE, "lat", '<', 0.5, 0,
+      "a 4-stage pipeline's start-up <= 0.5x with its stages blocking" },
 };
 
 void fl_bench_launch_usage(FILE *f)
 {
     fprintf(f,
         "usage: forkless bench launch [OPTIONS]\n\n"
-        "Starts the target SPAWNS times per round from one thread, every arm once a\n"
-        "round in a fresh random order, and reports per arm the median over the\n"
-        "rounds of: spawns per second (start to reap), and the caller's blocked time\n"
-        "per spawn (the time inside the call that starts the child). The launch arms\n"
-        "keep K children in flight with FL_NO_WAIT_EXEC, reaping the oldest before\n"
-        "starting the next. Ratios are against blocking fl_spawn().\n\n"
+        "For each target and parent heap: starts the target SPAWNS times per round\n"
+        "per rate arm (PIPELINES pipelines per pipe arm), every arm once a round in a\n"
+        "fresh random order, and reports per arm the median over the rounds of:\n"
+        "spawns per second (start to reap), and the caller's blocked time per spawn\n"
+        "(the time inside the call that starts the child); for the pipe arms the\n"
+        "start-up of each pipeline (from before fl_pipeline_spawn() until every\n"
+        "stage has exec'd; the wait after is not timed). The launch arms keep K\n"
+        "children in flight with FL_NO_WAIT_EXEC, reaping the oldest before\n"
+        "starting the next. Ratios are against blocking fl_spawn() and\n"
+        PIPE_BASELINE "; at the end of each table a line per goal: met or not.\n\n"
         "Options:\n"
         "  -n N            rounds (default %lu)\n"
-        "  --spawns N      spawns per arm and round (default %lu)\n"
-        "  --target T      tiny (default), a path, or a name in $PATH\n"
-        "  --quick         -n %lu --spawns %lu (each unless given)\n"
+        "  --spawns N      spawns per rate arm and round (default %lu)\n"
+        "  --pipelines N   pipelines per pipe arm and round (default %lu)\n"
+        "  --targets LIST  tiny, paths or names in $PATH, comma separated (default\n"
+        "                  tiny,/usr/bin/true)\n"
+        "  --target T      the same, with one target\n"
+        "  --heap LIST     the parent's resident heaps in MiB, comma separated\n"
+        "                  (default 0,1024)\n"
+        "  --quick         -n %lu --spawns %lu --pipelines %lu (each unless given)\n"
         "  --json FILE     also write the rows as JSON\n"
         "  --csv FILE      also write the rows as CSV\n"
         "  -h, --help      this text\n\n"
-        "Arms:\n"
-        "  posix_spawn        posix_spawn() + waitpid(), one at a time\n"
-        "  fl_spawn           fl_spawn() + fl_wait(), one at a time\n"
-        "  launch_kK          fl_spawn(FL_NO_WAIT_EXEC), K in flight, fl_wait() the oldest\n"
-        "  launch_k16_nopool  launch_k16 with the library's stack pool off (a stack\n"
-        "                     mapped and unmapped per launch)\n",
-        DEFAULT_ROUNDS, DEFAULT_SPAWNS, QUICK_ROUNDS, QUICK_SPAWNS);
+        "Arms:\n",
+        DEFAULT_ROUNDS, DEFAULT_SPAWNS, DEFAULT_PIPELINES, QUICK_ROUNDS, QUICK_SPAWNS,
+        QUICK_PIPELINES);
+    for (size_t k = 0; k < fl_la_narms; k++)
+        fprintf(f, "  %-18s %s\n", fl_la_arms[k].name, fl_la_arms[k].what);
 }
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    *o = (struct opts){ .rounds = DEFAULT_ROUNDS, .spawns = DEFAULT_SPAWNS, .target = "tiny" };
+    *o = (struct opts){ .rounds = DEFAULT_ROUNDS, .spawns = DEFAULT_SPAWNS,
+                        .pipelines = DEFAULT_PIPELINES,
+                        .targets = { "tiny", "/usr/bin/true" }, .ntargets = 2,
+                        .heaps = { 0, 1024 }, .nheaps = 2 };
     if (fl_opt_quick(argc, argv)) {
         o->rounds = QUICK_ROUNDS;
         o->spawns = QUICK_SPAWNS;
+        o->pipelines = QUICK_PIPELINES;
     }
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int m;
+        const char *a = argv[i], *v = NULL;
+        int m, n;
         if (strcmp(a, "--quick") == 0)
             continue;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fl_bench_launch_usage(stdout);
             return 0;
         }
-        if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 100000, &o->rounds)) ||
+        if ((m = fl_opt_value(SUITE, argc, argv, &i, "--targets", &v)) ||
+            (m = fl_opt_value(SUITE, argc, argv, &i, "--target", &v))) {
+            if (m < 0)
+                return 2;
+            if (strlen(v) >= sizeof o->targets_buf ||
+                (n = fl_parse_name_list(strcpy(o->targets_buf, v), o->targets,
+                                        MAX_TARGETS)) < 0)
+                return fl_usage_error(SUITE, "--targets wants 1 to %d non-empty "
+                                      "names, not \"%s\"", MAX_TARGETS, v);
+            o->ntargets = (size_t)n;
+        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
+            if (m < 0)
+                return 2;
+            if ((n = fl_parse_ulong_list(v, 0, MAX_HEAP_MIB, o->heaps, MAX_HEAPS)) < 0)
+                return fl_usage_error(SUITE, "--heap wants a comma list of at most %d "
+                                      "sizes in MiB up to %lu, not \"%s\"", MAX_HEAPS,
+                                      MAX_HEAP_MIB, v);
+            o->nheaps = (size_t)n;
+        } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 100000, &o->rounds)) ||
             (m = fl_opt_ulong(SUITE, argc, argv, &i, "--spawns", 1, 10000000, &o->spawns)) ||
-            (m = fl_opt_value(SUITE, argc, argv, &i, "--target", &o->target)) ||
+            (m = fl_opt_ulong(SUITE, argc, argv, &i, "--pipelines", 1, 100000,
+                              &o->pipelines)) ||
             (m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
             if (m < 0)
                 return 2;
@@ -120,61 +151,131 @@ static int parse(int argc, char **argv, struct opts *o)
     return -1;
 }
 
-static int reap_ok(struct fl_proc *p)
+static struct fl_la_arm *arm_named(const char *name)
 {
-    int st = -1, r = fl_wait(p, -1, &st);
-    fl_close(p);
-    if (r || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "forkless bench launch: wait: %s, status 0x%x\n",
-                r ? strerror(r) : "ok", st);
-        return 1;
-    }
-    return 0;
+    for (size_t k = 0; k < fl_la_narms; k++)
+        if (strcmp(fl_la_arms[k].name, name) == 0)
+            return &fl_la_arms[k];
+    return NULL;
 }
 
-/* One round of an arm: 0, or 1 with a message printed. */
-static int round_of(struct arm *a, const char *path, unsigned long spawns)
+/* The launch arm (stack pool on) with the highest median rate. */
+static const struct fl_la_arm *best_launch(void)
 {
-    char *argv[] = { (char *)path, NULL };
-    struct fl_cmd cmd = { .argv = argv, .path = path,
-                          .flags = a->kind == LAUNCH ? FL_NO_WAIT_EXEC : 0 };
-    struct fl_proc ring[MAX_K];
-    uint64_t in_call = 0, t0 = fl_bench_now_ns();
-    fl__launch_pool(a->pool);
-    for (unsigned long i = 0; i < spawns + (unsigned long)a->k; i++) {
-        struct fl_proc *p = &ring[i % (unsigned long)a->k];
-        if (i >= (unsigned long)a->k && a->kind != POSIX && reap_ok(p))
-            return 1;
-        if (i >= spawns)
-            continue;
-        uint64_t c0 = fl_bench_now_ns();
-        int r;
-        pid_t pid = 0;
-        if (a->kind == POSIX) {
-            r = posix_spawn(&pid, path, NULL, NULL, argv, environ);
-        } else {
-            struct fl_error e;
-            r = fl_spawn(&cmd, p, &e);
-        }
-        in_call += fl_bench_now_ns() - c0;
-        if (r) {
-            fprintf(stderr, "forkless bench launch: %s: %s\n", a->name, strerror(r));
-            return 1;
-        }
-        if (a->kind == POSIX) {
-            int st;
-            while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-                ;
-            if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-                fprintf(stderr, "forkless bench launch: posix_spawn: status 0x%x\n", st);
-                return 1;
-            }
-        }
+    const struct fl_la_arm *best = NULL;
+    for (size_t k = 0; k < fl_la_narms; k++) {
+        const struct fl_la_arm *a = &fl_la_arms[k];
+        if (a->kind == FL_LA_LAUNCH && a->pool && (!best || a->r.median > best->r.median))
+            best = a;
     }
-    uint64_t ns = fl_bench_now_ns() - t0;
-    fl__launch_pool(true);
-    a->rate[a->n] = ns ? (uint64_t)(spawns * 1000000000.0 / (double)ns) : 0;
-    a->blocked[a->n++] = in_call / spawns;
+    return best;
+}
+
+static double figure(const struct fl_la_arm *a, const char *of)
+{
+    if (strcmp(of, "rate") == 0)
+        return a->r.median;
+    if (strcmp(of, "blocked") == 0)
+        return a->kind == FL_LA_THREADS ? NAN : a->b.median;
+    return a->l.median_us;
+}
+
+static double ratio_to(const struct fl_la_arm *a, const struct fl_la_arm *than,
+                       const char *of)
+{
+    return a && than ? figure(a, of) / figure(than, of) : NAN;
+}
+
+static void print_goals(int is_tiny)
+{
+    for (size_t g = 0; g < sizeof goals / sizeof goals[0]; g++) {
+        if (goals[g].tiny && !is_tiny)
+            continue;
+        const struct fl_la_arm *w = strcmp(goals[g].arm, BEST) ? arm_named(goals[g].arm)
+                                                                 : best_launch();
+        const struct fl_la_arm *t = arm_named(goals[g].than);
+        double r = ratio_to(w, t, goals[g].of);
+        printf("goal: %s: ", goals[g].what);
+        if (!isfinite(r)) {
+            printf("not measured\n");
+            continue;
+        }
+        int met = goals[g].op == '>' ? r >= goals[g].bound : r <= goals[g].bound;
+        printf("%s x%.2f %s (%s %.2f): %s\n", w->name, r, t->name,
+               goals[g].op == '>' ? ">=" : "<=", goals[g].bound, met ? "met" : "NOT met");
+    }
+}
+
+/* Summarises the arms, prints the table and writes the rows. */
+static void report(struct fl_rows *j, const char *tname, unsigned long heap_mib)
+{
+    for (size_t k = 0; k < fl_la_narms; k++) {
+        struct fl_la_arm *a = &fl_la_arms[k];
+        fl_mmm_of(a->rate, a->kind == FL_LA_PIPE ? 0 : a->n, &a->r);
+        fl_mmm_of(a->blocked, a->kind == FL_LA_PIPE ? 0 : a->n, &a->b);
+        fl_summarize(a->lat, a->nlat, &a->l);
+    }
+    const struct fl_la_arm *base = arm_named(BASELINE), *pbase = arm_named(PIPE_BASELINE);
+    printf("%s, heap %lu MiB:\n", tname, heap_mib);
+    printf("       %-18s %8s %8s %8s %8s  %10s %8s\n", "arm", "min/s", "median/s", "max/s",
+           "x" BASELINE, "blocked us", "x" BASELINE);
+    for (size_t k = 0; k < fl_la_narms; k++) {
+        const struct fl_la_arm *a = &fl_la_arms[k];
+        int pipe = a->kind == FL_LA_PIPE;
+        double rr = pipe ? NAN : ratio_to(a, base, "rate");
+        double br = pipe ? NAN : ratio_to(a, base, "blocked");
+        double lr = pipe ? ratio_to(a, pbase, "lat") : NAN;
+        if (pipe)
+            printf("launch %-18s start-up us min %8.1f  median %8.1f  max %8.1f  x%.2f %s\n",
+                   a->name, a->l.min_us, a->l.median_us, a->l.max_us, lr, PIPE_BASELINE);
+        else if (isfinite(br))
+            printf("launch %-18s %8.0f %8.0f %8.0f %8.2f  %10.2f %8.2f\n", a->name, a->r.min,
+                   a->r.median, a->r.max, rr, a->b.median / 1e3, br);
+        else
+            printf("launch %-18s %8.0f %8.0f %8.0f %8.2f  %10s %8s\n", a->name, a->r.min,
+                   a->r.median, a->r.max, rr, "-", "-");
+        fl_rows_begin(j);
+        fl_rows_str(j, "method", a->name);
+        fl_rows_str(j, "target", tname);
+        fl_rows_int(j, "heap_mib", (long long)heap_mib);
+        fl_rows_int(j, "in_flight", a->kind == FL_LA_LAUNCH ? a->k : 1);
+        fl_rows_int(j, "threads", a->kind == FL_LA_THREADS ? a->k : 1);
+        fl_rows_int(j, "pool", a->pool);
+        fl_rows_int(j, "rounds", (long long)a->n);
+        fl_rows_num(j, "rate_min", pipe ? NAN : a->r.min);
+        fl_rows_num(j, "rate_median", pipe ? NAN : a->r.median);
+        fl_rows_num(j, "rate_max", pipe ? NAN : a->r.max);
+        fl_rows_num(j, "rate_ratio_" BASELINE, rr);
+        fl_rows_num(j, "blocked_median_us", isfinite(br) ? a->b.median / 1e3 : NAN);
+        fl_rows_num(j, "blocked_ratio_" BASELINE, br);
+        fl_rows_int(j, "pipelines", (long long)a->nlat);
+        fl_rows_num(j, "startup_min_us", pipe ? a->l.min_us : NAN);
+        fl_rows_num(j, "startup_median_us", pipe ? a->l.median_us : NAN);
+        fl_rows_num(j, "startup_max_us", pipe ? a->l.max_us : NAN);
+        fl_rows_num(j, "startup_ratio_" PIPE_BASELINE, lr);
+        fl_rows_end(j);
+    }
+    print_goals(strcmp(tname, "tiny") == 0);
+    fflush(stdout);
+}
+
+/* Every round of every arm for one target at the current heap. */
+static int measure(const struct opts *o, const char *path)
+{
+    for (size_t k = 0; k < fl_la_narms; k++) {   /* warm-up, not recorded */
+        struct fl_la_arm *a = &fl_la_arms[k];
+        if (fl_la_round(a, path, o->spawns < 50 ? o->spawns : 50, 1))
+            return 1;
+        a->n = a->nlat = 0;
+    }
+    size_t order[fl_la_narms];
+    uint64_t seed = 0x6c61756eu;
+    for (unsigned long i = 0; i < o->rounds; i++) {
+        fl_interleave_order(order, fl_la_narms, &seed);
+        for (size_t k = 0; k < fl_la_narms; k++)
+            if (fl_la_round(&fl_la_arms[order[k]], path, o->spawns, o->pipelines))
+                return 1;
+    }
     return 0;
 }
 
@@ -184,20 +285,26 @@ int fl_bench_launch(int argc, char **argv)
     int r = parse(argc, argv, &o);
     if (r >= 0)
         return r;
-    char path[4096];
-    int is_tiny;
-    if ((r = fl_bench_target(SUITE, o.target, path, sizeof path, &is_tiny)) != 0)
-        return r;
+    char paths[MAX_TARGETS][PATH_MAX];
+    const char *tnames[MAX_TARGETS];
+    for (size_t t = 0; t < o.ntargets; t++) {
+        int is_tiny;
+        if ((r = fl_bench_target(SUITE, o.targets[t], paths[t], sizeof paths[t],
+                                 &is_tiny)) != 0)
+            return r;
+        tnames[t] = is_tiny ? "tiny" : paths[t];
+    }
     struct fl_rows j;
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
         fl_rows_error(SUITE, "writing", o.json, o.csv, r);
         return 1;
     }
-    for (size_t k = 0; k < NARMS; k++) {
-        arms[k].n = 0;
-        arms[k].rate = calloc(o.rounds + 1, sizeof *arms[k].rate);
-        arms[k].blocked = calloc(o.rounds + 1, sizeof *arms[k].blocked);
-        if (!arms[k].rate || !arms[k].blocked) {
+    for (size_t k = 0; k < fl_la_narms; k++) {
+        struct fl_la_arm *a = &fl_la_arms[k];
+        a->rate = calloc(o.rounds + 1, sizeof *a->rate);
+        a->blocked = calloc(o.rounds + 1, sizeof *a->blocked);
+        a->lat = calloc((o.rounds + 1) * o.pipelines, sizeof *a->lat);
+        if (!a->rate || !a->blocked || !a->lat) {
             fprintf(stderr, "forkless bench launch: out of memory\n");
             r = 1;
             goto out;
@@ -206,62 +313,40 @@ int fl_bench_launch(int argc, char **argv)
     char machine[512];
     fl_machine_line(machine, sizeof machine);
     printf("forkless bench launch: %s\n", machine);
-    printf("target %s; %lu rounds of %lu spawns per arm, arms interleaved in random order\n",
-           path, o.rounds, o.spawns);
+    printf("%lu rounds of %lu spawns per rate arm and %lu pipelines per pipe arm, arms "
+           "interleaved in random order; rates in spawns/s\n", o.rounds, o.spawns,
+           o.pipelines);
     fl_rows_start(&j, SUITE, machine, fl_loadavg());
-    fl_rows_meta_str(&j, "target", path);
     fl_rows_meta_int(&j, "spawns_per_round", (long long)o.spawns);
-
-    for (size_t k = 0; k < NARMS; k++) {   /* warm-up, not recorded */
-        if (round_of(&arms[k], path, o.spawns < 50 ? o.spawns : 50)) {
+    fl_rows_meta_int(&j, "pipelines_per_round", (long long)o.pipelines);
+    for (size_t h = 0; h < o.nheaps && r == 0; h++) {
+        fprintf(stderr, "launch: heap %lu MiB: touching...\n", o.heaps[h]);
+        struct fl_heap heap;
+        int e = fl_heap_alloc(&heap, o.heaps[h], FL_PAGES_4K);
+        if (e) {
+            fprintf(stderr, "forkless bench launch: mmap %lu MiB: %s\n", o.heaps[h],
+                    strerror(e));
             r = 1;
-            goto out;
+            break;
         }
-        arms[k].n = 0;
+        for (size_t t = 0; t < o.ntargets && r == 0; t++) {
+            fprintf(stderr, "launch: heap %lu MiB, %s: measuring...\n", o.heaps[h],
+                    tnames[t]);
+            r = measure(&o, paths[t]);
+            if (r == 0)
+                report(&j, tnames[t], o.heaps[h]);
+        }
+        fl_heap_free(&heap);
     }
-    size_t order[NARMS];
-    uint64_t seed = 0x6c61756eu;
-    for (unsigned long i = 0; i < o.rounds; i++) {
-        fl_interleave_order(order, NARMS, &seed);
-        for (size_t k = 0; k < NARMS; k++)
-            if (round_of(&arms[order[k]], path, o.spawns)) {
-                r = 1;
-                goto out;
-            }
-    }
-    const struct arm *base = NULL;
-    for (size_t k = 0; k < NARMS; k++) {
-        fl_mmm_of(arms[k].rate, arms[k].n, &arms[k].r);
-        fl_mmm_of(arms[k].blocked, arms[k].n, &arms[k].b);
-        if (strcmp(arms[k].name, BASELINE) == 0)
-            base = &arms[k];
-    }
-    printf("       %-18s %8s %8s %8s %8s  %10s %8s\n", "arm", "min/s", "median/s", "max/s",
-           "x" BASELINE, "blocked us", "x" BASELINE);
-    for (size_t k = 0; k < NARMS; k++) {
-        const struct arm *a = &arms[k];
-        double rr = a->r.median / base->r.median, br = a->b.median / base->b.median;
-        printf("launch %-18s %8.0f %8.0f %8.0f %8.2f  %10.2f %8.2f\n", a->name, a->r.min,
-               a->r.median, a->r.max, rr, a->b.median / 1e3, br);
-        fl_rows_begin(&j);
-        fl_rows_str(&j, "method", a->name);
-        fl_rows_int(&j, "in_flight", a->k);
-        fl_rows_int(&j, "pool", a->pool);
-        fl_rows_int(&j, "rounds", (long long)a->n);
-        fl_rows_num(&j, "rate_min", a->r.min);
-        fl_rows_num(&j, "rate_median", a->r.median);
-        fl_rows_num(&j, "rate_max", a->r.max);
-        fl_rows_num(&j, "rate_ratio_" BASELINE, rr);
-        fl_rows_num(&j, "blocked_median_us", a->b.median / 1e3);
-        fl_rows_num(&j, "blocked_ratio_" BASELINE, br);
-        fl_rows_end(&j);
-    }
-    printf("blocked = the median time inside the call that starts a child; load average "
-           "%.2f at end\n", fl_loadavg());
+    if (r == 0)
+        printf("blocked = the median time inside the call that starts a child; load "
+               "average %.2f at end\n", fl_loadavg());
 out:
-    for (size_t k = 0; k < NARMS; k++) {
-        free(arms[k].rate);
-        free(arms[k].blocked);
+    for (size_t k = 0; k < fl_la_narms; k++) {
+        free(fl_la_arms[k].rate);
+        free(fl_la_arms[k].blocked);
+        free(fl_la_arms[k].lat);
+        fl_la_arms[k].rate = fl_la_arms[k].blocked = fl_la_arms[k].lat = NULL;
     }
     int jr = fl_rows_close(&j);
     if (jr && r == 0) {

@@ -84,7 +84,7 @@ smoke_suite() {   # NAME ROWS ARGS...
 smoke_suite worker 5 --heap 4 --records 20000 -r 1
 smoke_suite loop 4 -n 3 -r 2
 smoke_suite call static -n 3 --calls 1000
-smoke_suite launch 8 -n 1 --spawns 20
+smoke_suite launch 11 --targets tiny --heap 0 -n 1 --spawns 20 --pipelines 2
 # io: a row per arm its --help lists (a missing peer is a "skipped" row),
 # none "failed".
 io_rows=$("$fl" bench io --help | sed -n '/^Arms:/,$p' | grep -cE '^  (capture|run|pipeline) ')
@@ -96,7 +96,7 @@ fi
 for bad in "worker -r 0" "worker --records 1x" "worker --arms nope" "worker --arms fork,fork" \
            "worker --cycle 0" "worker --heap" "worker --frob" "loop -n 0" "loop -r x" \
            "loop --target /nonexistent/true" "loop --frob" "call -n 0" "call --calls x" "call --frob" \
-           "launch -n 0" "launch --spawns x" "launch --frob" \
+           "launch -n 0" "launch --spawns x" "launch --pipelines 0" "launch --heap x" "launch --frob" \
            "io --mib 0" "io --captures x" "io --rounds 0" "io -n 0" "io --json" "io --frob"; do
     # shellcheck disable=SC2086
     "$fl" bench $bad >/dev/null 2>&1

@@ -88,4 +88,8 @@ int fl_parse_ulong(const char *s, unsigned long min, unsigned long max,
 int fl_parse_ulong_list(const char *s, unsigned long min, unsigned long max,
                         unsigned long *out, size_t cap);
 
+/* Splits a comma list of names in place (s is written to) into out[cap].
+ * Returns the count, or -1 for an empty item or too many items. */
+int fl_parse_name_list(char *s, const char **out, size_t cap);
+
 #endif

@@ -11,8 +11,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,15 +19,15 @@
 
 #include "arms.h"
 #include "btarget.h"
-#include "cpu.h"
 #include "machine.h"
 #include "stats.h"
 #include "suite.h"
+#include "trun.h"
 
 #define SUITE "threads"
 #define MAX_T 32
 #define MAX_TARGETS 4
-#define MAX_THREADS 1024
+#define MAX_THREADS FL_TRUN_MAX_THREADS
 #define DEFAULT_ARMS "posix_spawn,forkless,fork_exec"
 #define BASELINE "posix_spawn"
 #define DEFAULT_SECONDS 1.0
@@ -136,21 +134,11 @@ static int parse(int argc, char **argv, struct opts *o)
             if (strlen(v) >= sizeof o->targets_buf)
                 return fl_usage_error(SUITE, "--targets is too long");
             strcpy(o->targets_buf, v);
-            o->ntargets = 0;
-            char *p = o->targets_buf;
-            for (;;) {
-                char *end = strchr(p, ',');
-                if (end)
-                    *end = '\0';
-                if (!*p || o->ntargets == MAX_TARGETS)
-                    return fl_usage_error(SUITE, "--targets wants 1 to %d "
-                                          "non-empty names, not \"%s\"",
-                                          MAX_TARGETS, v);
-                o->targets[o->ntargets++] = p;
-                if (!end)
-                    break;
-                p = end + 1;
-            }
+            int n = fl_parse_name_list(o->targets_buf, o->targets, MAX_TARGETS);
+            if (n < 0)
+                return fl_usage_error(SUITE, "--targets wants 1 to %d "
+                                      "non-empty names, not \"%s\"", MAX_TARGETS, v);
+            o->ntargets = (size_t)n;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--seconds", &v))) {
             if (m < 0)
                 return 2;
@@ -187,93 +175,6 @@ static int parse(int argc, char **argv, struct opts *o)
         }
     }
     return -1;   /* go on */
-}
-
-/* ---- one cell: T threads, one arm --------------------------------------- */
-
-struct cell {
-    const struct fl_arm *arm;
-    const struct fl_arm_target *t;
-    pthread_mutex_t lock;       /* guards go */
-    pthread_cond_t cond;
-    int go;
-    uint64_t deadline_ns;       /* set before the release; 0 with -n */
-    unsigned long n;            /* spawns per thread with -n */
-    atomic_ulong spawns;
-    atomic_uint next_cpu;       /* fl_cpu_pin_thread index of the next thread */
-    atomic_int failed;
-    char err[512];              /* the first failure */
-};
-
-static void *worker(void *p)
-{
-    struct cell *c = p;
-    char err[512];
-    unsigned long done = 0;
-    fl_cpu_pin_thread(atomic_fetch_add(&c->next_cpu, 1));
-    pthread_mutex_lock(&c->lock);
-    while (!c->go)
-        pthread_cond_wait(&c->cond, &c->lock);
-    pthread_mutex_unlock(&c->lock);
-    for (;;) {
-        if (atomic_load_explicit(&c->failed, memory_order_relaxed))
-            break;
-        if (c->n ? done >= c->n : fl_bench_now_ns() >= c->deadline_ns)
-            break;
-        if (c->arm->run(c->t, err, sizeof err) != 0) {
-            pthread_mutex_lock(&c->lock);
-            if (!atomic_exchange(&c->failed, 1))
-                snprintf(c->err, sizeof c->err, "%s", err);
-            pthread_mutex_unlock(&c->lock);
-            break;
-        }
-        done++;
-    }
-    atomic_fetch_add(&c->spawns, done);
-    return NULL;
-}
-
-/* Runs one cell; *rate gets spawns per second. Returns 0 or 1. */
-static int run_cell(const struct opts *o, const struct fl_arm *arm,
-                    const struct fl_arm_target *t, unsigned long nthr,
-                    double *rate, unsigned long *spawns)
-{
-    struct cell c = { .arm = arm, .t = t, .n = o->n };
-    pthread_t tid[MAX_THREADS];
-    atomic_init(&c.spawns, 0);
-    atomic_init(&c.next_cpu, 0);
-    atomic_init(&c.failed, 0);
-    pthread_mutex_init(&c.lock, NULL);
-    pthread_cond_init(&c.cond, NULL);
-    unsigned long started = 0;
-    for (; started < nthr; started++) {
-        int e = pthread_create(&tid[started], NULL, worker, &c);
-        if (e) {
-            /* Release the ones that started and make them stop at once. */
-            atomic_store(&c.failed, 1);
-            snprintf(c.err, sizeof c.err, "pthread_create: %s", strerror(e));
-            break;
-        }
-    }
-    /* The deadline is written under the lock that releases the workers. */
-    pthread_mutex_lock(&c.lock);
-    uint64_t t0 = fl_bench_now_ns();
-    c.deadline_ns = o->n ? 0 : t0 + (uint64_t)(o->seconds * 1e9);
-    c.go = 1;
-    pthread_cond_broadcast(&c.cond);
-    pthread_mutex_unlock(&c.lock);
-    for (unsigned long k = 0; k < started; k++)
-        pthread_join(tid[k], NULL);
-    uint64_t t1 = fl_bench_now_ns();
-    pthread_cond_destroy(&c.cond);
-    pthread_mutex_destroy(&c.lock);
-    if (atomic_load(&c.failed)) {
-        fprintf(stderr, "forkless bench threads: %s: %s\n", arm->name, c.err);
-        return 1;
-    }
-    *spawns = atomic_load(&c.spawns);
-    *rate = (double)*spawns / ((double)(t1 - t0) / 1e9);
-    return 0;
 }
 
 /* ---- the suite ---------------------------------------------------------- */
@@ -441,7 +342,8 @@ int fl_bench_threads(int argc, char **argv)
                             continue;
                         unsigned long sp = 0;
                         double rate = 0;
-                        r = run_cell(&o, arms[a], &t, o.threads[ti], &rate, &sp);
+                        r = fl_trun(SUITE, arms[a], &t, o.threads[ti], o.n, o.seconds,
+                                     &rate, &sp);
                         rates[CELL(k, ti, a) * o.repeats + rep] = rate;
                         counts[CELL(k, ti, a) * o.repeats + rep] = (double)sp;
                     }

@@ -384,6 +384,10 @@ FL__HIDDEN int fl__pipeline_stopper(struct fl__stopper *s, struct fl_pipeline *p
 /* SIGKILL to the first k stages and the group, then each reaped and
  * closed, the leader last: nothing of them is left. */
 FL__HIDDEN void fl__pipeline_kill(struct fl_proc *procs, size_t k);
+/* Stages launched (FL_NO_WAIT_EXEC, the default) or each started blocking,
+ * one after the other, for `forkless bench launch`, which links the static
+ * library and measures what launching saves a pipeline's start-up. */
+FL__HIDDEN void fl__pipeline_launch(bool on);
 
 /* launch.c: FL_NO_WAIT_EXEC. A launch's record holds the plan (in
  * place: it points into itself), a copy of the command it was built

@@ -324,6 +324,13 @@ static int finish_stages(struct fl_proc *procs, size_t n, struct fl_error *e)
     return r;
 }
 
+static int launch_on = 1;
+
+void fl__pipeline_launch(bool on)
+{
+    __atomic_store_n(&launch_on, on, __ATOMIC_RELAXED);
+}
+
 static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *procs,
                         struct fl_error *e)
 {
@@ -342,8 +349,11 @@ static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *p
              * has exec'd or failed (see finish_stages()): even as a
              * zombie it keeps the group, which a later stage can then
              * join. Every stage is launched (FL_NO_WAIT_EXEC), so that
-             * the stages do their setup and exec side by side. */
-            c.flags |= (k ? FL_JOIN_PGROUP : FL_NEW_PGROUP) | FL_NO_WAIT_EXEC;
+             * the stages do their setup and exec side by side (unless
+             * the bench has switched it off: fl__pipeline_launch()). */
+            c.flags |= k ? FL_JOIN_PGROUP : FL_NEW_PGROUP;
+            if (__atomic_load_n(&launch_on, __ATOMIC_RELAXED))
+                c.flags |= FL_NO_WAIT_EXEC;
             c.pgid = k ? procs[0].pid : 0;
             r = fl_spawn(&c, &procs[k], e);
             if (!r && !k)

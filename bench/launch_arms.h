@@ -1,0 +1,49 @@
+/* launch_arms.h: the arms of the launch suite (launch.c) and one round of
+ * each. */
+#ifndef FL_BENCH_LAUNCH_ARMS_H
+#define FL_BENCH_LAUNCH_ARMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "helpers.h"
+#include "stats.h"
+
+#define FL_LA_MAX_K 16
+#define FL_LA_STAGES 4
+
+enum fl_la_kind {
+    FL_LA_POSIX,     /* posix_spawn + waitpid, one at a time */
+    FL_LA_BLOCKING,  /* fl_spawn + fl_wait, one at a time */
+    FL_LA_LAUNCH,    /* FL_NO_WAIT_EXEC, k in flight */
+    FL_LA_THREADS,   /* k threads of fl_spawn + fl_wait (trun.h) */
+    FL_LA_PIPE,      /* fl_pipeline_spawn of 4 stages, launched or not */
+};
+
+struct fl_la_arm {
+    const char *name;
+    const char *what;        /* for --help */
+    enum fl_la_kind kind;
+    int k;                   /* LAUNCH: in flight; THREADS: threads */
+    bool pool;               /* LAUNCH: the stack pool on */
+    bool launched;           /* PIPE: the stages launched (FL_NO_WAIT_EXEC) */
+    /* Per round (rate arms): spawns per second, ns in the starting call per
+     * spawn (0 for THREADS: not measured). PIPE: ns per pipeline start-up,
+     * `pipelines` a round. */
+    uint64_t *rate, *blocked, *lat;
+    size_t n, nlat;
+    struct fl_mmm r, b;
+    struct fl_summary l;
+};
+
+extern struct fl_la_arm fl_la_arms[];
+extern const size_t fl_la_narms;
+
+/* One round of arm a starting path: `spawns` children (rate arms) or
+ * `pipelines` pipelines (PIPE), each checked for exit 0. Records its
+ * figures. Returns 0, or 1 with a message printed. */
+int fl_la_round(struct fl_la_arm *a, const char *path, unsigned long spawns,
+                unsigned long pipelines);
+
+#endif
