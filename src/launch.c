@@ -239,18 +239,31 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
 /* ------------------------------------------------------------------------ */
 
 /* Has the child ended (a zombie, or reaped elsewhere)? Raw and WNOWAIT:
- * nothing is taken. */
+ * nothing is taken. Only a status seen, or ECHILD (no such child of ours
+ * any more), says so: an error that proves nothing (EINVAL from a kernel
+ * before 5.4, which has CLONE_PIDFD but no P_PIDFD; EBADF from a pidfd
+ * closed behind the handle) asks again by pid, which is still ours while
+ * nothing has reaped it, and any other error keeps the wait going, since
+ * settling early frees what a child still at its setup reads. */
 static bool ended(const struct fl_proc *proc)
 {
     siginfo_t si;
     long r;
-    do {
+    bool by_pid = proc->pidfd < 0;
+    for (;;) {
         si.si_pid = 0;
-        r = proc->pidfd >= 0
-                ? fl__sys5(SYS_waitid, P_PIDFD, proc->pidfd, &si, WEXITED | WNOHANG | WNOWAIT, 0)
-                : fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED | WNOHANG | WNOWAIT, 0);
-    } while (r == -EINTR);
-    return r < 0 || si.si_pid != 0;
+        r = by_pid ? fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED | WNOHANG | WNOWAIT, 0)
+                   : fl__sys5(SYS_waitid, P_PIDFD, proc->pidfd, &si,
+                              WEXITED | WNOHANG | WNOWAIT, 0);
+        if (r == -EINTR)
+            continue;
+        if (!by_pid && (r == -EINVAL || r == -EBADF)) {
+            by_pid = true;
+            continue;
+        }
+        break;
+    }
+    return (r == 0 && si.si_pid != 0) || r == -ECHILD;
 }
 
 /* Sleeps until the kernel clears the word (see the top of the file). The
