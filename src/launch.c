@@ -115,11 +115,17 @@ static void stack_give(char *s)
 struct arena {
     char *base;
     size_t used;
+    bool overflow;  /* a size that does not fit in a size_t */
 };
 
 static void *take(struct arena *a, size_t n, size_t align)
 {
-    a->used = (a->used + align - 1) & ~(align - 1);
+    size_t at = (a->used + align - 1) & ~(align - 1);
+    if (at < a->used || at + n < at) {
+        a->overflow = true;
+        n = 0;
+    }
+    a->used = at;
     void *p = a->base ? a->base + a->used : NULL;
     a->used += n;
     return p;
@@ -133,6 +139,18 @@ static const void *copy_mem(struct arena *a, const void *src, size_t n, size_t a
     if (d && n)
         memcpy(d, src, n);
     return d ? d : src;  /* the first pass keeps the pointer non-NULL */
+}
+
+/* n elements of size each, or an overflow. */
+static const void *copy_array(struct arena *a, const void *src, size_t n, size_t size,
+                              size_t align)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(n, size, &bytes)) {
+        a->overflow = true;
+        return src;
+    }
+    return copy_mem(a, src, bytes, align);
 }
 
 static const char *copy_str(struct arena *a, const char *s)
@@ -160,7 +178,9 @@ static char **copy_strv(struct arena *a, char *const *v)
 
 /* Fills *dst from src with the pointers the plan or the child reads
  * turned into the arena's. The rest (fds, signal sets, tty) is read only
- * while fl_spawn() runs, and is left pointing at the caller's. */
+ * while fl_spawn() runs, and is left pointing at the caller's. A field
+ * the command says is unused (a path for a stdio that is not FL_FILE,
+ * groups without FL_SET_GROUPS) is not read: it may be stale. */
 static void copy_cmd(struct arena *a, const struct fl_cmd *src, struct fl_cmd *dst)
 {
     *dst = *src;
@@ -173,11 +193,15 @@ static void copy_cmd(struct arena *a, const struct fl_cmd *src, struct fl_cmd *d
     dst->env_unset = (const char *const *)copy_strv(a, (char *const *)src->env_unset);
     dst->cwd = copy_str(a, src->cwd);
     for (int i = 0; i < 3; i++)
-        dst->stdio[i].path = copy_str(a, src->stdio[i].path);
-    dst->rlimits = copy_mem(a, src->rlimits, src->nrlimits * sizeof *src->rlimits,
-                            alignof(struct fl_rlimit));
-    dst->groups = copy_mem(a, src->groups, src->ngroups * sizeof *src->groups,
-                           alignof(gid_t));
+        dst->stdio[i].path =
+            src->stdio[i].kind == FL_FILE ? copy_str(a, src->stdio[i].path) : NULL;
+    dst->rlimits = src->nrlimits ? copy_array(a, src->rlimits, src->nrlimits,
+                                              sizeof *src->rlimits, alignof(struct fl_rlimit))
+                                 : NULL;
+    dst->groups = src->flags & FL_SET_GROUPS && src->ngroups
+                      ? copy_array(a, src->groups, src->ngroups, sizeof *src->groups,
+                                   alignof(gid_t))
+                      : NULL;
     dst->cgroup = copy_str(a, src->cgroup);
 }
 
@@ -207,11 +231,16 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
                    struct fl_error *e)
 {
     *out = NULL;
+    /* Checked before the copy reads anything: the counts and flags say
+     * which fields are in use. The plan checks the copy again. */
+    int r = fl__cmd_check(cmd, e);
+    if (r)
+        return r;
     struct fl__launch *l = calloc(1, sizeof *l);
     struct arena a = { 0 };
     if (l) {
         copy_cmd(&a, cmd, &l->cmd);  /* count */
-        l->copy = malloc(a.used ? a.used : 1);
+        l->copy = a.overflow ? NULL : malloc(a.used ? a.used : 1);
     }
     if (!l || !l->copy) {
         free(l);
@@ -219,7 +248,7 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
     }
     a = (struct arena){ .base = l->copy };
     copy_cmd(&a, cmd, &l->cmd);
-    int r = fl__plan_init(&l->plan, &l->cmd, e);
+    r = fl__plan_init(&l->plan, &l->cmd, e);
     if (!r && !(l->stack = stack_take()))
         r = fl__fail(e, ENOMEM, FL_STEP_CLONE, -1, fl__program(cmd), "mapping the child's stack");
     if (r) {

@@ -209,6 +209,22 @@ TEST(rlimit_failure_is_reported)
     launch_fails(&cmd, EPERM, FL_STEP_RLIMIT, false);
 }
 
+TEST(fields_the_command_leaves_unused_are_not_read)
+{
+    /* A stale .path for a stdio that is not FL_FILE, and a count of
+     * groups without FL_SET_GROUPS: neither is in use, so neither is
+     * copied (reading them would fault), and the launch runs as a spawn. */
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "3"),
+        .stdio = { [1] = { .kind = FL_INHERIT, .path = (const char *)0x10 } },
+        .ngroups = (size_t)1 << 30,
+    };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    ASSERT_OK(fl_launch_finish(&p, NULL));
+    ASSERT_EXITED(t_wait(&p), 3);
+}
+
 TEST(close_drops_a_failed_launch_without_a_zombie)
 {
     NEEDS_CLOSE_OTHERS();
