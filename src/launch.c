@@ -176,19 +176,69 @@ static char **copy_strv(struct arena *a, char *const *v)
     return d ? d : (char **)v;
 }
 
+/* The caller's environ, read once: its pointers and their lengths, which
+ * both passes use. Another thread's setenv() may change it meanwhile
+ * (the header forbids it, as getenv(3) does); a string that changed is
+ * then cut or padded to the length first seen, never copied past it. */
+struct env_snap {
+    char **v;
+    size_t *len;
+    size_t n;
+};
+
+static bool snap_environ(struct env_snap *s)
+{
+    char **ev = __atomic_load_n(&environ, __ATOMIC_RELAXED);
+    size_t n = 0;
+    while (ev && ev[n])
+        n++;
+    s->n = 0;
+    s->v = malloc((n + 1) * sizeof *s->v + (n + 1) * sizeof *s->len);
+    if (!s->v)
+        return false;
+    s->len = (size_t *)(s->v + n + 1);
+    for (size_t i = 0; i < n; i++) {
+        char *e = __atomic_load_n(&ev[i], __ATOMIC_RELAXED);
+        if (!e)
+            break;
+        s->v[s->n] = e;
+        s->len[s->n++] = strlen(e);
+    }
+    s->v[s->n] = NULL;
+    return true;
+}
+
+static char **copy_snap(struct arena *a, const struct env_snap *s)
+{
+    char **d = take(a, (s->n + 1) * sizeof *d, alignof(char *));
+    for (size_t i = 0; i < s->n; i++) {
+        char *c = take(a, s->len[i] + 1, 1);
+        if (c) {
+            memcpy(c, s->v[i], s->len[i]);
+            c[s->len[i]] = '\0';
+            d[i] = c;
+        }
+    }
+    if (d)
+        d[s->n] = NULL;
+    return d ? d : s->v;
+}
+
 /* Fills *dst from src with the pointers the plan or the child reads
  * turned into the arena's. The rest (fds, signal sets, tty) is read only
  * while fl_spawn() runs, and is left pointing at the caller's. A field
  * the command says is unused (a path for a stdio that is not FL_FILE,
  * groups without FL_SET_GROUPS) is not read: it may be stale. */
-static void copy_cmd(struct arena *a, const struct fl_cmd *src, struct fl_cmd *dst)
+static void copy_cmd(struct arena *a, const struct fl_cmd *src, const struct env_snap *env,
+                     struct fl_cmd *dst)
 {
     *dst = *src;
     dst->argv = copy_strv(a, src->argv);
     dst->path = copy_str(a, src->path);
-    /* NULL means the caller's environ, read now: copied, it is the same. */
+    /* NULL means the caller's environ, read now (env): copied, it is the
+     * same. */
     if (!(src->flags & FL_ENV_CLEAR))
-        dst->env = copy_strv(a, src->env ? src->env : environ);
+        dst->env = src->env ? copy_strv(a, src->env) : copy_snap(a, env);
     dst->env_set = (const char *const *)copy_strv(a, (char *const *)src->env_set);
     dst->env_unset = (const char *const *)copy_strv(a, (char *const *)src->env_unset);
     dst->cwd = copy_str(a, src->cwd);
@@ -236,18 +286,22 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
     int r = fl__cmd_check(cmd, e);
     if (r)
         return r;
-    struct fl__launch *l = calloc(1, sizeof *l);
+    struct env_snap env = { 0 };
+    bool snap = !(cmd->flags & FL_ENV_CLEAR) && !cmd->env;
+    struct fl__launch *l = snap && !snap_environ(&env) ? NULL : calloc(1, sizeof *l);
     struct arena a = { 0 };
     if (l) {
-        copy_cmd(&a, cmd, &l->cmd);  /* count */
+        copy_cmd(&a, cmd, &env, &l->cmd);  /* count */
         l->copy = a.overflow ? NULL : malloc(a.used ? a.used : 1);
     }
     if (!l || !l->copy) {
+        free(env.v);
         free(l);
         return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "the launch's copy of the command");
     }
     a = (struct arena){ .base = l->copy };
-    copy_cmd(&a, cmd, &l->cmd);
+    copy_cmd(&a, cmd, &env, &l->cmd);
+    free(env.v);
     r = fl__plan_init(&l->plan, &l->cmd, e);
     if (!r && !(l->stack = stack_take()))
         r = fl__fail(e, ENOMEM, FL_STEP_CLONE, -1, fl__program(cmd), "mapping the child's stack");

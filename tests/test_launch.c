@@ -600,6 +600,42 @@ TEST(close_waits_for_the_exec_where_waitid_has_no_p_pidfd)
     in_helper(pending_launch_under_no_p_pidfd);
 }
 
+/* ---- the caller's environment, changed by another thread ----------------- */
+
+static volatile int churn_stop;
+
+static void *churn_env(void *arg)
+{
+    (void)arg;
+    static char big[4000];
+    memset(big, 'x', sizeof big - 1);
+    for (unsigned i = 0; !__atomic_load_n(&churn_stop, __ATOMIC_RELAXED); i++)
+        setenv("FL_T_CHURN", i & 1 ? big : "s", 1);
+    return NULL;
+}
+
+/* The header forbids it (as getenv(3) does), but a setenv() in another
+ * thread while a launch copies environ must not overrun the copy: each
+ * string is copied at the length first seen (ASan finds the overrun). */
+TEST(environ_growing_during_the_copy_is_not_overrun) /* stress */
+{
+    NEEDS_CLOSE_OTHERS();
+    setenv("FL_T_CHURN", "s", 1);
+    __atomic_store_n(&churn_stop, 0, __ATOMIC_RELAXED);
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, churn_env, NULL));
+    for (int i = 0, n = t_scaled(2000); i < n; i++) {
+        struct fl_cmd cmd = { .argv = ARGV("/bin/true") };
+        struct fl_proc p;
+        launch(&cmd, &p);
+        ASSERT_EXITED(t_wait(&p), 0);
+        fl_close(&p);
+    }
+    __atomic_store_n(&churn_stop, 1, __ATOMIC_RELAXED);
+    ASSERT_OK(pthread_join(th, NULL));
+    unsetenv("FL_T_CHURN");
+}
+
 /* ---- the parent exits before the child execs ------------------------------ */
 
 TEST(parent_exits_between_clone_and_exec)
