@@ -379,6 +379,7 @@ int fl__launch_settle(struct fl_proc *proc)
     int saved_errno = errno;   /* fl_close() keeps it */
     await_exec(l, proc);
     l->settled = true;
+    fl__restore_dumpable(l->plan.parent_dumpable);
     int err = l->plan.cerr.err;
     if (err) {
         fl__fail_child(&l->plan, &l->error);
