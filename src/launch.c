@@ -381,7 +381,12 @@ int fl__launch_settle(struct fl_proc *proc)
     l->settled = true;
     fl__restore_dumpable(l->plan.parent_dumpable);
     int err = l->plan.cerr.err;
-    if (err) {
+    if (err && proc->state_ == FL__PROC_REAPED) {
+        /* The caller's wait has reaped it already (no pidfd, no
+         * pidfd_open: fl_wait() polls and reaps): its pid is no longer
+         * ours to wait for. */
+        fl__fail_child(&l->plan, &l->error);
+    } else if (err) {
         fl__fail_child(&l->plan, &l->error);
         /* It failed before exec: reap it here, so that no zombie is left
          * and its 127 never reads as the program's status. */

@@ -600,6 +600,47 @@ TEST(close_waits_for_the_exec_where_waitid_has_no_p_pidfd)
     in_helper(pending_launch_under_no_p_pidfd);
 }
 
+static volatile sig_atomic_t blocking_waitids;
+
+static void on_sigsys(int sig)
+{
+    (void)sig;
+    blocking_waitids++;
+}
+
+static void failed_launch_without_any_pidfd(void)
+{
+    /* Before Linux 5.3: no pidfd_open. And every blocking
+     * waitid(P_PID, ..., WEXITED) traps, so that a second reap shows. */
+    const struct t_rule rules[] = {
+        { SYS_pidfd_open, 0, { 0 }, { 0 }, SECCOMP_RET_ERRNO | ENOSYS },
+        { SYS_waitid, 2, { 0, 3 }, { P_PID, WEXITED }, SECCOMP_RET_TRAP },
+    };
+    struct sigaction sa = { .sa_handler = on_sigsys };
+    ASSERT_SYS(sigaction(SIGSYS, &sa, NULL));
+    if (t_filter(rules, 2) != 0)
+        _exit(0);
+    struct fl_cmd cmd = { .argv = ARGV("/nonexistent/prog"), .flags = FL_NO_PIDFD };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    int st = 0x5a5a;
+    ASSERT_ERR(fl_wait(&p, 30000, &st), ENOENT);   /* a timed wait: it polls */
+    ASSERT_EQ(st, 0x5a5a);
+    ASSERT_EQ(blocking_waitids, 0);
+    ASSERT_ERR(fl_launch_finish(&p, NULL), ENOENT);
+    fl_close(&p);
+}
+
+/* Without any pidfd, fl_wait() with a timeout polls and reaps the child
+ * itself: the launch's settle that follows must not reap that pid again
+ * (it may be another child's by then). */
+TEST(a_launch_reaped_by_the_wait_is_not_reaped_again)
+{
+    if (!launches())
+        return;
+    in_helper(failed_launch_without_any_pidfd);
+}
+
 /* ---- the caller's environment, changed by another thread ----------------- */
 
 static volatile int churn_stop;
