@@ -167,8 +167,21 @@ enum fl_flags {
     FL_NEW_PGROUP     = 1u << 3,  /* setpgid(0, 0): new process group */
     FL_JOIN_PGROUP    = 1u << 4,  /* setpgid(0, .pgid): join a group */
     FL_SET_UMASK      = 1u << 5,  /* umask(.umask) */
-    FL_SET_UID        = 1u << 6,  /* setresuid(.uid, .uid, .uid) */
-    FL_SET_GID        = 1u << 7,  /* setresgid(.gid, .gid, .gid) */
+    /* FL_SET_UID: setresuid(.uid, .uid, .uid); FL_SET_GID:
+     * setresgid(.gid, .gid, .gid). With the clone backend the child
+     * changes them on the caller's address space (CLONE_VM), and the
+     * kernel then marks that address space, the caller's, not dumpable
+     * (PR_GET_DUMPABLE 0, with fs.suid_dumpable 0): fl_spawn() puts back
+     * the caller's setting once the child has exec'd or failed, and a
+     * launch (FL_NO_WAIT_EXEC) when it is finished (fl_launch_finish(),
+     * or the first wait or fl_close()). Until then the caller is not
+     * dumpable (no core, no ptrace attach by a non-root user, /proc
+     * files owned by root); and the setting is per process, so another
+     * thread's spawn with credentials at the same time, or a
+     * PR_SET_DUMPABLE of the caller's own meanwhile, may be undone or
+     * left at 0. */
+    FL_SET_UID        = 1u << 6,
+    FL_SET_GID        = 1u << 7,
     FL_SET_GROUPS     = 1u << 8,  /* setgroups(.ngroups, .groups) */
     /* Start from an empty environment instead of .env or environ. */
     FL_ENV_CLEAR      = 1u << 9,
@@ -258,7 +271,13 @@ enum fl_flags {
      * handle says so: its backend is not FL_BACKEND_CLONE, and
      * fl_launch_finish() returns 0 at once). fl_run() and
      * fl_pipeline_spawn() finish the launch before they return, so their
-     * errors stay theirs. */
+     * errors stay theirs.
+     * Before Linux 5.16, a child that dumps core while it still shares
+     * the caller's address space (before its exec) takes the caller down
+     * with it: the core dump kills every task that uses that memory. Do
+     * not send a core-dumping signal (SIGQUIT, SIGABRT, SIGSEGV, SIGBUS,
+     * SIGILL, SIGFPE, SIGSYS, SIGTRAP...) to a launch that is still
+     * pending there; SIGKILL and SIGTERM are safe. */
     FL_NO_WAIT_EXEC   = 1u << 17,
 };
 

@@ -115,6 +115,11 @@ struct fl__plan {
      * of this plan that the child reads. */
     char *launch_stack;
     uint32_t *exec_word;
+    /* The parent's PR_GET_DUMPABLE before a clone whose child changes
+     * credentials (FL_SET_UID, FL_SET_GID), restored once the child has
+     * exec'd or failed (see fl__restore_dumpable()); -1: none to restore.
+     * The parent's only: the child never reads it. */
+    int parent_dumpable;
 
     struct fl__child_err cerr;
 };
@@ -166,6 +171,10 @@ FL__HIDDEN int fl__child_entry(void *plan);
 
 /* backends: 0 or an errno value; on failure e is filled and nothing of the
  * child is left. */
+/* Under CLONE_VM the child's setresuid()/setresgid() makes the shared mm,
+ * the parent's, non-dumpable (commit_creds() calls set_dumpable() on
+ * it): puts back what fl__spawn_clone() saw before the clone. */
+FL__HIDDEN void fl__restore_dumpable(int before);
 FL__HIDDEN int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc,
                                struct fl_error *e);
 FL__HIDDEN int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc,

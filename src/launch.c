@@ -115,11 +115,17 @@ static void stack_give(char *s)
 struct arena {
     char *base;
     size_t used;
+    bool overflow;  /* a size that does not fit in a size_t */
 };
 
 static void *take(struct arena *a, size_t n, size_t align)
 {
-    a->used = (a->used + align - 1) & ~(align - 1);
+    size_t at = (a->used + align - 1) & ~(align - 1);
+    if (at < a->used || at + n < at) {
+        a->overflow = true;
+        n = 0;
+    }
+    a->used = at;
     void *p = a->base ? a->base + a->used : NULL;
     a->used += n;
     return p;
@@ -133,6 +139,18 @@ static const void *copy_mem(struct arena *a, const void *src, size_t n, size_t a
     if (d && n)
         memcpy(d, src, n);
     return d ? d : src;  /* the first pass keeps the pointer non-NULL */
+}
+
+/* n elements of size each, or an overflow. */
+static const void *copy_array(struct arena *a, const void *src, size_t n, size_t size,
+                              size_t align)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(n, size, &bytes)) {
+        a->overflow = true;
+        return src;
+    }
+    return copy_mem(a, src, bytes, align);
 }
 
 static const char *copy_str(struct arena *a, const char *s)
@@ -158,26 +176,82 @@ static char **copy_strv(struct arena *a, char *const *v)
     return d ? d : (char **)v;
 }
 
+/* The caller's environ, read once: its pointers and their lengths, which
+ * both passes use. Another thread's setenv() may change it meanwhile
+ * (the header forbids it, as getenv(3) does); a string that changed is
+ * then cut or padded to the length first seen, never copied past it. */
+struct env_snap {
+    char **v;
+    size_t *len;
+    size_t n;
+};
+
+static bool snap_environ(struct env_snap *s)
+{
+    char **ev = __atomic_load_n(&environ, __ATOMIC_RELAXED);
+    size_t n = 0;
+    while (ev && ev[n])
+        n++;
+    s->n = 0;
+    s->v = malloc((n + 1) * sizeof *s->v + (n + 1) * sizeof *s->len);
+    if (!s->v)
+        return false;
+    s->len = (size_t *)(s->v + n + 1);
+    for (size_t i = 0; i < n; i++) {
+        char *e = __atomic_load_n(&ev[i], __ATOMIC_RELAXED);
+        if (!e)
+            break;
+        s->v[s->n] = e;
+        s->len[s->n++] = strlen(e);
+    }
+    s->v[s->n] = NULL;
+    return true;
+}
+
+static char **copy_snap(struct arena *a, const struct env_snap *s)
+{
+    char **d = take(a, (s->n + 1) * sizeof *d, alignof(char *));
+    for (size_t i = 0; i < s->n; i++) {
+        char *c = take(a, s->len[i] + 1, 1);
+        if (c) {
+            memcpy(c, s->v[i], s->len[i]);
+            c[s->len[i]] = '\0';
+            d[i] = c;
+        }
+    }
+    if (d)
+        d[s->n] = NULL;
+    return d ? d : s->v;
+}
+
 /* Fills *dst from src with the pointers the plan or the child reads
  * turned into the arena's. The rest (fds, signal sets, tty) is read only
- * while fl_spawn() runs, and is left pointing at the caller's. */
-static void copy_cmd(struct arena *a, const struct fl_cmd *src, struct fl_cmd *dst)
+ * while fl_spawn() runs, and is left pointing at the caller's. A field
+ * the command says is unused (a path for a stdio that is not FL_FILE,
+ * groups without FL_SET_GROUPS) is not read: it may be stale. */
+static void copy_cmd(struct arena *a, const struct fl_cmd *src, const struct env_snap *env,
+                     struct fl_cmd *dst)
 {
     *dst = *src;
     dst->argv = copy_strv(a, src->argv);
     dst->path = copy_str(a, src->path);
-    /* NULL means the caller's environ, read now: copied, it is the same. */
+    /* NULL means the caller's environ, read now (env): copied, it is the
+     * same. */
     if (!(src->flags & FL_ENV_CLEAR))
-        dst->env = copy_strv(a, src->env ? src->env : environ);
+        dst->env = src->env ? copy_strv(a, src->env) : copy_snap(a, env);
     dst->env_set = (const char *const *)copy_strv(a, (char *const *)src->env_set);
     dst->env_unset = (const char *const *)copy_strv(a, (char *const *)src->env_unset);
     dst->cwd = copy_str(a, src->cwd);
     for (int i = 0; i < 3; i++)
-        dst->stdio[i].path = copy_str(a, src->stdio[i].path);
-    dst->rlimits = copy_mem(a, src->rlimits, src->nrlimits * sizeof *src->rlimits,
-                            alignof(struct fl_rlimit));
-    dst->groups = copy_mem(a, src->groups, src->ngroups * sizeof *src->groups,
-                           alignof(gid_t));
+        dst->stdio[i].path =
+            src->stdio[i].kind == FL_FILE ? copy_str(a, src->stdio[i].path) : NULL;
+    dst->rlimits = src->nrlimits ? copy_array(a, src->rlimits, src->nrlimits,
+                                              sizeof *src->rlimits, alignof(struct fl_rlimit))
+                                 : NULL;
+    dst->groups = src->flags & FL_SET_GROUPS && src->ngroups
+                      ? copy_array(a, src->groups, src->ngroups, sizeof *src->groups,
+                                   alignof(gid_t))
+                      : NULL;
     dst->cgroup = copy_str(a, src->cgroup);
 }
 
@@ -207,19 +281,28 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
                    struct fl_error *e)
 {
     *out = NULL;
-    struct fl__launch *l = calloc(1, sizeof *l);
+    /* Checked before the copy reads anything: the counts and flags say
+     * which fields are in use. The plan checks the copy again. */
+    int r = fl__cmd_check(cmd, e);
+    if (r)
+        return r;
+    struct env_snap env = { 0 };
+    bool snap = !(cmd->flags & FL_ENV_CLEAR) && !cmd->env;
+    struct fl__launch *l = snap && !snap_environ(&env) ? NULL : calloc(1, sizeof *l);
     struct arena a = { 0 };
     if (l) {
-        copy_cmd(&a, cmd, &l->cmd);  /* count */
-        l->copy = malloc(a.used ? a.used : 1);
+        copy_cmd(&a, cmd, &env, &l->cmd);  /* count */
+        l->copy = a.overflow ? NULL : malloc(a.used ? a.used : 1);
     }
     if (!l || !l->copy) {
+        free(env.v);
         free(l);
         return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "the launch's copy of the command");
     }
     a = (struct arena){ .base = l->copy };
-    copy_cmd(&a, cmd, &l->cmd);
-    int r = fl__plan_init(&l->plan, &l->cmd, e);
+    copy_cmd(&a, cmd, &env, &l->cmd);
+    free(env.v);
+    r = fl__plan_init(&l->plan, &l->cmd, e);
     if (!r && !(l->stack = stack_take()))
         r = fl__fail(e, ENOMEM, FL_STEP_CLONE, -1, fl__program(cmd), "mapping the child's stack");
     if (r) {
@@ -239,18 +322,31 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
 /* ------------------------------------------------------------------------ */
 
 /* Has the child ended (a zombie, or reaped elsewhere)? Raw and WNOWAIT:
- * nothing is taken. */
+ * nothing is taken. Only a status seen, or ECHILD (no such child of ours
+ * any more), says so: an error that proves nothing (EINVAL from a kernel
+ * before 5.4, which has CLONE_PIDFD but no P_PIDFD; EBADF from a pidfd
+ * closed behind the handle) asks again by pid, which is still ours while
+ * nothing has reaped it, and any other error keeps the wait going, since
+ * settling early frees what a child still at its setup reads. */
 static bool ended(const struct fl_proc *proc)
 {
     siginfo_t si;
     long r;
-    do {
+    bool by_pid = proc->pidfd < 0;
+    for (;;) {
         si.si_pid = 0;
-        r = proc->pidfd >= 0
-                ? fl__sys5(SYS_waitid, P_PIDFD, proc->pidfd, &si, WEXITED | WNOHANG | WNOWAIT, 0)
-                : fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED | WNOHANG | WNOWAIT, 0);
-    } while (r == -EINTR);
-    return r < 0 || si.si_pid != 0;
+        r = by_pid ? fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED | WNOHANG | WNOWAIT, 0)
+                   : fl__sys5(SYS_waitid, P_PIDFD, proc->pidfd, &si,
+                              WEXITED | WNOHANG | WNOWAIT, 0);
+        if (r == -EINTR)
+            continue;
+        if (!by_pid && (r == -EINVAL || r == -EBADF)) {
+            by_pid = true;
+            continue;
+        }
+        break;
+    }
+    return (r == 0 && si.si_pid != 0) || r == -ECHILD;
 }
 
 /* Sleeps until the kernel clears the word (see the top of the file). The
@@ -283,8 +379,14 @@ int fl__launch_settle(struct fl_proc *proc)
     int saved_errno = errno;   /* fl_close() keeps it */
     await_exec(l, proc);
     l->settled = true;
+    fl__restore_dumpable(l->plan.parent_dumpable);
     int err = l->plan.cerr.err;
-    if (err) {
+    if (err && proc->state_ == FL__PROC_REAPED) {
+        /* The caller's wait has reaped it already (no pidfd, no
+         * pidfd_open: fl_wait() polls and reaps): its pid is no longer
+         * ours to wait for. */
+        fl__fail_child(&l->plan, &l->error);
+    } else if (err) {
         fl__fail_child(&l->plan, &l->error);
         /* It failed before exec: reap it here, so that no zombie is left
          * and its 127 never reads as the program's status. */

@@ -193,8 +193,10 @@ int fl_wait(struct fl_proc *p, int timeout_ms, int *status)
         r = fl__wait_readable(p->pidfd, timeout_ms);
     if (!r && !reaped)
         r = fl__reap_proc(p, &si, NULL);
-    else if (!r && p->launch_)  /* reaped above: a launch's error wins */
+    else if (!r && p->launch_) {  /* reaped above: a launch's error wins */
+        p->state_ = PROC_REAPED;      /* and the settle must not reap again */
         r = fl__launch_settle(p);
+    }
     /* Only a reaped process, or one whose status is gone for good, is
      * done with: after any other error the caller may wait again. */
     if (r == 0 || r == ECHILD)

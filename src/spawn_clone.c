@@ -8,6 +8,7 @@
 #include <linux/sched.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -299,6 +300,13 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
     return pid;
 }
 
+void fl__restore_dumpable(int before)
+{
+    /* PR_SET_DUMPABLE takes 0 and 1 only (2 is suid_dumpable's). */
+    if ((before == 0 || before == 1) && prctl(PR_GET_DUMPABLE) != before)
+        prctl(PR_SET_DUMPABLE, before);
+}
+
 int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
 {
     bool owned = false;
@@ -307,9 +315,14 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
         return fl__fail(e, ENOMEM, FL_STEP_CLONE, -1, fl__program(p->cmd),
                         "mapping the child's stack");
     int pidfd = -1;
+    p->parent_dumpable = p->flags & (FL_SET_UID | FL_SET_GID) ? prctl(PR_GET_DUMPABLE) : -1;
     long pid = start_clone3(p, stack + CHILD_STACK_SIZE, &pidfd);
     if (pid == -ENOSYS)
         pid = start_clone(p, stack + CHILD_STACK_SIZE, &pidfd);
+    /* A spawn's child has exec'd or failed by now; a launch's child may
+     * still be at its setup, and the settle restores it (launch.c). */
+    if (!p->exec_word || pid < 0)
+        fl__restore_dumpable(p->parent_dumpable);
     if (owned)
         fl__unmap_stack(stack);
 

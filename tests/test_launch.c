@@ -9,8 +9,13 @@
 #include "test.h"
 
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -202,6 +207,22 @@ TEST(rlimit_failure_is_reported)
                           .flags = FL_NO_WAIT_EXEC, .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     launch_fails(&cmd, EPERM, FL_STEP_RLIMIT, false);
+}
+
+TEST(fields_the_command_leaves_unused_are_not_read)
+{
+    /* A stale .path for a stdio that is not FL_FILE, and a count of
+     * groups without FL_SET_GROUPS: neither is in use, so neither is
+     * copied (reading them would fault), and the launch runs as a spawn. */
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "3"),
+        .stdio = { [1] = { .kind = FL_INHERIT, .path = (const char *)0x10 } },
+        .ngroups = (size_t)1 << 30,
+    };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    ASSERT_OK(fl_launch_finish(&p, NULL));
+    ASSERT_EXITED(t_wait(&p), 3);
 }
 
 TEST(close_drops_a_failed_launch_without_a_zombie)
@@ -449,6 +470,211 @@ TEST(eight_threads_sixteen_in_flight_under_sigalrm) /* stress */
     for (int i = 0; i < NT; i++)
         ASSERT_EQ(w[i].failures, 0);
     ASSERT_GT(alarms, 0);
+}
+
+/* ---- older kernels, as a seccomp filter makes them ------------------------ */
+
+#if defined(__x86_64__)
+#define T_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define T_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/* One rule: the system call nr, where argument arg[k] (k < nargs) has the
+ * low 32 bits val[k], returns ret (a SECCOMP_RET_* action). */
+struct t_rule {
+    long nr;
+    int nargs;
+    int arg[2];
+    unsigned val[2];
+    unsigned ret;
+};
+
+/* Installs the rules for this process and what it spawns: call it in a
+ * forked helper, never in the test process. 0, or -1 with errno. */
+static int t_filter(const struct t_rule *rules, int nrules)
+{
+#ifndef T_AUDIT_ARCH
+    (void)rules, (void)nrules;
+    errno = ENOTSUP;
+    return -1;
+#else
+    struct sock_filter f[64];
+    int n = 0;
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                          offsetof(struct seccomp_data, arch));
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, T_AUDIT_ARCH, 1, 0);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    for (int i = 0; i < nrules; i++) {
+        const struct t_rule *r = &rules[i];
+        int len = 2 + 2 * r->nargs + 1;   /* this rule's statements */
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                              offsetof(struct seccomp_data, nr));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)r->nr, 0,
+                                              (unsigned char)(len - 2));
+        for (int k = 0; k < r->nargs; k++) {
+            f[n++] = (struct sock_filter)BPF_STMT(
+                BPF_LD | BPF_W | BPF_ABS,
+                (unsigned)(offsetof(struct seccomp_data, args) + 8 * (unsigned)r->arg[k]));
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, r->val[k], 0,
+                                                  (unsigned char)(2 * (r->nargs - k - 1) + 1));
+        }
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, r->ret);
+    }
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog prog = { .len = (unsigned short)n, .filter = f };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return -1;
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+#endif
+}
+
+/* Runs body in a forked helper and expects it to exit 0 (an assertion
+ * that fails there aborts it). */
+static void in_helper(void (*body)(void))
+{
+    pid_t h = fork();
+    ASSERT_SYS(h);
+    if (h == 0) {
+        body();
+        _exit(0);
+    }
+    int st;
+    ASSERT_EQ(waitpid(h, &st, 0), h);
+    ASSERT_EXITED(st, 0);
+}
+
+static volatile int fifo_released;
+
+/* Lets a FIFO's reader through after a while; fifo_released is set first. */
+static void *release_fifo_later(void *arg)
+{
+    struct timespec ts = { 0, 100 * 1000000L };
+    nanosleep(&ts, NULL);
+    __atomic_store_n(&fifo_released, 1, __ATOMIC_SEQ_CST);
+    return (void *)(intptr_t)open(arg, O_RDWR | O_CLOEXEC);
+}
+
+static void pending_launch_under_no_p_pidfd(void)
+{
+    /* Linux 5.2 and 5.3: CLONE_PIDFD, but waitid(P_PIDFD) is EINVAL. */
+    const struct t_rule no_p_pidfd = { SYS_waitid, 1, { 0 }, { 3 /* P_PIDFD */ },
+                                       SECCOMP_RET_ERRNO | EINVAL };
+    if (t_filter(&no_p_pidfd, 1) != 0)
+        _exit(0);   /* no filter to be had: nothing to show */
+    char *fifo = make_fifo();
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, release_fifo_later, fifo));
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "6"),
+        .stdio = { [0] = { .kind = FL_FILE, .path = fifo } },
+    };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    pid_t pid = p.pid;
+    /* The child is in its open() until the thread lets it through, and
+     * fl_close() waits for its exec, however waitid() answers. */
+    fl_close(&p);
+    ASSERT(__atomic_load_n(&fifo_released, __ATOMIC_SEQ_CST));
+    /* Stacks from the pool, reused while a settled-too-early child ran. */
+    for (int i = 0; i < 20; i++) {
+        struct fl_cmd t = { .argv = ARGV("/bin/true") };
+        struct fl_proc q;
+        launch(&t, &q);
+        t_wait(&q);
+        fl_close(&q);
+    }
+    void *res;
+    ASSERT_OK(pthread_join(th, &res));
+    int fd = (int)(intptr_t)res;
+    ASSERT_SYS(fd);
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_EXITED(st, 6);   /* exec'd with its plan whole */
+    close(fd);
+}
+
+TEST(close_waits_for_the_exec_where_waitid_has_no_p_pidfd)
+{
+    NEEDS_CLOSE_OTHERS();
+    in_helper(pending_launch_under_no_p_pidfd);
+}
+
+static volatile sig_atomic_t blocking_waitids;
+
+static void on_sigsys(int sig)
+{
+    (void)sig;
+    blocking_waitids++;
+}
+
+static void failed_launch_without_any_pidfd(void)
+{
+    /* Before Linux 5.3: no pidfd_open. And every blocking
+     * waitid(P_PID, ..., WEXITED) traps, so that a second reap shows. */
+    const struct t_rule rules[] = {
+        { SYS_pidfd_open, 0, { 0 }, { 0 }, SECCOMP_RET_ERRNO | ENOSYS },
+        { SYS_waitid, 2, { 0, 3 }, { P_PID, WEXITED }, SECCOMP_RET_TRAP },
+    };
+    struct sigaction sa = { .sa_handler = on_sigsys };
+    ASSERT_SYS(sigaction(SIGSYS, &sa, NULL));
+    if (t_filter(rules, 2) != 0)
+        _exit(0);
+    struct fl_cmd cmd = { .argv = ARGV("/nonexistent/prog"), .flags = FL_NO_PIDFD };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    int st = 0x5a5a;
+    ASSERT_ERR(fl_wait(&p, 30000, &st), ENOENT);   /* a timed wait: it polls */
+    ASSERT_EQ(st, 0x5a5a);
+    ASSERT_EQ(blocking_waitids, 0);
+    ASSERT_ERR(fl_launch_finish(&p, NULL), ENOENT);
+    fl_close(&p);
+}
+
+/* Without any pidfd, fl_wait() with a timeout polls and reaps the child
+ * itself: the launch's settle that follows must not reap that pid again
+ * (it may be another child's by then). */
+TEST(a_launch_reaped_by_the_wait_is_not_reaped_again)
+{
+    if (!launches())
+        return;
+    in_helper(failed_launch_without_any_pidfd);
+}
+
+/* ---- the caller's environment, changed by another thread ----------------- */
+
+static volatile int churn_stop;
+
+static void *churn_env(void *arg)
+{
+    (void)arg;
+    static char big[4000];
+    memset(big, 'x', sizeof big - 1);
+    for (unsigned i = 0; !__atomic_load_n(&churn_stop, __ATOMIC_RELAXED); i++)
+        setenv("FL_T_CHURN", i & 1 ? big : "s", 1);
+    return NULL;
+}
+
+/* The header forbids it (as getenv(3) does), but a setenv() in another
+ * thread while a launch copies environ must not overrun the copy: each
+ * string is copied at the length first seen (ASan finds the overrun). */
+TEST(environ_growing_during_the_copy_is_not_overrun) /* stress */
+{
+    NEEDS_CLOSE_OTHERS();
+    setenv("FL_T_CHURN", "s", 1);
+    __atomic_store_n(&churn_stop, 0, __ATOMIC_RELAXED);
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, churn_env, NULL));
+    for (int i = 0, n = t_scaled(2000); i < n; i++) {
+        struct fl_cmd cmd = { .argv = ARGV("/bin/true") };
+        struct fl_proc p;
+        launch(&cmd, &p);
+        ASSERT_EXITED(t_wait(&p), 0);
+        fl_close(&p);
+    }
+    __atomic_store_n(&churn_stop, 1, __ATOMIC_RELAXED);
+    ASSERT_OK(pthread_join(th, NULL));
+    unsetenv("FL_T_CHURN");
 }
 
 /* ---- the parent exits before the child execs ------------------------------ */

@@ -5,6 +5,8 @@
  */
 #include "test.h"
 
+#include <sys/prctl.h>
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -462,4 +464,28 @@ TEST(missing_cgroup_fails_at_the_cgroup_step)
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_CGROUP);
     ASSERT_STR_EQ(e.path, "/sys/fs/cgroup/fl-test-does-not-exist");
+}
+
+/* Under CLONE_VM the child's setresuid() runs commit_creds() on the
+ * shared mm, which made the parent non-dumpable (with suid_dumpable 0):
+ * the spawn puts it back, for a launch once it is finished. */
+TEST(a_spawn_that_changes_uid_leaves_the_parent_dumpable)
+{
+    require_root();
+    ASSERT_SYS(prctl(PR_SET_DUMPABLE, 1));
+    for (int launch = 0; launch < 2; launch++) {
+        struct fl_cmd cmd = {
+            .argv = PROBE("exit", "0"),
+            .flags = FL_SET_UID | FL_SET_GID | (launch ? FL_NO_WAIT_EXEC : 0),
+            .uid = 65534,
+            .gid = 65534,
+            .backend = BACKEND,
+        };
+        UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        ASSERT_OK(fl_launch_finish(&p, NULL));
+        ASSERT_EQ(prctl(PR_GET_DUMPABLE), 1);
+        ASSERT_EXITED(t_wait(&p), 0);
+    }
 }
