@@ -917,6 +917,18 @@ FL_API int fl_stop(struct fl_proc *proc, const struct fl_stop_policy *stop,
  */
 FL_API int fl_killpg(struct fl_proc *proc, int sig);
 
+/*
+ * Sets *running to whether a process of the group the child leads (its id
+ * is the child's pid) still runs: a zombie does not, a zombie leader
+ * whose other threads run does. Meant for the time after the child has
+ * ended and before it is reaped, when its pid keeps the group's id
+ * reserved: have the rest of the group finished? It reads /proc. Returns
+ * 0, ESRCH (the handle was reaped: the id may be anyone's now), ENOSYS
+ * (no /proc, or one of another pid namespace: it cannot tell), EINVAL.
+ * Thread-safe; not async-signal-safe; not a cancellation point.
+ */
+FL_API int fl_pgroup_running(const struct fl_proc *proc, bool *running);
+
 /* ------------------------------------------------------------------------ */
 /* Capture and communicate                                                  */
 /* ------------------------------------------------------------------------ */

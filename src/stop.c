@@ -273,6 +273,23 @@ static int group_running(pid_t pgid)
     return running;
 }
 
+int fl_pgroup_running(const struct fl_proc *p, bool *running)
+{
+    if (!p || !running)
+        return EINVAL;
+    /* Unreaped, the leader's pid is still the group's and nobody else's. */
+    if (p->pid <= 0 || p->state_ == FL__PROC_REAPED)
+        return ESRCH;
+    int state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    int r = group_running(p->pid);
+    pthread_setcancelstate(state, NULL);
+    if (r < 0)
+        return ENOSYS;
+    *running = r > 0;
+    return 0;
+}
+
 /* Is anything the stop reaches still running, beyond the processes
  * themselves (which have ended)? -1: cannot tell. */
 static int rest_running(const struct fl__stopper *s)

@@ -293,3 +293,21 @@ TEST(killpg_refuses_a_reaped_handle_and_a_bad_signal)
     ASSERT_EQ(t_wait(&p), 0);
     ASSERT_ERR(fl_killpg(&p, SIGKILL), ESRCH);
 }
+
+TEST(pgroup_running_sees_the_rest_of_the_group_until_it_ends)
+{
+    struct fl_proc p;
+    pid_t member = start_shell_with_member(&p, FL_NEW_PGROUP, NULL, false);
+    bool running = false;
+    ASSERT_OK(fl_pgroup_running(&p, &running));
+    ASSERT(running);
+    kill(member, SIGKILL);
+    /* The shell's `wait` reaps the member and the shell ends: the group
+     * has nothing running left, its leader a zombie. */
+    siginfo_t si;
+    ASSERT_SYS(waitid(P_PID, (id_t)p.pid, &si, WEXITED | WNOWAIT));
+    ASSERT_OK(fl_pgroup_running(&p, &running));
+    ASSERT(!running);
+    t_wait(&p);
+    ASSERT_ERR(fl_pgroup_running(&p, &running), ESRCH);
+}

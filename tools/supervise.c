@@ -7,7 +7,6 @@
  * only reach its own process group, never a stranger that reused the pid. */
 #include "supervise.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -331,46 +330,12 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
     }
 }
 
-/* Is a process of group pgid still running? A zombie is not (a zombie
- * leader thread is, while its other threads run). Returns 1 or 0, or -1
- * when it cannot tell: no /proc, or one of another pid namespace. */
-static int group_running(pid_t pgid)
+/* Is a process of the group the child leads still running? 1 or 0, or
+ * -1 when it cannot tell (no /proc of this pid namespace). */
+static int group_running(const struct fl_proc *proc)
 {
-    char path[300], buf[512];
-    ssize_t n;
-    if (!proc_is_ours())
-        return -1;
-    DIR *dir = opendir("/proc");
-    if (!dir)
-        return -1;
-    int running = 0;
-    struct dirent *entry;
-    while (!running && (entry = readdir(dir))) {
-        if (entry->d_name[0] < '1' || entry->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;  /* gone meanwhile */
-        n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        buf[n] = '\0';
-        /* "PID (COMM) STATE PPID PGRP ... NUM_THREADS(20) ...": COMM may
-         * hold anything, ')' too. */
-        const char *p = strrchr(buf, ')');
-        char state;
-        int group;
-        long threads;
-        if (!p || sscanf(p + 1, " %c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
-                                "%*d %*d %*d %ld", &state, &group, &threads) != 3)
-            continue;
-        if (group == (int)pgid && ((state != 'Z' && state != 'X') || threads > 1))
-            running = 1;
-    }
-    closedir(dir);
-    return running;
+    bool running;
+    return fl_pgroup_running(proc, &running) ? -1 : running;
 }
 
 static void read_signals(struct fl_proc *proc, const struct supervise_options *opts,
@@ -392,7 +357,7 @@ static void wait_for_group(struct fl_proc *proc, const struct supervise_options 
 {
     int64_t interval = 5;  /* ms; grows to 100 */
     while (st->phase == STOPPING) {
-        int running = group_running(proc->pid);
+        int running = group_running(proc);
         if (running == 0)
             return;
         int64_t left = st->deadline - now_ms();
