@@ -537,6 +537,51 @@ TEST(foreground_and_reclaim)
     ASSERT_EQ(t_get_num(rep, "tty_sid"), pid);  /* the helper's session */
 }
 
+/* The helper of the failed-spawn case: in a new session on a pty, as
+ * above, a spawn with FL_FOREGROUND that fails at exec, after the
+ * terminal went to the child's group, must leave the terminal to this
+ * group again, not to the dead child's. Exit 0, or the failed check. */
+static int foreground_failed_helper(void)
+{
+    signal(SIGHUP, SIG_IGN);
+    if (setsid() < 0)
+        return 10;
+    int slave, m = open_pty_pair(&slave);
+    if (ioctl(slave, TIOCSCTTY, 0) < 0)
+        return 11;
+    struct fl_cmd cmd = {
+        .argv = (char *[]){ "/nonexistent/forkless-test", NULL },
+        .stdio = { { .kind = FL_FD, .fd = slave }, { .kind = FL_NULL }, { .kind = FL_NULL } },
+        .flags = FL_FOREGROUND,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    struct fl_error e;
+    if (fl_spawn(&cmd, &p, &e) != ENOENT || e.step != FL_STEP_EXEC)
+        return 12;
+    if (tcgetpgrp(slave) != getpgrp())
+        return 13;  /* left to the dead child's group */
+    close(slave);
+    close(m);
+    return 0;
+}
+
+TEST(foreground_failed_spawn_gives_the_terminal_back)
+{
+#if !FL_HAVE_ADDTCSETPGRP
+    UNSUPPORTED_ON_POSIX_SPAWN(&((struct fl_cmd){ .argv = PROBE("exit", "0"),
+                                                  .flags = FL_FOREGROUND,
+                                                  .backend = BACKEND }));
+#endif
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0)
+        _exit(foreground_failed_helper());
+    int st;
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    ASSERT_EXITED(st, 0);
+}
+
 TEST(foreground_not_a_terminal)
 {
     struct fl_cmd cmd = {
