@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "supervise.h"
 
 enum {
     RELAY_BUF = 16384,
@@ -62,7 +63,7 @@ static int kernel_default_termios(struct termios *t)
 
 int pty_relay_prepare(struct pty_relay *r, struct fl_cmd *cmd)
 {
-    r->term_fd = r->master = r->slave = r->winch_fd = r->signal_fd = -1;
+    r->term_fd = r->master = r->slave = r->job_fd = r->signal_fd = -1;
     r->wake[0] = r->wake[1] = -1;
     r->input_is_tty = isatty(0) && tcgetattr(0, &r->saved) == 0;
     if (r->input_is_tty) {
@@ -100,6 +101,9 @@ static void pass_size(const struct pty_relay *r)
     if (!r->size_given && r->term_fd >= 0 && ioctl(r->term_fd, TIOCGWINSZ, &ws) == 0)
         fl_pty_resize(r->master, ws.ws_row, ws.ws_col);
 }
+
+/* The signals that job_fd may read (pty_relay_start()). */
+static const int job_signals[] = { SIGWINCH, SIGTSTP, SIGCONT };
 
 static int64_t mono_ms(void)
 {
@@ -223,6 +227,56 @@ static size_t end_of_input(const struct pty_relay *r, char *buf, bool at_line_st
     return canonical && !at_line_start ? 2 : 1;
 }
 
+static void restore_terminal(struct pty_relay *r)
+{
+    if (r->raw)
+        tcsetattr(0, TCSADRAIN, &r->saved);
+    r->raw = false;
+}
+
+/* Our terminal raw, as it is for the run, from its settings now. Not
+ * from the background (continued by bg): the SIGCONT of a later fg
+ * comes here again. */
+static void enter_raw(struct pty_relay *r)
+{
+    if (!r->input_is_tty || r->raw || tcgetpgrp(0) != getpgrp() ||
+        tcgetattr(0, &r->saved) != 0)
+        return;
+    struct termios raw = r->saved;
+    cfmakeraw(&raw);
+    r->raw = tcsetattr(0, TCSANOW, &raw) == 0;
+}
+
+/* SIGTSTP from elsewhere (kill -TSTP; ^Z goes to the program): our
+ * terminal as it was, then stopped as a job is, the program left
+ * running; once continued, raw again (enter_raw()). */
+static void stop_self(struct pty_relay *r)
+{
+    restore_terminal(r);
+    stop_by_sigtstp();
+    enter_raw(r);
+    pass_size(r);  /* a resize while stopped */
+}
+
+/* What job_fd has read: SIGWINCH, and on a terminal SIGTSTP and SIGCONT. */
+static void on_job_signals(struct pty_relay *r)
+{
+    struct signalfd_siginfo si;
+    bool resized = false;
+    while (read(r->job_fd, &si, sizeof si) == (ssize_t)sizeof si) {
+        if (si.ssi_signo == SIGTSTP) {
+            stop_self(r);
+        } else if (si.ssi_signo == SIGCONT) {
+            enter_raw(r);
+            resized = true;
+        } else {
+            resized = true;
+        }
+    }
+    if (resized)
+        pass_size(r);
+}
+
 static void *relay_main(void *arg)
 {
     struct pty_relay *r = arg;
@@ -241,7 +295,7 @@ static void *relay_main(void *arg)
         p[n++] = (struct pollfd){ .fd = r->master,
                                   .events = POLLIN | (!r->draining && pending ? POLLOUT : 0) };
         int i_winch = n;
-        p[n++] = (struct pollfd){ .fd = r->winch_fd, .events = POLLIN };
+        p[n++] = (struct pollfd){ .fd = r->job_fd, .events = POLLIN };
         int timeout = add_watch(r, p, &n, &at);
         if (r->stop)
             break;
@@ -287,21 +341,10 @@ static void *relay_main(void *arg)
                 in_len = end_of_input(r, in, at_line_start);
             }
         }
-        if (p[i_winch].revents & POLLIN) {
-            struct signalfd_siginfo si;
-            while (read(r->winch_fd, &si, sizeof si) == (ssize_t)sizeof si)
-                ;
-            pass_size(r);
-        }
+        if (p[i_winch].revents & POLLIN)
+            on_job_signals(r);
     }
     return NULL;
-}
-
-static void restore_terminal(struct pty_relay *r)
-{
-    if (r->raw)
-        tcsetattr(0, TCSADRAIN, &r->saved);
-    r->raw = false;
 }
 
 static void undo(struct pty_relay *r)
@@ -309,15 +352,15 @@ static void undo(struct pty_relay *r)
     restore_terminal(r);
     close_fd(&r->master);
     close_fd(&r->slave);
-    close_fd(&r->winch_fd);
+    close_fd(&r->job_fd);
     close_fd(&r->wake[0]);
     close_fd(&r->wake[1]);
-    if (!sigismember(&r->old_mask, SIGWINCH)) {
-        sigset_t w;
-        sigemptyset(&w);
-        sigaddset(&w, SIGWINCH);
-        pthread_sigmask(SIG_UNBLOCK, &w, NULL);
-    }
+    sigset_t was_not;
+    sigemptyset(&was_not);
+    for (size_t i = 0; i < sizeof job_signals / sizeof *job_signals; i++)
+        if (!sigismember(&r->old_mask, job_signals[i]))
+            sigaddset(&was_not, job_signals[i]);
+    pthread_sigmask(SIG_UNBLOCK, &was_not, NULL);
 }
 
 /* A copy of the terminal side of master, for the relay: O_NOCTTY, not to
@@ -343,15 +386,19 @@ int pty_relay_start(struct pty_relay *r, int *master, int signal_fd)
     sigset_t w;
     sigemptyset(&w);
     sigaddset(&w, SIGWINCH);
-    /* Blocked here, in the thread that starts the relay's: both have it
-     * blocked, and only the signalfd takes it. */
+    if (r->input_is_tty) {
+        sigaddset(&w, SIGTSTP);
+        sigaddset(&w, SIGCONT);
+    }
+    /* Blocked here, in the thread that starts the relay's: both have
+     * them blocked, and only the signalfd takes them. */
     pthread_sigmask(SIG_BLOCK, &w, &r->old_mask);
     int err = 0;
     r->signal_fd = signal_fd;
     r->master = fcntl(*master, F_DUPFD_CLOEXEC, 3);
     if (r->master < 0 || fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK) < 0 ||
         (r->slave = open_terminal_side(r->master)) < 0 || pipe2(r->wake, O_CLOEXEC) < 0 ||
-        (r->winch_fd = signalfd(-1, &w, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+        (r->job_fd = signalfd(-1, &w, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
         err = errno;
     if (!err && r->input_is_tty) {
         struct termios raw = r->saved;

@@ -29,7 +29,7 @@ struct pty_relay {
     int master;                /* proc.pty's, O_NONBLOCK; the only one */
     int slave;                 /* the terminal side, until the child has ended */
     int wake[2];               /* written when the child has ended */
-    int winch_fd;              /* a signalfd for SIGWINCH */
+    int job_fd;                /* a signalfd: SIGWINCH; SIGTSTP, SIGCONT on a terminal */
     int signal_fd;             /* supervise's, read during the drain */
     bool draining;             /* the child has ended */
     int64_t deadline;          /* of the drain, CLOCK_MONOTONIC ms */

@@ -229,6 +229,20 @@ void supervise_tty_reclaim(const struct supervise_options *opts, pid_t pgid)
         fl_tty_reclaim(opts->job_tty);
 }
 
+void stop_by_sigtstp(void)
+{
+    struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(SIGTSTP, &dfl, &old);
+    sigset_t tstp, mask;
+    sigemptyset(&tstp);
+    sigaddset(&tstp, SIGTSTP);
+    pthread_sigmask(SIG_UNBLOCK, &tstp, &mask);
+    raise(SIGTSTP);  /* returns once continued */
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    sigaction(SIGTSTP, &old, NULL);
+}
+
 /* Job control of `forkless pipe`. The stages are a process group of their
  * own (the library's pipelines always are), which the terminal's
  * foreground group must be while forkless is, or a stage that reads it
@@ -254,16 +268,7 @@ static void job_stopped(struct fl_proc *proc, const struct supervise_options *op
     if (!stopped)
         return;
     supervise_tty_reclaim(opts, proc->pid);
-    struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(SIGTSTP, &dfl, &old);
-    sigset_t tstp, mask;
-    sigemptyset(&tstp);
-    sigaddset(&tstp, SIGTSTP);
-    pthread_sigmask(SIG_UNBLOCK, &tstp, &mask);
-    raise(SIGTSTP);  /* returns once continued */
-    pthread_sigmask(SIG_SETMASK, &mask, NULL);
-    sigaction(SIGTSTP, &old, NULL);
+    stop_by_sigtstp();
     supervise_tty_handoff(opts, proc->pid);
 }
 

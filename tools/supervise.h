@@ -85,6 +85,12 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
 /* The fd among 0-2 that is forkless's controlling terminal, or -1. */
 int supervise_job_tty(void);
 
+/* Stops forkless as a job is stopped, by SIGTSTP at its default (the
+ * shell sees it stop; an orphaned group has it discarded), whatever its
+ * disposition and this thread's mask; returns once continued, both as
+ * they were. */
+void stop_by_sigtstp(void);
+
 /* With opts->job_tty: if forkless's group is the terminal's foreground
  * group, makes the group pgid (the pipeline's) the foreground one instead,
  * then sends it SIGCONT, for a stage that read the terminal before and

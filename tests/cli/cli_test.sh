@@ -1854,6 +1854,46 @@ EOF
     expect_file "$T/size" "33 121"
 }
 
+# pty_tmux_stop: forkless --pty on the pane's terminal, stopped by a
+# SIGTSTP from elsewhere (kill, not ^Z: that goes to the program). Sets
+# FLPID and PANE_TTY; $T/before holds the terminal's settings before.
+pty_tmux_stop() {
+    tmux_start
+    cat >"$T/run.sh" <<EOF
+stty -g >"$T/before"
+sh -c 'echo \$\$ >$T/flpid; exec "$FL" run --pty -- sh -c "echo READY >$T/ready; while :; do sleep 0.1; done"'
+echo \$? >"$T/rc"
+EOF
+    tmux_run "$T/run.sh"
+    wait_for test -s "$T/ready"
+    FLPID=$(cat "$T/flpid")
+    BACKGROUND_PIDS+=("$FLPID")
+    PANE_TTY=$(tm display -p -t t '#{pane_tty}')
+    kill -TSTP "$FLPID"
+    wait_for is_stopped "$FLPID"
+}
+is_stopped() { [ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null)" = T ]; }
+pane_termios() { stty -g -F "$PANE_TTY"; }
+pane_is_raw() { stty -a -F "$PANE_TTY" | grep -qw -- -icanon; }
+
+case_pty_tmux_stopped_restores_the_terminal() {
+    pty_tmux_stop
+    [ "$(pane_termios)" = "$(cat "$T/before")" ] ||
+        fail "stopped, the terminal is $(pane_termios), before $(cat "$T/before")"
+    kill -CONT "$FLPID"
+}
+
+case_pty_tmux_continued_is_raw_again() {
+    pty_tmux_stop
+    kill -CONT "$FLPID"
+    wait_for pane_is_raw
+    kill -TERM "$FLPID"
+    wait_for test -s "$T/rc"
+    expect_file "$T/rc" 143
+    [ "$(pane_termios)" = "$(cat "$T/before")" ] ||
+        fail "after the run the terminal is $(pane_termios), before $(cat "$T/before")"
+}
+
 # ---------------------------------------------------------------- --time
 
 TIME_LINE='^forkless: elapsed [0-9]+\.[0-9]{3}s user [0-9]+\.[0-9]{3}s sys [0-9]+\.[0-9]{3}s maxrss [0-9]+KiB$'
