@@ -27,6 +27,10 @@ enum {
      * may take, when a descendant still holds the terminal or nobody
      * reads our stdout; as long as the library's eof_wait_ms. */
     DRAIN_MS = FL_EOF_WAIT_MS,
+    /* Past that deadline: at most this much more of what the terminal
+     * holds (about what a pty buffers), when the deadline passed while
+     * a slow reader of our stdout held the relay up. */
+    DRAIN_LATE_MAX = 65536,
 };
 
 int pty_parse_size(const char *s, unsigned short *rows, unsigned short *cols)
@@ -131,9 +135,10 @@ static void begin_drain(struct pty_relay *r)
 
 /* What every wait of the relay watches besides its own fds, added at
  * p[*n] (*at: its index, or -1): before the drain the wake pipe, during
- * it forkless's signals (supervise's signalfd) and the deadline. Returns
- * poll()'s timeout; sets r->stop when the deadline has passed. */
-static int add_watch(struct pty_relay *r, struct pollfd *p, int *n, int *at)
+ * it forkless's signals (supervise's signalfd). Returns poll()'s
+ * timeout: during the drain, when bounded, what is left to the
+ * deadline (0 once it has passed); otherwise none. */
+static int add_watch(struct pty_relay *r, struct pollfd *p, int *n, int *at, bool bounded)
 {
     *at = -1;
     if (!r->draining) {
@@ -145,22 +150,17 @@ static int add_watch(struct pty_relay *r, struct pollfd *p, int *n, int *at)
         *at = *n;
         p[(*n)++] = (struct pollfd){ .fd = r->signal_fd, .events = POLLIN };
     }
+    if (!bounded)
+        return -1;
     int64_t left = r->deadline - mono_ms();
-    if (left <= 0)
-        r->stop = true;
     return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
-/* After a poll() that returned k with add_watch()'s entry at p[at]: the
- * wake pipe starts the drain; during it the deadline, or a signal (the
- * child is reaped: it goes nowhere, and forkless exits as the child
- * did), ends it. */
-static void check_watch(struct pty_relay *r, const struct pollfd *p, int at, int k)
+/* After a poll() with add_watch()'s entry at p[at]: the wake pipe starts
+ * the drain; during it a signal (the child is reaped: the signal goes
+ * nowhere, and forkless exits as the child did) ends it, r->stop. */
+static void check_watch(struct pty_relay *r, const struct pollfd *p, int at)
 {
-    if (k == 0 && r->draining) {
-        r->stop = true;
-        return;
-    }
     if (at < 0 || !p[at].revents)
         return;
     if (!r->draining) {
@@ -176,22 +176,25 @@ static void check_watch(struct pty_relay *r, const struct pollfd *p, int at, int
 /* All of buf to fd 1, which may be a blocking pipe that nobody reads,
  * or non-blocking (an O_NONBLOCK file description we inherited): each
  * write waits for POLLOUT and is at most PIPE_BUF, which a pipe then
- * takes at once, so the wait also sees the drain begin and end. 0 (also
- * when r->stop ended it), or -1 once fd 1 takes no more (EPIPE). */
+ * takes at once, so the wait also sees the drain begin, and a signal
+ * during it. A slow reader is waited for, as by any writer of a pipe,
+ * unless forkless stopped the child (a signal passed on, the timeout):
+ * then only until the drain's deadline. 0 (also when that, or a signal,
+ * ended it: r->stop), or -1 once fd 1 takes no more (EPIPE). */
 static int write_out(struct pty_relay *r, const char *buf, size_t len)
 {
     while (len > 0) {
         struct pollfd p[2] = { { .fd = 1, .events = POLLOUT } };
         int n = 1, at;
-        int timeout = add_watch(r, p, &n, &at);
-        if (r->stop)
-            return 0;
+        int timeout = add_watch(r, p, &n, &at, r->interrupted);
         int k = poll(p, (nfds_t)n, timeout);
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0)
             return -1;
-        check_watch(r, p, at, k);
+        check_watch(r, p, at);
+        if (k == 0)
+            r->stop = true;
         if (r->stop)
             return 0;
         if (!p[0].revents)
@@ -283,7 +286,8 @@ static void *relay_main(void *arg)
     static char in[RELAY_BUF], out[RELAY_BUF];  /* one relay per process */
     size_t in_len = 0, in_off = 0;
     bool in_open = true, at_line_start = true;
-    while (!r->stop) {
+    size_t late = 0;  /* read past the deadline */
+    while (!r->stop && late < DRAIN_LATE_MAX) {
         struct pollfd p[4];
         int n = 0, i_in = -1, at;
         bool pending = in_off < in_len;
@@ -296,20 +300,20 @@ static void *relay_main(void *arg)
                                   .events = POLLIN | (!r->draining && pending ? POLLOUT : 0) };
         int i_winch = n;
         p[n++] = (struct pollfd){ .fd = r->job_fd, .events = POLLIN };
-        int timeout = add_watch(r, p, &n, &at);
-        if (r->stop)
-            break;
+        int timeout = add_watch(r, p, &n, &at, true);
         int k = poll(p, (nfds_t)n, timeout);
         if (k < 0 && errno == EINTR)
             continue;
-        if (k < 0)
-            break;
-        check_watch(r, p, at, k);
+        if (k <= 0)
+            break;  /* 0: past the drain's deadline, and nothing more came */
+        check_watch(r, p, at);
         if (r->stop)
             break;
         short mrev = p[i_master].revents;
         if (mrev & (POLLIN | POLLHUP | POLLERR)) {
             ssize_t got = read(r->master, out, sizeof out);
+            if (got > 0 && r->draining && mono_ms() >= r->deadline)
+                late += (size_t)got;
             if (got > 0 && write_out(r, out, (size_t)got) != 0) {
                 /* Nobody reads our stdout: the program's terminal hangs
                  * up, as when a terminal window is closed (SIGHUP to
@@ -422,10 +426,11 @@ int pty_relay_start(struct pty_relay *r, int *master, int signal_fd)
     return 0;
 }
 
-void pty_relay_finish(struct pty_relay *r)
+void pty_relay_finish(struct pty_relay *r, bool interrupted)
 {
     if (!r->started)
         return;
+    r->interrupted = interrupted;  /* read once the wake pipe is */
     while (write(r->wake[1], "x", 1) < 0 && errno == EINTR)
         ;
     pthread_join(r->thread, NULL);

@@ -34,6 +34,7 @@ struct pty_relay {
     bool draining;             /* the child has ended */
     int64_t deadline;          /* of the drain, CLOCK_MONOTONIC ms */
     bool stop;                 /* the drain is over */
+    bool interrupted;          /* forkless stopped the child: a bounded drain */
     sigset_t old_mask;
     pthread_t thread;
     bool started;
@@ -63,9 +64,12 @@ int pty_relay_prepare(struct pty_relay *r, struct fl_cmd *cmd);
 int pty_relay_start(struct pty_relay *r, int *master, int signal_fd);
 
 /* After the child has ended: relays what is left of its output until
- * EIO (every descendant has closed the terminal), for FL_EOF_WAIT_MS at
- * most, nor past a signal to forkless meanwhile, stops the thread, and
- * restores our terminal. Safe when nothing was started. */
-void pty_relay_finish(struct pty_relay *r);
+ * EIO (every descendant has closed the terminal), reading for
+ * FL_EOF_WAIT_MS at most (then only what the terminal holds), nor past a
+ * signal to forkless meanwhile, stops the thread, and restores our
+ * terminal. A slow reader of fd 1 is waited for, unless interrupted
+ * (forkless stopped the child: a signal it passed on, the timeout):
+ * then only until that deadline. Safe when nothing was started. */
+void pty_relay_finish(struct pty_relay *r, bool interrupted);
 
 #endif

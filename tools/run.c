@@ -237,8 +237,12 @@ static int run_command(struct run_options *o, int *die_by)
     }
 
     struct fl_result res;
+    bool interrupted = false;
+    o->supervise.interrupted = &interrupted;
     r = supervise(&proc, &o->supervise, &res);
-    pty_relay_finish(&o->pty);  /* our terminal as it was, before any message */
+    o->supervise.interrupted = NULL;  /* it pointed into this frame */
+    /* Our terminal as it was, before any message. */
+    pty_relay_finish(&o->pty, interrupted);
     supervise_end(&o->supervise);
     pid_t pid = proc.pid;
     fl_close(&proc);

@@ -286,6 +286,8 @@ static bool passed_on(const struct supervise_options *opts, const struct signalf
 static void time_up(struct fl_proc *proc, const struct supervise_options *opts,
                     struct state *st)
 {
+    if (opts->interrupted)
+        *opts->interrupted = true;
     if (st->phase == KILLED)
         return;
     if (st->phase == RUNNING) {
@@ -317,6 +319,8 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
                       struct state *st, const struct signalfd_siginfo *si)
 {
     int sig = (int)si->ssi_signo;
+    if (sig != SIGCHLD && opts->interrupted)
+        *opts->interrupted = true;
     if (sig == SIGCHLD) {
         if (opts->kill_tree)
             tree_reap(&st->tree, proc->pid);

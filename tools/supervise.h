@@ -47,6 +47,9 @@ struct supervise_options {
      * free_run_options(). */
     pid_t *tree_foreign;
     size_t tree_nforeign;
+    /* If not NULL: set once forkless passes a signal on or the time
+     * runs out. */
+    bool *interrupted;
     /* `forkless pipe` on its controlling terminal (that fd, else -1): job
      * control, see supervise_tty_handoff(). SIGCHLD is then handled too,
      * to see a stage stop. */
