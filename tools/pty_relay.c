@@ -298,7 +298,7 @@ static void *relay_main(void *arg)
         int i_master = n;
         p[n++] = (struct pollfd){ .fd = r->master,
                                   .events = POLLIN | (!r->draining && pending ? POLLOUT : 0) };
-        int i_winch = n;
+        int i_job = n;
         p[n++] = (struct pollfd){ .fd = r->job_fd, .events = POLLIN };
         int timeout = add_watch(r, p, &n, &at, true);
         int k = poll(p, (nfds_t)n, timeout);
@@ -345,7 +345,7 @@ static void *relay_main(void *arg)
                 in_len = end_of_input(r, in, at_line_start);
             }
         }
-        if (p[i_winch].revents & POLLIN)
+        if (p[i_job].revents & POLLIN)
             on_job_signals(r);
     }
     return NULL;
