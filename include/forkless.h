@@ -239,7 +239,13 @@ enum fl_flags {
      * exec, with SIGTTOU blocked around it so that the child is never
      * stopped for it: the program never starts in the background, and
      * no race with its first read of the terminal. fl_tty_reclaim()
-     * takes the terminal back. Not with FL_SETSID, FL_SETCTTY or
+     * takes the terminal back. A spawn that fails after the terminal
+     * was handed over (at exec, say) gives it back itself: if its
+     * foreground group is the dead child's (no process left in it), it
+     * goes to the caller's group again, through the caller's fd that
+     * the child's came from (stdio FL_FD or FL_INHERIT, or an fd map),
+     * with SIGTTOU blocked in the calling thread; never taken from
+     * another, live group. Not with FL_SETSID, FL_SETCTTY or
      * FL_PTY, whose new session cannot use the caller's terminal
      * (EINVAL). The posix_spawn backend uses
      * posix_spawn_file_actions_addtcsetpgrp_np() (glibc 2.35 and

@@ -155,6 +155,13 @@ FL__HIDDEN int fl__tty_check(const struct fl_cmd *cmd, struct fl_error *e);
 /* Opens the pty of FL_PTY streams and sets it up, and fills the plan's
  * terminal fields (the flags the terminal steps imply among them). */
 FL__HIDDEN int fl__plan_tty(struct fl__plan *p, struct fl_error *e);
+/* After a failed spawn with FL_FOREGROUND: the child may have made its
+ * group the terminal's foreground one before the step that failed; if
+ * the terminal's foreground group (seen through the caller's fd that
+ * the child's came from) has no process left, it goes back to the
+ * caller's group (fl_tty_reclaim). Never from a live group: another
+ * job's, or the one of FL_JOIN_PGROUP. Keeps errno. */
+FL__HIDDEN void fl__tty_give_back(const struct fl__plan *p);
 /* Is the child's fd (0-2) set by an fd map rather than by .stdio? */
 FL__HIDDEN bool fl__stdio_mapped(const struct fl_cmd *cmd, int fd);
 

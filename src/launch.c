@@ -400,6 +400,8 @@ int fl__launch_settle(struct fl_proc *proc)
             fl__reap(proc->pid, -1);
         proc->state_ = FL__PROC_REAPED;
     }
+    if (err)  /* FL_FOREGROUND: the terminal back from a group that is gone */
+        fl__tty_give_back(&l->plan);
     release(l);
     if (!err) {
         free(l);

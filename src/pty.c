@@ -126,6 +126,41 @@ int fl__plan_tty(struct fl__plan *p, struct fl_error *e)
     return 0;
 }
 
+/* The caller's fd that the child's fd fd is a copy of: inherited (no
+ * step for it), or the source of the last dup onto it; -1 for a file
+ * the child opens itself. */
+static int parent_fd_of(const struct fl__plan *p, int fd)
+{
+    for (int hops = 0; hops < 3; hops++) {
+        const struct fl__act *last = NULL;
+        for (size_t i = 0; i < p->nacts; i++)
+            if (p->acts[i].child_fd == fd)
+                last = &p->acts[i];
+        if (!last)
+            return fd;
+        if (last->kind != FL__ACT_DUP)
+            return -1;
+        if (last->staged_fd != -2)
+            return last->src_fd;
+        fd = last->src_fd;  /* FL_TO_STDOUT: the child's own fd 1 */
+    }
+    return -1;
+}
+
+void fl__tty_give_back(const struct fl__plan *p)
+{
+    if (p->fg_fd < 0)
+        return;
+    int fd = parent_fd_of(p, p->fg_fd);
+    if (fd < 0)
+        return;
+    int saved = errno;
+    pid_t fg = tcgetpgrp(fd);
+    if (fg > 0 && fg != getpgrp() && kill(-fg, 0) < 0 && errno == ESRCH)
+        fl_tty_reclaim(fd);
+    errno = saved;
+}
+
 int fl_pty_resize(int fd, unsigned short rows, unsigned short cols)
 {
     int saved = errno;

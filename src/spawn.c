@@ -113,6 +113,8 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
         else
             r = fl__spawn_clone(p, proc, e);
     }
+    if (r)  /* FL_FOREGROUND: the terminal back from a group that is gone */
+        fl__tty_give_back(p);
     if (!r) {
         for (int i = 0; i < 3; i++) {
             proc->stdio[i] = p->pipe_parent[i];

@@ -465,21 +465,49 @@ TEST(setctty_not_a_terminal)
     ASSERT_STR_CONTAINS(fl_error_format(&e, buf, sizeof buf), "setctty");
 }
 
-/* The helper of the foreground case: in a new session whose controlling
- * terminal is a pty, it starts the probe in the foreground, then takes
- * the terminal back, from the background, where SIGTTOU would stop it;
- * then that terminal is refused as another session's controlling
- * terminal. Exit 0, or the number of the check that failed. */
-static int foreground_helper(char *out)
+/* Runs helper(slave, arg) in a forked child that leads a new session
+ * whose controlling terminal is a pty (slave: its terminal side), and
+ * asserts that it exits 0 (else the number of the check that failed).
+ * Returns its pid, or 0 when the backend cannot (the case has passed).
+ * Closing the master at the end hangs the terminal up: SIGHUP for the
+ * session leader, ignored. For FL_FOREGROUND, which posix_spawn has
+ * only with a tcsetpgrp file action. */
+static pid_t on_own_terminal(int (*helper)(int slave, void *arg), void *arg)
 {
-    /* Closing the master at the end hangs the terminal up: SIGHUP for
-     * the session leader. */
-    signal(SIGHUP, SIG_IGN);
-    if (setsid() < 0)
-        return 10;
-    int slave, m = open_pty_pair(&slave);
-    if (ioctl(slave, TIOCSCTTY, 0) < 0)
-        return 11;
+#if !FL_HAVE_ADDTCSETPGRP
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN) {
+        UNSUPPORTED_ON_POSIX_SPAWN(&((struct fl_cmd){ .argv = PROBE("exit", "0"),
+                                                      .flags = FL_FOREGROUND,
+                                                      .backend = BACKEND }));
+        return 0;
+    }
+#endif
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        signal(SIGHUP, SIG_IGN);
+        if (setsid() < 0)
+            _exit(10);
+        int slave, m = open_pty_pair(&slave);
+        if (ioctl(slave, TIOCSCTTY, 0) < 0)
+            _exit(11);
+        int r = helper(slave, arg);
+        close(slave);
+        close(m);
+        _exit(r);
+    }
+    int st;
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    ASSERT_EXITED(st, 0);
+    return pid;
+}
+
+/* The foreground case, on its own terminal: it starts the probe in the
+ * foreground, then takes the terminal back, from the background, where
+ * SIGTTOU would stop it; then that terminal is refused as another
+ * session's controlling terminal. */
+static int foreground_helper(int slave, void *out)
+{
     struct fl_cmd cmd = {
         .argv = PROBE("--out", out, "tty"),
         .stdio = { { .kind = FL_FD, .fd = slave }, { .kind = FL_NULL }, { .kind = FL_NULL } },
@@ -510,31 +538,46 @@ static int foreground_helper(char *out)
     if (BACKEND == FL_BACKEND_POSIX_SPAWN ? r != ENOTSUP
                                           : r != EPERM || e.step != FL_STEP_SETCTTY)
         return 17;
-    close(slave);
-    close(m);
     return 0;
 }
 
 TEST(foreground_and_reclaim)
 {
-#if !FL_HAVE_ADDTCSETPGRP
-    UNSUPPORTED_ON_POSIX_SPAWN(&((struct fl_cmd){ .argv = PROBE("exit", "0"),
-                                                  .flags = FL_FOREGROUND,
-                                                  .backend = BACKEND }));
-#endif
     char *out = out_file();
-    pid_t pid = fork();
-    ASSERT_SYS(pid);
-    if (pid == 0)
-        _exit(foreground_helper(out));
-    int st;
-    ASSERT_SYS(waitpid(pid, &st, 0));
-    ASSERT_EXITED(st, 0);
+    pid_t pid = on_own_terminal(foreground_helper, out);
+    if (!pid)
+        return;
     char *rep = t_read_file(out);
     long long child = t_get_num(rep, "tty_pid");
     ASSERT_EQ(t_get_num(rep, "tty_pgid"), child);
     ASSERT_EQ(t_get_num(rep, "tcpgrp"), child);
     ASSERT_EQ(t_get_num(rep, "tty_sid"), pid);  /* the helper's session */
+}
+
+/* On its own terminal: a spawn with FL_FOREGROUND that fails at exec,
+ * after the terminal went to the child's group, must leave the terminal
+ * to this group again, not to the dead child's. */
+static int foreground_failed_helper(int slave, void *unused)
+{
+    (void)unused;
+    struct fl_cmd cmd = {
+        .argv = (char *[]){ "/nonexistent/forkless-test", NULL },
+        .stdio = { { .kind = FL_FD, .fd = slave }, { .kind = FL_NULL }, { .kind = FL_NULL } },
+        .flags = FL_FOREGROUND,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    struct fl_error e;
+    if (fl_spawn(&cmd, &p, &e) != ENOENT || e.step != FL_STEP_EXEC)
+        return 12;
+    if (tcgetpgrp(slave) != getpgrp())
+        return 13;  /* left to the dead child's group */
+    return 0;
+}
+
+TEST(foreground_failed_spawn_gives_the_terminal_back)
+{
+    on_own_terminal(foreground_failed_helper, NULL);
 }
 
 TEST(foreground_not_a_terminal)

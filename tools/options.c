@@ -399,9 +399,17 @@ static int finish_options(struct run_options *o)
         return -1;
     }
     if (o->pty.enabled) {
-        for (int fd = 0; fd < 3; fd++)
+        bool on_pty = false;
+        for (int fd = 0; fd < 3; fd++) {
             if (cmd->stdio[fd].kind == FL_INHERIT)
                 cmd->stdio[fd].kind = FL_PTY;
+            on_pty = on_pty || cmd->stdio[fd].kind == FL_PTY;
+        }
+        if (!on_pty) {
+            cli_error("--pty: no standard stream is left on the terminal (--stdin, "
+                      "--stdout and --stderr redirect them all)");
+            return -1;
+        }
         cmd->flags |= FL_SETSID;
         if (pty_relay_prepare(&o->pty, cmd) != 0)
             return -1;

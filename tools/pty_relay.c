@@ -8,21 +8,29 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "supervise.h"
 
 enum {
     RELAY_BUF = 16384,
-    /* After the program has ended: how long the output may pause before
-     * the relay stops, when a descendant still holds the terminal. */
-    DRAIN_IDLE_MS = 200,
+    /* After the program has ended: how long what is left of its output
+     * may take, when a descendant still holds the terminal or nobody
+     * reads our stdout; as long as the library's eof_wait_ms. */
+    DRAIN_MS = FL_EOF_WAIT_MS,
+    /* Past that deadline: at most this much more of what the terminal
+     * holds (about what a pty buffers), when the deadline passed while
+     * a slow reader of our stdout held the relay up. */
+    DRAIN_LATE_MAX = 65536,
 };
 
 int pty_parse_size(const char *s, unsigned short *rows, unsigned short *cols)
@@ -59,7 +67,7 @@ static int kernel_default_termios(struct termios *t)
 
 int pty_relay_prepare(struct pty_relay *r, struct fl_cmd *cmd)
 {
-    r->term_fd = r->master = r->winch_fd = -1;
+    r->term_fd = r->master = r->slave = r->job_fd = r->signal_fd = -1;
     r->wake[0] = r->wake[1] = -1;
     r->input_is_tty = isatty(0) && tcgetattr(0, &r->saved) == 0;
     if (r->input_is_tty) {
@@ -89,26 +97,110 @@ int pty_relay_prepare(struct pty_relay *r, struct fl_cmd *cmd)
     return 0;
 }
 
-/* Our terminal's size to the program's (a SIGWINCH came). */
+/* Our terminal's size to the program's (a SIGWINCH came), unless
+ * --pty-size fixed it. */
 static void pass_size(const struct pty_relay *r)
 {
     struct winsize ws;
-    if (r->term_fd >= 0 && ioctl(r->term_fd, TIOCGWINSZ, &ws) == 0)
+    if (!r->size_given && r->term_fd >= 0 && ioctl(r->term_fd, TIOCGWINSZ, &ws) == 0)
         fl_pty_resize(r->master, ws.ws_row, ws.ws_col);
 }
 
-/* All of buf to fd 1, which may be non-blocking (an O_NONBLOCK file
- * description we inherited). 0, or -1 once it cannot take more. */
-static int write_out(const char *buf, size_t len)
+/* The signals that job_fd may read (pty_relay_start()). */
+static const int job_signals[] = { SIGWINCH, SIGTSTP, SIGCONT };
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+/* The child has ended: our copy of the terminal side goes, so that EIO
+ * on the master says that every descendant has closed it too, and what
+ * is left of the output has until the deadline. */
+static void begin_drain(struct pty_relay *r)
+{
+    r->draining = true;
+    r->deadline = mono_ms() + DRAIN_MS;
+    close_fd(&r->slave);
+}
+
+/* What every wait of the relay watches besides its own fds, added at
+ * p[*n] (*at: its index, or -1): before the drain the wake pipe, during
+ * it forkless's signals (supervise's signalfd). Returns poll()'s
+ * timeout: during the drain, when bounded, what is left to the
+ * deadline (0 once it has passed); otherwise none. */
+static int add_watch(struct pty_relay *r, struct pollfd *p, int *n, int *at, bool bounded)
+{
+    *at = -1;
+    if (!r->draining) {
+        *at = *n;
+        p[(*n)++] = (struct pollfd){ .fd = r->wake[0], .events = POLLIN };
+        return -1;
+    }
+    if (r->signal_fd >= 0) {
+        *at = *n;
+        p[(*n)++] = (struct pollfd){ .fd = r->signal_fd, .events = POLLIN };
+    }
+    if (!bounded)
+        return -1;
+    int64_t left = r->deadline - mono_ms();
+    return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+}
+
+/* After a poll() with add_watch()'s entry at p[at]: the wake pipe starts
+ * the drain; during it a signal (the child is reaped: the signal goes
+ * nowhere, and forkless exits as the child did) ends it, r->stop. */
+static void check_watch(struct pty_relay *r, const struct pollfd *p, int at)
+{
+    if (at < 0 || !p[at].revents)
+        return;
+    if (!r->draining) {
+        begin_drain(r);
+        return;
+    }
+    struct signalfd_siginfo si;
+    while (read(r->signal_fd, &si, sizeof si) == (ssize_t)sizeof si)
+        if (si.ssi_signo != SIGCHLD)
+            r->stop = true;
+}
+
+/* All of buf to fd 1, which may be a blocking pipe that nobody reads,
+ * or non-blocking (an O_NONBLOCK file description we inherited): each
+ * write waits for POLLOUT and is at most PIPE_BUF, which a pipe then
+ * takes at once, so the wait also sees the drain begin, and a signal
+ * during it. A slow reader is waited for, as by any writer of a pipe,
+ * unless forkless stopped the child (a signal passed on, the timeout):
+ * then only until the drain's deadline. 0 (also when that, or a signal,
+ * ended it: r->stop), or -1 once fd 1 takes no more (EPIPE). */
+static int write_out(struct pty_relay *r, const char *buf, size_t len)
 {
     while (len > 0) {
-        ssize_t w = write(1, buf, len);
-        if (w < 0 && errno == EAGAIN) {
-            struct pollfd p = { .fd = 1, .events = POLLOUT };
-            poll(&p, 1, -1);
+        struct pollfd p[2] = { { .fd = 1, .events = POLLOUT } };
+        int n = 1, at;
+        int timeout = add_watch(r, p, &n, &at, r->interrupted);
+        int k = poll(p, (nfds_t)n, timeout);
+        if (k < 0 && errno == EINTR)
             continue;
-        }
-        if (w < 0 && errno == EINTR)
+        if (k < 0)
+            return -1;
+        check_watch(r, p, at);
+        if (k == 0)
+            r->stop = true;
+        if (r->stop)
+            return 0;
+        if (!p[0].revents)
+            continue;
+        ssize_t w = write(1, buf, len < PIPE_BUF ? len : PIPE_BUF);
+        if (w < 0 && (errno == EAGAIN || errno == EINTR))
             continue;
         if (w <= 0)
             return -1;
@@ -119,16 +211,73 @@ static int write_out(const char *buf, size_t len)
 }
 
 /* Our input has ended: a terminal cannot be half-closed, so the program
- * gets its terminal's end-of-file character, VEOF, as if typed: once
+ * gets its terminal's end-of-file character, VEOF (^D where it is
+ * disabled), as if typed, as script(1) sends it. In canonical mode once
  * after a whole line, twice after a partial one (the first ends the
- * line). In non-canonical mode there is no end-of-file to send. */
+ * line); in non-canonical mode once, a byte for the program to read (a
+ * line editor such as bash's reads it as the end). */
 static size_t end_of_input(const struct pty_relay *r, char *buf, bool at_line_start)
 {
     struct termios t;
-    if (tcgetattr(r->master, &t) != 0 || !(t.c_lflag & ICANON))
-        return 0;
-    buf[0] = buf[1] = (char)t.c_cc[VEOF];
-    return at_line_start ? 1 : 2;
+    bool canonical = true;
+    cc_t eof = CEOF;
+    if (tcgetattr(r->master, &t) == 0) {
+        canonical = (t.c_lflag & ICANON) != 0;
+        if (t.c_cc[VEOF] != _POSIX_VDISABLE)
+            eof = t.c_cc[VEOF];
+    }
+    buf[0] = buf[1] = (char)eof;
+    return canonical && !at_line_start ? 2 : 1;
+}
+
+static void restore_terminal(struct pty_relay *r)
+{
+    if (r->raw)
+        tcsetattr(0, TCSADRAIN, &r->saved);
+    r->raw = false;
+}
+
+/* Our terminal raw, as it is for the run, from its settings now. Not
+ * from the background (continued by bg): the SIGCONT of a later fg
+ * comes here again. */
+static void enter_raw(struct pty_relay *r)
+{
+    if (!r->input_is_tty || r->raw || tcgetpgrp(0) != getpgrp() ||
+        tcgetattr(0, &r->saved) != 0)
+        return;
+    struct termios raw = r->saved;
+    cfmakeraw(&raw);
+    r->raw = tcsetattr(0, TCSANOW, &raw) == 0;
+}
+
+/* SIGTSTP from elsewhere (kill -TSTP; ^Z goes to the program): our
+ * terminal as it was, then stopped as a job is, the program left
+ * running; once continued, raw again (enter_raw()). */
+static void stop_self(struct pty_relay *r)
+{
+    restore_terminal(r);
+    stop_by_sigtstp();
+    enter_raw(r);
+    pass_size(r);  /* a resize while stopped */
+}
+
+/* What job_fd has read: SIGWINCH, and on a terminal SIGTSTP and SIGCONT. */
+static void on_job_signals(struct pty_relay *r)
+{
+    struct signalfd_siginfo si;
+    bool resized = false;
+    while (read(r->job_fd, &si, sizeof si) == (ssize_t)sizeof si) {
+        if (si.ssi_signo == SIGTSTP) {
+            stop_self(r);
+        } else if (si.ssi_signo == SIGCONT) {
+            enter_raw(r);
+            resized = true;
+        } else {
+            resized = true;
+        }
+    }
+    if (resized)
+        pass_size(r);
 }
 
 static void *relay_main(void *arg)
@@ -136,36 +285,45 @@ static void *relay_main(void *arg)
     struct pty_relay *r = arg;
     static char in[RELAY_BUF], out[RELAY_BUF];  /* one relay per process */
     size_t in_len = 0, in_off = 0;
-    bool in_open = true, at_line_start = true, out_open = true, draining = false;
-    for (;;) {
+    bool in_open = true, at_line_start = true;
+    size_t late = 0;  /* read past the deadline */
+    while (!r->stop && late < DRAIN_LATE_MAX) {
         struct pollfd p[4];
-        int n = 0, i_in = -1, i_wake = -1;
+        int n = 0, i_in = -1, at;
         bool pending = in_off < in_len;
-        if (!draining && in_open && !pending) {
+        if (!r->draining && in_open && !pending) {
             i_in = n;
             p[n++] = (struct pollfd){ .fd = 0, .events = POLLIN };
         }
         int i_master = n;
         p[n++] = (struct pollfd){ .fd = r->master,
-                                  .events = POLLIN | (!draining && pending ? POLLOUT : 0) };
-        int i_winch = n;
-        p[n++] = (struct pollfd){ .fd = r->winch_fd, .events = POLLIN };
-        if (!draining) {
-            i_wake = n;
-            p[n++] = (struct pollfd){ .fd = r->wake[0], .events = POLLIN };
-        }
-        int k = poll(p, (nfds_t)n, draining ? DRAIN_IDLE_MS : -1);
+                                  .events = POLLIN | (!r->draining && pending ? POLLOUT : 0) };
+        int i_job = n;
+        p[n++] = (struct pollfd){ .fd = r->job_fd, .events = POLLIN };
+        int timeout = add_watch(r, p, &n, &at, true);
+        int k = poll(p, (nfds_t)n, timeout);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
-            break;  /* drained: nothing came for a while */
+            break;  /* 0: past the drain's deadline, and nothing more came */
+        check_watch(r, p, at);
+        if (r->stop)
+            break;
         short mrev = p[i_master].revents;
         if (mrev & (POLLIN | POLLHUP | POLLERR)) {
             ssize_t got = read(r->master, out, sizeof out);
-            if (got > 0 && out_open)
-                out_open = write_out(out, (size_t)got) == 0;
-            /* EIO: every process has closed the terminal side, the end
-             * of the output (see "Terminals" in forkless.h). */
+            if (got > 0 && r->draining && mono_ms() >= r->deadline)
+                late += (size_t)got;
+            if (got > 0 && write_out(r, out, (size_t)got) != 0) {
+                /* Nobody reads our stdout: the program's terminal hangs
+                 * up, as when a terminal window is closed (SIGHUP to
+                 * its session, then EIO). */
+                close_fd(&r->master);
+                break;
+            }
+            /* EIO: every process has closed the terminal side (we hold
+             * it too until the child has ended), the end of the output
+             * (see "Terminals" in forkless.h). */
             if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
                 break;
         }
@@ -187,62 +345,64 @@ static void *relay_main(void *arg)
                 in_len = end_of_input(r, in, at_line_start);
             }
         }
-        if (p[i_winch].revents & POLLIN) {
-            struct signalfd_siginfo si;
-            while (read(r->winch_fd, &si, sizeof si) == (ssize_t)sizeof si)
-                ;
-            pass_size(r);
-        }
-        if (i_wake >= 0 && p[i_wake].revents)
-            draining = true;
+        if (p[i_job].revents & POLLIN)
+            on_job_signals(r);
     }
     return NULL;
-}
-
-static void close_fd(int *fd)
-{
-    if (*fd >= 0)
-        close(*fd);
-    *fd = -1;
-}
-
-static void restore_terminal(struct pty_relay *r)
-{
-    if (r->raw)
-        tcsetattr(0, TCSADRAIN, &r->saved);
-    r->raw = false;
 }
 
 static void undo(struct pty_relay *r)
 {
     restore_terminal(r);
     close_fd(&r->master);
-    close_fd(&r->winch_fd);
+    close_fd(&r->slave);
+    close_fd(&r->job_fd);
     close_fd(&r->wake[0]);
     close_fd(&r->wake[1]);
-    if (!sigismember(&r->old_mask, SIGWINCH)) {
-        sigset_t w;
-        sigemptyset(&w);
-        sigaddset(&w, SIGWINCH);
-        pthread_sigmask(SIG_UNBLOCK, &w, NULL);
-    }
+    sigset_t was_not;
+    sigemptyset(&was_not);
+    for (size_t i = 0; i < sizeof job_signals / sizeof *job_signals; i++)
+        if (!sigismember(&r->old_mask, job_signals[i]))
+            sigaddset(&was_not, job_signals[i]);
+    pthread_sigmask(SIG_UNBLOCK, &was_not, NULL);
 }
 
-int pty_relay_start(struct pty_relay *r, int master)
+/* A copy of the terminal side of master, for the relay: O_NOCTTY, not to
+ * become our controlling terminal. TIOCGPTPEER (Linux 4.13), else by
+ * its name. -1 and errno if neither works. */
+static int open_terminal_side(int master)
 {
-    if (!r->enabled || master < 0)
+#ifdef TIOCGPTPEER
+    int fd = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (fd >= 0)
+        return fd;
+#endif
+    char name[128];
+    if (ptsname_r(master, name, sizeof name) != 0)
+        return -1;
+    return open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+}
+
+int pty_relay_start(struct pty_relay *r, int *master, int signal_fd)
+{
+    if (!r->enabled || *master < 0)
         return 0;
     sigset_t w;
     sigemptyset(&w);
     sigaddset(&w, SIGWINCH);
-    /* Blocked here, in the thread that starts the relay's: both have it
-     * blocked, and only the signalfd takes it. */
+    if (r->input_is_tty) {
+        sigaddset(&w, SIGTSTP);
+        sigaddset(&w, SIGCONT);
+    }
+    /* Blocked here, in the thread that starts the relay's: both have
+     * them blocked, and only the signalfd takes them. */
     pthread_sigmask(SIG_BLOCK, &w, &r->old_mask);
     int err = 0;
-    r->master = fcntl(master, F_DUPFD_CLOEXEC, 3);
+    r->signal_fd = signal_fd;
+    r->master = fcntl(*master, F_DUPFD_CLOEXEC, 3);
     if (r->master < 0 || fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK) < 0 ||
-        pipe2(r->wake, O_CLOEXEC) < 0 ||
-        (r->winch_fd = signalfd(-1, &w, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+        (r->slave = open_terminal_side(r->master)) < 0 || pipe2(r->wake, O_CLOEXEC) < 0 ||
+        (r->job_fd = signalfd(-1, &w, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
         err = errno;
     if (!err && r->input_is_tty) {
         struct termios raw = r->saved;
@@ -252,21 +412,25 @@ int pty_relay_start(struct pty_relay *r, int master)
         else
             r->raw = true;
     }
-    pass_size(r);  /* a resize since pty_relay_prepare() */
+    if (!err)
+        pass_size(r);  /* a resize since pty_relay_prepare() */
     if (!err)
         err = pthread_create(&r->thread, NULL, relay_main, r);
     if (err) {
         undo(r);
         return err;
     }
+    /* The relay's copy is then the only master: closing it hangs up. */
+    close_fd(master);
     r->started = true;
     return 0;
 }
 
-void pty_relay_finish(struct pty_relay *r)
+void pty_relay_finish(struct pty_relay *r, bool interrupted)
 {
     if (!r->started)
         return;
+    r->interrupted = interrupted;  /* read once the wake pipe is */
     while (write(r->wake[1], "x", 1) < 0 && errno == EINTR)
         ;
     pthread_join(r->thread, NULL);

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <termios.h>
 
 #include "forkless.h"
@@ -25,9 +26,15 @@ struct pty_relay {
     bool raw;                  /* term_fd is in raw mode: restore saved */
     struct termios saved;
     /* While the relay runs (pty_relay_start() to pty_relay_finish()). */
-    int master;                /* a copy of proc.pty, O_NONBLOCK */
+    int master;                /* proc.pty's, O_NONBLOCK; the only one */
+    int slave;                 /* the terminal side, until the child has ended */
     int wake[2];               /* written when the child has ended */
-    int winch_fd;              /* a signalfd for SIGWINCH */
+    int job_fd;                /* a signalfd: SIGWINCH; SIGTSTP, SIGCONT on a terminal */
+    int signal_fd;             /* supervise's, read during the drain */
+    bool draining;             /* the child has ended */
+    int64_t deadline;          /* of the drain, CLOCK_MONOTONIC ms */
+    bool stop;                 /* the drain is over */
+    bool interrupted;          /* forkless stopped the child: a bounded drain */
     sigset_t old_mask;
     pthread_t thread;
     bool started;
@@ -44,16 +51,25 @@ int pty_parse_size(const char *s, unsigned short *rows, unsigned short *cols);
 int pty_relay_prepare(struct pty_relay *r, struct fl_cmd *cmd);
 
 /* After the spawn: our terminal goes raw, and a thread relays fd 0 to
- * the master and the master to fd 1, passes SIGWINCH on as a resize,
- * and when fd 0 ends sends the terminal's VEOF. Nothing to do when
- * master is -1 (no stream on the pty). Returns 0 or an errno value, with
- * our terminal as it was. */
-int pty_relay_start(struct pty_relay *r, int master);
+ * the master and the master to fd 1, passes SIGWINCH on as a resize
+ * (not with --pty-size: that size is fixed), and when fd 0 ends sends
+ * the terminal's VEOF. It holds a copy of the terminal side until the
+ * child has ended, so that a program that closes its terminal and opens
+ * it again (/dev/tty) is still relayed. The relay takes *master (and
+ * sets it to -1): if nobody reads fd 1 any more (EPIPE), it closes it,
+ * and the program's terminal hangs up (SIGHUP). signal_fd is
+ * supervise's, read once the child has ended. Nothing to do when
+ * *master is -1 (no stream on the pty). Returns 0 or an errno value,
+ * with our terminal as it was and *master left alone. */
+int pty_relay_start(struct pty_relay *r, int *master, int signal_fd);
 
-/* After the child has ended: relays what is left of its output (until
- * EIO, or until nothing comes for a moment: a descendant may hold the
- * terminal), stops the thread, and restores our terminal. Safe when
- * nothing was started. */
-void pty_relay_finish(struct pty_relay *r);
+/* After the child has ended: relays what is left of its output until
+ * EIO (every descendant has closed the terminal), reading for
+ * FL_EOF_WAIT_MS at most (then only what the terminal holds), nor past a
+ * signal to forkless meanwhile, stops the thread, and restores our
+ * terminal. A slow reader of fd 1 is waited for, unless interrupted
+ * (forkless stopped the child: a signal it passed on, the timeout):
+ * then only until that deadline. Safe when nothing was started. */
+void pty_relay_finish(struct pty_relay *r, bool interrupted);
 
 #endif

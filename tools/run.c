@@ -226,7 +226,7 @@ static int run_command(struct run_options *o, int *die_by)
     if (o->verbose)
         cli_error("started %s as pid %d with the %s backend", resolved, (int)proc.pid,
                   fl_backend_name(proc.backend));
-    r = pty_relay_start(&o->pty, proc.pty);
+    r = pty_relay_start(&o->pty, &proc.pty, o->supervise.signal_fd);
     if (r != 0) {
         cli_error("--pty: cannot relay the terminal: %s", strerror(r));
         fl_kill(&proc, SIGKILL);
@@ -237,8 +237,12 @@ static int run_command(struct run_options *o, int *die_by)
     }
 
     struct fl_result res;
+    bool interrupted = false;
+    o->supervise.interrupted = &interrupted;
     r = supervise(&proc, &o->supervise, &res);
-    pty_relay_finish(&o->pty);  /* our terminal as it was, before any message */
+    o->supervise.interrupted = NULL;  /* it pointed into this frame */
+    /* Our terminal as it was, before any message. */
+    pty_relay_finish(&o->pty, interrupted);
     supervise_end(&o->supervise);
     pid_t pid = proc.pid;
     fl_close(&proc);

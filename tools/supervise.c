@@ -228,6 +228,20 @@ void supervise_tty_reclaim(const struct supervise_options *opts, pid_t pgid)
         fl_tty_reclaim(opts->job_tty);
 }
 
+void stop_by_sigtstp(void)
+{
+    struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(SIGTSTP, &dfl, &old);
+    sigset_t tstp, mask;
+    sigemptyset(&tstp);
+    sigaddset(&tstp, SIGTSTP);
+    pthread_sigmask(SIG_UNBLOCK, &tstp, &mask);
+    raise(SIGTSTP);  /* returns once continued */
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    sigaction(SIGTSTP, &old, NULL);
+}
+
 /* Job control of `forkless pipe`. The stages are a process group of their
  * own (the library's pipelines always are), which the terminal's
  * foreground group must be while forkless is, or a stage that reads it
@@ -253,16 +267,7 @@ static void job_stopped(struct fl_proc *proc, const struct supervise_options *op
     if (!stopped)
         return;
     supervise_tty_reclaim(opts, proc->pid);
-    struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(SIGTSTP, &dfl, &old);
-    sigset_t tstp, mask;
-    sigemptyset(&tstp);
-    sigaddset(&tstp, SIGTSTP);
-    pthread_sigmask(SIG_UNBLOCK, &tstp, &mask);
-    raise(SIGTSTP);  /* returns once continued */
-    pthread_sigmask(SIG_SETMASK, &mask, NULL);
-    sigaction(SIGTSTP, &old, NULL);
+    stop_by_sigtstp();
     supervise_tty_handoff(opts, proc->pid);
 }
 
@@ -280,6 +285,8 @@ static bool passed_on(const struct supervise_options *opts, const struct signalf
 static void time_up(struct fl_proc *proc, const struct supervise_options *opts,
                     struct state *st)
 {
+    if (opts->interrupted)
+        *opts->interrupted = true;
     if (st->phase == KILLED)
         return;
     if (st->phase == RUNNING) {
@@ -311,6 +318,8 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
                       struct state *st, const struct signalfd_siginfo *si)
 {
     int sig = (int)si->ssi_signo;
+    if (sig != SIGCHLD && opts->interrupted)
+        *opts->interrupted = true;
     if (sig == SIGCHLD) {
         if (opts->kill_tree)
             tree_reap(&st->tree, proc->pid);

@@ -47,6 +47,9 @@ struct supervise_options {
      * free_run_options(). */
     pid_t *tree_foreign;
     size_t tree_nforeign;
+    /* If not NULL: set once forkless passes a signal on or the time
+     * runs out. */
+    bool *interrupted;
     /* `forkless pipe` on its controlling terminal (that fd, else -1): job
      * control, see supervise_tty_handoff(). SIGCHLD is then handled too,
      * to see a stage stop. */
@@ -84,6 +87,12 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
 
 /* The fd among 0-2 that is forkless's controlling terminal, or -1. */
 int supervise_job_tty(void);
+
+/* Stops forkless as a job is stopped, by SIGTSTP at its default (the
+ * shell sees it stop; an orphaned group has it discarded), whatever its
+ * disposition and this thread's mask; returns once continued, both as
+ * they were. */
+void stop_by_sigtstp(void);
 
 /* With opts->job_tty: if forkless's group is the terminal's foreground
  * group, makes the group pgid (the pipeline's) the foreground one instead,

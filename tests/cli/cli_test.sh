@@ -1676,6 +1676,95 @@ case_pty_exit_codes() {
     [ "$sid" = "$pid" ] || fail "sid $sid, pid $pid"
 }
 
+case_pty_every_stream_redirected() {
+    # Nothing would be on the terminal: refused, in plain words.
+    expect_bad_option run --pty --stdin /dev/null --stdout /dev/null --stderr /dev/null -- true
+    expect_err_has "--pty: no standard stream is left on the terminal"
+}
+
+case_pty_terminal_reopened() {
+    # A program that closes every fd of its terminal, then opens it again
+    # (/dev/tty), is still relayed: forkless holds the terminal side too.
+    timeout -s KILL 20 "$FL" run --pty -- sh -c 'exec </dev/null >/dev/null 2>/dev/null
+sleep 0.5; exec </dev/tty >/dev/tty 2>&1; echo back' </dev/null >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 0
+    [ "$(out_lines)" = back ] || fail "the program printed \"$(out)\"; stderr: $(err)"
+}
+
+case_pty_drain_ends_while_a_descendant_writes() {
+    # A descendant that keeps writing to the terminal after the program
+    # has ended is given up at the drain's deadline.
+    rm -f "$T/pid"
+    timeout -s KILL 20 "$FL" run --pty -- sh -c 'sh -c "trap \"\" HUP; echo \$\$ >\"\$0\"
+while :; do echo x; sleep 0.05; done" "$0" &
+while ! [ -s "$0" ]; do sleep 0.05; done; echo started' "$T/pid" </dev/null >"$T/out" 2>"$T/err"
+    STATUS=$?
+    file_has_pid "$T/pid" && BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    [ "$STATUS" -eq 0 ] || fail "exit status $STATUS, expected 0; stderr: $(err)"
+    out_lines | grep -qx started || fail "the program printed \"$(out)\""
+}
+
+case_pty_sigterm_while_stdout_is_full() {
+    # Nobody reads forkless's stdout: SIGTERM still ends the program and
+    # forkless, whose last writes are given up at the drain's deadline.
+    rm -f "$T/flpid" "$T/rc"
+    { sh -c 'echo $$ >"$0"; exec "$1" run --pty -- head -c 10000000 /dev/zero' "$T/flpid" "$FL" \
+        </dev/null 2>"$T/err"; echo $? >"$T/rc"; } | sleep 100 &
+    BACKGROUND_PIDS+=("$!")
+    wait_for file_has_pid "$T/flpid"
+    BACKGROUND_PIDS+=("$(cat "$T/flpid")")
+    wait_for pgrep -P "$(cat "$T/flpid")" head
+    kill -TERM "$(cat "$T/flpid")"
+    wait_for test -s "$T/rc"
+    expect_file "$T/rc" 143
+}
+
+case_pty_slow_reader_gets_everything() {
+    # A reader of forkless's stdout that takes its time once the program
+    # has ended (longer than the drain's deadline) still gets it all: the
+    # deadline is for a descendant that holds the terminal, and only a
+    # signal to forkless cuts a wait for the reader short.
+    rm -f "$T/pid"
+    timeout -s KILL 30 "$FL" run --pty -- sh -c 'echo $$ >"$0"; head -c 70000 /dev/zero; echo END' \
+        "$T/pid" </dev/null 2>"$T/err" |
+        { wait_for file_has_pid "$T/pid"; wait_for is_dead "$(cat "$T/pid")"; sleep 3; wc -c; } >"$T/out"
+    STATUS=${PIPESTATUS[0]}
+    expect_status 0
+    [ "$(tr -d ' ' <"$T/out")" = 70005 ] || fail "the reader got $(out) bytes, not 70005"
+}
+
+case_pty_stdout_closed_hangs_up() {
+    # The reader of forkless's stdout has gone (EPIPE): the relay stops
+    # and the program's terminal hangs up, which ends yes by SIGHUP.
+    timeout -s KILL 20 "$FL" run --pty -- yes </dev/null 2>"$T/err" | head -n 1 >"$T/out"
+    STATUS=${PIPESTATUS[0]}
+    expect_status 129
+    [ "$(out_lines)" = y ] || fail "head printed \"$(out)\""
+}
+
+case_pty_eof_in_non_canonical_mode() {
+    # Input that is not a terminal ends in the EOF character even when the
+    # program reads its terminal raw: it gets the byte, as from script(1).
+    command -v python3 >/dev/null || skip "no python3 for a program that reads its terminal raw"
+    rm -f "$T/raw"
+    { wait_for test -s "$T/raw"; printf 'abc'; } |
+        timeout -s KILL 20 "$FL" run --pty -- python3 -c '
+import os, sys, tty
+tty.setraw(0)
+open(sys.argv[1], "w").write("raw\n")
+got = b""
+while not got.endswith(b"\x04"):
+    b = os.read(0, 1)
+    if not b:
+        break
+    got += b
+sys.stdout.write(repr(got) + "\r\n")' "$T/raw" >"$T/out" 2>"$T/err"
+    STATUS=${PIPESTATUS[1]}
+    expect_status 0
+    [ "$(out_lines)" = "b'abc\\x04'" ] || fail "the program read \"$(out)\"; stderr: $(err)"
+}
+
 # tmux_start: a detached tmux session on a server of its own, running sh.
 TMUX_SOCK=
 tm() { tmux -S "$TMUX_SOCK" "$@"; }
@@ -1764,6 +1853,56 @@ EOF
     [ "$(cat "$T/rc")" = 143 ] || fail "exit status $(cat "$T/rc"), expected 143"
     cmp -s "$T/before" "$T/after" ||
         fail "stty -g before: $(cat "$T/before"), after: $(cat "$T/after")"
+}
+
+case_pty_tmux_size_given_on_a_terminal() {
+    # --pty-size wins over the size of forkless's own terminal.
+    tmux_start
+    cat >"$T/run.sh" <<EOF
+"$FL" run --pty --pty-size 33x121 -- sh -c 'stty size >$T/size'
+echo \$? >"$T/rc"
+EOF
+    tmux_run "$T/run.sh"
+    wait_for test -s "$T/rc"
+    expect_file "$T/rc" 0
+    expect_file "$T/size" "33 121"
+}
+
+# pty_tmux_stop: forkless --pty on the pane's terminal, stopped by a
+# SIGTSTP from elsewhere (kill, not ^Z: that goes to the program). Sets
+# FLPID and PANE_TTY; $T/before holds the terminal's settings before.
+pty_tmux_stop() {
+    tmux_start
+    cat >"$T/run.sh" <<EOF
+stty -g >"$T/before"
+sh -c 'echo \$\$ >$T/flpid; exec "$FL" run --pty -- sh -c "echo READY >$T/ready; while :; do sleep 0.1; done"'
+echo \$? >"$T/rc"
+EOF
+    tmux_run "$T/run.sh"
+    wait_for test -s "$T/ready"
+    FLPID=$(cat "$T/flpid")
+    BACKGROUND_PIDS+=("$FLPID")
+    PANE_TTY=$(tm display -p -t t '#{pane_tty}')
+    kill -TSTP "$FLPID"
+    wait_for is_stopped "$FLPID"
+}
+is_stopped() { [ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null)" = T ]; }
+pane_termios() { stty -g -F "$PANE_TTY"; }
+pane_is_raw() { stty -a -F "$PANE_TTY" | grep -qw -- -icanon; }
+
+case_pty_tmux_stopped_restores_the_terminal() {
+    pty_tmux_stop
+    [ "$(pane_termios)" = "$(cat "$T/before")" ] ||
+        fail "stopped, the terminal is $(pane_termios), before $(cat "$T/before")"
+    kill -CONT "$FLPID"
+}
+
+case_pty_tmux_continued_is_raw_again() {
+    pty_tmux_stop
+    kill -CONT "$FLPID"
+    wait_for pane_is_raw
+    kill -TERM "$FLPID"
+    wait_for test -s "$T/rc"
 }
 
 # ---------------------------------------------------------------- --time
