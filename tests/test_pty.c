@@ -557,18 +557,24 @@ TEST(foreground_and_reclaim)
 /* On its own terminal: a spawn with FL_FOREGROUND that fails at exec,
  * after the terminal went to the child's group, must leave the terminal
  * to this group again, not to the dead child's. */
-static int foreground_failed_helper(int slave, void *unused)
+/* arg: the extra flags (FL_NO_WAIT_EXEC: the failure comes later, at
+ * fl_launch_finish()). */
+static int foreground_failed_helper(int slave, void *arg)
 {
-    (void)unused;
+    unsigned extra = arg ? *(const unsigned *)arg : 0;
     struct fl_cmd cmd = {
         .argv = (char *[]){ "/nonexistent/forkless-test", NULL },
         .stdio = { { .kind = FL_FD, .fd = slave }, { .kind = FL_NULL }, { .kind = FL_NULL } },
-        .flags = FL_FOREGROUND,
+        .flags = FL_FOREGROUND | extra,
         .backend = BACKEND,
     };
     struct fl_proc p;
     struct fl_error e;
-    if (fl_spawn(&cmd, &p, &e) != ENOENT || e.step != FL_STEP_EXEC)
+    int r = fl_spawn(&cmd, &p, &e);
+    if (!r && (extra & FL_NO_WAIT_EXEC))
+        r = fl_launch_finish(&p, &e);
+    fl_close(&p);
+    if (r != ENOENT || e.step != FL_STEP_EXEC)
         return 12;
     if (tcgetpgrp(slave) != getpgrp())
         return 13;  /* left to the dead child's group */
@@ -578,6 +584,12 @@ static int foreground_failed_helper(int slave, void *unused)
 TEST(foreground_failed_spawn_gives_the_terminal_back)
 {
     on_own_terminal(foreground_failed_helper, NULL);
+}
+
+TEST(foreground_failed_launch_gives_the_terminal_back)
+{
+    static const unsigned launch = FL_NO_WAIT_EXEC;
+    on_own_terminal(foreground_failed_helper, (void *)&launch);
 }
 
 TEST(foreground_not_a_terminal)
