@@ -1721,14 +1721,17 @@ case_pty_sigterm_while_stdout_is_full() {
 }
 
 case_pty_slow_reader_gets_everything() {
-    # A reader of forkless's stdout that takes its time once the program
-    # has ended (longer than the drain's deadline) still gets it all: the
-    # deadline is for a descendant that holds the terminal, and only a
-    # signal to forkless cuts a wait for the reader short.
+    # A reader of forkless's stdout that takes its time (longer than the
+    # drain's deadline) still gets it all: the deadline is for a
+    # descendant that holds the terminal, and only a signal to forkless
+    # cuts a wait for the reader short. Whether the program has ended by
+    # the time the reader wakes depends on how much the pipe, the pty and
+    # the relay hold, so the reader does not wait for that end: it only
+    # sleeps past the deadline.
     rm -f "$T/pid"
     timeout -s KILL 30 "$FL" run --pty -- sh -c 'echo $$ >"$0"; head -c 70000 /dev/zero; echo END' \
         "$T/pid" </dev/null 2>"$T/err" |
-        { wait_for file_has_pid "$T/pid"; wait_for is_dead "$(cat "$T/pid")"; sleep 3; wc -c; } >"$T/out"
+        { wait_for file_has_pid "$T/pid"; sleep 3; wc -c; } >"$T/out"
     STATUS=${PIPESTATUS[0]}
     expect_status 0
     [ "$(tr -d ' ' <"$T/out")" = 70005 ] || fail "the reader got $(out) bytes, not 70005"
