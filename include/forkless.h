@@ -523,6 +523,8 @@ struct fl_proc {
     int reserved_int_[1];
 #endif
     void *launch_;
+    /* Reserved for later fields, zero in a handle fl_spawn() filled. */
+    void *reserved_[4];
 };
 
 /*

@@ -20,8 +20,9 @@
 
 enum { PROC_RUNNING = 0, PROC_REAPED = FL__PROC_REAPED };
 
-/* launch_ took the place of reserved space: the handle keeps its size. */
-_Static_assert(sizeof(struct fl_proc) == offsetof(struct fl_proc, pty) + 2 * sizeof(void *),
+/* pty and launch_ took the place of reserved space, and four pointers
+ * are left for later fields: the handle keeps this size. */
+_Static_assert(sizeof(struct fl_proc) == offsetof(struct fl_proc, pty) + 6 * sizeof(void *),
                "struct fl_proc changed size");
 
 static long long now_ms(void)
