@@ -660,6 +660,12 @@ static void *churn_env(void *arg)
  * string is copied at the length first seen (ASan finds the overrun). */
 TEST(environ_growing_during_the_copy_is_not_overrun) /* stress */
 {
+#if defined(__SANITIZE_THREAD__)
+    /* The case races setenv() against the copy on purpose, a misuse the
+     * header forbids (as getenv(3) does): TSan rightly reports the race
+     * itself. What is tested here is that memory stays whole even so. */
+    SKIP("races environ on purpose, which ThreadSanitizer reports");
+#endif
     NEEDS_CLOSE_OTHERS();
     setenv("FL_T_CHURN", "s", 1);
     __atomic_store_n(&churn_stop, 0, __ATOMIC_RELAXED);
