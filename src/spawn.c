@@ -99,9 +99,14 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
     struct fl__plan stack_plan, *p = &stack_plan;
     struct fl__launch *launch = NULL;
     enum fl_backend b = cmd ? pick_backend(cmd) : FL_BACKEND_AUTO;
-    int r = cmd && (cmd->flags & FL_NO_WAIT_EXEC) && b == FL_BACKEND_CLONE
-                ? fl__launch_new(cmd, &launch, &p, e)
-                : fl__plan_init(p, cmd, e);
+    bool launching = cmd && (cmd->flags & FL_NO_WAIT_EXEC) && b == FL_BACKEND_CLONE;
+    int r = launching ? fl__launch_new(cmd, &launch, &p, e) : fl__plan_init(p, cmd, e);
+    if (r && launching) {
+        /* fl__launch_new() freed what it made, and no plan was filled. */
+        pthread_setcancelstate(cancel_state, NULL);
+        errno = saved_errno;
+        return r;
+    }
     if (!r) {
         if (b == FL_BACKEND_FORK && (cmd->flags & FL_NO_FORK))
             r = fl__fail(e, ENOTSUP, FL_STEP_PREPARE, -1, fl__program(cmd),

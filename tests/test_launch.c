@@ -786,3 +786,18 @@ TEST(pipeline_reports_the_first_stage_that_failed)
     ASSERT_EQ(e.stage, 3);
     ASSERT_EQ(e.step, FL_STEP_EXEC);
 }
+
+TEST(a_launch_refused_before_it_starts_leaves_nothing)
+{
+    struct fl_cmd cmd = { .argv = NULL, .flags = FL_NO_WAIT_EXEC, .backend = BACKEND };
+    struct fl_proc p;
+    struct fl_error e;
+    ASSERT_ERR(fl_spawn(&cmd, &p, &e), EINVAL);
+    ASSERT_EQ(e.step, FL_STEP_PREPARE);
+    ASSERT_EQ(p.pid, 0);
+    ASSERT_NULL(p.launch_);
+    struct fl_cmd bad = { .argv = PROBE("exit", "0"), .flags = FL_NO_WAIT_EXEC | (1u << 30),
+                          .backend = BACKEND };
+    ASSERT_ERR(fl_spawn(&bad, &p, &e), EINVAL);
+    fl_close(&p);
+}
