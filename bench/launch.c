@@ -268,7 +268,7 @@ static int measure(const struct opts *o, const char *path)
             return 1;
         a->n = a->nlat = 0;
     }
-    size_t order[fl_la_narms];
+    size_t order[FL_LA_MAX_ARMS];  /* fl_la_narms at most (launch_arms.c checks) */
     uint64_t seed = 0x6c61756eu;
     for (unsigned long i = 0; i < o->rounds; i++) {
         fl_interleave_order(order, fl_la_narms, &seed);

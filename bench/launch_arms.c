@@ -23,7 +23,7 @@ void fl__launch_pool(bool on);
 void fl__pipeline_launch(bool on);
 
 #define ARM(n, w, kd, kk, pl, la) \
-    { .name = n, .what = w, .kind = kd, .k = kk, .pool = pl, .launched = la }
+    { .name = (n), .what = (w), .kind = (kd), .k = (kk), .pool = (pl), .launched = (la) }
 struct fl_la_arm fl_la_arms[] = {
     ARM("posix_spawn", "posix_spawn() + waitpid(), one at a time", FL_LA_POSIX, 1, true, false),
     ARM("fl_spawn", "fl_spawn() + fl_wait(), one at a time", FL_LA_BLOCKING, 1, true, false),
@@ -45,6 +45,8 @@ struct fl_la_arm fl_la_arms[] = {
 };
 #undef ARM
 const size_t fl_la_narms = sizeof fl_la_arms / sizeof fl_la_arms[0];
+_Static_assert(sizeof fl_la_arms / sizeof fl_la_arms[0] <= FL_LA_MAX_ARMS,
+               "FL_LA_MAX_ARMS is too small for the table");
 
 static int reap_ok(struct fl_proc *p)
 {

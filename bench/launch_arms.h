@@ -12,6 +12,8 @@
 
 #define FL_LA_MAX_K 16
 #define FL_LA_STAGES 4
+/* The most arms the table may hold (a round orders them in an array). */
+#define FL_LA_MAX_ARMS 32
 
 enum fl_la_kind {
     FL_LA_POSIX,     /* posix_spawn + waitpid, one at a time */
