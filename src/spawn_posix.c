@@ -53,7 +53,7 @@ static int unsupported(struct fl__plan *p, struct fl_error *e)
                            ? "the terminal's foreground group (no tcsetpgrp file action)"
                                                  : NULL;
     if (what) {
-        char detail[64];
+        char detail[FL_ERROR_DETAIL_MAX];
         snprintf(detail, sizeof detail, "posix_spawn cannot set %s", what);
         return fl__fail(e, ENOTSUP, FL_STEP_PREPARE, -1, fl__program(c), detail);
     }

@@ -472,13 +472,21 @@ TEST(setctty_not_a_terminal)
  * Closing the master at the end hangs the terminal up: SIGHUP for the
  * session leader, ignored. For FL_FOREGROUND, which posix_spawn has
  * only with a tcsetpgrp file action. */
+#if !FL_HAVE_ADDTCSETPGRP
+/* posix_spawn without a tcsetpgrp file action refuses FL_FOREGROUND. */
+static void foreground_refused(void)
+{
+    UNSUPPORTED_ON_POSIX_SPAWN(&((struct fl_cmd){ .argv = PROBE("exit", "0"),
+                                                  .flags = FL_FOREGROUND,
+                                                  .backend = BACKEND }));
+}
+#endif
+
 static pid_t on_own_terminal(int (*helper)(int slave, void *arg), void *arg)
 {
 #if !FL_HAVE_ADDTCSETPGRP
     if (BACKEND == FL_BACKEND_POSIX_SPAWN) {
-        UNSUPPORTED_ON_POSIX_SPAWN(&((struct fl_cmd){ .argv = PROBE("exit", "0"),
-                                                      .flags = FL_FOREGROUND,
-                                                      .backend = BACKEND }));
+        foreground_refused();
         return 0;
     }
 #endif

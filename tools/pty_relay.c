@@ -216,6 +216,11 @@ static int write_out(struct pty_relay *r, const char *buf, size_t len)
  * after a whole line, twice after a partial one (the first ends the
  * line); in non-canonical mode once, a byte for the program to read (a
  * line editor such as bash's reads it as the end). */
+/* glibc has CEOF in <sys/ttydefaults.h>, musl does not: ^D. */
+#ifndef CEOF
+#define CEOF ('d' & 037)
+#endif
+
 static size_t end_of_input(const struct pty_relay *r, char *buf, bool at_line_start)
 {
     struct termios t;
