@@ -316,7 +316,8 @@ struct fl_tty_options {
  * it: setsid / setpgid, rlimits, umask, cgroup, chdir, stdio and fd maps,
  * the controlling terminal (setctty: FL_PTY, FL_SETCTTY) or the foreground
  * group (tcsetpgrp: FL_FOREGROUND), closing other fds, setgroups, setgid,
- * setuid, pdeathsig, signals, exec.
+ * setuid, pdeathsig, signals, exec. .contain and .sched add steps to it:
+ * see "Containment" for the whole order.
  */
 struct fl_cmd {
     /* The arguments, NULL-terminated; argv[0] must be present. Unless
@@ -408,8 +409,250 @@ struct fl_cmd {
      * termios) without an FL_PTY stream are EINVAL, not dropped. */
     const struct fl_tty_options *tty;
 
+    /* Namespaces, root, privileges and filters (see "Containment"
+     * below); NULL means none. */
+    const struct fl_contain *contain;
+    /* CPU affinity, nice value, I/O priority and OOM score (see
+     * "Placement" below); NULL means the caller's, inherited. */
+    const struct fl_sched *sched;
+
     /* Reserved for later fields; must be zero. */
-    void *reserved_[6];
+    void *reserved_[4];
+};
+
+/* ------------------------------------------------------------------------ */
+/* Containment                                                              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * What fl_cmd.contain sets up in the child, with raw system calls, without
+ * a fork and without a wrapper program (unshare(1), setpriv(1), bwrap):
+ * the spawn costs what it costs without them, whatever the caller's size.
+ * Only the clone and fork backends can do this; with the posix_spawn
+ * backend a non-NULL .contain is ENOTSUP.
+ *
+ * The order, each step its own enum fl_step:
+ *
+ *   clone     the namespaces (.unshare), made with the process
+ *   unshare   only the time namespace, where clone() stands in for
+ *             clone3() (a kernel before 5.3, or clone3 denied): clone()
+ *             has no bit left for it. The program still starts in it:
+ *             the kernel moves a process into its time namespace at exec.
+ *   id_map    the user namespace's uid_map, setgroups and gid_map
+ *   ...       setsid, setpgid, rlimits, umask, cgroup, placement (struct
+ *             fl_sched)
+ *   hostname
+ *   mount     every mount made private (MS_REC | MS_PRIVATE), then a fresh
+ *             /proc (FL_MOUNT_PROC)
+ *   chroot    then chdir("/"), so that no directory outside stays reachable
+ *   ...       chdir (.cwd, inside the new root), stdio and fd maps, the
+ *             terminal, closing the other fds
+ *   bounding  the capability bounding set, while the child still holds
+ *             CAP_SETPCAP: before the credentials change
+ *   ...       setgroups, setgid, setuid (PR_SET_KEEPCAPS before them when
+ *             ambient capabilities are asked for)
+ *   ambient   the inheritable set, then each ambient capability
+ *   ...       pdeathsig
+ *   no_new_privs
+ *   landlock  the ruleset that the parent built
+ *   ...       signals
+ *   seccomp   the filter, last, so that it cannot refuse a step of the
+ *             setup; only exec runs under it (and the FL_RETRY_ETXTBSY
+ *             pauses: a filter that denies nanosleep() ends them)
+ *   exec
+ *
+ * Every namespace is made at clone time with clone3(CLONE_VM |
+ * CLONE_VFORK): the kernel accepts each of them with a shared address
+ * space (Linux 6.x checked; see docs/containment.md). A new user namespace
+ * made that way owns the others, so an unprivileged caller can have them
+ * all, and the child's whole setup then runs inside it: a step that needs
+ * a privilege of the caller's outside it (raising a hard rlimit, writing
+ * a cgroup.procs that CLONE_INTO_CGROUP could not use, a lower nice value
+ * or oom_score_adj, the real-time I/O class) fails with EPERM or EACCES
+ * even for root. The fork backend makes them with clone() without
+ * CLONE_VM, and the time namespace with unshare().
+ */
+
+/* Namespaces for fl_contain.unshare: each bit is the clone flag's
+ * namespace. */
+enum fl_namespace {
+    FL_NS_USER   = 1u << 0,  /* CLONE_NEWUSER */
+    FL_NS_MOUNT  = 1u << 1,  /* CLONE_NEWNS */
+    /* CLONE_NEWPID: the program is pid 1 of the new namespace, its init.
+     * It reaps the orphans of the namespace, and when it exits the
+     * kernel kills every process left in it. As an init it gets from
+     * outside only SIGKILL, SIGSTOP and the signals it has a handler
+     * for: a stop policy's SIGTERM (or .pdeathsig) does nothing to a
+     * program that does not handle it, and SIGKILL comes when the grace
+     * runs out. getppid() says 0 in it, so .pdeathsig cannot check
+     * whether the caller died before the child set it. */
+    FL_NS_PID    = 1u << 2,
+    FL_NS_NET    = 1u << 3,  /* CLONE_NEWNET: only a loopback, down */
+    FL_NS_IPC    = 1u << 4,  /* CLONE_NEWIPC */
+    FL_NS_UTS    = 1u << 5,  /* CLONE_NEWUTS: see .hostname */
+    FL_NS_CGROUP = 1u << 6,  /* CLONE_NEWCGROUP: rooted at the child's cgroup */
+    FL_NS_TIME   = 1u << 7,  /* CLONE_NEWTIME (Linux 5.6): offsets zero */
+};
+
+/* The map of a new user namespace (fl_contain.map). The child writes it
+ * itself: one line, the caller's effective uid (and gid) outside to one
+ * id inside, which is what an unprivileged process may write (it writes
+ * "deny" to setgroups first when the kernel asks for it, and setgroups()
+ * is then refused inside: EPERM at step setgroups with FL_SET_GROUPS).
+ * Wider maps, such as a range of subordinate ids, need a privileged
+ * helper (newuidmap(1), newgidmap(1)) writing from outside while the
+ * child waits; this library does not do that. */
+enum fl_id_map {
+    FL_MAP_NONE = 0,   /* no map: every id reads as the overflow id, 65534 */
+    FL_MAP_ROOT,       /* the caller's uid and gid are 0 inside */
+    FL_MAP_CURRENT,    /* the caller's uid and gid are the same inside */
+};
+
+/* Flags for fl_contain.flags. */
+enum fl_contain_flags {
+    /* prctl(PR_SET_NO_NEW_PRIVS): exec can give no privilege (setuid
+     * bits, file capabilities) from then on, in the program and all it
+     * starts. Landlock and seccomp need it unless the child holds
+     * CAP_SYS_ADMIN in its user namespace (EPERM at step landlock, EACCES
+     * at step seccomp): this library does not set it behind the caller's
+     * back. */
+    FL_NO_NEW_PRIVS         = 1u << 0,
+    /* A fresh proc on /proc (on .chroot's /proc with .chroot), which shows
+     * the new PID namespace. Needs FL_NS_MOUNT and FL_NS_PID (EINVAL). */
+    FL_MOUNT_PROC           = 1u << 1,
+    /* Keep only .cap_bounding in the capability bounding set: exec can then
+     * give no capability outside it, even to root. */
+    FL_CAP_BOUNDING         = 1u << 2,
+    /* The Landlock ruleset uses what the kernel has: rights it cannot
+     * restrict stay allowed, and proc.landlock_unenforced lists them (all
+     * of them where the kernel has no Landlock; the spawn goes on). Without
+     * this flag such a kernel is ENOTSUP at step landlock. */
+    FL_LANDLOCK_BEST_EFFORT = 1u << 3,
+};
+
+/* The access a Landlock path keeps (fl_landlock_path.access). Everything
+ * else on the file system is refused (EACCES) once the ruleset applies,
+ * to the program and to everything it starts. */
+enum fl_landlock_access {
+    FL_LANDLOCK_READ  = 1u << 0,  /* read files, list directories */
+    FL_LANDLOCK_EXEC  = 1u << 1,  /* execute files */
+    /* write and truncate files, create, remove, rename and link entries,
+     * device ioctls */
+    FL_LANDLOCK_WRITE = 1u << 2,
+};
+
+/* A path beneath which the child keeps some access. A regular file (or
+ * another non-directory) keeps only the rights that apply to files. */
+struct fl_landlock_path {
+    const char *path;
+    unsigned access;   /* FL_LANDLOCK_* bits; 0 is EINVAL */
+};
+
+struct sock_fprog;
+
+/* A command's containment: fl_cmd.contain. All zero changes nothing. */
+struct fl_contain {
+    unsigned unshare;        /* FL_NS_* bits */
+    enum fl_id_map map;      /* with FL_NS_USER, else only FL_MAP_NONE */
+    /* With FL_NS_UTS: the new namespace's host name (at most 64 bytes,
+     * else EINVAL, as the kernel says). NULL keeps the caller's. */
+    const char *hostname;
+    /* A directory that becomes the child's root, after the mounts. .cwd,
+     * FL_FILE paths and the PATH search then name paths inside it. */
+    const char *chroot;
+    unsigned flags;          /* FL_NO_NEW_PRIVS, ... */
+    /* With FL_CAP_BOUNDING: the capabilities kept in the bounding set,
+     * bit n for capability n (CAP_NET_BIND_SERVICE is 10). */
+    unsigned long long cap_bounding;
+    /* Ambient capabilities to raise, bit n for capability n: a child that
+     * changes to a non-root uid (FL_SET_UID) keeps them across the change
+     * and its exec, so a server can bind port 80 without running as root.
+     * They must be in the child's permitted set (EPERM at step ambient). */
+    unsigned long long cap_ambient;
+    /* A seccomp BPF program, installed last, just before exec (see
+     * fl_seccomp_deny() to build a common one). It is read in the child:
+     * it must stay valid until fl_spawn() returns (for a launch, until the
+     * launch is finished). NULL: none. */
+    const struct sock_fprog *seccomp;
+    /* Landlock: the paths the child keeps access to. The parent opens
+     * each (a missing one fails at step landlock, before any child
+     * exists, with .index the rule and .path the path) and builds the
+     * ruleset; the child applies it. Rights: all the file system rights
+     * that the kernel's Landlock ABI and this library know (ABI 5:
+     * execute, read, write, truncate, refer, make, remove, device ioctl).
+     * Without FL_LANDLOCK_BEST_EFFORT, a kernel that lacks one of them is
+     * ENOTSUP at step landlock. Network and scope rights are not
+     * restricted. */
+    const struct fl_landlock_path *landlock;
+    size_t nlandlock;
+    void *reserved_[6];      /* must be zero */
+};
+
+/* The Landlock ABI version of the running kernel (1 to 7 for Linux 5.13
+ * to 6.15), or 0 when it has none or it is disabled. Thread-safe and
+ * async-signal-safe. */
+FL_API int fl_landlock_abi(void);
+
+/* Builds a seccomp filter that makes each system call in syscalls[] (n
+ * numbers, as in <sys/syscall.h>) fail with errno_value and lets every
+ * other one run. It first checks the architecture: a call made through
+ * another ABI than this build's (32-bit calls on x86_64, and x32 ones)
+ * kills the process, so that no number slips through under another
+ * meaning. prog->filter is allocated: free it with fl_seccomp_free().
+ * Returns 0, EINVAL (errno_value not within 1-4095, a negative number,
+ * or more than 1,000 numbers: a BPF program holds at most 4,096
+ * instructions), ENOTSUP (an architecture this library has no audit
+ * number for) or ENOMEM. Thread-safe; not async-signal-safe. */
+FL_API int fl_seccomp_deny(const int *syscalls, size_t n, int errno_value,
+                           struct sock_fprog *prog);
+/* Frees what fl_seccomp_deny() allocated and empties *prog; NULL is
+ * allowed. */
+FL_API void fl_seccomp_free(struct sock_fprog *prog);
+/* The number of the system call called name ("openat", "ptrace") on this
+ * build's architecture, or -1 when it has none. The table is made at build
+ * time from the kernel headers. Thread-safe and async-signal-safe. */
+FL_API int fl_syscall_number(const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* Placement                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Settings of struct fl_sched, for .set, .best_effort and
+ * proc.not_applied. */
+enum fl_sched_setting {
+    FL_SCHED_CPUS          = 1u << 0,  /* sched_setaffinity(.cpus) */
+    FL_SCHED_NICE          = 1u << 1,  /* setpriority(.nice) */
+    FL_SCHED_IOPRIO        = 1u << 2,  /* ioprio_set(.ioprio_class, .ioprio_level) */
+    FL_SCHED_OOM_SCORE_ADJ = 1u << 3,  /* /proc/self/oom_score_adj */
+};
+
+/* I/O scheduling classes (ioprio_set(2)). */
+enum fl_ioprio_class {
+    FL_IOPRIO_REALTIME = 1,   /* levels 0-7; needs CAP_SYS_ADMIN */
+    FL_IOPRIO_BEST_EFFORT = 2,  /* levels 0-7 */
+    FL_IOPRIO_IDLE = 3,       /* level ignored */
+};
+
+/* Where the child runs and how it is scheduled: fl_cmd.sched. Each
+ * setting applies in the child before exec, in the order of enum
+ * fl_sched_setting, after the cgroup and before the mounts. */
+struct fl_sched {
+    unsigned set;           /* FL_SCHED_* bits: which of the fields apply */
+    /* FL_SCHED_* bits (within .set) whose failure does not stop the spawn:
+     * a container may forbid a lower nice value, a machine have fewer
+     * CPUs. The handle's not_applied says which did not apply. The others
+     * fail the spawn with their step. */
+    unsigned best_effort;
+    /* FL_SCHED_CPUS: the CPU mask, a cpu_set_t of cpus_size bytes (as for
+     * sched_setaffinity(2); CPU_ALLOC_SIZE() for a large one). A mask with
+     * no CPU the child may use is EINVAL. */
+    const void *cpus;
+    size_t cpus_size;
+    int nice;               /* FL_SCHED_NICE: -20 to 19, else EINVAL */
+    int ioprio_class;       /* FL_SCHED_IOPRIO: FL_IOPRIO_* */
+    int ioprio_level;       /* 0 (highest) to 7 */
+    int oom_score_adj;      /* FL_SCHED_OOM_SCORE_ADJ: -1000 to 1000 */
+    void *reserved_[4];     /* must be zero */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -443,6 +686,30 @@ enum fl_step {
     FL_STEP_OPENPT,
     FL_STEP_SETCTTY,    /* TIOCSCTTY; .index: the child fd */
     FL_STEP_TCSETPGRP,  /* TIOCSPGRP (FL_FOREGROUND); .index: the child fd */
+    /* Containment (struct fl_contain), in the order the child runs them. */
+    FL_STEP_UNSHARE,    /* unshare() of a namespace clone() cannot make */
+    /* Writing the user namespace's maps; .path the file: .index 0
+     * uid_map, 1 setgroups, 2 gid_map. */
+    FL_STEP_ID_MAP,
+    FL_STEP_HOSTNAME,   /* sethostname(); .path the name */
+    /* mount(); .path the target: .index 0 making every mount private, 1
+     * the fresh /proc. */
+    FL_STEP_MOUNT,
+    FL_STEP_CHROOT,     /* chroot() or the chdir("/") after it; .path the root */
+    FL_STEP_BOUNDING,   /* PR_CAPBSET_DROP; .index the capability */
+    /* PR_SET_KEEPCAPS, the inheritable set (capset) or PR_CAP_AMBIENT_RAISE;
+     * .index the capability, -1 for the first two. */
+    FL_STEP_AMBIENT,
+    FL_STEP_NO_NEW_PRIVS,
+    /* Building the ruleset, in the parent (.index the rule, .path its
+     * path), or landlock_restrict_self() in the child (.index -1). */
+    FL_STEP_LANDLOCK,
+    FL_STEP_SECCOMP,
+    /* Placement (struct fl_sched). */
+    FL_STEP_AFFINITY,
+    FL_STEP_NICE,
+    FL_STEP_IOPRIO,
+    FL_STEP_OOM_SCORE_ADJ,  /* .path /proc/self/oom_score_adj */
 };
 
 #define FL_ERROR_PATH_MAX 1024
@@ -523,8 +790,21 @@ struct fl_proc {
     int reserved_int_[1];
 #endif
     void *launch_;
+    /* The fl_sched.best_effort settings that did not apply (FL_SCHED_*
+     * bits); 0 when all did, and for every other handle. Of a launch
+     * (FL_NO_WAIT_EXEC), known once it is finished (fl_launch_finish()). */
+    unsigned not_applied;
+    /* With FL_LANDLOCK_BEST_EFFORT: the LANDLOCK_ACCESS_FS_* rights
+     * (<linux/landlock.h>) that this library restricts but the kernel
+     * could not, so that they stay allowed everywhere; all of them when
+     * the kernel has no Landlock. 0 otherwise. */
+    unsigned landlock_unenforced;
     /* Reserved for later fields, zero in a handle fl_spawn() filled. */
-    void *reserved_[4];
+#if defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8
+    void *reserved_[3];
+#else
+    void *reserved_[2];
+#endif
 };
 
 /*

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sched.h>
 #include <sys/prctl.h>
 
 #include "internal.h"
@@ -24,13 +25,6 @@
 
 #define CHILD __attribute__((noinline))
 
-static CHILD int fail(struct fl__plan *p, enum fl_step step, int index, long r)
-{
-    p->cerr.step = step;
-    p->cerr.index = index;
-    p->cerr.err = (int)-r;
-    return -1;
-}
 
 static CHILD int set_placement(struct fl__plan *p)
 {
@@ -38,12 +32,12 @@ static CHILD int set_placement(struct fl__plan *p)
     if (p->flags & FL_SETSID) {
         r = fl__sys0(SYS_setsid);
         if (r < 0)
-            return fail(p, FL_STEP_SETSID, -1, r);
+            return fl__child_fail(p, FL_STEP_SETSID, -1, r);
     } else if (p->flags & (FL_NEW_PGROUP | FL_JOIN_PGROUP)) {
         pid_t g = (p->flags & FL_JOIN_PGROUP) ? p->cmd->pgid : 0;
         r = fl__sys2(SYS_setpgid, 0, g);
         if (r < 0)
-            return fail(p, FL_STEP_SETPGID, -1, r);
+            return fl__child_fail(p, FL_STEP_SETPGID, -1, r);
     }
     for (size_t i = 0; i < p->cmd->nrlimits; i++) {
         const struct fl_rlimit *l = &p->cmd->rlimits[i];
@@ -54,24 +48,34 @@ static CHILD int set_placement(struct fl__plan *p)
             v[1] = ~(uint64_t)0;
         r = fl__sys4(SYS_prlimit64, 0, l->resource, v, 0);
         if (r < 0)
-            return fail(p, FL_STEP_RLIMIT, (int)i, r);
+            return fl__child_fail(p, FL_STEP_RLIMIT, (int)i, r);
     }
     if (p->flags & FL_SET_UMASK)
         fl__sys1(SYS_umask, p->cmd->umask & 0777);
     if (p->cgroup_procs && p->cgroup_fd < 0) {
         int fd = (int)fl__sys4(SYS_openat, AT_FDCWD, p->cgroup_procs, O_WRONLY | O_CLOEXEC, 0);
         if (fd < 0)
-            return fail(p, FL_STEP_CGROUP, -1, fd);
+            return fl__child_fail(p, FL_STEP_CGROUP, -1, fd);
         r = fl__sys3(SYS_write, fd, "0", 1);
         fl__sys1(SYS_close, fd);
         if (r < 0)
-            return fail(p, FL_STEP_CGROUP, -1, r);
+            return fl__child_fail(p, FL_STEP_CGROUP, -1, r);
     }
-    if (p->cmd->cwd) {
-        r = fl__sys1(SYS_chdir, p->cmd->cwd);
-        if (r < 0)
-            return fail(p, FL_STEP_CHDIR, -1, r);
-    }
+    return 0;
+}
+
+static CHILD int change_dir(struct fl__plan *p)
+{
+    long r = p->cmd->cwd ? fl__sys1(SYS_chdir, p->cmd->cwd) : 0;
+    return r < 0 ? fl__child_fail(p, FL_STEP_CHDIR, -1, r) : 0;
+}
+
+/* The fork backend's parent learns of best-effort settings that did not
+ * apply from a record with no error, sent before the rest of the setup. */
+static CHILD int report_not_applied(struct fl__plan *p)
+{
+    if (p->err_fd >= 0 && p->cerr.not_applied)
+        fl__sys3(SYS_write, p->err_fd, &p->cerr, sizeof p->cerr);
     return 0;
 }
 
@@ -120,7 +124,7 @@ static CHILD int apply_fds(struct fl__plan *p)
                 continue;
             r = fl__dup_aside(p, a->src_fd);
             if (r < 0)
-                return fail(p, FL_STEP_DUP, a->child_fd, r);
+                return fl__child_fail(p, FL_STEP_DUP, a->child_fd, r);
             a->staged_fd = (int)r;
         }
     for (size_t i = 0; i < p->nacts; i++) {
@@ -129,7 +133,7 @@ static CHILD int apply_fds(struct fl__plan *p)
         if (a->kind == FL__ACT_OPEN) {
             r = fl__sys4(SYS_openat, AT_FDCWD, a->path, a->oflags | O_CLOEXEC, a->mode);
             if (r < 0)
-                return fail(p, FL_STEP_OPEN, a->child_fd, r);
+                return fl__child_fail(p, FL_STEP_OPEN, a->child_fd, r);
             src = (int)r;
         } else {
             src = a->staged_fd >= 0 ? a->staged_fd : a->src_fd;
@@ -141,7 +145,7 @@ static CHILD int apply_fds(struct fl__plan *p)
         else
             r = fl__sys3(SYS_dup3, src, a->child_fd, 0);
         if (r < 0)
-            return fail(p, FL_STEP_DUP, a->child_fd, r);
+            return fl__child_fail(p, FL_STEP_DUP, a->child_fd, r);
     }
     return 0;
 }
@@ -157,7 +161,7 @@ static CHILD int set_terminal(struct fl__plan *p)
     if (p->ctty_fd >= 0) {
         r = fl__sys3(SYS_ioctl, p->ctty_fd, TIOCSCTTY, 0);
         if (r < 0)
-            return fail(p, FL_STEP_SETCTTY, p->ctty_fd, r);
+            return fl__child_fail(p, FL_STEP_SETCTTY, p->ctty_fd, r);
     }
     if (p->fg_fd >= 0) {
         uint64_t ttou = (uint64_t)1 << (SIGTTOU - 1), old;
@@ -166,7 +170,7 @@ static CHILD int set_terminal(struct fl__plan *p)
         r = fl__sys3(SYS_ioctl, p->fg_fd, TIOCSPGRP, &pgrp);
         fl__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
         if (r < 0)
-            return fail(p, FL_STEP_TCSETPGRP, p->fg_fd, r);
+            return fl__child_fail(p, FL_STEP_TCSETPGRP, p->fg_fd, r);
     }
     return 0;
 }
@@ -247,7 +251,7 @@ static CHILD int close_other_fds(struct fl__plan *p)
         r = fl__sys3(SYS_close_range, lo, ~0u, 0);
     if (r == -ENOSYS || r == -EPERM)
         r = close_by_walk(p, false);
-    return r < 0 ? fail(p, FL_STEP_CLOSE_FDS, -1, r) : 0;
+    return r < 0 ? fl__child_fail(p, FL_STEP_CLOSE_FDS, -1, r) : 0;
 }
 
 static CHILD int set_credentials(struct fl__plan *p)
@@ -257,27 +261,35 @@ static CHILD int set_credentials(struct fl__plan *p)
     if (p->flags & FL_SET_GROUPS) {
         r = fl__sys2(SYS_setgroups, c->ngroups, c->groups);
         if (r < 0)
-            return fail(p, FL_STEP_SETGROUPS, -1, r);
+            return fl__child_fail(p, FL_STEP_SETGROUPS, -1, r);
     }
     if (p->flags & FL_SET_GID) {
         r = fl__sys3(SYS_setresgid, c->gid, c->gid, c->gid);
         if (r < 0)
-            return fail(p, FL_STEP_SETGID, -1, r);
+            return fl__child_fail(p, FL_STEP_SETGID, -1, r);
     }
     if (p->flags & FL_SET_UID) {
         r = fl__sys3(SYS_setresuid, c->uid, c->uid, c->uid);
         if (r < 0)
-            return fail(p, FL_STEP_SETUID, -1, r);
+            return fl__child_fail(p, FL_STEP_SETUID, -1, r);
     }
-    /* After the credential change, which clears it. A parent that died
-     * before prctl() took effect is caught by the getppid() check. */
-    if (c->pdeathsig) {
-        r = fl__sys2(SYS_prctl, PR_SET_PDEATHSIG, c->pdeathsig);
-        if (r < 0)
-            return fail(p, FL_STEP_PDEATHSIG, -1, r);
-        if (fl__sys0(SYS_getppid) != p->parent_pid)
-            fl__sys2(SYS_kill, fl__sys0(SYS_getpid), c->pdeathsig);
-    }
+    return 0;
+}
+
+/* After the credential change, which clears it. A parent that died
+ * before prctl() took effect is caught by the getppid() check, which a
+ * new PID namespace cannot make (its init's parent reads as 0). */
+static CHILD int set_pdeathsig(struct fl__plan *p)
+{
+    int sig = p->cmd->pdeathsig;
+    if (!sig)
+        return 0;
+    long r = fl__sys2(SYS_prctl, PR_SET_PDEATHSIG, sig);
+    if (r < 0)
+        return fl__child_fail(p, FL_STEP_PDEATHSIG, -1, r);
+    bool own_pid_ns = p->box && (p->box->ns_clone & CLONE_NEWPID);
+    if (!own_pid_ns && fl__sys0(SYS_getppid) != p->parent_pid)
+        fl__sys2(SYS_kill, fl__sys0(SYS_getpid), sig);
     return 0;
 }
 
@@ -323,19 +335,19 @@ static CHILD int reset_signals(struct fl__plan *p)
         }
         r = fl__sys4(SYS_rt_sigaction, sig, &dfl, 0, 8);
         if (r < 0 && r != -EINVAL)
-            return fail(p, FL_STEP_SIGNALS, sig, r);
+            return fl__child_fail(p, FL_STEP_SIGNALS, sig, r);
     }
     const struct fl__ksigaction ign = { SIG_IGN, 0, 0, 0 };
     for (int sig = 1; p->sigignore_bits && sig <= 64; sig++)
         if (p->sigignore_bits & ((uint64_t)1 << (sig - 1))) {
             r = fl__sys4(SYS_rt_sigaction, sig, &ign, 0, 8);
             if (r < 0)
-                return fail(p, FL_STEP_SIGNALS, sig, r);
+                return fl__child_fail(p, FL_STEP_SIGNALS, sig, r);
         }
     if (p->mask_inherited)
         return 0;
     r = fl__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &p->child_mask, 0, 8);
-    return r < 0 ? fail(p, FL_STEP_SIGNALS, -1, r) : 0;
+    return r < 0 ? fl__child_fail(p, FL_STEP_SIGNALS, -1, r) : 0;
 }
 
 static CHILD bool exists(const char *path)
@@ -411,16 +423,16 @@ static CHILD void exec_candidates(struct fl__plan *p)
             if (i == 0)
                 first_err = r;
         } else {
-            fail(p, FL_STEP_EXEC, (int)i, r);
+            fl__child_fail(p, FL_STEP_EXEC, (int)i, r);
             return;
         }
     }
     if (denied >= 0)
-        fail(p, FL_STEP_EXEC, denied, -EACCES);
+        fl__child_fail(p, FL_STEP_EXEC, denied, -EACCES);
     else if (p->ncands == 1)
-        fail(p, FL_STEP_EXEC, 0, first_err);
+        fl__child_fail(p, FL_STEP_EXEC, 0, first_err);
     else
-        fail(p, FL_STEP_EXEC, -1, -ENOENT);
+        fl__child_fail(p, FL_STEP_EXEC, -1, -ENOENT);
 }
 
 #ifndef CLOSE_RANGE_UNSHARE
@@ -442,12 +454,12 @@ static CHILD void exec_candidates(struct fl__plan *p)
 static CHILD int own_fd_table(struct fl__plan *p)
 {
     long r = fl__sys3(SYS_close_range, (unsigned)p->stage_min, ~0u, CLOSE_RANGE_UNSHARE);
-    if (r == 0)
-        return p->nacts == 0;   /* nothing above 2 was kept, nothing opened */
+    if (r == 0)   /* nothing above 2 was kept (no ruleset either), nothing opened */
+        return p->nacts == 0 && p->stage_min <= 3;
     r = fl__sys1(SYS_unshare, CLONE_FILES);
     if (r < 0) {
         p->files_unshare_failed = true;
-        return fail(p, FL_STEP_CLOSE_FDS, -1, r);
+        return fl__child_fail(p, FL_STEP_CLOSE_FDS, -1, r);
     }
     return 0;
 }
@@ -455,11 +467,15 @@ static CHILD int own_fd_table(struct fl__plan *p)
 CHILD void fl__child_run(struct fl__plan *p)
 {
     int closed = p->files_shared ? own_fd_table(p) : 0;
-    if (closed < 0 || set_placement(p) < 0 || apply_fds(p) < 0 || set_terminal(p) < 0)
+    if (closed < 0 || fl__child_enter_ns(p) < 0 || set_placement(p) < 0 ||
+        fl__child_sched(p) < 0 || report_not_applied(p) < 0 || fl__child_root(p) < 0 ||
+        change_dir(p) < 0 || apply_fds(p) < 0 || set_terminal(p) < 0)
         return;
     if (!(p->flags & FL_KEEP_FDS) && !closed && close_other_fds(p) < 0)
         return;
-    if (set_credentials(p) < 0 || reset_signals(p) < 0)
+    if (fl__child_caps_before(p) < 0 || set_credentials(p) < 0 || fl__child_caps_after(p) < 0 ||
+        set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 || reset_signals(p) < 0 ||
+        fl__child_seccomp(p) < 0)
         return;
     exec_candidates(p);
 }

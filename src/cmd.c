@@ -172,6 +172,8 @@ int fl__cmd_check(const struct fl_cmd *cmd, struct fl_error *e)
         r = check_env_edits(cmd, e);
     if (!r)
         r = fl__tty_check(cmd, e);
+    if (!r)
+        r = fl__contain_check(cmd, e);
     return r;
 }
 

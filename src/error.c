@@ -23,6 +23,13 @@ static const char *const step_names[] = {
     [FL_STEP_SPAWN] = "posix_spawn",
     [FL_STEP_OPENPT] = "openpt",     [FL_STEP_SETCTTY] = "setctty",
     [FL_STEP_TCSETPGRP] = "tcsetpgrp",
+    [FL_STEP_UNSHARE] = "unshare",   [FL_STEP_ID_MAP] = "id_map",
+    [FL_STEP_HOSTNAME] = "hostname", [FL_STEP_MOUNT] = "mount",
+    [FL_STEP_CHROOT] = "chroot",     [FL_STEP_BOUNDING] = "bounding",
+    [FL_STEP_AMBIENT] = "ambient",   [FL_STEP_NO_NEW_PRIVS] = "no_new_privs",
+    [FL_STEP_LANDLOCK] = "landlock", [FL_STEP_SECCOMP] = "seccomp",
+    [FL_STEP_AFFINITY] = "affinity", [FL_STEP_NICE] = "nice",
+    [FL_STEP_IOPRIO] = "ioprio",     [FL_STEP_OOM_SCORE_ADJ] = "oom_score_adj",
 };
 
 const char *fl_step_name(enum fl_step step)
@@ -114,6 +121,19 @@ static const char *path_of(const struct fl__plan *p, int step, int index)
                                                           : "";
     case FL_STEP_CGROUP:
         return c->cgroup;
+    case FL_STEP_ID_MAP: {
+        static const char *const maps[] = { "/proc/self/uid_map", "/proc/self/setgroups",
+                                             "/proc/self/gid_map" };
+        return index >= 0 && index < 3 ? maps[index] : "";
+    }
+    case FL_STEP_HOSTNAME:
+        return p->box && p->box->hostname ? p->box->hostname : "";
+    case FL_STEP_MOUNT:
+        return index == 1 && p->box && p->box->proc_target ? p->box->proc_target : "/";
+    case FL_STEP_CHROOT:
+        return p->box && p->box->chroot ? p->box->chroot : "";
+    case FL_STEP_OOM_SCORE_ADJ:
+        return "/proc/self/oom_score_adj";
     case FL_STEP_OPEN:
         for (size_t i = 0; i < p->nacts; i++)
             if (p->acts[i].child_fd == index && p->acts[i].kind == FL__ACT_OPEN)

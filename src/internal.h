@@ -49,6 +49,32 @@ struct fl__child_err {
     int err;
     int step;
     int index;
+    unsigned not_applied;   /* fl_sched.best_effort settings that failed */
+};
+
+/* What the child needs of .contain and .sched (contain_plan.c), in one
+ * block that the plan owns: the caller's strings and arrays are copied
+ * in, so a launch's child (FL_NO_WAIT_EXEC) reads nothing of the
+ * caller's, and the child reads only this. */
+struct fl__box {
+    uint64_t ns_clone;       /* CLONE_NEW* flags for the clone */
+    uint64_t ns_unshare;     /* made with unshare() in the child instead */
+    unsigned flags;          /* fl_contain.flags */
+    bool map;                /* write uid_map and gid_map */
+    char uid_map[48], gid_map[48];
+    const char *hostname;    /* NULL: none */
+    size_t hostname_len;
+    const char *chroot;
+    const char *proc_target; /* FL_MOUNT_PROC: where, else NULL */
+    uint64_t cap_bounding, cap_ambient;
+    const void *seccomp;     /* a struct sock_fprog in this block, or NULL */
+    int landlock_fd;         /* the ruleset, else -1 */
+    unsigned landlock_unenforced;
+    unsigned sched_set, sched_best_effort;
+    const void *cpus;
+    size_t cpus_size;
+    int nice, ioprio;
+    char oom_score_adj[16];
 };
 
 #define FL__INLINE_ACTS 8
@@ -121,6 +147,10 @@ struct fl__plan {
      * The parent's only: the child never reads it. */
     int parent_dumpable;
 
+    /* .contain and .sched (contain_plan.c); NULL when neither sets
+     * anything. */
+    struct fl__box *box;
+
     struct fl__child_err cerr;
 };
 
@@ -149,6 +179,30 @@ FL__HIDDEN int fl__candidate_status(const struct fl__plan *p, const char *cand,
  * part of it), into interp. Returns its length; 0 without a #! line, for a
  * file that cannot be read, or a name that does not fit. */
 FL__HIDDEN size_t fl__shebang(const char *path, char *interp, size_t size);
+
+/* contain_plan.c: checks .contain and .sched (0 or EINVAL), then fills
+ * p->box; landlock.c builds the ruleset for it. */
+FL__HIDDEN int fl__contain_check(const struct fl_cmd *cmd, struct fl_error *e);
+FL__HIDDEN int fl__plan_box(struct fl__plan *p, struct fl_error *e);
+FL__HIDDEN void fl__box_free(struct fl__box *b);
+/* Is anything of .contain, or of .contain or .sched, set? */
+FL__HIDDEN bool fl__contain_set(const struct fl_contain *c);
+FL__HIDDEN bool fl__contained(const struct fl_cmd *cmd);
+/* The ruleset for .contain->landlock into b (b->landlock_fd, and
+ * b->landlock_unenforced): 0 or an errno, with e filled. */
+FL__HIDDEN int fl__landlock_build(const struct fl_contain *c, struct fl__box *b,
+                                  struct fl_error *e);
+
+/* contain.c: the child's steps for the box, each 0 or -1 with p->cerr
+ * filled (child.c runs them in the documented order). */
+FL__HIDDEN int fl__child_enter_ns(struct fl__plan *p);
+FL__HIDDEN int fl__child_sched(struct fl__plan *p);
+FL__HIDDEN int fl__child_root(struct fl__plan *p);
+FL__HIDDEN int fl__child_caps_before(struct fl__plan *p);
+FL__HIDDEN int fl__child_caps_after(struct fl__plan *p);
+FL__HIDDEN int fl__child_lock(struct fl__plan *p);
+FL__HIDDEN int fl__child_seccomp(struct fl__plan *p);
+FL__HIDDEN int fl__child_fail(struct fl__plan *p, enum fl_step step, int index, long r);
 
 /* pty.c. Checks .tty and the terminal flags: 0 or EINVAL. */
 FL__HIDDEN int fl__tty_check(const struct fl_cmd *cmd, struct fl_error *e);

@@ -381,6 +381,7 @@ int fl__launch_settle(struct fl_proc *proc)
     l->settled = true;
     fl__restore_dumpable(l->plan.parent_dumpable);
     int err = l->plan.cerr.err;
+    proc->not_applied = l->plan.cerr.not_applied;
     if (err && proc->state_ == FL__PROC_REAPED) {
         /* The caller's wait has reaped it already (no pidfd, no
          * pidfd_open: fl_wait() polls and reaps): its pid is no longer

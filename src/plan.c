@@ -418,6 +418,8 @@ int fl__plan_init(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_error 
         r = fl__plan_pipes(p, e);
     if (!r)
         r = build_fd_plan(p, e);
+    if (!r)
+        r = fl__plan_box(p, e);
     if (!r && cmd->sigdefault)
         p->sigdefault_bits = fl__sigset_bits(cmd->sigdefault);
     if (!r && cmd->sigignore)
@@ -466,4 +468,6 @@ void fl__plan_free(struct fl__plan *p)
         free(p->keep);
     if (p->cgroup_fd >= 0)
         close(p->cgroup_fd);
+    fl__box_free(p->box);
+    p->box = NULL;
 }

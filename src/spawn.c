@@ -127,6 +127,8 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
         }
         proc->pty = p->pty_master;
         p->pty_master = -1;
+        proc->not_applied = p->cerr.not_applied;
+        proc->landlock_unenforced = p->box ? p->box->landlock_unenforced : 0;
     }
     if (!r && launch) {
         /* The child has its own fd table (no CLONE_FILES for a launch):

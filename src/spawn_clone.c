@@ -193,12 +193,28 @@ static uint64_t wait_flags(const struct fl__plan *p)
     return p->exec_word ? CLONE_CHILD_CLEARTID : CLONE_VFORK;
 }
 
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* The namespaces to make at clone time: all of them with clone3(), which
+ * accepts each with CLONE_VM. clone() has no bit for the time namespace
+ * (0x80 is in the exit signal's bits): the child unshares it instead. */
+static uint64_t namespaces(struct fl__plan *p, bool clone3)
+{
+    if (!p->box)
+        return 0;
+    uint64_t ns = p->box->ns_clone;
+    p->box->ns_unshare = clone3 ? 0 : ns & CLONE_NEWTIME;
+    return clone3 ? ns : ns & ~(uint64_t)CLONE_NEWTIME;
+}
+
 static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, probe_rt_ignored);
     struct fl__clone_args a = {
-        .flags = CLONE_VM | wait_flags(p) | CLONE_CLEAR_SIGHAND |
+        .flags = CLONE_VM | wait_flags(p) | CLONE_CLEAR_SIGHAND | namespaces(p, true) |
                  (p->flags & FL_NO_PIDFD ? 0 : CLONE_PIDFD),
         .pidfd = (uintptr_t)pidfd,
         .child_tid = (uintptr_t)p->exec_word,
@@ -229,7 +245,7 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         /* It stopped before it touched anything: start again without. */
         fl__reap((pid_t)pid, *pidfd);
         *pidfd = -1;
-        p->cerr = (struct fl__child_err){ 0, 0, 0 };
+        p->cerr = (struct fl__child_err){ 0, 0, 0, 0 };
         p->files_shared = p->files_unshare_failed = false;
         __atomic_store_n(&files_share_usable, 0, __ATOMIC_RELAXED);
         a.flags &= ~(uint64_t)CLONE_FILES;
@@ -263,6 +279,13 @@ static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     else
         sigemptyset(&p->child_mask);
     long pid = try_clone3(p, stack_top, pidfd);
+    /* EPERM and EINVAL may be about the namespaces (no privilege, a kernel
+     * without one): clone() is tried for this spawn, and gives its own
+     * answer, but clone3() stays in use. */
+    if ((pid == -EPERM || pid == -EINVAL) && p->box && p->box->ns_clone) {
+        p->mask_inherited = false;
+        return -ENOSYS;
+    }
     if (pid == -ENOSYS || pid == -EPERM || pid == -EINVAL || pid == -E2BIG) {
         __atomic_store_n(&clone3_usable, 0, __ATOMIC_RELAXED);
         p->mask_inherited = false;
@@ -281,16 +304,17 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
     fl__child_mask(p, &old);
     long pid = -1;
     errno = EINVAL;
+    int ns = (int)namespaces(p, false);
     if (!(p->flags & FL_NO_PIDFD) && __atomic_load_n(&pidfd_flag_usable, __ATOMIC_RELAXED))
         pid = clone(fl__child_entry, stack_top,
-                    CLONE_VM | (int)wait_flags(p) | CLONE_PIDFD | SIGCHLD, p, pidfd, NULL,
+                    CLONE_VM | (int)wait_flags(p) | ns | CLONE_PIDFD | SIGCHLD, p, pidfd, NULL,
                     p->exec_word);
     if (pid < 0 && (p->flags & FL_NO_PIDFD || errno == EINVAL || errno == EPERM ||
                     errno == ENOSYS)) {
         /* A kernel before 5.2 has no CLONE_PIDFD, and a seccomp filter may
          * deny it: the handle then works from the pid (or pidfd_open). */
         *pidfd = -1;
-        pid = clone(fl__child_entry, stack_top, CLONE_VM | (int)wait_flags(p) | SIGCHLD, p,
+        pid = clone(fl__child_entry, stack_top, CLONE_VM | (int)wait_flags(p) | ns | SIGCHLD, p,
                     NULL, NULL, p->exec_word);
         if (pid >= 0 && !(p->flags & FL_NO_PIDFD))
             __atomic_store_n(&pidfd_flag_usable, 0, __ATOMIC_RELAXED);

@@ -3,10 +3,31 @@
  * EOF means exec succeeded. Its cost grows with the parent's memory. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "sys.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* fork(), or, for new namespaces, clone() without CLONE_VM, which returns
+ * in the child as fork() does. Its flags have no room for the time
+ * namespace (0x80 is in the exit signal's bits): the child unshares it. */
+static pid_t start(struct fl__plan *p)
+{
+    uint64_t ns = p->box ? p->box->ns_clone : 0;
+    if (!ns)
+        return fork();
+    p->box->ns_unshare = ns & CLONE_NEWTIME;
+    return (pid_t)syscall(SYS_clone, (unsigned long)((ns & ~(uint64_t)CLONE_NEWTIME) | SIGCHLD),
+                          0L, 0L, 0L, 0L);
+}
 
 int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
 {
@@ -31,7 +52,7 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
     sigset_t old;
     fl__block_signals(&old);
     fl__child_mask(p, &old);
-    pid_t pid = fork();
+    pid_t pid = start(p);
     if (pid == 0) {
         fl__child_run(p);
         fl__sys3(SYS_write, p->err_fd, &p->cerr, sizeof p->cerr);
@@ -46,9 +67,13 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
         return fl__fail(e, fork_err, FL_STEP_CLONE, -1, prog, "fork");
     }
 
+    /* A record without an error only says which best-effort settings did
+     * not apply; one with an error ends it; EOF means exec succeeded. */
     ssize_t n;
-    while ((n = read(fds[0], &p->cerr, sizeof p->cerr)) < 0 && errno == EINTR)
-        ;
+    do {
+        while ((n = read(fds[0], &p->cerr, sizeof p->cerr)) < 0 && errno == EINTR)
+            ;
+    } while (n == (ssize_t)sizeof p->cerr && !p->cerr.err);
     close(fds[0]);
     if (n == (ssize_t)sizeof p->cerr) {
         fl__reap(pid, -1);

@@ -49,6 +49,9 @@ static int unsupported(struct fl__plan *p, struct fl_error *e)
                        : p->flags & FL_RETRY_ETXTBSY ? "an ETXTBSY retry"
                        : p->sigignore_bits       ? "a signal to SIG_IGN (sigignore)"
                        : p->ctty_fd >= 0         ? "a controlling terminal (TIOCSCTTY)"
+                       : fl__contain_set(c->contain)
+                           ? "containment (namespaces, chroot, capabilities, filters)"
+                       : p->box                  ? "placement (CPUs, nice, ioprio, oom_score_adj)"
                        : p->fg_fd >= 0 && !FL_HAVE_ADDTCSETPGRP
                            ? "the terminal's foreground group (no tcsetpgrp file action)"
                                                  : NULL;
@@ -241,7 +244,7 @@ static int pick_candidate(struct fl__plan *p, size_t *pick)
     /* On the heap: the caller's thread may have a small stack. */
     char *path = malloc(PATH_MAX);
     if (!path) {
-        p->cerr = (struct fl__child_err){ ENOMEM, FL_STEP_PREPARE, -1 };
+        p->cerr = (struct fl__child_err){ ENOMEM, FL_STEP_PREPARE, -1, 0 };
         return ENOMEM;
     }
     int denied = -1, r = 0;
@@ -254,15 +257,15 @@ static int pick_candidate(struct fl__plan *p, size_t *pick)
         if (r == EACCES && denied < 0)
             denied = (int)i;
         else if (r != ENOENT && r != EACCES) {
-            p->cerr = (struct fl__child_err){ r, FL_STEP_EXEC, (int)i };
+            p->cerr = (struct fl__child_err){ r, FL_STEP_EXEC, (int)i, 0 };
             break;
         }
     }
     free(path);
     if (r == 0 || p->cerr.err)
         return r;
-    p->cerr = denied >= 0 ? (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied }
-                          : (struct fl__child_err){ ENOENT, FL_STEP_EXEC, -1 };
+    p->cerr = denied >= 0 ? (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied, 0 }
+                          : (struct fl__child_err){ ENOENT, FL_STEP_EXEC, -1, 0 };
     return p->cerr.err;
 }
 
@@ -275,7 +278,7 @@ static int spawn_candidate(struct fl__plan *p, posix_spawn_file_actions_t *fa,
         /* The child would have failed its chdir before any search. */
         int c = p->cmd->cwd ? cwd_error(p->cmd->cwd) : 0;
         if (c)
-            p->cerr = (struct fl__child_err){ c, FL_STEP_CHDIR, -1 };
+            p->cerr = (struct fl__child_err){ c, FL_STEP_CHDIR, -1, 0 };
         return p->cerr.err;
     }
     r = posix_spawn(pid, p->cands[i], fa, at, p->argv, p->envp);
@@ -288,7 +291,7 @@ static int spawn_candidate(struct fl__plan *p, posix_spawn_file_actions_t *fa,
     if (r == 0)
         return 0;
     enum fl_step step = blame(p, r);
-    p->cerr = (struct fl__child_err){ r, step, step == FL_STEP_CHDIR ? -1 : (int)i };
+    p->cerr = (struct fl__child_err){ r, step, step == FL_STEP_CHDIR ? -1 : (int)i, 0 };
     return r;
 }
 
