@@ -490,7 +490,7 @@ enum fl_namespace {
     FL_NS_NET    = 1u << 3,  /* CLONE_NEWNET: only a loopback, down */
     FL_NS_IPC    = 1u << 4,  /* CLONE_NEWIPC */
     FL_NS_UTS    = 1u << 5,  /* CLONE_NEWUTS: see .hostname */
-    FL_NS_CGROUP = 1u << 6,  /* CLONE_NEWCGROUP: rooted at the child's cgroup */
+    FL_NS_CGROUP = 1u << 6,  /* CLONE_NEWCGROUP */
     FL_NS_TIME   = 1u << 7,  /* CLONE_NEWTIME (Linux 5.6): offsets zero */
 };
 

@@ -127,7 +127,9 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
         }
         proc->pty = p->pty_master;
         p->pty_master = -1;
-        proc->not_applied = p->cerr.not_applied;
+        /* A launch's child may still be at its placement: its record is
+         * read when the launch is finished. */
+        proc->not_applied = launch ? 0 : p->cerr.not_applied;
         proc->landlock_unenforced = p->box ? p->box->landlock_unenforced : 0;
     }
     if (!r && launch) {
