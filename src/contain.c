@@ -33,29 +33,22 @@ CHILD int fl__child_fail(struct fl__plan *p, enum fl_step step, int index, long 
     return -1;
 }
 
-static CHILD size_t length(const char *s)
-{
-    size_t n = 0;
-    while (s[n])
-        n++;
-    return n;
-}
-
-static CHILD long write_file(const char *path, const char *text)
+/* text's length comes from the parent: a loop here could be compiled
+ * into a call to the libc's strlen(). */
+static CHILD long write_file(const char *path, const char *text, size_t len)
 {
     long fd = fl__sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return fd;
-    long r = fl__sys3(SYS_write, fd, text, length(text));
+    long r = fl__sys3(SYS_write, fd, text, len);
     fl__sys1(SYS_close, fd);
     return r < 0 ? r : 0;
 }
 
 /* The namespaces clone() could not make, then the user namespace's maps.
- * An unprivileged writer may map only its own gid, and only once
- * setgroups() is denied in the namespace; a privileged one may keep
- * setgroups(), so "deny" is written only when the map is refused without
- * it. */
+ * The child writes its own, from inside: it holds no capability in the
+ * parent namespace, root or not, so the kernel lets it map just its own
+ * ids, and its gid only once setgroups() is denied in the namespace. */
 CHILD int fl__child_enter_ns(struct fl__plan *p)
 {
     const struct fl__box *b = p->box;
@@ -69,17 +62,23 @@ CHILD int fl__child_enter_ns(struct fl__plan *p)
     }
     if (!b->map)
         return 0;
-    r = write_file("/proc/self/uid_map", b->uid_map);
+    r = write_file("/proc/self/uid_map", b->uid_map, b->uid_map_len);
     if (r < 0)
         return fl__child_fail(p, FL_STEP_ID_MAP, 0, r);
-    r = write_file("/proc/self/gid_map", b->gid_map);
-    if (r == -EPERM) {
-        r = write_file("/proc/self/setgroups", "deny");
-        if (r < 0)
-            return fl__child_fail(p, FL_STEP_ID_MAP, 1, r);
-        r = write_file("/proc/self/gid_map", b->gid_map);
-    }
+    r = write_file("/proc/self/setgroups", "deny", 4);
+    if (r < 0)
+        return fl__child_fail(p, FL_STEP_ID_MAP, 1, r);
+    r = write_file("/proc/self/gid_map", b->gid_map, b->gid_map_len);
     return r < 0 ? fl__child_fail(p, FL_STEP_ID_MAP, 2, r) : 0;
+}
+
+/* A cgroup namespace is rooted where the child is when it is made: after
+ * the child has written itself into its cgroup, where clone3() could not
+ * place it (CLONE_INTO_CGROUP), as it would be otherwise. */
+CHILD int fl__child_cgroup_ns(struct fl__plan *p)
+{
+    long r = p->box && p->box->cgroup_ns_late ? fl__sys1(SYS_unshare, CLONE_NEWCGROUP) : 0;
+    return r < 0 ? fl__child_fail(p, FL_STEP_UNSHARE, -1, r) : 0;
 }
 
 /* A best-effort setting that fails is noted, and the setup goes on. */
@@ -112,7 +111,8 @@ CHILD int fl__child_sched(struct fl__plan *p)
         return -1;
     if ((set & FL_SCHED_OOM_SCORE_ADJ) &&
         sched_result(p, FL_SCHED_OOM_SCORE_ADJ, FL_STEP_OOM_SCORE_ADJ,
-                     write_file("/proc/self/oom_score_adj", b->oom_score_adj)) < 0)
+                     write_file("/proc/self/oom_score_adj", b->oom_score_adj,
+                                b->oom_score_adj_len)) < 0)
         return -1;
     return 0;
 }
@@ -134,18 +134,19 @@ CHILD int fl__child_root(struct fl__plan *p)
         if (r < 0)
             return fl__child_fail(p, FL_STEP_MOUNT, 0, r);
     }
-    if (b->proc_target) {
-        r = fl__sys5(SYS_mount, "proc", b->proc_target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                     0);
-        if (r < 0)
-            return fl__child_fail(p, FL_STEP_MOUNT, 1, r);
-    }
     if (b->chroot) {
         r = fl__sys1(SYS_chroot, b->chroot);
         if (r == 0)
             r = fl__sys1(SYS_chdir, "/");
         if (r < 0)
             return fl__child_fail(p, FL_STEP_CHROOT, -1, r);
+    }
+    /* Inside the new root, so that a symbolic link in it cannot send the
+     * mount elsewhere. */
+    if (b->proc_target) {
+        r = fl__sys5(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
+        if (r < 0)
+            return fl__child_fail(p, FL_STEP_MOUNT, 1, r);
     }
     return 0;
 }

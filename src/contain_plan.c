@@ -84,6 +84,11 @@ static int check_contain(const struct fl_contain *c, struct fl_error *e)
         return invalid(e, "fl_contain: FL_MOUNT_PROC needs FL_NS_MOUNT and FL_NS_PID");
     if (c->chroot && strlen(c->chroot) >= PATH_MAX - sizeof "/proc")
         return fl__fail(e, ENAMETOOLONG, FL_STEP_CHROOT, -1, c->chroot, "longer than PATH_MAX");
+    if (c->cap_bounding && !(c->flags & FL_CAP_BOUNDING))
+        return invalid(e, "fl_contain: .cap_bounding is set without FL_CAP_BOUNDING");
+    if ((c->flags & FL_CAP_BOUNDING) && (c->cap_ambient & ~c->cap_bounding))
+        return fl__fail(e, EINVAL, FL_STEP_AMBIENT, -1, "",
+                        "an ambient capability that the bounding set drops");
     if (c->nlandlock && !c->landlock)
         return invalid(e, "fl_contain: .nlandlock is set but .landlock is NULL");
     for (size_t i = 0; i < c->nlandlock; i++) {
@@ -196,8 +201,10 @@ static void set_fields(struct fl__box *box, const struct fl_cmd *cmd)
             unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
             bool root = c->map == FL_MAP_ROOT;
             box->map = true;
-            snprintf(box->uid_map, sizeof box->uid_map, "%u %u 1\n", root ? 0 : uid, uid);
-            snprintf(box->gid_map, sizeof box->gid_map, "%u %u 1\n", root ? 0 : gid, gid);
+            box->uid_map_len = (size_t)snprintf(box->uid_map, sizeof box->uid_map, "%u %u 1\n",
+                                                root ? 0 : uid, uid);
+            box->gid_map_len = (size_t)snprintf(box->gid_map, sizeof box->gid_map, "%u %u 1\n",
+                                                root ? 0 : gid, gid);
         }
         box->hostname_len = c->hostname ? strlen(c->hostname) : 0;
         box->cap_bounding = c->cap_bounding;
@@ -209,7 +216,8 @@ static void set_fields(struct fl__box *box, const struct fl_cmd *cmd)
         box->cpus_size = s->cpus_size;
         box->nice = s->nice;
         box->ioprio = s->ioprio_class << 13 | s->ioprio_level;
-        snprintf(box->oom_score_adj, sizeof box->oom_score_adj, "%d", s->oom_score_adj);
+        box->oom_score_adj_len = (size_t)snprintf(box->oom_score_adj, sizeof box->oom_score_adj,
+                                                  "%d", s->oom_score_adj);
     }
 }
 
@@ -255,6 +263,13 @@ int fl__plan_box(struct fl__plan *p, struct fl_error *e)
         return 0;
     int r = fl__landlock_build(cmd->contain, p->box, e);
     return !r && p->box->landlock_fd >= 0 ? place_ruleset(p, e) : r;
+}
+
+uint64_t fl__box_clone_flags(struct fl__plan *p)
+{
+    struct fl__box *b = p->box;
+    b->cgroup_ns_late = (b->ns_clone & CLONE_NEWCGROUP) && p->cgroup_procs && p->cgroup_fd < 0;
+    return b->cgroup_ns_late ? b->ns_clone & ~(uint64_t)CLONE_NEWCGROUP : b->ns_clone;
 }
 
 void fl__box_free(struct fl__box *b)

@@ -60,12 +60,14 @@ struct fl__box {
     uint64_t ns_clone;       /* CLONE_NEW* flags for the clone */
     uint64_t ns_unshare;     /* made with unshare() in the child instead */
     unsigned flags;          /* fl_contain.flags */
+    bool cgroup_ns_late;     /* unshare CLONE_NEWCGROUP after the cgroup write */
     bool map;                /* write uid_map and gid_map */
     char uid_map[48], gid_map[48];
+    size_t uid_map_len, gid_map_len;
     const char *hostname;    /* NULL: none */
     size_t hostname_len;
     const char *chroot;
-    const char *proc_target; /* FL_MOUNT_PROC: where, else NULL */
+    const char *proc_target; /* FL_MOUNT_PROC: where, seen from outside, else NULL */
     uint64_t cap_bounding, cap_ambient;
     const void *seccomp;     /* a struct sock_fprog in this block, or NULL */
     int landlock_fd;         /* the ruleset, else -1 */
@@ -75,6 +77,7 @@ struct fl__box {
     size_t cpus_size;
     int nice, ioprio;
     char oom_score_adj[16];
+    size_t oom_score_adj_len;
 };
 
 #define FL__INLINE_ACTS 8
@@ -109,7 +112,9 @@ struct fl__plan {
     size_t nkeep;
     int keep_inline[FL__INLINE_ACTS + 1];
     int pipe_parent[3];     /* the parent's pipe ends, -1 if none */
-    int pipe_child[3];      /* the child's pipe ends, closed after the spawn */
+    int pipe_child[3];      /* the child's pipe ends (or, under .contain's
+                               chroot, its FL_NULL's /dev/null), closed
+                               after the spawn */
 
     /* signals */
     sigset_t child_mask;
@@ -185,6 +190,11 @@ FL__HIDDEN size_t fl__shebang(const char *path, char *interp, size_t size);
 FL__HIDDEN int fl__contain_check(const struct fl_cmd *cmd, struct fl_error *e);
 FL__HIDDEN int fl__plan_box(struct fl__plan *p, struct fl_error *e);
 FL__HIDDEN void fl__box_free(struct fl__box *b);
+/* The namespaces to make at clone time, from a backend about to clone:
+ * all of .unshare's but the cgroup one when the child is to write itself
+ * into its cgroup (no CLONE_INTO_CGROUP), which it then unshares after
+ * the move (fl__child_cgroup_ns()). */
+FL__HIDDEN uint64_t fl__box_clone_flags(struct fl__plan *p);
 /* Is anything of .contain, or of .contain or .sched, set? */
 FL__HIDDEN bool fl__contain_set(const struct fl_contain *c);
 FL__HIDDEN bool fl__contained(const struct fl_cmd *cmd);
@@ -196,6 +206,7 @@ FL__HIDDEN int fl__landlock_build(const struct fl_contain *c, struct fl__box *b,
 /* contain.c: the child's steps for the box, each 0 or -1 with p->cerr
  * filled (child.c runs them in the documented order). */
 FL__HIDDEN int fl__child_enter_ns(struct fl__plan *p);
+FL__HIDDEN int fl__child_cgroup_ns(struct fl__plan *p);
 FL__HIDDEN int fl__child_sched(struct fl__plan *p);
 FL__HIDDEN int fl__child_root(struct fl__plan *p);
 FL__HIDDEN int fl__child_caps_before(struct fl__plan *p);
@@ -249,6 +260,8 @@ FL__HIDDEN uint64_t fl__sigset_bits(const sigset_t *set);
 FL__HIDDEN void fl__reap(pid_t pid, int pidfd);
 FL__HIDDEN int fl__pidfd_open(pid_t pid);
 FL__HIDDEN bool fl__clone_vm_works(void);
+/* A child now shares the address space without CLONE_VFORK (spawn.c). */
+FL__HIDDEN void fl__note_multiprocess(void);
 /* The child's frames are small (the deepest holds a 1 KiB getdents
  * buffer); 16 KiB leaves ample room. */
 #define FL__CHILD_STACK_SIZE (16 * 1024)

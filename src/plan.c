@@ -133,10 +133,26 @@ bool fl__stdio_mapped(const struct fl_cmd *cmd, int fd)
     return map_for(cmd, fd) != NULL;
 }
 
+/* The child opens /dev/null itself, after its chroot: a new root has
+ * none as often as not, so there the parent opens the caller's and the
+ * child's end is a copy of it, as for a pipe. */
+static bool null_in_parent(const struct fl__plan *p, int i)
+{
+    return p->cmd->stdio[i].kind == FL_NULL && p->cmd->contain && p->cmd->contain->chroot;
+}
+
 int fl__plan_pipes(struct fl__plan *p, struct fl_error *e)
 {
     for (int i = 0; i < 3; i++) {
-        if (p->cmd->stdio[i].kind != FL_PIPE || map_for(p->cmd, i))
+        if (map_for(p->cmd, i))
+            continue;
+        if (null_in_parent(p, i)) {
+            p->pipe_child[i] = open("/dev/null", (i == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+            if (p->pipe_child[i] < 0)
+                return fl__fail(e, errno, FL_STEP_OPEN, i, "/dev/null", "");
+            continue;
+        }
+        if (p->cmd->stdio[i].kind != FL_PIPE)
             continue;
         int fds[2];
         if (pipe2(fds, O_CLOEXEC) < 0)
@@ -168,6 +184,10 @@ static void add_stdio_act(struct fl__plan *p, int i)
     }
     switch (s->kind) {
     case FL_NULL:
+        if (p->pipe_child[i] >= 0) {
+            add_act(p, FL__ACT_DUP, i)->src_fd = p->pipe_child[i];
+            break;
+        }
         a = add_act(p, FL__ACT_OPEN, i);
         a->path = "/dev/null";
         a->oflags = i == 0 ? O_RDONLY : O_WRONLY;

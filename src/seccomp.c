@@ -76,7 +76,7 @@ int fl_seccomp_deny(const int *syscalls, size_t n, int errno_value, struct sock_
     for (size_t i = 0; i < n; i++)
         if (syscalls[i] < 0)
             return EINVAL;
-    struct sock_filter *f = malloc((8 + 2 * n) * sizeof *f);
+    struct sock_filter *f = malloc((9 + 2 * n) * sizeof *f);
     if (!f)
         return ENOMEM;
     size_t k = 0;
@@ -85,6 +85,8 @@ int fl_seccomp_deny(const int *syscalls, size_t n, int errno_value, struct sock_
     f[k++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
     f[k++] = STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
 #ifdef X32_BIT
+    /* syscall(-1) is no x32 call: the kernel answers it with ENOSYS. */
+    f[k++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, 2, 0);
     f[k++] = JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_BIT, 0, 1);
     f[k++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
 #endif

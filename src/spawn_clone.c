@@ -204,7 +204,7 @@ static uint64_t namespaces(struct fl__plan *p, bool clone3)
 {
     if (!p->box)
         return 0;
-    uint64_t ns = p->box->ns_clone;
+    uint64_t ns = fl__box_clone_flags(p);
     p->box->ns_unshare = clone3 ? 0 : ns & CLONE_NEWTIME;
     return clone3 ? ns : ns & ~(uint64_t)CLONE_NEWTIME;
 }
@@ -214,7 +214,7 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, probe_rt_ignored);
     struct fl__clone_args a = {
-        .flags = CLONE_VM | wait_flags(p) | CLONE_CLEAR_SIGHAND | namespaces(p, true) |
+        .flags = CLONE_VM | wait_flags(p) | CLONE_CLEAR_SIGHAND |
                  (p->flags & FL_NO_PIDFD ? 0 : CLONE_PIDFD),
         .pidfd = (uintptr_t)pidfd,
         .child_tid = (uintptr_t)p->exec_word,
@@ -232,6 +232,7 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
             a.cgroup = (uint64_t)p->cgroup_fd;
         }
     }
+    a.flags |= namespaces(p, true);
     p->rt_ignored = rt_ignored;
     p->sighand_cleared = true;
     /* Not for a launch: its caller may close an fd the child is yet to
@@ -254,7 +255,8 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     if (pid < 0 && p->cgroup_fd >= 0) {
         close(p->cgroup_fd);
         p->cgroup_fd = -1;
-        a.flags &= ~CLONE_INTO_CGROUP;
+        a.flags &= ~(CLONE_INTO_CGROUP | (p->box ? p->box->ns_clone : 0));
+        a.flags |= namespaces(p, true);
         a.cgroup = 0;
         pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
     }
@@ -355,6 +357,8 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
                         "no fd left for the pidfd (CLONE_PIDFD); FL_NO_PIDFD does without");
     if (pid < 0)
         return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd), "clone");
+    if (p->exec_word)
+        fl__note_multiprocess();
     /* A launch's child is still at its setup: its record is read later
      * (fl__launch_settle()). */
     if (!p->exec_word && p->cerr.err) {

@@ -21,12 +21,16 @@
  * namespace (0x80 is in the exit signal's bits): the child unshares it. */
 static pid_t start(struct fl__plan *p)
 {
-    uint64_t ns = p->box ? p->box->ns_clone : 0;
+    uint64_t ns = p->box ? fl__box_clone_flags(p) : 0;
     if (!ns)
         return fork();
     p->box->ns_unshare = ns & CLONE_NEWTIME;
-    return (pid_t)syscall(SYS_clone, (unsigned long)((ns & ~(uint64_t)CLONE_NEWTIME) | SIGCHLD),
-                          0L, 0L, 0L, 0L);
+    unsigned long flags = (unsigned long)((ns & ~(uint64_t)CLONE_NEWTIME) | SIGCHLD);
+#if defined(__s390__)
+    return (pid_t)syscall(SYS_clone, 0L, flags, 0L, 0L, 0L);  /* the stack comes first there */
+#else
+    return (pid_t)syscall(SYS_clone, flags, 0L, 0L, 0L, 0L);
+#endif
 }
 
 int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
