@@ -429,7 +429,7 @@ struct fl_cmd {
  * a fork and without a wrapper program (unshare(1), setpriv(1), bwrap):
  * the spawn costs what it costs without them, whatever the caller's size.
  * Only the clone and fork backends can do this; with the posix_spawn
- * backend a non-NULL .contain is ENOTSUP.
+ * backend a .contain or .sched that sets anything is ENOTSUP.
  *
  * The order, each step its own enum fl_step:
  *
@@ -439,12 +439,15 @@ struct fl_cmd {
  *             has no bit left for it. The program still starts in it:
  *             the kernel moves a process into its time namespace at exec.
  *   id_map    the user namespace's uid_map, setgroups and gid_map
- *   ...       setsid, setpgid, rlimits, umask, cgroup, placement (struct
- *             fl_sched)
+ *   ...       setsid, setpgid, rlimits, umask, cgroup
+ *   unshare   the cgroup namespace, when the child wrote itself into
+ *             .cgroup (no CLONE_INTO_CGROUP: the fork backend, clone()),
+ *             so that it is rooted there either way
+ *   ...       placement (struct fl_sched)
  *   hostname
- *   mount     every mount made private (MS_REC | MS_PRIVATE), then a fresh
- *             /proc (FL_MOUNT_PROC)
+ *   mount     every mount made private (MS_REC | MS_PRIVATE)
  *   chroot    then chdir("/"), so that no directory outside stays reachable
+ *   mount     a fresh /proc (FL_MOUNT_PROC), inside the new root
  *   ...       chdir (.cwd, inside the new root), stdio and fd maps, the
  *             terminal, closing the other fds
  *   bounding  the capability bounding set, while the child still holds
@@ -495,13 +498,15 @@ enum fl_namespace {
 };
 
 /* The map of a new user namespace (fl_contain.map). The child writes it
- * itself: one line, the caller's effective uid (and gid) outside to one
- * id inside, which is what an unprivileged process may write (it writes
- * "deny" to setgroups first when the kernel asks for it, and setgroups()
- * is then refused inside: EPERM at step setgroups with FL_SET_GROUPS).
- * Wider maps, such as a range of subordinate ids, need a privileged
- * helper (newuidmap(1), newgidmap(1)) writing from outside while the
- * child waits; this library does not do that. */
+ * itself, from inside, where it holds no capability over the caller's
+ * namespace, root or not: one line, the caller's effective uid (and gid)
+ * outside to one id inside, after "deny" in setgroups, which the kernel
+ * asks for before such a gid map. setgroups() is then refused inside,
+ * even for root: FL_SET_GROUPS fails with EPERM at step setgroups. A
+ * caller that is not dumpable (PR_SET_DUMPABLE 0) gets EACCES at step
+ * id_map. Wider maps, such as a range of subordinate ids, need a
+ * privileged helper (newuidmap(1), newgidmap(1)) writing from outside
+ * while the child waits; this library does not do that. */
 enum fl_id_map {
     FL_MAP_NONE = 0,   /* no map: every id reads as the overflow id, 65534 */
     FL_MAP_ROOT,       /* the caller's uid and gid are 0 inside */
@@ -517,8 +522,10 @@ enum fl_contain_flags {
      * at step seccomp): this library does not set it behind the caller's
      * back. */
     FL_NO_NEW_PRIVS         = 1u << 0,
-    /* A fresh proc on /proc (on .chroot's /proc with .chroot), which shows
-     * the new PID namespace. Needs FL_NS_MOUNT and FL_NS_PID (EINVAL). */
+    /* A fresh proc on /proc, which shows the new PID namespace; with
+     * .chroot, on the new root's /proc, mounted after the chroot (a
+     * failure there names it as .chroot + "/proc"). Needs FL_NS_MOUNT
+     * and FL_NS_PID (EINVAL). */
     FL_MOUNT_PROC           = 1u << 1,
     /* Keep only .cap_bounding in the capability bounding set: exec can then
      * give no capability outside it, even to root. */
@@ -558,16 +565,24 @@ struct fl_contain {
      * else EINVAL, as the kernel says). NULL keeps the caller's. */
     const char *hostname;
     /* A directory that becomes the child's root, after the mounts. .cwd,
-     * FL_FILE paths and the PATH search then name paths inside it. */
+     * FL_FILE paths and the PATH search then name paths inside it (but
+     * fl_resolve() looks in the caller's root); FL_NULL is the caller's
+     * /dev/null, opened in the parent. Landlock paths are opened in the
+     * caller's root. chroot() alone confines only a child that cannot
+     * chroot again: drop CAP_SYS_CHROOT (FL_CAP_BOUNDING with a uid
+     * change) or use a user namespace that root does not own. */
     const char *chroot;
     unsigned flags;          /* FL_NO_NEW_PRIVS, ... */
     /* With FL_CAP_BOUNDING: the capabilities kept in the bounding set,
-     * bit n for capability n (CAP_NET_BIND_SERVICE is 10). */
+     * bit n for capability n (CAP_NET_BIND_SERVICE is 10). Bits without
+     * the flag are EINVAL. */
     unsigned long long cap_bounding;
     /* Ambient capabilities to raise, bit n for capability n: a child that
      * changes to a non-root uid (FL_SET_UID) keeps them across the change
      * and its exec, so a server can bind port 80 without running as root.
-     * They must be in the child's permitted set (EPERM at step ambient). */
+     * They must be in the child's permitted set (EPERM at step ambient;
+     * .index -1 when the inheritable set could not take them), and in
+     * .cap_bounding with FL_CAP_BOUNDING (EINVAL). */
     unsigned long long cap_ambient;
     /* A seccomp BPF program, installed last, just before exec (see
      * fl_seccomp_deny() to build a common one). It is read in the child:
@@ -623,7 +638,15 @@ enum fl_sched_setting {
     FL_SCHED_CPUS          = 1u << 0,  /* sched_setaffinity(.cpus) */
     FL_SCHED_NICE          = 1u << 1,  /* setpriority(.nice) */
     FL_SCHED_IOPRIO        = 1u << 2,  /* ioprio_set(.ioprio_class, .ioprio_level) */
-    FL_SCHED_OOM_SCORE_ADJ = 1u << 3,  /* /proc/self/oom_score_adj */
+    /* /proc/self/oom_score_adj. The kernel copies a process's score to
+     * every process that shares its address space without being a vfork
+     * child, which the caller becomes for good once it has launched a
+     * child with FL_NO_WAIT_EXEC. Such a child would give the caller its
+     * score: from a launch, or from any spawn after one, the clone
+     * backend hands the command to the fork backend (its proc.backend
+     * says so; a launch then waits for the exec), and with FL_NO_FORK
+     * refuses it (ENOTSUP at step oom_score_adj). */
+    FL_SCHED_OOM_SCORE_ADJ = 1u << 3,
 };
 
 /* I/O scheduling classes (ioprio_set(2)). */
