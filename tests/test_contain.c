@@ -19,7 +19,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #define CONTAIN(...) (&(struct fl_contain){ __VA_ARGS__ })
@@ -279,6 +282,58 @@ TEST(when_init_exits_the_kernel_kills_what_is_left_in_its_namespace)
     char *out = t_read_all_within(p.stdio[1], 30000);
     ASSERT_EXITED(t_wait(&p), 0);
     ASSERT_GT(t_get_num(out, "grandchild"), 1);  /* its pid inside */
+    t_rerun_as_nobody();
+}
+
+/* ---- the time namespace where clone3() is missing ----------------------------- */
+
+/* In a subprocess whose seccomp filter makes clone3() ENOSYS, as on a
+ * kernel before 5.3: the clone backend falls back to clone(), which has
+ * no bit for the time namespace, and the child unshares it (step
+ * unshare). Returns the probe's report through the pipe fd. */
+static void time_ns_without_clone3(int fd, const struct fl_cmd *cmd)
+{
+    int nr = fl_syscall_number("clone3");
+    struct sock_fprog prog;
+    if (nr < 0 || fl_seccomp_deny(&nr, 1, ENOSYS, &prog) != 0)
+        _exit(77);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+        _exit(77);
+    fl_seccomp_free(&prog);
+    char *out = t_probe(cmd);
+    t_write_all(fd, out, strlen(out));
+    _exit(0);
+}
+
+TEST(the_time_ns_is_unshared_in_the_child_where_clone3_is_missing)
+{
+    struct fl_contain c = { .unshare = FL_NS_TIME | FL_NS_PID };
+    if (!t_is_root())
+        c.unshare |= FL_NS_USER, c.map = FL_MAP_ROOT;
+    struct fl_cmd cmd = { .argv = PROBE("ns", "proc"), .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    if (!have_time_ns())
+        SKIP("no time namespace in this kernel (Linux 5.6)");
+    int pfd[2];
+    ASSERT_SYS(pipe2(pfd, O_CLOEXEC));
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        close(pfd[0]);
+        time_ns_without_clone3(pfd[1], &cmd);
+    }
+    close(pfd[1]);
+    char *out = t_read_all(pfd[0]);
+    close(pfd[0]);
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+        SKIP("cannot install a seccomp filter here (or no clone3 number)");
+    ASSERT_EXITED(st, 0);
+    ASSERT_NE(strcmp(t_get(out, "ns_time"), t_own_ns("time")), 0);
+    ASSERT_STR_EQ(t_get(out, "ns_time_for_children"), t_get(out, "ns_time"));
+    ASSERT_EQ(t_get_num(out, "pid"), 1);
     t_rerun_as_nobody();
 }
 
