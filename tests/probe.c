@@ -53,6 +53,30 @@
  *   close-stdin    close fd 0
  *   hold-fds SECS  fork a grandchild that keeps every fd open and sleeps
  *                  SECS, then exits; reports "grandchild PID" and goes on
+ * Containment reports (test_contain.c, test_caps.c):
+ *   ns             "ns_NAME INODE" for each of /proc/self/ns/ user, mnt,
+ *                  pid, net, ipc, uts, cgroup, time, pid_for_children and
+ *                  time_for_children (INODE "-" where it cannot be read);
+ *                  "uid_map FIRST OUTSIDE COUNT" and "gid_map ..." per line
+ *                  of /proc/self/uid_map and gid_map, "setgroups allow|deny"
+ *                  (all three absent without /proc); "hostname NAME"
+ *                  (uname); "netif NAME up|down" per network interface
+ *                  (if_nameindex(), SIOCGIFFLAGS: no /proc needed);
+ *                  "root_dev N" and "root_ino N" (stat of /);
+ *                  "mount_proc_pids N", the numeric entries of /proc (-1
+ *                  when it cannot be read); "mountinfo_root_shared 0|1",
+ *                  whether the mount on / has a "shared:" tag in
+ *                  /proc/self/mountinfo (-1 without it); "mount POINT
+ *                  FSTYPE" per line of /proc/self/mountinfo
+ *   caps           "cap_eff HEX", "cap_prm HEX", "cap_inh HEX" (capget()
+ *                  version 3), "cap_bnd HEX" (PR_CAPBSET_READ), "cap_amb
+ *                  HEX" (PR_CAP_AMBIENT_IS_SET): 16 hex digits, bit n for
+ *                  capability n, from system calls only (works in a chroot)
+ *   pending        "sig_pending HEX": the signals pending for the probe
+ *                  (sigpending(), /proc's SigPnd|ShdPnd format)
+ * Containment actions:
+ *   mount-tmpfs DIR   mount a small tmpfs on DIR: "mount_tmpfs 0", or the
+ *                  errno value
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -568,6 +592,183 @@ static bool io_command(const char *c, char **argv, int argc, int *i)
     return true;
 }
 
+/* ---- containment: namespaces, mounts, capabilities ---------------------- */
+
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <net/if.h>
+
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_IS_SET 1
+#endif
+
+static void put_ns(const char *name)
+{
+    char path[64], link[256];
+    snprintf(path, sizeof path, "/proc/self/ns/%s", name);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    const char *b = n > 0 ? (link[n] = 0, strchr(link, '[')) : NULL;
+    if (b)
+        put("ns_%s %lu", name, strtoul(b + 1, NULL, 10));
+    else
+        put("ns_%s -", name);
+}
+
+static void put_id_map(const char *key, const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    unsigned long a, b, c;
+    while (fscanf(f, "%lu %lu %lu", &a, &b, &c) == 3)
+        put("%s %lu %lu %lu", key, a, b, c);
+    fclose(f);
+}
+
+static void put_netifs(void)
+{
+    struct if_nameindex *ifs = if_nameindex();
+    if (!ifs)
+        return;
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    for (struct if_nameindex *i = ifs; i->if_index; i++) {
+        struct ifreq r;
+        memset(&r, 0, sizeof r);
+        snprintf(r.ifr_name, sizeof r.ifr_name, "%s", i->if_name);
+        const char *state = s >= 0 && ioctl(s, SIOCGIFFLAGS, &r) == 0
+                                ? (r.ifr_flags & IFF_UP ? "up" : "down")
+                                : "?";
+        put("netif %s %s", i->if_name, state);
+    }
+    if (s >= 0)
+        close(s);
+    if_freenameindex(ifs);
+}
+
+static void put_proc_pids(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d) {
+        put("mount_proc_pids -1");
+        return;
+    }
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        n += de->d_name[0] >= '0' && de->d_name[0] <= '9';
+    closedir(d);
+    put("mount_proc_pids %d", n);
+}
+
+/* "ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE ..." */
+static void put_mountinfo(void)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (!f) {
+        put("mountinfo_root_shared -1");
+        return;
+    }
+    char line[4096];
+    int shared = -1;
+    while (fgets(line, sizeof line, f)) {
+        char point[4096], *sep = strstr(line, " - ");
+        char fstype[256] = "?";
+        if (sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1)
+            continue;
+        if (sep)
+            sscanf(sep + 3, "%255s", fstype);
+        put("mount %s %s", point, fstype);
+        if (!strcmp(point, "/") && sep) {   /* the last one is on top */
+            *sep = 0;
+            shared = strstr(line, " shared:") != NULL;
+        }
+    }
+    fclose(f);
+    put("mountinfo_root_shared %d", shared);
+}
+
+static void report_ns(void)
+{
+    static const char *const names[] = { "user", "mnt", "pid", "net", "ipc", "uts",
+                                         "cgroup", "time", "pid_for_children",
+                                         "time_for_children" };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        put_ns(names[i]);
+    put_id_map("uid_map", "/proc/self/uid_map");
+    put_id_map("gid_map", "/proc/self/gid_map");
+    char sg[32] = "";
+    FILE *f = fopen("/proc/self/setgroups", "re");
+    if (f) {
+        if (fscanf(f, "%31s", sg) == 1)
+            put("setgroups %s", sg);
+        fclose(f);
+    }
+    struct utsname u;
+    if (uname(&u) == 0)
+        put("hostname %s", u.nodename);
+    put_netifs();
+    struct stat st;
+    if (stat("/", &st) == 0) {
+        put("root_dev %llu", (unsigned long long)st.st_dev);
+        put("root_ino %llu", (unsigned long long)st.st_ino);
+    }
+    put_proc_pids();
+    put_mountinfo();
+}
+
+static void report_caps(void)
+{
+    struct { uint32_t version; int pid; } head = { 0x20080522 /* v3 */, 0 };
+    struct { uint32_t eff, prm, inh; } d[2];
+    memset(d, 0, sizeof d);
+    if (syscall(SYS_capget, &head, d) != 0)
+        die("capget");
+    put("cap_eff %016llx", (unsigned long long)d[1].eff << 32 | d[0].eff);
+    put("cap_prm %016llx", (unsigned long long)d[1].prm << 32 | d[0].prm);
+    put("cap_inh %016llx", (unsigned long long)d[1].inh << 32 | d[0].inh);
+    unsigned long long bnd = 0, amb = 0;
+    for (int cap = 0; cap < 64; cap++) {
+        int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+        if (r < 0)
+            break;
+        bnd |= (unsigned long long)(r == 1) << cap;
+        r = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0);
+        amb |= (unsigned long long)(r == 1) << cap;
+    }
+    put("cap_bnd %016llx", bnd);
+    put("cap_amb %016llx", amb);
+}
+
+/* The containment commands; returns false for a word that is none. */
+static bool contain_command(const char *c, char **argv, int argc, int *i)
+{
+    if (!strcmp(c, "ns")) {
+        report_ns();
+    } else if (!strcmp(c, "caps")) {
+        report_caps();
+    } else if (!strcmp(c, "pending")) {
+        sigset_t set;
+        unsigned long long bits = 0;
+        sigpending(&set);
+        for (int sig = 1; sig <= 64; sig++)
+            if (sigismember(&set, sig) == 1)
+                bits |= 1ULL << (sig - 1);
+        put("sig_pending %016llx", bits);
+    } else if (!strcmp(c, "mount-tmpfs")) {
+        const char *dir = arg(argv, argc, (*i)++);
+        int r = mount("none", dir, "tmpfs", 0, "size=64k");
+        put("mount_tmpfs %d", r == 0 ? 0 : errno);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* ---- end of containment ---- */
+
 int main(int argc, char **argv)
 {
     g_argc = argc;
@@ -645,7 +846,8 @@ int main(int argc, char **argv)
             int sig = atoi(arg(argv, argc, i++));
             flush_report();
             kill(getpid(), sig);
-        } else if (!pipeline_action(c, argv, argc, &i) && !io_command(c, argv, argc, &i)) {
+        } else if (!pipeline_action(c, argv, argc, &i) && !io_command(c, argv, argc, &i) &&
+                   !contain_command(c, argv, argc, &i)) {
             fprintf(stderr, "probe: unknown command \"%s\"\n", c);
             usage();
         }

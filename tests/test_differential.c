@@ -17,6 +17,10 @@
  * inherited fds, since posix_spawn refuses close-others there.
  * glibc's posix_spawn leaves signals 32 and 33 ignored in the child of a
  * threaded parent (documented), so those two bits are not compared.
+ *
+ * A second case does the same for contained commands (fl_cmd.contain),
+ * which only the clone and fork backends set up: see "contained commands"
+ * below.
  */
 #include "test.h"
 
@@ -431,4 +435,218 @@ TEST(backends_agree_on_random_commands)
            "pitfalls=posix_spawn_enotsup_skipped:%d,spawn_errors_agreed:%d,"
            "glibc_sig32_33_masked\n",
            fl_backend_name(BACKEND), spawns, done, skipped, spawn_errors);
+}
+
+/* ---- contained commands: clone and fork must agree ------------------------ */
+
+/*
+ * Random fl_cmd.contain settings (namespaces, maps, host name, a fresh
+ * /proc, bounding and ambient capabilities, no_new_privs, credentials),
+ * each spawned with the clone and the fork backend, which must report the
+ * same: the same namespaces new and the same ones the caller's (not their
+ * inode numbers, new for every spawn), the same ids, maps, host name,
+ * interfaces, root, /proc and capability sets, or the same error. The
+ * posix_spawn backend must refuse each of them with ENOTSUP. As root the
+ * case runs again as uid 65534, where every command gets a user namespace.
+ *
+ *   FL_DIFF_CONTAIN_CASES=N   how many commands (default 90, split as above)
+ */
+#include "contain.h"
+
+#define NET_BIND_SERVICE 10
+
+static const struct {
+    unsigned bit;
+    const char *name;
+} diff_ns[] = {
+    { FL_NS_USER, "user" }, { FL_NS_MOUNT, "mnt" },     { FL_NS_PID, "pid" },
+    { FL_NS_NET, "net" },   { FL_NS_IPC, "ipc" },       { FL_NS_UTS, "uts" },
+    { FL_NS_CGROUP, "cgroup" }, { FL_NS_TIME, "time" },
+};
+
+struct cgen {
+    struct fl_contain c;
+    struct fl_cmd cmd;
+    char host[32];
+    char desc[512];
+};
+
+static void describe_c(struct cgen *g, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void describe_c(struct cgen *g, const char *fmt, ...)
+{
+    size_t l = strlen(g->desc);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->desc + l, sizeof g->desc - l, fmt, ap);
+    va_end(ap);
+}
+
+static void generate_contained(struct cgen *g, bool root)
+{
+    memset(g, 0, sizeof *g);
+    struct fl_contain *c = &g->c;
+    bool time_ns = access("/proc/self/ns/time", F_OK) == 0;
+    for (size_t i = 0; i < sizeof diff_ns / sizeof *diff_ns; i++)
+        if (chance(35) && (diff_ns[i].bit != FL_NS_TIME || time_ns))
+            c->unshare |= diff_ns[i].bit;
+    if (!root)
+        c->unshare |= FL_NS_USER;
+    if (c->unshare & FL_NS_USER)
+        c->map = (enum fl_id_map)pick(3);
+    if ((c->unshare & FL_NS_UTS) && chance(60)) {
+        snprintf(g->host, sizeof g->host, "h%u", pick(1000));
+        c->hostname = g->host;
+    }
+    if ((c->unshare & (FL_NS_MOUNT | FL_NS_PID)) == (FL_NS_MOUNT | FL_NS_PID) && chance(70))
+        c->flags |= FL_MOUNT_PROC;
+    if (chance(25))
+        c->flags |= FL_NO_NEW_PRIVS;
+    if (chance(25)) {
+        c->flags |= FL_CAP_BOUNDING;
+        c->cap_bounding = next64() & ((1ULL << 41) - 1);
+    }
+    if (chance(25))
+        c->cap_ambient = 1ULL << (chance(50) ? NET_BIND_SERVICE : 5 /* CAP_KILL */);
+    describe_c(g, "unshare=%#x map=%d host=%s flags=%#x bnd=%#llx amb=%#llx ", c->unshare,
+               (int)c->map, c->hostname ? c->hostname : "-", c->flags,
+               (unsigned long long)c->cap_bounding, (unsigned long long)c->cap_ambient);
+    g->cmd.contain = c;
+    if (chance(30)) {
+        g->cmd.flags |= FL_SET_UID | FL_SET_GID;
+        g->cmd.uid = g->cmd.gid = chance(50) ? 65534 : 0;
+        describe_c(g, "ids=%u ", (unsigned)g->cmd.uid);
+    }
+    if (chance(30)) {
+        g->cmd.flags |= FL_SETSID;
+        describe_c(g, "setsid ");
+    }
+}
+
+/* The lines that must agree: namespaces as "new" or "caller", pids only
+ * where they are the new namespace's, no mount table (the caller's, but
+ * for the mount on / and /proc's count where the child mounted it). */
+static char *normalize_contained(const char *out, const struct cgen *g)
+{
+    char *res = t_keep(calloc(1, strlen(out) + 1024));
+    bool own_pid = g->c.unshare & FL_NS_PID;
+    for (const char *l = out; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        char line[4096];
+        snprintf(line, sizeof line, "%.*s", (int)len, l);
+        l += len + (e != NULL);
+        char name[64], value[64];
+        if (!strncmp(line, "ns_", 3) && sscanf(line, "ns_%63s %63s", name, value) == 2) {
+            char *base = t_strdup(name);
+            char *suffix = strstr(base, "_for_children");
+            if (suffix)
+                *suffix = 0;
+            sprintf(res + strlen(res), "ns_%s %s\n", name,
+                    strcmp(value, t_own_ns(base)) ? "new" : "caller");
+            continue;
+        }
+        if (!strncmp(line, "mount ", 6))
+            continue;
+        if (!strncmp(line, "mount_proc_pids ", 16) && !(g->c.flags & FL_MOUNT_PROC))
+            continue;
+        if (!own_pid && (!strncmp(line, "pid ", 4) || !strncmp(line, "pgid ", 5) ||
+                         !strncmp(line, "sid ", 4)))
+            continue;
+        strcat(res, line);
+        strcat(res, "\n");
+    }
+    return res;
+}
+
+static char *run_contained(const struct cgen *g, enum fl_backend b, int *spawns, bool *ran)
+{
+    struct fl_cmd c = g->cmd;
+    c.backend = b;
+    c.argv = ARGV(fl_test_probe, "ns", "caps", "ids", "proc");
+    c.stdio[1].kind = FL_PIPE;
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&c, &p, &e);
+    (*spawns)++;
+    *ran = true;
+    if (b == FL_BACKEND_POSIX_SPAWN) {
+        /* Only a command with nothing to contain and no ids may run. */
+        bool contained = g->c.unshare || g->c.map || g->c.hostname || g->c.flags ||
+                         g->c.cap_ambient || (g->cmd.flags & FL_SET_UID);
+        if (contained) {
+            if (r != ENOTSUP || e.step != FL_STEP_PREPARE ||
+                !strstr(e.detail, "posix_spawn cannot set"))
+                FAIL("posix_spawn: expected ENOTSUP at prepare for %s, got %d (%s) at %s",
+                     g->desc, r, fl_t_errname(r), fl_step_name(e.step));
+            ASSERT_EQ(p.pid, 0);
+            *ran = false;
+            return NULL;
+        }
+    }
+    if (r != 0) {
+        ASSERT_EQ(p.pid, 0);
+        return t_fmt("spawn failed: %s at %s index %d\n", fl_t_errname(r),
+                     fl_step_name(e.step), e.index);
+    }
+    char *out = t_read_all(p.stdio[1]);
+    close(p.stdio[1]);
+    p.stdio[1] = -1;
+    int st = t_wait(&p);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return t_fmt("probe status 0x%x\n", st);
+    return normalize_contained(out, g);
+}
+
+TEST(backends_agree_on_contained_commands)
+{
+    const char *cases_env = getenv("FL_DIFF_CONTAIN_CASES");
+    const char *seed_env = getenv("FL_DIFF_SEED");
+    int ncases = cases_env ? atoi(cases_env) : 90;
+    uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) : 0xc0a7a1;
+    bool root = geteuid() == 0;
+    printf("differential (contained, %s): seed 0x%llx, %d cases\n",
+           root ? "root" : "unprivileged", (unsigned long long)seed, ncases);
+    int share = BACKEND == FL_BACKEND_CLONE ? 0
+                : BACKEND == FL_BACKEND_POSIX_SPAWN ? 1
+                : BACKEND == FL_BACKEND_FORK ? 2 : -1;
+    static const enum fl_backend all[] = { FL_BACKEND_CLONE, FL_BACKEND_FORK,
+                                           FL_BACKEND_POSIX_SPAWN };
+    int spawns = 0, done = 0, refused = 0, failed_alike = 0;
+    for (int i = 0; i < ncases; i++) {
+        if (share >= 0 && i % 3 != share)
+            continue;
+        rng = seed + (uint64_t)i * 0x100000001b3ull + (root ? 0 : 7);
+        struct cgen g;
+        generate_contained(&g, root);
+        char *text[3];
+        bool ran[3];
+        for (int k = 0; k < 3; k++) {
+            text[k] = run_contained(&g, all[k], &spawns, &ran[k]);
+            if (!ran[k]) {
+                refused++;
+                continue;
+            }
+            if (k == 0) {
+                failed_alike += !strncmp(text[0], "spawn failed", 12);
+                if (getenv("FL_DIFF_VERBOSE") && !strncmp(text[0], "spawn failed", 12))
+                    printf("case %d: %s  command: %s\n", i, text[0], g.desc);
+                continue;
+            }
+            if (strcmp(text[0], text[k]) != 0) {
+                char buf[600];
+                FAIL("case %d (seed 0x%llx): clone and %s differ: %s\ncommand: %s\n"
+                     "--- clone:\n%s--- %s:\n%s",
+                     i, (unsigned long long)seed, fl_backend_name(all[k]),
+                     first_diff(text[0], text[k], buf, sizeof buf), g.desc, text[0],
+                     fl_backend_name(all[k]), text[k]);
+            }
+        }
+        done++;
+    }
+    printf("REPORT scenario=differential.contained.%s.%s spawns=%d cases=%d failures=0 "
+           "pitfalls=posix_spawn_enotsup:%d,spawn_errors_agreed:%d\n",
+           root ? "root" : "nobody", fl_backend_name(BACKEND), spawns, done, refused,
+           failed_alike);
+    t_rerun_as_nobody();
 }
