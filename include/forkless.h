@@ -623,7 +623,12 @@ enum fl_sched_setting {
     FL_SCHED_CPUS          = 1u << 0,  /* sched_setaffinity(.cpus) */
     FL_SCHED_NICE          = 1u << 1,  /* setpriority(.nice) */
     FL_SCHED_IOPRIO        = 1u << 2,  /* ioprio_set(.ioprio_class, .ioprio_level) */
-    FL_SCHED_OOM_SCORE_ADJ = 1u << 3,  /* /proc/self/oom_score_adj */
+    /* /proc/self/oom_score_adj. The kernel gives the value written to
+     * every process that shares the writer's memory without vfork, so
+     * the clone backend does not launch such a command: with
+     * FL_NO_WAIT_EXEC it waits for the exec all the same (the handle has
+     * no launch pending; fl_launch_finish() returns 0 at once). */
+    FL_SCHED_OOM_SCORE_ADJ = 1u << 3,
 };
 
 /* I/O scheduling classes (ioprio_set(2)). */

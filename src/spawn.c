@@ -99,7 +99,12 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
     struct fl__plan stack_plan, *p = &stack_plan;
     struct fl__launch *launch = NULL;
     enum fl_backend b = cmd ? pick_backend(cmd) : FL_BACKEND_AUTO;
-    bool launching = cmd && (cmd->flags & FL_NO_WAIT_EXEC) && b == FL_BACKEND_CLONE;
+    /* Not with an oom_score_adj to set: the kernel gives that value to
+     * every process sharing the writer's memory without vfork, so a
+     * launch child (CLONE_VM without CLONE_VFORK) would set the caller's
+     * too. Such a spawn waits for the exec, as the other backends do. */
+    bool launching = cmd && (cmd->flags & FL_NO_WAIT_EXEC) && b == FL_BACKEND_CLONE &&
+                     !(cmd->sched && (cmd->sched->set & FL_SCHED_OOM_SCORE_ADJ));
     int r = launching ? fl__launch_new(cmd, &launch, &p, e) : fl__plan_init(p, cmd, e);
     if (r && launching) {
         /* fl__launch_new() freed what it made, and no plan was filled. */
