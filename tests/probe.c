@@ -77,6 +77,27 @@
  * Containment actions:
  *   mount-tmpfs DIR   mount a small tmpfs on DIR: "mount_tmpfs 0", or the
  *                  errno value
+ * Containment and placement (test_landlock.c, test_filter.c, test_sched.c):
+ *   nnp            "no_new_privs 0|1" (prctl PR_GET_NO_NEW_PRIVS)
+ *   seccomp-mode   "seccomp_mode N" (prctl PR_GET_SECCOMP: 0 none, 2 filter;
+ *                  -1 when the filter refuses the prctl itself)
+ *   sched          "cpus LIST" (sched_getaffinity, as "0-3,6"), "nice N"
+ *                  (getpriority), "ioprio_class N", "ioprio_level N"
+ *                  (ioprio_get), "oom_score_adj N" (/proc/self/oom_score_adj,
+ *                  "?" when it cannot be read)
+ *   try-write PATH "write PATH ok", or "write PATH ERRNAME" (EACCES, ...):
+ *                  creates or truncates PATH and writes a line to it
+ *   try-read PATH  "read PATH ok", or "read PATH ERRNAME": opens and reads
+ *   try-mkdir PATH "mkdir PATH ok", or "mkdir PATH ERRNAME" (mkdir(2))
+ *   try-exec PATH  "exec PATH ok" (a forked child could exec PATH, with no
+ *                  arguments, and it exited 0), or "exec PATH ERRNAME"
+ *   i386-getpid    "i386_getpid R": getpid through int 0x80, the 32-bit
+ *                  ABI, R the result or -errno (x86_64 only, else "none")
+ *   x32-getpid     "x32_getpid R": getpid with the x32 bit in its number
+ *   run-probe ...  fork, exec this probe (argv[0]) with the rest of the
+ *                  words as its commands, wait: "probe_status N" (the exit
+ *                  status, or 128+signal). The grandchild's report comes
+ *                  first. The words after it are not commands.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -743,7 +764,7 @@ static void report_caps(void)
 }
 
 /* The containment commands; returns false for a word that is none. */
-static bool contain_command(const char *c, char **argv, int argc, int *i)
+static bool ns_command(const char *c, char **argv, int argc, int *i)
 {
     if (!strcmp(c, "ns")) {
         report_ns();
@@ -761,6 +782,230 @@ static bool contain_command(const char *c, char **argv, int argc, int *i)
         const char *dir = arg(argv, argc, (*i)++);
         int r = mount("none", dir, "tmpfs", 0, "size=64k");
         put("mount_tmpfs %d", r == 0 ? 0 : errno);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* ---- containment and placement (see the header comment) ---------------- */
+
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+static const char *errname(int e)
+{
+    static const struct { int e; const char *name; } names[] = {
+        { EACCES, "EACCES" }, { EPERM, "EPERM" },   { ENOENT, "ENOENT" },
+        { ENOSYS, "ENOSYS" }, { EROFS, "EROFS" },   { EEXIST, "EEXIST" },
+        { EINVAL, "EINVAL" }, { ENOTDIR, "ENOTDIR" }, { EISDIR, "EISDIR" },
+        { EXDEV, "EXDEV" },   { EBADF, "EBADF" },   { ENOTSUP, "ENOTSUP" },
+        { ETXTBSY, "ETXTBSY" }, { ENOEXEC, "ENOEXEC" }, { ENOMEM, "ENOMEM" },
+    };
+    static char buf[32];
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (names[k].e == e)
+            return names[k].name;
+    snprintf(buf, sizeof buf, "E%d", e);
+    return buf;
+}
+
+static void report_nnp(void)
+{
+    put("no_new_privs %d", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+}
+
+static void report_seccomp_mode(void)
+{
+    put("seccomp_mode %d", prctl(PR_GET_SECCOMP, 0, 0, 0, 0));
+}
+
+/* The allowed CPUs as a list of ranges: "0-3,6". */
+static void report_cpus(void)
+{
+    cpu_set_t *set = CPU_ALLOC(1024);
+    size_t size = CPU_ALLOC_SIZE(1024);
+    if (!set)
+        die("CPU_ALLOC");
+    if (sched_getaffinity(0, size, set) != 0)
+        die("sched_getaffinity");
+    char list[4096] = "";
+    size_t len = 0;
+    for (int c = 0; c < 1024; c++) {
+        if (!CPU_ISSET_S(c, size, set))
+            continue;
+        int end = c;
+        while (end + 1 < 1024 && CPU_ISSET_S(end + 1, size, set))
+            end++;
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", len ? "," : "", c);
+        if (end > c)
+            len += (size_t)snprintf(list + len, sizeof list - len, "-%d", end);
+        c = end;
+    }
+    CPU_FREE(set);
+    put("cpus %s", len ? list : "-");
+}
+
+static void report_sched(void)
+{
+    report_cpus();
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, 0);
+    if (nice == -1 && errno)
+        die("getpriority");
+    put("nice %d", nice);
+    long io = syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, 0);
+    if (io < 0)
+        die("ioprio_get");
+    put("ioprio_class %ld", io >> 13);
+    put("ioprio_level %ld", io & 0x1fff);
+    char buf[32] = "?";
+    int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        buf[n > 0 ? n : 0] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        close(fd);
+    }
+    put("oom_score_adj %s", buf[0] ? buf : "?");
+}
+
+static void try_write(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int err = fd < 0 ? errno : 0;
+    if (fd >= 0) {
+        if (write(fd, "written\n", 8) != 8)
+            err = errno;
+        close(fd);
+    }
+    put("write %s %s", path, err ? errname(err) : "ok");
+}
+
+static void try_read(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int err = fd < 0 ? errno : 0;
+    if (fd >= 0) {
+        char buf[256];
+        if (read(fd, buf, sizeof buf) < 0)
+            err = errno;
+        close(fd);
+    }
+    put("read %s %s", path, err ? errname(err) : "ok");
+}
+
+static void try_mkdir(const char *path)
+{
+    int r = mkdir(path, 0755);
+    put("mkdir %s %s", path, r ? errname(errno) : "ok");
+}
+
+/* The exec's errno comes back through a CLOEXEC pipe. */
+static void try_exec(const char *path)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        die("pipe2");
+    fflush(rep);
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork");
+    if (pid == 0) {
+        execl(path, path, (char *)NULL);
+        int err = errno;
+        if (write(p[1], &err, sizeof err) < 0)
+            _exit(126);
+        _exit(127);
+    }
+    close(p[1]);
+    int err = 0, st = 0;
+    ssize_t n;
+    while ((n = read(p[0], &err, sizeof err)) < 0 && errno == EINTR)
+        ;
+    close(p[0]);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (n == (ssize_t)sizeof err)
+        put("exec %s %s", path, errname(err));
+    else
+        put("exec %s %s", path, WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "ok" : "failed");
+}
+
+/* A seccomp filter that checks the architecture kills these. The report
+ * so far is written first: the call may be the probe's last. */
+static void i386_getpid(void)
+{
+    flush_report();
+#if defined(__x86_64__) && defined(__LP64__)
+    long r;
+    __asm__ volatile("int $0x80" : "=a"(r) : "0"(20L /* i386 getpid */) : "memory");
+    put("i386_getpid %ld", r);
+#else
+    put("i386_getpid none");
+#endif
+}
+
+static void x32_getpid(void)
+{
+    flush_report();
+#if defined(__x86_64__) && defined(__LP64__)
+    long r = syscall(SYS_getpid | 0x40000000L);
+    put("x32_getpid %ld", r < 0 ? -(long)errno : r);
+#else
+    put("x32_getpid none");
+#endif
+}
+
+/* The rest of the words are the grandchild's commands. */
+static void run_probe(char **argv, int argc, int i)
+{
+    flush_report();
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork");
+    if (pid == 0) {
+        char **args = calloc((size_t)(argc - i) + 2, sizeof *args);
+        if (!args)
+            die("calloc");
+        args[0] = argv[0];
+        for (int k = i; k < argc; k++)
+            args[k - i + 1] = argv[k];
+        execv(argv[0], args);
+        die("execv");
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    put("probe_status %d", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+}
+
+/* The containment and placement commands; returns false for a word that
+ * is none of them. run-probe takes the rest of the words: *i = argc. */
+static bool lock_command(const char *c, char **argv, int argc, int *i)
+{
+    if (!strcmp(c, "nnp")) {
+        report_nnp();
+    } else if (!strcmp(c, "seccomp-mode")) {
+        report_seccomp_mode();
+    } else if (!strcmp(c, "sched")) {
+        report_sched();
+    } else if (!strcmp(c, "try-write")) {
+        try_write(arg(argv, argc, (*i)++));
+    } else if (!strcmp(c, "try-read")) {
+        try_read(arg(argv, argc, (*i)++));
+    } else if (!strcmp(c, "try-mkdir")) {
+        try_mkdir(arg(argv, argc, (*i)++));
+    } else if (!strcmp(c, "try-exec")) {
+        try_exec(arg(argv, argc, (*i)++));
+    } else if (!strcmp(c, "i386-getpid")) {
+        i386_getpid();
+    } else if (!strcmp(c, "x32-getpid")) {
+        x32_getpid();
+    } else if (!strcmp(c, "run-probe")) {
+        run_probe(argv, argc, *i);
+        *i = argc;
     } else {
         return false;
     }
@@ -847,7 +1092,7 @@ int main(int argc, char **argv)
             flush_report();
             kill(getpid(), sig);
         } else if (!pipeline_action(c, argv, argc, &i) && !io_command(c, argv, argc, &i) &&
-                   !contain_command(c, argv, argc, &i)) {
+                   !ns_command(c, argv, argc, &i) && !lock_command(c, argv, argc, &i)) {
             fprintf(stderr, "probe: unknown command \"%s\"\n", c);
             usage();
         }

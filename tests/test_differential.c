@@ -1,9 +1,13 @@
 /*
  * test_differential.c: the backends must agree. Random commands from a
  * seeded PRNG (fd maps with cycles and aliases, env edits, cwd, rlimits,
- * umask, signal masks and dispositions, setsid / process groups) are
- * spawned with every backend that can express them; the probe reports what
- * the child saw and the reports must be equal.
+ * umask, signal masks and dispositions, setsid / process groups,
+ * no_new_privs, a seccomp filter, Landlock rules, CPU affinity, nice,
+ * ioprio and oom_score_adj, each with or without best effort) are spawned
+ * with every backend that can express them; the probe reports what the
+ * child saw (and what it could do: a mkdir, which the filter denies, and a
+ * write outside the Landlock rules) and the reports must be equal, with
+ * the handle's not_applied and landlock_unenforced.
  *
  *   FL_DIFF_CASES=N   how many commands (default 150, split over the three
  *                     CTest runs of the case: backend b takes i % 3 == b)
@@ -11,8 +15,9 @@
  *                     set and FL_DIFF_SEED is not, a random one (printed)
  *   FL_DIFF_VERBOSE=1 print the commands whose spawn failed (alike)
  *
- * The posix_spawn backend returns ENOTSUP for rlimits and umask: such a
- * command is then compared between clone and fork only, and counted. On a
+ * The posix_spawn backend returns ENOTSUP for rlimits, umask, containment
+ * and placement: such a command is then compared between clone and fork
+ * only, and counted. On a
  * libc without a closefrom file action (musl), every command keeps the
  * inherited fds, since posix_spawn refuses close-others there.
  * glibc's posix_spawn leaves signals 32 and 33 ignored in the child of a
@@ -23,8 +28,11 @@
  * below.
  */
 #include "test.h"
+#include "landlock_rules.h"
 
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/resource.h>
@@ -78,7 +86,12 @@ struct gen {
     sigset_t parent_block;
     int parent_ignore[4];
     int nignore;
-    char desc[512];
+    /* Containment and placement. */
+    struct fl_contain contain;
+    struct fl_sched sched;
+    cpu_set_t cpus;
+    struct t_rules rules;
+    char desc[768];
 };
 
 static void describe(struct gen *g, const char *fmt, ...)
@@ -96,6 +109,103 @@ static char *rand_value(void)
 {
     static const char *const vals[] = { "", "x", "with space", "a=b=c", "\n", "é" };
     return t_fmt("%s%u", vals[pick(6)], pick(1000));
+}
+
+/* The filter of the commands that have one: mkdir(2) and mkdirat(2) fail
+ * with EPERM. Built once. */
+static struct sock_fprog deny_mkdir;
+
+static void make_filter(void)
+{
+    int nrs[2], n = 0;
+    if (fl_syscall_number("mkdir") >= 0)
+        nrs[n++] = fl_syscall_number("mkdir");
+    nrs[n++] = fl_syscall_number("mkdirat");
+    ASSERT_OK(fl_seccomp_deny(nrs, (size_t)n, EPERM, &deny_mkdir));
+    t_keep(deny_mkdir.filter);
+}
+
+static int current_nice(void)
+{
+    errno = 0;
+    int n = getpriority(PRIO_PROCESS, 0);
+    return n == -1 && errno ? 0 : n;
+}
+
+static int current_oom_score_adj(void)
+{
+    return atoi(t_read_file("/proc/self/oom_score_adj"));
+}
+
+/* Containment and placement, drawn after everything else, so that the
+ * earlier draws of a seed stay what they were. posix_spawn cannot take
+ * them: they are drawn mostly for commands it refuses already (rlimits,
+ * umask), so that it still takes part in most of the others. */
+static void generate_contain(struct gen *g, const char *tmp)
+{
+    struct fl_cmd *c = &g->cmd;
+    struct fl_contain *k = &g->contain;
+    bool refused = c->nrlimits || (c->flags & FL_SET_UMASK);
+    if (chance(refused ? 40 : 5)) {
+        k->flags |= FL_NO_NEW_PRIVS;
+        describe(g, "nnp ");
+    }
+    if (chance(refused ? 35 : 4)) {
+        k->seccomp = &deny_mkdir;
+        describe(g, "seccomp ");
+    }
+    if (chance(refused ? 35 : 4) && fl_landlock_abi() > 0) {
+        g->rules = t_probe_rules();
+        t_rule(&g->rules, tmp, FL_LANDLOCK_READ | FL_LANDLOCK_WRITE);
+        t_rule(&g->rules, "/proc", FL_LANDLOCK_READ);   /* fds, signals, sched */
+        k->landlock = g->rules.r;
+        k->nlandlock = g->rules.n;
+        if (fl_landlock_abi() < 5 || chance(30))
+            k->flags |= FL_LANDLOCK_BEST_EFFORT;
+        describe(g, "landlock%s ", k->flags & FL_LANDLOCK_BEST_EFFORT ? "-best-effort" : "");
+    }
+    if (k->flags || k->seccomp || k->nlandlock)
+        c->contain = k;
+
+    struct fl_sched *s = &g->sched;
+    if (chance(refused ? 60 : 6)) {
+        cpu_set_t mine;
+        if (chance(50) && sched_getaffinity(0, sizeof mine, &mine) == 0) {
+            CPU_ZERO(&g->cpus);
+            for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+                if (CPU_ISSET(cpu, &mine) && chance(60))
+                    CPU_SET(cpu, &g->cpus);
+            if (CPU_COUNT(&g->cpus) == 0 && chance(50))
+                CPU_SET(CPU_SETSIZE - 1, &g->cpus);   /* no CPU it may use: EINVAL */
+            s->set |= FL_SCHED_CPUS;
+            s->cpus = &g->cpus;
+            s->cpus_size = sizeof g->cpus;
+            describe(g, "cpus%d ", CPU_COUNT(&g->cpus));
+        }
+        if (chance(50)) {
+            s->set |= FL_SCHED_NICE;
+            int low = chance(15) ? -20 : current_nice();   /* lower: only with privilege */
+            s->nice = low + (int)pick((unsigned)(20 - low));
+            describe(g, "nice=%d ", s->nice);
+        }
+        if (chance(40)) {
+            s->set |= FL_SCHED_IOPRIO;
+            s->ioprio_class = 1 + (int)pick(3);
+            s->ioprio_level = s->ioprio_class == FL_IOPRIO_IDLE ? 0 : (int)pick(8);
+            describe(g, "ioprio=%d:%d ", s->ioprio_class, s->ioprio_level);
+        }
+        if (chance(40)) {
+            s->set |= FL_SCHED_OOM_SCORE_ADJ;
+            int low = chance(15) ? -1000 : current_oom_score_adj();
+            s->oom_score_adj = low + (int)pick((unsigned)(1001 - low));
+            describe(g, "oom=%d ", s->oom_score_adj);
+        }
+        s->best_effort = s->set & (unsigned)pick(16);
+        if (s->set) {
+            c->sched = s;
+            describe(g, "best-effort=%x ", s->best_effort);
+        }
+    }
 }
 
 static void generate(struct gen *g, const char *tmp, const char *file)
@@ -242,6 +352,8 @@ static void generate(struct gen *g, const char *tmp, const char *file)
         break;
     default: break;
     }
+
+    generate_contain(g, tmp);
 }
 
 /* ---- running one command with one backend ----------------------------- */
@@ -278,14 +390,24 @@ struct outcome {
     char *text;      /* normalized report, or "spawn failed: E" */
 };
 
+/* What the child may do: mkdir (the filter denies it), a write outside
+ * the Landlock rules. Made and removed around each run, the same paths for
+ * every backend. */
+struct acts {
+    char *mkdir_path, *write_path;
+};
+
 static struct outcome run_one(struct gen *g, enum fl_backend b,
-                              const char *outpath, int *spawns)
+                              const char *outpath, const struct acts *a, int *spawns)
 {
     struct fl_cmd c = g->cmd;
     c.backend = b;
     c.argv = ARGV(fl_test_probe, "--out", (char *)outpath, "fds", "signals",
-                  "cwd", "env", "rlimits", "umask", "proc");
+                  "cwd", "env", "rlimits", "umask", "proc", "nnp", "seccomp-mode",
+                  "sched", "try-mkdir", a->mkdir_path, "try-write", a->write_path);
     unlink(outpath);
+    rmdir(a->mkdir_path);
+    unlink(a->write_path);
 
     /* The parent's signal state for FL_KEEP_SIGNALS, restored after. */
     sigset_t oldmask;
@@ -304,7 +426,7 @@ static struct outcome run_one(struct gen *g, enum fl_backend b,
         sigaction(g->parent_ignore[k], &oldact[k], NULL);
     pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 
-    bool unsupported = c.nrlimits > 0 || (c.flags & FL_SET_UMASK);
+    bool unsupported = c.nrlimits > 0 || (c.flags & FL_SET_UMASK) || c.contain || c.sched;
     if (b == FL_BACKEND_POSIX_SPAWN && unsupported) {
         if (r != ENOTSUP)
             FAIL("posix_spawn: expected ENOTSUP for %s, got %d (%s)", g->desc,
@@ -322,11 +444,17 @@ static struct outcome run_one(struct gen *g, enum fl_backend b,
                                  .text = t_fmt("spawn failed: %s\n",
                                                fl_t_errname(r)) };
     }
+    unsigned not_applied = p.not_applied, unenforced = p.landlock_unenforced;
     int st = t_wait(&p);
+    rmdir(a->mkdir_path);
+    unlink(a->write_path);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         return (struct outcome){ .ran = true,
                                  .text = t_fmt("probe status 0x%x\n", st) };
-    return (struct outcome){ .ran = true, .text = normalize(t_read_file(outpath)) };
+    return (struct outcome){ .ran = true,
+                             .text = t_fmt("%snot_applied %x\nlandlock_unenforced %x\n",
+                                           normalize(t_read_file(outpath)), not_applied,
+                                           unenforced) };
 }
 
 /* The first line where a and b differ, for the message. */
@@ -369,6 +497,8 @@ TEST(backends_agree_on_random_commands)
 
     char *tmp = t_tmpdir();
     char *file = t_write_file(tmp, "file", "data\n", 0644);
+    char *elsewhere = t_tmpdir();   /* beneath no Landlock rule */
+    make_filter();
     t_file_at(3, false);
     t_file_at(4, false);
     t_file_at(5, true);
@@ -389,18 +519,20 @@ TEST(backends_agree_on_random_commands)
     static const enum fl_backend all[] = { FL_BACKEND_CLONE,
                                            FL_BACKEND_POSIX_SPAWN,
                                            FL_BACKEND_FORK };
-    int spawns = 0, done = 0, skipped = 0, spawn_errors = 0;
+    int spawns = 0, done = 0, skipped = 0, spawn_errors = 0, contained = 0;
     for (int i = 0; i < ncases; i++) {
         if (share >= 0 && i % 3 != share)
             continue;
         rng = seed + (uint64_t)i * 0x100000001b3ull;
         struct gen g;
         generate(&g, tmp, file);
+        contained += g.cmd.contain || g.cmd.sched;
         struct outcome o[3];
         int ref = -1;
         for (int k = 0; k < 3; k++) {
             char *path = t_fmt("%s/out.%d.%d", tmp, i, k);
-            o[k] = run_one(&g, all[k], path, &spawns);
+            struct acts a = { t_fmt("%s/mk.%d", tmp, i), t_fmt("%s/w.%d", elsewhere, i) };
+            o[k] = run_one(&g, all[k], path, &a, &spawns);
             unlink(path);
             if (!o[k].ran) {
                 skipped++;
@@ -433,8 +565,8 @@ TEST(backends_agree_on_random_commands)
         close(fd);
     printf("REPORT scenario=differential.%s spawns=%d cases=%d failures=0 "
            "pitfalls=posix_spawn_enotsup_skipped:%d,spawn_errors_agreed:%d,"
-           "glibc_sig32_33_masked\n",
-           fl_backend_name(BACKEND), spawns, done, skipped, spawn_errors);
+           "glibc_sig32_33_masked contain_or_sched=%d\n",
+           fl_backend_name(BACKEND), spawns, done, skipped, spawn_errors, contained);
 }
 
 /* ---- contained commands: clone and fork must agree ------------------------ */
@@ -508,6 +640,10 @@ static void generate_contained(struct cgen *g, bool root)
     }
     if (chance(25))
         c->cap_ambient = 1ULL << (chance(50) ? NET_BIND_SERVICE : 5 /* CAP_KILL */);
+    /* An ambient capability outside the bounding set is EINVAL as the
+     * command is checked (test_caps.c): keep the draw a valid command. */
+    if (c->flags & FL_CAP_BOUNDING)
+        c->cap_bounding |= c->cap_ambient;
     describe_c(g, "unshare=%#x map=%d host=%s flags=%#x bnd=%#llx amb=%#llx ", c->unshare,
                (int)c->map, c->hostname ? c->hostname : "-", c->flags,
                (unsigned long long)c->cap_bounding, (unsigned long long)c->cap_ambient);
