@@ -48,6 +48,11 @@ void fl_bench_launch_usage(FILE *f);
 int fl_bench_io(int argc, char **argv);
 void fl_bench_io_usage(FILE *f);
 
+/* The sandbox suite (sandbox.c): namespaces, Landlock and seccomp, against
+ * the raw limit, fork() in C, unshare(1) and bwrap. */
+int fl_bench_sandbox(int argc, char **argv);
+void fl_bench_sandbox_usage(FILE *f);
+
 /* Prints "forkless bench SUITE: MESSAGE" and a hint to --help on stderr;
  * returns 2 so that callers can `return fl_usage_error(...)`. */
 __attribute__((format(printf, 2, 3)))
