@@ -497,8 +497,9 @@ enum fl_namespace {
 /* The map of a new user namespace (fl_contain.map). The child writes it
  * itself: one line, the caller's effective uid (and gid) outside to one
  * id inside, which is what an unprivileged process may write (it writes
- * "deny" to setgroups first when the kernel asks for it, and setgroups()
- * is then refused inside: EPERM at step setgroups with FL_SET_GROUPS).
+ * "deny" to setgroups first, as the kernel asks of a process writing its
+ * own namespace's gid_map, root outside or not, and setgroups() is then
+ * refused inside: EPERM at step setgroups with FL_SET_GROUPS).
  * Wider maps, such as a range of subordinate ids, need a privileged
  * helper (newuidmap(1), newgidmap(1)) writing from outside while the
  * child waits; this library does not do that. */

@@ -52,10 +52,11 @@ static CHILD long write_file(const char *path, const char *text)
 }
 
 /* The namespaces clone() could not make, then the user namespace's maps.
- * An unprivileged writer may map only its own gid, and only once
- * setgroups() is denied in the namespace; a privileged one may keep
- * setgroups(), so "deny" is written only when the map is refused without
- * it. */
+ * The child writes its own, from inside the new namespace, where it holds
+ * no capability over the parent one, root outside or not: the kernel
+ * takes its gid_map only once setgroups() is denied there
+ * (new_idmap_permitted()), so "deny" comes first, rather than after a
+ * gid_map that is always refused (three system calls saved). */
 CHILD int fl__child_enter_ns(struct fl__plan *p)
 {
     const struct fl__box *b = p->box;
@@ -72,13 +73,10 @@ CHILD int fl__child_enter_ns(struct fl__plan *p)
     r = write_file("/proc/self/uid_map", b->uid_map);
     if (r < 0)
         return fl__child_fail(p, FL_STEP_ID_MAP, 0, r);
+    r = write_file("/proc/self/setgroups", "deny");
+    if (r < 0)
+        return fl__child_fail(p, FL_STEP_ID_MAP, 1, r);
     r = write_file("/proc/self/gid_map", b->gid_map);
-    if (r == -EPERM) {
-        r = write_file("/proc/self/setgroups", "deny");
-        if (r < 0)
-            return fl__child_fail(p, FL_STEP_ID_MAP, 1, r);
-        r = write_file("/proc/self/gid_map", b->gid_map);
-    }
     return r < 0 ? fl__child_fail(p, FL_STEP_ID_MAP, 2, r) : 0;
 }
 
