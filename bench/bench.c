@@ -323,6 +323,20 @@ int fl_opt_quick(int argc, char **argv)
     return 0;
 }
 
+int fl_opt_target(const char *suite, int argc, char **argv, int *i, const char **target)
+{
+    const char *v;
+    int m = fl_opt_value(suite, argc, argv, i, "--target", &v);
+    if (m <= 0)
+        return m;
+    if (!*v) {
+        fl_usage_error(suite, "--target is empty");
+        return -1;
+    }
+    *target = v;
+    return 1;
+}
+
 int fl_opt_outputs(const char *suite, int argc, char **argv, int *i,
                    const char **csv, const char **json)
 {

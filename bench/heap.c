@@ -148,12 +148,9 @@ static int parse(int argc, char **argv, struct opts *o)
                 o->pages[0] = FL_PAGES_THP, o->pages[1] = FL_PAGES_4K, o->npages = 2;
             else
                 return fl_usage_error(SUITE, "--pages wants 4k, thp or both, not \"%s\"", v);
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--target", &v))) {
+        } else if ((m = fl_opt_target(SUITE, argc, argv, &i, &o->target))) {
             if (m < 0)
                 return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--target is empty");
-            o->target = v;
         } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 10000000,
                                      &o->n))) {
             if (m < 0)

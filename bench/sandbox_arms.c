@@ -175,31 +175,42 @@ static int arm_forkless_ns(const struct fl_arm_target *t, char *err, size_t errs
  * the caller: only its next child is pid 1 of the new namespace, and only
  * a process inside it mounts a /proc that shows it. The middle process
  * waits and passes the exit status on, as unshare(1) --fork does. */
-static int arm_fork_unshare(const struct fl_arm_target *t, char *err, size_t errsz)
+__attribute__((noreturn)) static void fork_unshare_child(const struct fl_arm_target *t)
+{
+    if (unshare(NS_CLONE) != 0)
+        _exit(EX_UNSHARE);
+    if (write_maps() != 0)
+        _exit(EX_MAPS);
+    pid_t init = fork();
+    if (init == 0) {
+        if (make_mounts() != 0)
+            _exit(EX_MOUNTS);
+        execve(t->path, t->argv, environ);
+        _exit(EX_EXEC);
+    }
+    int st;
+    if (init < 0 || waitpid(init, &st, 0) != init)
+        _exit(EX_FORK);
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+}
+
+/* fork(), child(t) in the child (it never returns), the reap. */
+static int fork_run(void (*child)(const struct fl_arm_target *), const struct fl_arm_target *t,
+                    char *err, size_t errsz)
 {
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(err, errsz, "fork: %s", strerror(errno));
         return -1;
     }
-    if (pid == 0) {
-        if (unshare(NS_CLONE) != 0)
-            _exit(EX_UNSHARE);
-        if (write_maps() != 0)
-            _exit(EX_MAPS);
-        pid_t init = fork();
-        if (init == 0) {
-            if (make_mounts() != 0)
-                _exit(EX_MOUNTS);
-            execve(t->path, t->argv, environ);
-            _exit(EX_EXEC);
-        }
-        int st;
-        if (init < 0 || waitpid(init, &st, 0) != init)
-            _exit(EX_FORK);
-        _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-    }
+    if (pid == 0)
+        child(t);
     return fl_arm_reap(pid, err, errsz);
+}
+
+static int arm_fork_unshare(const struct fl_arm_target *t, char *err, size_t errsz)
+{
+    return fork_run(fork_unshare_child, t, err, errsz);
 }
 
 /* posix_spawn of argv, then the reap. */
@@ -326,24 +337,21 @@ static int arm_forkless_filter(const struct fl_arm_target *t, char *err, size_t 
 
 /* fork, then everything in the child: the ruleset, no_new_privs, the
  * restriction, the filter, exec. */
+__attribute__((noreturn)) static void fork_filter_child(const struct fl_arm_target *t)
+{
+    char e[256];
+    int fd = build_ruleset(e, sizeof e);
+    int ex = fd < 0 ? EX_LANDLOCK : lock_down(fd);
+    if (ex)
+        _exit(ex);
+    close(fd);
+    execve(t->path, t->argv, environ);
+    _exit(EX_EXEC);
+}
+
 static int arm_fork_filter(const struct fl_arm_target *t, char *err, size_t errsz)
 {
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(err, errsz, "fork: %s", strerror(errno));
-        return -1;
-    }
-    if (pid == 0) {
-        char e[256];
-        int fd = build_ruleset(e, sizeof e);
-        int ex = fd < 0 ? EX_LANDLOCK : lock_down(fd);
-        if (ex)
-            _exit(ex);
-        close(fd);
-        execve(t->path, t->argv, environ);
-        _exit(EX_EXEC);
-    }
-    return fl_arm_reap(pid, err, errsz);
+    return fork_run(fork_filter_child, t, err, errsz);
 }
 
 /* ---- the table ------------------------------------------------------------- */

@@ -84,6 +84,11 @@ int fl_opt_quick(int argc, char **argv);
 int fl_opt_outputs(const char *suite, int argc, char **argv, int *i,
                    const char **csv, const char **json);
 
+/* Matches --target T (see fl_opt_value) and sets *target. Returns 0 when
+ * it is another option, 1 when it matched, or -1 for a missing or empty
+ * value (a usage error has been printed). */
+int fl_opt_target(const char *suite, int argc, char **argv, int *i, const char **target);
+
 /* Parses a whole decimal number in [min, max]. Returns 0 or -1. */
 int fl_parse_ulong(const char *s, unsigned long min, unsigned long max,
                    unsigned long *out);
