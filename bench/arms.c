@@ -129,10 +129,7 @@ static int clone_child(void *p)
     _exit(127);
 }
 
-/* One stack per thread, mapped once and reused: the parent is suspended
- * until the child execs, so it is never used twice at once. Returns its
- * top, or NULL with err filled. */
-static char *clone_stack_top(char *err, size_t errsz)
+char *fl_arm_clone_stack(char *err, size_t errsz)
 {
     static _Thread_local char *stack;
     if (!stack) {
@@ -149,7 +146,7 @@ static char *clone_stack_top(char *err, size_t errsz)
 
 static int arm_clone_vm(const struct fl_arm_target *t, char *err, size_t errsz)
 {
-    char *top = clone_stack_top(err, errsz);
+    char *top = fl_arm_clone_stack(err, errsz);
     if (!top)
         return -1;
     struct clone_arg a = { t->path, t->argv };
@@ -207,7 +204,7 @@ static char *const *environ_plus_bench(void)
 
 static int arm_clone_vm_full(const struct fl_arm_target *t, char *err, size_t errsz)
 {
-    char *top = clone_stack_top(err, errsz);
+    char *top = fl_arm_clone_stack(err, errsz);
     if (!top)
         return -1;
     int pipes[3][2], child_ends[3], parent_ends[3];
@@ -260,7 +257,7 @@ int fl_arm_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz)
     return st;
 }
 
-static int fl_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz)
+int fl_arm_spawn_ok(const struct fl_cmd *cmd, char *err, size_t errsz)
 {
     int st = fl_arm_spawn_wait(cmd, err, errsz);
     return st < 0 ? -1 : fl_arm_check_status(st, err, errsz);
@@ -270,7 +267,7 @@ static int fl_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz)
 static int arm_forkless(const struct fl_arm_target *t, char *err, size_t errsz)
 {
     struct fl_cmd cmd = { .argv = t->argv, .path = t->path };
-    return fl_spawn_wait(&cmd, err, errsz);
+    return fl_arm_spawn_ok(&cmd, err, errsz);
 }
 
 /* A typical "everything set" command: three pipes, a cwd, an env edit, an
@@ -289,7 +286,7 @@ static int arm_forkless_full(const struct fl_arm_target *t, char *err, size_t er
         .nrlimits = 1,
         .flags = FL_SETSID,
     };
-    return fl_spawn_wait(&cmd, err, errsz);
+    return fl_arm_spawn_ok(&cmd, err, errsz);
 }
 
 /* Defaults but nothing cleaned: what the clean child costs. */
@@ -297,7 +294,7 @@ static int arm_forkless_keep(const struct fl_arm_target *t, char *err, size_t er
 {
     struct fl_cmd cmd = { .argv = t->argv, .path = t->path,
                           .flags = FL_KEEP_FDS | FL_KEEP_SIGNALS };
-    return fl_spawn_wait(&cmd, err, errsz);
+    return fl_arm_spawn_ok(&cmd, err, errsz);
 }
 
 /* Without a closefrom file action (musl, glibc < 2.34) the posix_spawn
@@ -315,14 +312,14 @@ static int arm_forkless_posix(const struct fl_arm_target *t, char *err, size_t e
     struct fl_cmd cmd = { .argv = t->argv, .path = t->path,
                           .flags = POSIX_ARM_FLAGS,
                           .backend = FL_BACKEND_POSIX_SPAWN };
-    return fl_spawn_wait(&cmd, err, errsz);
+    return fl_arm_spawn_ok(&cmd, err, errsz);
 }
 
 static int arm_forkless_fork(const struct fl_arm_target *t, char *err, size_t errsz)
 {
     struct fl_cmd cmd = { .argv = t->argv, .path = t->path,
                           .backend = FL_BACKEND_FORK };
-    return fl_spawn_wait(&cmd, err, errsz);
+    return fl_arm_spawn_ok(&cmd, err, errsz);
 }
 
 /* ---- the table ----------------------------------------------------------- */
@@ -412,10 +409,10 @@ static int run_one(void *ctx)
 }
 
 int fl_arm_sample(const struct fl_arm *arm, const struct fl_arm_target *t, uint64_t *ns,
-                  struct fl_retakes *rt, char *err, size_t errsz)
+                  struct fl_retakes *rt, int retakes, char *err, size_t errsz)
 {
     struct one_spawn o = { arm, t, err, errsz };
-    return fl_sample(run_one, &o, ns, rt);
+    return fl_sample_upto(run_one, &o, ns, rt, retakes);
 }
 
 void fl_arms_list(FILE *file)
@@ -423,4 +420,71 @@ void fl_arms_list(FILE *file)
     for (size_t i = 0; i < fl_narms; i++)
         fprintf(file, "  %-15s %s%s\n", fl_arms[i].name, fl_arms[i].what,
                 fl_arms[i].in_default ? "" : " (not by default)");
+}
+
+/* ---- measuring a set of arms ---------------------------------------------- */
+
+#define WARMUP 3
+
+/* Times one spawn+wait of arm into its next sample slot. */
+static int time_one(const struct fl_arms_run *run, const struct fl_arm *arm, uint64_t *slot,
+                    struct fl_retakes *rt)
+{
+    char err[2048];
+    if (fl_arm_sample(arm, run->t, slot, rt, run->retakes, err, sizeof err) != 0) {
+        fprintf(stderr, "forkless bench %s: %s: %s\n", run->suite, arm->name, err);
+        return 1;
+    }
+    return 0;
+}
+
+/* The arms of one group (forking or not): warm up, size each arm's sample
+ * count to the budget, then the rounds. */
+static int measure_group(const struct fl_arms_run *run, const struct fl_arm *const *arms,
+                         size_t narms, int forks, uint64_t *samples, struct fl_arm_cell *res)
+{
+    size_t rounds = run->rounds;
+    unsigned long budget_s = run->budget_s;
+    size_t got[narms], order[narms];
+    memset(got, 0, sizeof got);
+    for (size_t a = 0; a < narms; a++) {
+        if (arms[a]->forks != forks)
+            continue;
+        uint64_t w[WARMUP];
+        struct fl_retakes wrt = { 0, 0 };
+        for (int k = 0; k < WARMUP; k++)
+            if (time_one(run, arms[a], &w[k], &wrt) != 0)
+                return 1;
+        struct fl_summary ws;
+        fl_summarize(w, WARMUP, &ws);
+        res[a].want = rounds;
+        if (budget_s > 0 && ws.median_us * (double)rounds > (double)budget_s * 1e6) {
+            double fit = (double)budget_s * 1e6 / ws.median_us;
+            size_t want = fit < FL_ARM_MIN_SAMPLES ? FL_ARM_MIN_SAMPLES : (size_t)fit;
+            res[a].want = want < rounds ? want : rounds;
+        }
+    }
+    uint64_t seed = 0x666f726b6c657373u + (uint64_t)forks;  /* repeatable */
+    for (size_t i = 0; i < rounds; i++) {
+        fl_interleave_order(order, narms, &seed);
+        for (size_t k = 0; k < narms; k++) {
+            size_t a = order[k];
+            if (arms[a]->forks != forks || !fl_interleave_take(i, rounds, res[a].want))
+                continue;
+            if (time_one(run, arms[a], &samples[a * rounds + got[a]++], &res[a].rt) != 0)
+                return 1;
+        }
+    }
+    for (size_t a = 0; a < narms; a++)
+        if (arms[a]->forks == forks)
+            fl_summarize(&samples[a * rounds], got[a], &res[a].s);
+    return 0;
+}
+
+int fl_arms_measure(const struct fl_arms_run *run, const struct fl_arm *const *arms,
+                    size_t narms, uint64_t *samples, struct fl_arm_cell *res)
+{
+    if (measure_group(run, arms, narms, 0, samples, res) != 0)
+        return 1;
+    return measure_group(run, arms, narms, 1, samples, res);
 }

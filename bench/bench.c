@@ -25,6 +25,7 @@ const struct fl_suite fl_suites[] = {
     { "call", "N + 2 as a program (fork_exec, posix_spawn, forkless; dynamic vs static) vs a function call", fl_bench_call, fl_bench_call_usage, 0 },
     { "launch", "spawns/s from one thread keeping K children in flight (FL_NO_WAIT_EXEC) vs blocking fl_spawn and posix_spawn; the caller's blocked time", fl_bench_launch, fl_bench_launch_usage, 1 },
     { "io", "capture MiB/s (read loop, popen, Python, Rust, fl_run), fl_run vs system() vs posix_spawn, a 4-stage pipeline vs sh -c", fl_bench_io, fl_bench_io_usage, 0 },
+    { "sandbox", "a spawn in new user+mount+PID+net namespaces, and one under Landlock + seccomp, at 0-4 GiB heaps (raw clone limit vs fork in C vs unshare(1) vs bwrap)", fl_bench_sandbox, fl_bench_sandbox_usage, 0 },
 };
 const size_t fl_nsuites = sizeof fl_suites / sizeof fl_suites[0];
 
@@ -320,6 +321,20 @@ int fl_opt_quick(int argc, char **argv)
         if (strcmp(argv[i], "--quick") == 0)
             return 1;
     return 0;
+}
+
+int fl_opt_target(const char *suite, int argc, char **argv, int *i, const char **target)
+{
+    const char *v;
+    int m = fl_opt_value(suite, argc, argv, i, "--target", &v);
+    if (m <= 0)
+        return m;
+    if (!*v) {
+        fl_usage_error(suite, "--target is empty");
+        return -1;
+    }
+    *target = v;
+    return 1;
 }
 
 int fl_opt_outputs(const char *suite, int argc, char **argv, int *i,

@@ -34,8 +34,6 @@
  * covered most of a 0.15 s cell. */
 #define DEFAULT_N 2000
 #define DEFAULT_BUDGET_S 10
-#define MIN_SAMPLES 20      /* a budgeted arm still takes at least this many */
-#define WARMUP 3
 #define MEM_MARGIN_MIB 512  /* room for page tables, the child, the rest */
 #define MAX_HEAP_MIB 65536  /* 64 GiB */
 #define MAX_RESERVE_GIB 65536
@@ -105,7 +103,7 @@ void fl_bench_heap_usage(FILE *f)
         "                  with forkless (commits no copy: ok)\n"
         "  -h, --help      this text\n\n"
         "Arms:\n",
-        MEM_MARGIN_MIB, DEFAULT_N, MIN_SAMPLES, DEFAULT_BUDGET_S, QUICK_N,
+        MEM_MARGIN_MIB, DEFAULT_N, FL_ARM_MIN_SAMPLES, DEFAULT_BUDGET_S, QUICK_N,
         QUICK_BUDGET_S);
     fl_arms_list(f);
 }
@@ -150,12 +148,9 @@ static int parse(int argc, char **argv, struct opts *o)
                 o->pages[0] = FL_PAGES_THP, o->pages[1] = FL_PAGES_4K, o->npages = 2;
             else
                 return fl_usage_error(SUITE, "--pages wants 4k, thp or both, not \"%s\"", v);
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--target", &v))) {
+        } else if ((m = fl_opt_target(SUITE, argc, argv, &i, &o->target))) {
             if (m < 0)
                 return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--target is empty");
-            o->target = v;
         } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 10000000,
                                      &o->n))) {
             if (m < 0)
@@ -186,83 +181,6 @@ static int parse(int argc, char **argv, struct opts *o)
         }
     }
     return -1;   /* go on */
-}
-
-struct cell_result {
-    struct fl_summary s;
-    size_t want;     /* samples asked for (after the budget) */
-    struct fl_retakes rt;
-};
-
-/* Times one spawn+wait of arm a into its next sample slot (taken again
- * when something else ran meanwhile, see fl_sample). */
-static int time_one(const struct fl_arm *arm, const struct fl_arm_target *t,
-                    uint64_t *slot, struct fl_retakes *rt)
-{
-    char err[2048];
-    if (fl_arm_sample(arm, t, slot, rt, err, sizeof err) != 0) {
-        fprintf(stderr, "forkless bench heap: %s: %s\n", arm->name, err);
-        return 1;
-    }
-    return 0;
-}
-
-/* Measures the arms of one group (forking or not) at the current heap:
- * warm up, size each arm's sample count to the budget, then rounds in which
- * every arm runs once, in a fresh random order. */
-static int run_group(const struct opts *o, const struct fl_arm *const *arms,
-                     size_t narms, int forks, const struct fl_arm_target *t,
-                     uint64_t *samples, struct cell_result *res)
-{
-    size_t rounds = o->n, got[narms], order[narms];
-    memset(got, 0, sizeof got);
-    for (size_t a = 0; a < narms; a++) {
-        if (arms[a]->forks != forks)
-            continue;
-        uint64_t w[WARMUP];
-        struct fl_retakes wrt = { 0, 0 };
-        for (int k = 0; k < WARMUP; k++)
-            if (time_one(arms[a], t, &w[k], &wrt) != 0)
-                return 1;
-        struct fl_summary ws;
-        fl_summarize(w, WARMUP, &ws);
-        res[a].want = rounds;
-        if (o->budget_s > 0 && ws.median_us * (double)rounds > (double)o->budget_s * 1e6) {
-            double fit = (double)o->budget_s * 1e6 / ws.median_us;
-            size_t want = fit < MIN_SAMPLES ? MIN_SAMPLES : (size_t)fit;
-            res[a].want = want < rounds ? want : rounds;
-        }
-    }
-    uint64_t seed = 0x666f726b6c657373u + (uint64_t)forks;  /* repeatable */
-    for (size_t i = 0; i < rounds; i++) {
-        fl_interleave_order(order, narms, &seed);
-        for (size_t k = 0; k < narms; k++) {
-            size_t a = order[k];
-            if (arms[a]->forks != forks || !fl_interleave_take(i, rounds, res[a].want))
-                continue;
-            if (time_one(arms[a], t, &samples[a * rounds + got[a]++], &res[a].rt) != 0)
-                return 1;
-        }
-    }
-    for (size_t a = 0; a < narms; a++)
-        if (arms[a]->forks == forks)
-            fl_summarize(&samples[a * rounds], got[a], &res[a].s);
-    return 0;
-}
-
-/* One heap size and page kind. The arms that fork run after the others, as
- * a group of their own: each fork write-protects the parent's memory, and
- * interleaved with fork_exec every other arm paid for copy-on-write faults
- * on what it wrote next (on a 2-core VM: forkless went from 1.11x to
- * 1.15-1.21x clone_vm at a 0 MiB heap, clone_vm itself 1.4-2.4x slower at
- * 1 GiB). */
-static int run_cell(const struct opts *o, const struct fl_arm *const *arms,
-                    size_t narms, const struct fl_arm_target *t,
-                    uint64_t *samples, struct cell_result *res)
-{
-    if (run_group(o, arms, narms, 0, t, samples, res) != 0)
-        return 1;
-    return run_group(o, arms, narms, 1, t, samples, res);
 }
 
 /* ---- --overcommit-demo ---------------------------------------------------- */
@@ -509,7 +427,7 @@ int fl_bench_heap(int argc, char **argv)
     fl_rows_meta_int(&j, "reserve_gib", (long long)o.reserve_gib);
 
     uint64_t *samples = calloc(narms * o.n, sizeof *samples);
-    struct cell_result *results = calloc(o.nheaps * o.npages * narms, sizeof *results);
+    struct fl_arm_cell *results = calloc(o.nheaps * o.npages * narms, sizeof *results);
     long *huge = calloc(o.nheaps * o.npages, sizeof *huge);
     if (!samples || !results || !huge) {
         fprintf(stderr, "forkless bench heap: out of memory for %lu samples\n", o.n);
@@ -541,14 +459,15 @@ int fl_bench_heap(int argc, char **argv)
             struct fl_cpu_watch watch;
             struct fl_cpu_share share;
             fl_cpu_watch_start(&watch);
-            r = run_cell(&o, arms, narms, &t, samples, &RES(h, p, 0));
+            struct fl_arms_run run = { SUITE, &t, o.n, o.budget_s, FL_RETAKES };
+            r = fl_arms_measure(&run, arms, narms, samples, &RES(h, p, 0));
             fl_cpu_watch_stop(&watch, &share);
             fl_heap_free(&heap);
             if (r)
                 break;
             double refmed = ref == SIZE_MAX ? NAN : RES(h, p, ref).s.median_us;
             for (size_t a = 0; a < narms; a++) {
-                const struct cell_result *c = &RES(h, p, a);
+                const struct fl_arm_cell *c = &RES(h, p, a);
                 double ratio = c->s.median_us / refmed;
                 printf("heap %5lu MiB %-3s (AnonHuge %5ld MiB)  %-14s n %4zu  "
                        "min %8.1f  median %8.1f  max %8.1f us  retaken %3zu",

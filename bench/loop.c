@@ -163,7 +163,7 @@ static int parse(int argc, char **argv, struct opts *o)
         o->repeats = QUICK_REPEATS;
     }
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
+        const char *a = argv[i];
         int m;
         if (strcmp(a, "--quick") == 0)
             continue;   /* applied before this loop, see fl_opt_quick() */
@@ -178,12 +178,9 @@ static int parse(int argc, char **argv, struct opts *o)
                                      &o->repeats))) {
             if (m < 0)
                 return 2;
-        } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--target", &v))) {
+        } else if ((m = fl_opt_target(SUITE, argc, argv, &i, &o->target))) {
             if (m < 0)
                 return 2;
-            if (!*v)
-                return fl_usage_error(SUITE, "--target is empty");
-            o->target = v;
         } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
             if (m < 0)
                 return 2;

@@ -93,11 +93,21 @@ if command -v python3 >/dev/null 2>&1; then
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"]; assert all(x["status"] in ("ok","skipped") for x in r) and sum(x["status"]=="ok" for x in r)>=7, r' \
         "$out/bench_smoke_io.json" || { echo "FAIL: bench io: a failed or missing row"; fail=1; }
 fi
+# sandbox: a row per arm and heap (2 cases, 8 arms, 2 heaps with --quick),
+# each "ok" or "skipped" (bwrap not installed, no user namespaces or no
+# Landlock here), never "failed".
+smoke_suite sandbox 16 --quick
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"]; assert all(x["status"] in ("ok","skipped") for x in r), r' \
+        "$out/bench_smoke_sandbox.json" || { echo "FAIL: bench sandbox: a failed row"; fail=1; }
+fi
 for bad in "worker -r 0" "worker --records 1x" "worker --arms nope" "worker --arms fork,fork" \
            "worker --cycle 0" "worker --heap" "worker --frob" "loop -n 0" "loop -r x" \
            "loop --target /nonexistent/true" "loop --frob" "call -n 0" "call --calls x" "call --frob" \
            "launch -n 0" "launch --spawns x" "launch --pipelines 0" "launch --heap x" "launch --frob" \
-           "io --mib 0" "io --captures x" "io --rounds 0" "io -n 0" "io --json" "io --frob"; do
+           "io --mib 0" "io --captures x" "io --rounds 0" "io -n 0" "io --json" "io --frob" \
+           "sandbox -n 0" "sandbox --repeats x" "sandbox --heap 1,,2" "sandbox --heaps x" \
+           "sandbox --case nope" "sandbox --case ns,ns" "sandbox --target /" "sandbox --frob"; do
     # shellcheck disable=SC2086
     "$fl" bench $bad >/dev/null 2>&1
     rc=$?
@@ -167,7 +177,7 @@ for bad in "-n 0" "--heap 1,,2" "--rounds 0" "--peers nope" "--target /" "--frob
         fail=1
     fi
 done
-for s in threads peers io; do
+for s in threads peers io sandbox; do
     "$fl" bench $s --help >/dev/null 2>&1 || { echo "FAIL: bench $s --help"; fail=1; }
 done
 

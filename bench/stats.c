@@ -55,6 +55,12 @@ int fl_span_disturbed(uint64_t ns, uint64_t others_ns)
 
 int fl_sample(int (*fn)(void *ctx), void *ctx, uint64_t *ns, struct fl_retakes *rt)
 {
+    return fl_sample_upto(fn, ctx, ns, rt, FL_RETAKES);
+}
+
+int fl_sample_upto(int (*fn)(void *ctx), void *ctx, uint64_t *ns, struct fl_retakes *rt,
+                   int retakes)
+{
     for (int try = 0;; try++) {
         struct fl_span s;
         uint64_t others;
@@ -65,7 +71,7 @@ int fl_sample(int (*fn)(void *ctx), void *ctx, uint64_t *ns, struct fl_retakes *
             return r;
         if (!fl_span_disturbed(*ns, others))
             return 0;
-        if (try == FL_RETAKES) {
+        if (try >= retakes) {
             rt->disturbed++;
             return 0;
         }

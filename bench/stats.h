@@ -44,6 +44,10 @@ struct fl_retakes {
  * status, or 0 with *ns the time of the last try. */
 #define FL_RETAKES 2
 int fl_sample(int (*fn)(void *ctx), void *ctx, uint64_t *ns, struct fl_retakes *rt);
+/* fl_sample taken again at most `retakes` times (0: never; a disturbed
+ * sample then counts as kept disturbed). */
+int fl_sample_upto(int (*fn)(void *ctx), void *ctx, uint64_t *ns, struct fl_retakes *rt,
+                   int retakes);
 
 /* min / median / max of a set of samples, in microseconds. */
 struct fl_summary {

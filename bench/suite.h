@@ -48,6 +48,11 @@ void fl_bench_launch_usage(FILE *f);
 int fl_bench_io(int argc, char **argv);
 void fl_bench_io_usage(FILE *f);
 
+/* The sandbox suite (sandbox.c): namespaces, Landlock and seccomp, against
+ * the raw limit, fork() in C, unshare(1) and bwrap. */
+int fl_bench_sandbox(int argc, char **argv);
+void fl_bench_sandbox_usage(FILE *f);
+
 /* Prints "forkless bench SUITE: MESSAGE" and a hint to --help on stderr;
  * returns 2 so that callers can `return fl_usage_error(...)`. */
 __attribute__((format(printf, 2, 3)))
@@ -78,6 +83,11 @@ int fl_opt_quick(int argc, char **argv);
 
 int fl_opt_outputs(const char *suite, int argc, char **argv, int *i,
                    const char **csv, const char **json);
+
+/* Matches --target T (see fl_opt_value) and sets *target. Returns 0 when
+ * it is another option, 1 when it matched, or -1 for a missing or empty
+ * value (a usage error has been printed). */
+int fl_opt_target(const char *suite, int argc, char **argv, int *i, const char **target);
 
 /* Parses a whole decimal number in [min, max]. Returns 0 or -1. */
 int fl_parse_ulong(const char *s, unsigned long min, unsigned long max,

@@ -224,11 +224,17 @@ static void set_fields(struct fl__box *box, const struct fl_cmd *cmd)
 /* The ruleset's fd must outlive the child's fd setup: below stage_min,
  * which every staged copy and the CLONE_FILES table copy keep clear of
  * (so not on a number that an fd action targets, nor on 0-2), and among
- * the fds the closing keeps. It is FD_CLOEXEC: exec closes it. */
+ * the fds the closing keeps. It is FD_CLOEXEC: exec closes it. Made a
+ * moment ago, it has the lowest free number, most often at or above
+ * stage_min: stage_min then moves past it, which a copy could only do to
+ * a higher number (F_DUPFD takes the lowest free one from stage_min up),
+ * for two more system calls. Only one on 0-2 or on a target moves. */
 static int place_ruleset(struct fl__plan *p, struct fl_error *e)
 {
     struct fl__box *b = p->box;
-    if (b->landlock_fd < 3 || b->landlock_fd >= p->stage_min || fl__is_target(p, b->landlock_fd)) {
+    if (b->landlock_fd >= 3 && b->landlock_fd >= p->stage_min) {
+        p->stage_min = b->landlock_fd + 1;
+    } else if (b->landlock_fd < 3 || fl__is_target(p, b->landlock_fd)) {
         int fd = fcntl(b->landlock_fd, F_DUPFD_CLOEXEC, p->stage_min);
         int err = errno;
         close(b->landlock_fd);

@@ -44,10 +44,18 @@ struct __attribute__((packed)) path_beneath_attr {
     int32_t parent_fd;
 };
 
+/* The kernel's answer does not change while it runs: asked once (a race
+ * only asks twice), not on every spawn with a ruleset. */
 int fl_landlock_abi(void)
 {
+    static int cached = -1;
+    int abi = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (abi >= 0)
+        return abi;
     long v = syscall(SYS_landlock_create_ruleset, NULL, 0, 1u /* _VERSION */);
-    return v < 0 ? 0 : (int)v;
+    abi = v < 0 ? 0 : (int)v;
+    __atomic_store_n(&cached, abi, __ATOMIC_RELAXED);
+    return abi;
 }
 
 static unsigned rights_of_abi(int abi)
@@ -75,16 +83,21 @@ static uint64_t rights_of(unsigned access)
     return r;
 }
 
+/* A directory, the usual rule, is opened with O_DIRECTORY, which says that
+ * it is one without an fstat(); anything else is opened again without. */
 static int add_rule(int ruleset, const struct fl_landlock_path *rule, uint64_t handled)
 {
-    int fd = open(rule->path, O_PATH | O_CLOEXEC);
+    int fd = open(rule->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    bool dir = fd >= 0;
+    if (!dir && errno == ENOTDIR)
+        fd = open(rule->path, O_PATH | O_CLOEXEC);
     if (fd < 0)
         return errno;
     struct stat st;
-    int r = fstat(fd, &st) < 0 ? errno : 0;
+    int r = !dir && fstat(fd, &st) < 0 ? errno : 0;
     struct path_beneath_attr a = { .allowed_access = rights_of(rule->access) & handled,
                                    .parent_fd = fd };
-    if (!r && !S_ISDIR(st.st_mode))
+    if (!r && !dir && !S_ISDIR(st.st_mode))
         a.allowed_access &= FS_FILE;
     /* Nothing of it that the kernel restricts (write on a file where the
      * kernel is too old for more than a directory's rights): nothing to
