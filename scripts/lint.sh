@@ -18,6 +18,8 @@ for t in clang-tidy cppcheck; do
 done
 
 cmake -S . -B "$build" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+# The generated headers the sources include (src/seccomp.c: syscall_names.h).
+cmake --build "$build" --target fl_syscall_names >/dev/null
 files=(src/*.c tools/*.c bench/*.c)
 rc=0
 

@@ -75,6 +75,7 @@ static const struct option long_options[] = {
     { "version", no_argument, NULL, OPT_VERSION },
     { "pty", no_argument, NULL, OPT_PTY },
     { "pty-size", required_argument, NULL, OPT_PTY_SIZE },
+    CONTAIN_LONG_OPTIONS,
     { NULL, 0, NULL, 0 },
 };
 
@@ -162,6 +163,8 @@ int time_limit_option(struct supervise_options *s, const char *name, const char 
 static int apply_option(struct run_options *o, int opt, const char *arg)
 {
     struct fl_cmd *cmd = &o->cmd;
+    if (opt >= OPT_CONTAIN_FIRST && opt < OPT_CONTAIN_END)
+        return contain_option(&o->contain, opt, arg);
     switch (opt) {
     case 'C':
         cmd->cwd = arg;
@@ -428,7 +431,7 @@ static int finish_options(struct run_options *o)
         cmd->flags |= FL_NEW_PGROUP;
     o->supervise.own_group = (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)) != 0;
     o->supervise.cgroup = cmd->cgroup;
-    return 0;
+    return contain_finish(&o->contain, cmd);
 }
 
 int parse_run_options(struct run_options *o, int argc, char **argv)
@@ -471,6 +474,7 @@ void free_run_options(struct run_options *o)
     free(o->rlimit_args);
     free(o->credentials.groups);
     free(o->supervise.tree_foreign);
+    contain_free(&o->contain);
     for (int fd = 0; fd < 3; fd++)
         free(o->stdio_path[fd]);
 }

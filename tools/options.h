@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "contain_opts.h"
 #include "forkless.h"
 #include "pty_relay.h"
 #include "signals.h"
@@ -37,6 +38,7 @@ struct run_options {
     struct child_signals child_signals;
     struct supervise_options supervise;
     struct pty_relay pty;    /* --pty, --pty-size */
+    struct contain_options contain;  /* --unshare, --caps, --cpus, ... */
 };
 
 /* Parses the arguments of `forkless run` (argv[0] is "run") into o, which

@@ -176,6 +176,22 @@ int parse_fd_number(const char *text, int *fd)
     return 0;
 }
 
+int parse_int_in(const char *text, int min, int max, int *out)
+{
+    const char *p = text;
+    bool negative = *p == '-';
+    uint64_t v;
+    if (*p == '-' || *p == '+')
+        p++;
+    if (read_decimal(&p, &v) != 0 || *p != '\0' || v > (uint64_t)INT_MAX + 1)
+        return -1;
+    int64_t n = negative ? -(int64_t)v : (int64_t)v;
+    if (n < min || n > max)
+        return -1;
+    *out = (int)n;
+    return 0;
+}
+
 int parse_id(const char *text, unsigned *id)
 {
     const char *p = text;

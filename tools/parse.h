@@ -23,6 +23,10 @@ int parse_duration_ms(const char *text, int64_t *ms);
 /* A non-negative decimal int ("0", "17"), no sign, no spaces. */
 int parse_fd_number(const char *text, int *fd);
 
+/* A decimal int within min..max, with an optional sign ("-5", "+3",
+ * "19"), no spaces. */
+int parse_int_in(const char *text, int min, int max, int *out);
+
 /* A uid or gid: decimal, below (uid_t)-1, which means "no change". */
 int parse_id(const char *text, unsigned *id);
 

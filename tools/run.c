@@ -70,8 +70,11 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
     char hint[160];
     bool credentials = e->step == FL_STEP_SETGROUPS || e->step == FL_STEP_SETGID ||
                        e->step == FL_STEP_SETUID;
+    char contained[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 256];
     if (empty_program(cmd, e)) {
         cli_error(EMPTY_PROGRAM_FORMAT, strerror(ENOENT));
+    } else if (contain_explain(&o->contain, e, message, contained, sizeof contained)) {
+        cli_error("%s", contained);
     } else if (credentials && e->err == EPERM && o->user) {
         credential_privilege_hint(cmd->flags, hint, sizeof hint);
         cli_error("%s (--user %s: %s)", message, o->user, hint);
@@ -223,6 +226,7 @@ static int run_command(struct run_options *o, int *die_by)
         report_spawn_failure(o, &error, message);
         return spawn_failure_status(cmd, &error);
     }
+    contain_report(&o->contain, &proc);
     if (o->verbose)
         cli_error("started %s as pid %d with the %s backend", resolved, (int)proc.pid,
                   fl_backend_name(proc.backend));

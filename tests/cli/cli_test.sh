@@ -2402,6 +2402,380 @@ case_pipe_passes_sigterm_on() {
     expect_file "$T/flag2" two
 }
 
+# ------------------------------------------------- containment, placement
+
+# NS: the options that let this user make namespaces: none as root, else a
+# user namespace of its own with a map (unshare -r).
+if [ "$(id -u)" -eq 0 ]; then NS=(); else NS=(--map-root-user); fi
+
+# need_ns LIST: skips unless forkless can make the namespaces of LIST
+# here (with "${NS[@]}"): a user namespace may be forbidden, a kernel may
+# lack one.
+need_ns() {
+    "$FL" run "${NS[@]}" --unshare "$1" -- true >"$T/probe" 2>&1 ||
+        skip "cannot make namespaces $1 here: $(cat "$T/probe")"
+}
+need_userns() {
+    "$FL" run --unshare user -- true >"$T/probe" 2>&1 ||
+        skip "cannot make a user namespace here: $(cat "$T/probe")"
+}
+# need_landlock: skips unless Landlock restricts every right here.
+need_landlock() {
+    "$FL" run --landlock-rx / -- true >"$T/probe" 2>&1 ||
+        skip "no full Landlock here: $(cat "$T/probe")"
+}
+
+case_contain_userns_pid_proc() {
+    need_userns
+    run_fl run --unshare user,pid,mount --map-root-user --mount-proc -- \
+        sh -c 'id -u; echo $$; ls /proc | grep -c "^[0-9][0-9]*$"'
+    expect_status 0
+    expect_err_empty
+    [ "$(sed -n 1p "$T/out")" = 0 ] || fail "uid inside is not 0: $(out)"
+    [ "$(sed -n 2p "$T/out")" = 1 ] || fail "the program is not pid 1: $(out)"
+    # sh, ls and grep, give or take: not the host's processes.
+    [ "$(sed -n 3p "$T/out")" -le 5 ] || fail "/proc shows the host's pids: $(out)"
+}
+
+case_contain_mount_proc_implies_mount_and_pid() {
+    need_ns mount,pid
+    run_fl run "${NS[@]}" --mount-proc -- sh -c 'echo $$; readlink /proc/self/ns/mnt'
+    expect_status 0
+    [ "$(sed -n 1p "$T/out")" = 1 ] || fail "the program is not pid 1: $(out)"
+    [ "$(sed -n 2p "$T/out")" != "$(readlink /proc/self/ns/mnt)" ] ||
+        fail "the program shares our mount namespace: $(out)"
+    # Our own /proc is still ours.
+    [ -e "/proc/$$" ] || fail "our /proc changed"
+}
+
+case_contain_map_current_user() {
+    need_userns
+    run_fl run --map-current-user -- sh -c 'id -u; id -g; readlink /proc/self/ns/user'
+    expect_status 0
+    [ "$(sed -n 1p "$T/out")" = "$(id -u)" ] || fail "uid inside: $(out)"
+    [ "$(sed -n 2p "$T/out")" = "$(id -g)" ] || fail "gid inside: $(out)"
+    [ "$(sed -n 3p "$T/out")" != "$(readlink /proc/self/ns/user)" ] ||
+        fail "--map-current-user made no user namespace: $(out)"
+}
+
+case_contain_hostname() {
+    need_ns uts
+    local ours
+    ours=$(uname -n)
+    run_fl run "${NS[@]}" --hostname forkless-box -- uname -n
+    expect_status 0
+    expect_out forkless-box
+    [ "$(uname -n)" = "$ours" ] || fail "our host name changed to $(uname -n)"
+    run_fl run "${NS[@]}" --hostname "$(printf 'x%.0s' {1..65})" -- true
+    expect_status 125
+    expect_err_has "forkless: hostname \"xxx"
+}
+
+case_contain_net() {
+    need_ns net
+    run_fl run "${NS[@]}" --unshare net -- cat /proc/net/dev
+    expect_status 0
+    local ifaces
+    ifaces=$(awk -F: 'NR > 2 { gsub(/ /, "", $1); print $1 }' "$T/out")
+    [ "$ifaces" = lo ] || fail "interfaces in a new net namespace: $ifaces"
+}
+
+case_contain_ipc_uts_cgroup_time() {
+    local ns
+    for ns in ipc uts cgroup time; do
+        [ -e "/proc/self/ns/$ns" ] || continue
+        need_ns "$ns"
+        run_fl run "${NS[@]}" --unshare "$ns" -- readlink "/proc/self/ns/$ns"
+        expect_status 0
+        [ "$(out)" != "$(readlink "/proc/self/ns/$ns")" ] || fail "--unshare $ns: the same $(out)"
+    done
+}
+
+case_contain_unshare_bad() {
+    expect_bad_option run --unshare frob -- true
+    expect_err_has '--unshare: unknown namespace "frob"'
+    expect_bad_option run --unshare user,,pid -- true
+    expect_bad_option run --unshare '' -- true
+    expect_bad_option run --map-root-user --map-current-user -- true
+    expect_bad_option run --chroot '' -- true
+}
+
+case_contain_unshare_needs_privilege() {
+    nobody_forkless
+    run_nobody run --unshare net -- true
+    expect_status 125
+    expect_err_has "--unshare: new namespaces need CAP_SYS_ADMIN"
+}
+
+case_contain_unprivileged_userns() {
+    # What unshare -rpf --mount-proc does, without privilege, in one exec.
+    nobody_forkless
+    run_nobody run --unshare user -- true
+    [ "$STATUS" -eq 0 ] || skip "uid 65534 cannot make a user namespace here: $(err)"
+    run_nobody run --unshare user,mount,pid --map-root-user --mount-proc -- \
+        sh -c 'id -u; echo $$; ls /proc | grep -c "^[0-9][0-9]*$"'
+    expect_status 0
+    expect_err_empty
+    [ "$(sed -n 1p "$T/out")" = 0 ] || fail "uid inside is not 0: $(out)"
+    [ "$(sed -n 2p "$T/out")" = 1 ] || fail "the program is not pid 1: $(out)"
+    [ "$(sed -n 3p "$T/out")" -le 5 ] || fail "/proc shows the host's pids: $(out)"
+}
+
+case_contain_chroot() {
+    command -v cc >/dev/null || skip "no C compiler to build a static program for the new root"
+    need_ns mount
+    mkdir -p "$T/root/sub"
+    echo inside >"$T/root/marker"
+    cat >"$T/prog.c" <<'C'
+#include <stdio.h>
+#include <unistd.h>
+int main(void)
+{
+    char line[64] = "", cwd[256] = "?";
+    FILE *f = fopen("/marker", "r");
+    if (!f || !fgets(line, sizeof line, f))
+        return 3;
+    printf("%s%s\n", line, getcwd(cwd, sizeof cwd) ? cwd : "?");
+    return 0;
+}
+C
+    cc -static -o "$T/root/prog" "$T/prog.c" 2>"$T/cc.err" ||
+        skip "cannot link a static program: $(head -3 "$T/cc.err")"
+    # chroot(2) needs CAP_SYS_CHROOT: as root, or root of a user namespace.
+    run_fl run "${NS[@]}" --chroot "$T/root" -- /prog
+    expect_status 0
+    expect_out "$(printf 'inside\n/')"
+    run_fl run "${NS[@]}" --chroot "$T/root" -C /sub -- /prog
+    expect_status 0
+    expect_out "$(printf 'inside\n/sub')"
+    run_fl run "${NS[@]}" --chroot "$T/no-such-root" -- /prog
+    expect_status 125
+    expect_err_has "forkless: chroot \"$T/no-such-root\": No such file or directory"
+}
+
+case_contain_no_new_privs() {
+    run_fl run -- grep NoNewPrivs /proc/self/status
+    grep -q '1$' "$T/out" && skip "forkless runs under no_new_privs already"
+    run_fl run --no-new-privs -- grep NoNewPrivs /proc/self/status
+    expect_status 0
+    expect_out "$(printf 'NoNewPrivs:\t1')"
+}
+
+case_contain_caps() {
+    need_root_and_nobody
+    # Bounding set and ambient capabilities across the change to nobody,
+    # as setpriv --bounding-set --ambient-caps --reuid would.
+    run_fl run --user nobody --caps net_bind_service,CAP_NET_RAW --ambient-caps cap_net_bind_service \
+        -- grep -E '^Cap(Amb|Bnd)' /proc/self/status
+    expect_status 0
+    expect_out "$(printf 'CapBnd:\t0000000000002400\nCapAmb:\t0000000000000400')"
+    run_fl run --caps '' -- grep CapBnd /proc/self/status
+    expect_status 0
+    expect_out "$(printf 'CapBnd:\t0000000000000000')"
+    run_fl run --caps 10,Net_Admin -- grep CapBnd /proc/self/status
+    expect_status 0
+    expect_out "$(printf 'CapBnd:\t0000000000001400')"
+}
+
+case_contain_caps_bad() {
+    expect_bad_option run --caps net_bind_service,frob -- true
+    expect_err_has '--caps: unknown capability "frob"'
+    expect_bad_option run --ambient-caps cap_nope -- true
+    expect_err_has '--ambient-caps: unknown capability "cap_nope"'
+    expect_bad_option run --caps 64 -- true
+    expect_bad_option run --caps net_raw, -- true
+    expect_bad_option run --caps net_raw --ambient-caps net_bind_service -- true
+    expect_err_has "cap_net_bind_service is not in the bounding set that --caps keeps"
+}
+
+case_contain_caps_need_privilege() {
+    nobody_forkless
+    run_nobody run --caps '' -- true
+    expect_status 125
+    expect_err_has "forkless: bounding cap_chown: Operation not permitted"
+    expect_err_has "needs CAP_SETPCAP"
+}
+
+# deny_mkdir: the system calls that make a directory here (mkdir is not
+# on every architecture).
+deny_mkdir() {
+    if "$FL" run --seccomp-deny mkdir -- true 2>/dev/null; then echo mkdir,mkdirat; else echo mkdirat; fi
+}
+
+case_contain_seccomp() {
+    local calls
+    calls=$(deny_mkdir)
+    run_fl run --seccomp-deny "$calls" -- mkdir "$T/d"
+    [ "$STATUS" -ne 0 ] || fail "mkdir ran under --seccomp-deny $calls"
+    expect_err_has "Operation not permitted"
+    [ ! -e "$T/d" ] || fail "$T/d was made"
+    run_fl run --seccomp-deny "${calls%%,*}" --seccomp-deny mkdirat --seccomp-errno EACCES -- mkdir "$T/d"
+    [ "$STATUS" -ne 0 ] || fail "mkdir ran under --seccomp-deny"
+    expect_err_has "Permission denied"
+    run_fl run --seccomp-deny "$calls" --seccomp-errno 38 -- mkdir "$T/d"
+    expect_err_has "Function not implemented"
+    # Other calls run, and the filter implies no_new_privs.
+    run_fl run --seccomp-deny "$calls" -- grep NoNewPrivs /proc/self/status
+    expect_status 0
+    expect_out "$(printf 'NoNewPrivs:\t1')"
+}
+
+case_contain_seccomp_bad() {
+    run_fl run --seccomp-deny mkdirat,frobnicate -- true
+    expect_status 125
+    [ "$(err)" = 'forkless: seccomp "frobnicate": unknown system call' ] || fail "stderr: $(err)"
+    expect_bad_option run --seccomp-deny '' -- true
+    expect_bad_option run --seccomp-deny mkdirat, -- true
+    expect_bad_option run --seccomp-deny -1 -- true
+    expect_bad_option run --seccomp-deny mkdirat --seccomp-errno EWHAT -- true
+    expect_bad_option run --seccomp-deny mkdirat --seccomp-errno 0 -- true
+    expect_bad_option run --seccomp-deny mkdirat --seccomp-errno 4096 -- true
+    expect_bad_option run --seccomp-errno EPERM -- true
+    expect_err_has "--seccomp-errno needs --seccomp-deny"
+}
+
+case_contain_landlock() {
+    need_landlock
+    mkdir "$T/in" "$T/ro"
+    echo kept >"$T/ro/file"
+    run_fl run --landlock-rx / --landlock-rw "$T/in" -- \
+        sh -c 'echo a >"$1/in/f" && echo inside; echo b >"$1/outside" || echo outside refused' sh "$T"
+    expect_status 0
+    expect_out "$(printf 'inside\noutside refused')"
+    expect_file "$T/in/f" a
+    [ ! -e "$T/outside" ] || fail "wrote outside the --landlock-rw directory"
+    # Read but not write beneath --landlock-ro; the system's programs
+    # and libraries with --landlock-rx.
+    local dir system=()
+    for dir in /usr /bin /sbin /lib /lib32 /lib64 /etc; do
+        [ -e "$dir" ] && system+=(--landlock-rx "$dir")
+    done
+    run_fl run "${system[@]}" --landlock-ro "$T/ro" -- \
+        sh -c 'cat "$1/file"; echo x >>"$1/file" || echo refused' sh "$T/ro"
+    expect_status 0
+    expect_out "$(printf 'kept\nrefused')"
+    expect_file "$T/ro/file" kept
+    run_fl run --landlock-ro / -- /bin/sh -c true
+    expect_status 126
+    expect_err_has "Permission denied"
+    # The filter implies no_new_privs.
+    run_fl run --landlock-rx / -- grep NoNewPrivs /proc/self/status
+    expect_status 0
+    expect_out "$(printf 'NoNewPrivs:\t1')"
+}
+
+case_contain_landlock_missing_path() {
+    need_landlock
+    [ ! -e /nope ] || skip "/nope exists here"
+    run_fl run --landlock-rx / --landlock-ro /nope -- true
+    expect_status 125
+    [ "$(err)" = 'forkless: landlock "/nope": No such file or directory' ] || fail "stderr: $(err)"
+    [ ! -s "$T/out" ] || fail "ran something: $(out)"
+}
+
+case_contain_cpus() {
+    grep -q '^Cpus_allowed_list:[[:space:]]*0\([-,]\|$\)' /proc/self/status ||
+        skip "CPU 0 is not ours to run on"
+    run_fl run --cpus 0 -- grep Cpus_allowed_list /proc/self/status
+    expect_status 0
+    expect_out "$(printf 'Cpus_allowed_list:\t0')"
+    run_fl run --cpus 0-0:3,0 -- grep Cpus_allowed_list /proc/self/status
+    expect_status 0
+    expect_out "$(printf 'Cpus_allowed_list:\t0')"
+    # A CPU beyond this machine's is refused by the kernel, named.
+    run_fl run --cpus 8191 -- true
+    expect_status 125
+    expect_err_has "forkless: affinity 8191: Invalid argument"
+}
+
+case_contain_nice() {
+    [ "$(nice)" -le 5 ] || skip "we run at nice $(nice): 5 would be lower"
+    run_fl run --nice 5 -- cat /proc/self/stat
+    expect_status 0
+    [ "$(stat_field 19)" = 5 ] || fail "nice is $(stat_field 19): $(out)"
+    run_fl run --nice +6 -- cat /proc/self/stat
+    [ "$(stat_field 19)" = 6 ] || fail "nice is $(stat_field 19): $(out)"
+}
+
+case_contain_ionice() {
+    command -v ionice >/dev/null || skip "no ionice to read the I/O class"
+    run_fl run --ionice idle -- ionice
+    expect_status 0
+    expect_out idle
+    run_fl run --ionice best-effort:2 -- ionice
+    expect_status 0
+    expect_out "best-effort: prio 2"
+    run_fl run --ionice 2 -- ionice
+    expect_status 0
+    expect_out "best-effort: prio 4"
+}
+
+case_contain_oom_score_adj() {
+    [ "$(cat /proc/self/oom_score_adj)" -le 100 ] || skip "our oom_score_adj is above 100"
+    run_fl run --oom-score-adj 100 -- cat /proc/self/oom_score_adj
+    expect_status 0
+    expect_out 100
+}
+
+case_contain_placement_bad() {
+    local v
+    for v in 20 -21 abc '' 1.5 ' 1' 0x1; do expect_bad_option run --nice "$v" -- true; done
+    expect_err_has "--nice: expected a nice value from -20 to 19"
+    for v in none 0 4 idle:1 best-effort:8 realtime: realtime:x foo Idle; do
+        expect_bad_option run --ionice "$v" -- true
+    done
+    expect_err_has "--ionice: expected CLASS[:LEVEL]"
+    for v in 1001 -1001 x ''; do expect_bad_option run --oom-score-adj "$v" -- true; done
+    expect_err_has "--oom-score-adj: expected a number from -1000 to 1000"
+    for v in '' a 3-1 0-3:0 -1 0, ,0 0:2 1-; do expect_bad_option run --cpus "$v" -- true; done
+    expect_err_has "--cpus: invalid CPU list"
+    expect_bad_option run --cpus 9000 -- true
+    expect_err_has "--cpus: CPU 9000 is beyond"
+    expect_bad_option run --best-effort -- true
+    expect_err_has "--best-effort applies to"
+}
+
+case_contain_placement_needs_privilege() {
+    nobody_forkless
+    run_nobody run --rlimit NICE=0 --nice -5 -- true
+    expect_status 125
+    expect_err_has "forkless: nice -5: Permission denied (a lower nice value needs CAP_SYS_NICE)"
+    run_nobody run --oom-score-adj -5 -- true
+    expect_status 125
+    expect_err_has "forkless: oom_score_adj -5: "
+}
+
+case_contain_best_effort() {
+    # No machine has CPU 8191 but the largest: the setting cannot apply.
+    run_fl run --cpus 8191 --best-effort -- true
+    expect_status 0
+    [ "$(err)" = "forkless: cpus 8191 not applied (best effort)" ] || fail "stderr: $(err)"
+    # In a new user namespace a lower nice value fails even for root; with
+    # RLIMIT_NICE at 0 nothing else allows it.
+    need_userns
+    run_fl run --unshare user --rlimit NICE=0 --nice -5 -- true
+    expect_status 125
+    expect_err_has "forkless: nice -5: Permission denied"
+    run_fl run --unshare user --rlimit NICE=0 --nice -5 --oom-score-adj 7 --best-effort -- \
+        cat /proc/self/oom_score_adj
+    expect_status 0
+    expect_out 7
+    [ "$(err)" = "forkless: nice -5 not applied (best effort)" ] || fail "stderr: $(err)"
+}
+
+case_contain_help() {
+    run_fl run --help
+    expect_status 0
+    local said
+    for said in --unshare --map-root-user --map-current-user --hostname --mount-proc --chroot \
+                --no-new-privs --caps --ambient-caps --seccomp-deny --seccomp-errno \
+                --landlock-ro --landlock-rx --landlock-rw --cpus --nice --ionice \
+                --oom-score-adj --best-effort "implies --unshare user" "implies --unshare uts" \
+                "implies --unshare mount,pid" "implies --no-new-privs"; do
+        grep -qF -- "$said" "$T/out" || fail "run --help does not say \"$said\""
+    done
+}
+
 # ------------------------------------------------------------------------
 
 declare -F "case_$CASE" >/dev/null || { echo "no such case: $CASE" >&2; exit 2; }
