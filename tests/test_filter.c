@@ -296,6 +296,14 @@ TEST(without_no_new_privs_root_may_filter_its_child)
 TEST(a_launch_copies_the_filter_so_the_caller_may_free_it_at_once)
 {
     int nrs[2] = { fl_syscall_number("mkdir"), fl_syscall_number("mkdirat") };
+    char *path = t_fmt("%s/d", t_tmpdir());
+    /* Asked with a plain setting first, so that posix_spawn's refusal
+     * leaves nothing allocated behind. */
+    struct fl_contain plain = { .flags = FL_NO_NEW_PRIVS };
+    struct fl_cmd cmd = { .argv = PROBE("try-mkdir", path), .contain = &plain,
+                          .flags = FL_NO_WAIT_EXEC, .stdio = { [1] = { .kind = FL_PIPE } },
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     struct sock_fprog *prog = malloc(sizeof *prog);
     ASSERT(prog);
     ASSERT_OK(fl_seccomp_deny(nrs[0] >= 0 ? nrs : nrs + 1, nrs[0] >= 0 ? 2 : 1, EPERM, prog));
@@ -303,11 +311,7 @@ TEST(a_launch_copies_the_filter_so_the_caller_may_free_it_at_once)
     ASSERT(c);
     c->flags = FL_NO_NEW_PRIVS;
     c->seccomp = prog;
-    char *path = t_fmt("%s/d", t_tmpdir());
-    struct fl_cmd cmd = { .argv = PROBE("try-mkdir", path), .contain = c,
-                          .flags = FL_NO_WAIT_EXEC, .stdio = { [1] = { .kind = FL_PIPE } },
-                          .backend = BACKEND };
-    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    cmd.contain = c;
     struct fl_proc p;
     SPAWN(&cmd, &p);
     /* Poisoned before it is freed: were the child to read it now, every
