@@ -155,10 +155,8 @@ static int parse(int argc, char **argv, struct opts *o)
             if (n < 0)
                 return fl_usage_error(SUITE, "--case wants ns, filter or ns,filter, not "
                                       "\"%s\"", v);
-        } else if ((m = fl_opt_target(SUITE, argc, argv, &i, &o->target))) {
-            if (m < 0)
-                return 2;
-        } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 1000000, &o->n)) ||
+        } else if ((m = fl_opt_target(SUITE, argc, argv, &i, &o->target)) ||
+                   (m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 1000000, &o->n)) ||
                    (m = fl_opt_ulong(SUITE, argc, argv, &i, "--repeats", 1, 1000000, &o->n)) ||
                    (m = fl_opt_ulong(SUITE, argc, argv, &i, "--budget", 0, 86400,
                                      &o->budget_s)) ||
