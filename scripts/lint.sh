@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Static analysis: clang-tidy (checks in .clang-tidy) and cppcheck on src/,
-# tools/ and bench/ (the bench's peer programs in bench/peers/ are other
-# projects' APIs on purpose and are left out).
+# tools/, bench/ and examples/ (the bench's peer programs in bench/peers/
+# are other projects' APIs on purpose and are left out).
 #
 #   scripts/lint.sh [BUILD_DIR]     default: build-lint (compile database)
 #
@@ -20,7 +20,7 @@ done
 cmake -S . -B "$build" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 # The generated headers the sources include (src/seccomp.c: syscall_names.h).
 cmake --build "$build" --target fl_syscall_names >/dev/null
-files=(src/*.c tools/*.c bench/*.c)
+files=(src/*.c tools/*.c bench/*.c examples/*.c)
 rc=0
 
 echo "== cppcheck $(cppcheck --version | cut -d' ' -f2)"
