@@ -3,9 +3,10 @@
 #
 #   runtime  libforkless<SOVERSION>  the shared library, with its SONAME link
 #   dev      libforkless-dev         header, libforkless.so link, libforkless.a,
-#                                    forkless.pc, the CMake package files
+#                                    forkless.pc, the CMake package files, the
+#                                    section 3 manual pages
 #   command  forkless                the forkless program, its bench helpers,
-#                                    bash completion and man pages
+#                                    bash completion, forkless(1)
 #
 # An install() rule without COMPONENT belongs to "command"
 # (CMAKE_INSTALL_DEFAULT_COMPONENT_NAME, set before the subdirectories), so
