@@ -39,9 +39,9 @@
  * each build with the 0.2.0 baseline in abi/ (abidiff): a removed function,
  * a changed signature, a struct that changes size or moves a field, or a
  * renumbered enum value fails the build. New functions, new enum values
- * and new fields in reserved space are compatible additions. 0.1.0 is
- * older than the promise: see CHANGELOG.md for what a program built
- * against it must rebuild for.
+ * and new fields in reserved space are compatible additions. 0.1.0 came
+ * before this promise: a program built against it must be rebuilt
+ * (CHANGELOG.md says which structs grew).
  */
 #ifndef FORKLESS_H
 #define FORKLESS_H
