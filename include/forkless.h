@@ -32,6 +32,16 @@
  * space: later versions add fields only there, and give each new field a
  * meaning in which zero is the old behaviour, so a program built against
  * this header keeps working with a newer library.
+ *
+ * From 0.2.0 on, that promise holds for every 0.x release: the library is
+ * libforkless.so.0 (SONAME), it exports only the fl_ functions declared
+ * here (symbol version FORKLESS_0.2, src/libforkless.map), and CI compares
+ * each build with the 0.2.0 baseline in abi/ (abidiff): a removed function,
+ * a changed signature, a struct that changes size or moves a field, or a
+ * renumbered enum value fails the build. New functions, new enum values
+ * and new fields in reserved space are compatible additions. 0.1.0 came
+ * before this promise: a program built against it must be rebuilt
+ * (CHANGELOG.md says which structs grew).
  */
 #ifndef FORKLESS_H
 #define FORKLESS_H
@@ -52,10 +62,19 @@ extern "C" {
 #define FL_API
 #endif
 
+/* The version of this header; the build checks that CMakeLists.txt's
+ * project version is the same. fl_version() says which library a program
+ * runs with. */
 #define FL_VERSION_MAJOR 0
-#define FL_VERSION_MINOR 1
+#define FL_VERSION_MINOR 2
 #define FL_VERSION_PATCH 0
-#define FL_VERSION_STRING "0.1.0"
+#define FL_VERSION_STRING "0.2.0"
+
+/* The version of the library that is running, as FL_VERSION_STRING was
+ * when it was built: "0.2.0". It may be newer than the header a program
+ * was built with (the same SONAME, libforkless.so.0). A static string,
+ * never NULL. Thread-safe and async-signal-safe. */
+FL_API const char *fl_version(void);
 
 /* ------------------------------------------------------------------------ */
 /* Describing a command                                                     */

@@ -38,6 +38,11 @@ void die_by_signal(int sig);
 /* Prints "forkless: <message>\n" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* --version: "forkless <FL_VERSION_STRING>\n" to stdout, and a second
+ * line "libforkless <fl_version()>" where the library that runs is not
+ * the one of the header forkless was built with (forkless.c). */
+void print_version(void);
+
 /* `forkless run ...`: argv[0] is "run". Returns the exit status. */
 int run_main(int argc, char **argv);
 

@@ -21,6 +21,13 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+void print_version(void)
+{
+    printf("forkless %s\n", FL_VERSION_STRING);
+    if (strcmp(fl_version(), FL_VERSION_STRING) != 0)
+        printf("libforkless %s\n", fl_version());
+}
+
 static void print_help(FILE *out)
 {
     fputs("Usage: forkless run [OPTIONS] [--] PROGRAM [ARG]...\n"
@@ -62,7 +69,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(command, "--version") == 0) {
-        printf("forkless %s\n", FL_VERSION_STRING);
+        print_version();
         return 0;
     }
     cli_error("unknown command \"%s\" (try forkless --help)", command);

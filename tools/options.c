@@ -360,7 +360,7 @@ static int run_option(void *ctx, int opt, const char *arg)
         return 1;
     }
     if (opt == OPT_VERSION) {
-        printf("forkless %s\n", FL_VERSION_STRING);
+        print_version();
         return 1;
     }
     return apply_option(ctx, opt, arg);
