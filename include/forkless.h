@@ -657,14 +657,13 @@ enum fl_sched_setting {
     FL_SCHED_CPUS          = 1u << 0,  /* sched_setaffinity(.cpus) */
     FL_SCHED_NICE          = 1u << 1,  /* setpriority(.nice) */
     FL_SCHED_IOPRIO        = 1u << 2,  /* ioprio_set(.ioprio_class, .ioprio_level) */
-    /* /proc/self/oom_score_adj. The kernel copies a process's score to
-     * every process that shares its address space without being a vfork
-     * child, which the caller becomes for good once it has launched a
-     * child with FL_NO_WAIT_EXEC. Such a child would give the caller its
-     * score: from a launch, or from any spawn after one, the clone
-     * backend hands the command to the fork backend (its proc.backend
-     * says so; a launch then waits for the exec), and with FL_NO_FORK
-     * refuses it (ENOTSUP at step oom_score_adj). */
+    /* /proc/self/oom_score_adj. The kernel copies a score that a process
+     * writes to every other process on its address space, unless the
+     * writer is a vfork child: a launch's child (FL_NO_WAIT_EXEC) would
+     * give the caller its score. So the clone backend does not launch a
+     * command that sets it: it waits for the exec all the same (the
+     * handle has no launch pending; fl_launch_finish() returns 0 at
+     * once), as the other backends do with the flag. */
     FL_SCHED_OOM_SCORE_ADJ = 1u << 3,
 };
 

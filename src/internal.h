@@ -260,8 +260,6 @@ FL__HIDDEN uint64_t fl__sigset_bits(const sigset_t *set);
 FL__HIDDEN void fl__reap(pid_t pid, int pidfd);
 FL__HIDDEN int fl__pidfd_open(pid_t pid);
 FL__HIDDEN bool fl__clone_vm_works(void);
-/* A child now shares the address space without CLONE_VFORK (spawn.c). */
-FL__HIDDEN void fl__note_multiprocess(void);
 /* The child's frames are small (the deepest holds a 1 KiB getdents
  * buffer); 16 KiB leaves ample room. */
 #define FL__CHILD_STACK_SIZE (16 * 1024)

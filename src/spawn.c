@@ -68,33 +68,21 @@ void fl__reap(pid_t pid, int pidfd)
         close(pidfd);
 }
 
-/* Set once a child has run on this address space without CLONE_VFORK (a
- * launch): the kernel then marks the address space as shared between
- * processes (MMF_MULTIPROCESS), for good, and from then on a write to
- * oom_score_adj by any process on it is copied to all the others that
- * are not vfork children, the caller among them. */
-static bool mm_multiprocess;
-
-void fl__note_multiprocess(void)
-{
-    __atomic_store_n(&mm_multiprocess, true, __ATOMIC_RELAXED);
-}
-
-/* An OOM score set in a child that shares the caller's memory would
- * become the caller's own too (see above): such a child runs with the
- * fork backend, or, with FL_NO_FORK, not at all. */
-static bool oom_needs_own_mm(const struct fl_cmd *cmd)
-{
-    return cmd->sched && (cmd->sched->set & FL_SCHED_OOM_SCORE_ADJ) &&
-           ((cmd->flags & FL_NO_WAIT_EXEC) || __atomic_load_n(&mm_multiprocess, __ATOMIC_RELAXED));
-}
-
 static enum fl_backend pick_backend(const struct fl_cmd *cmd)
 {
-    enum fl_backend b = cmd->backend;
-    if (b == FL_BACKEND_AUTO)
-        b = fl__clone_vm_works() ? FL_BACKEND_CLONE : FL_BACKEND_FORK;
-    return b == FL_BACKEND_CLONE && oom_needs_own_mm(cmd) ? FL_BACKEND_FORK : b;
+    if (cmd->backend != FL_BACKEND_AUTO)
+        return cmd->backend;
+    return fl__clone_vm_works() ? FL_BACKEND_CLONE : FL_BACKEND_FORK;
+}
+
+/* The kernel copies an oom_score_adj that a process writes to every other
+ * process on its address space, unless the writer is a vfork child: a
+ * launch's child (CLONE_VM without CLONE_VFORK) would give the caller its
+ * score. Such a command waits for the exec, as the other backends do. */
+static bool launchable(const struct fl_cmd *cmd, enum fl_backend b)
+{
+    return (cmd->flags & FL_NO_WAIT_EXEC) && b == FL_BACKEND_CLONE &&
+           !(cmd->sched && (cmd->sched->set & FL_SCHED_OOM_SCORE_ADJ));
 }
 
 int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *error)
@@ -121,7 +109,7 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
     struct fl__plan stack_plan, *p = &stack_plan;
     struct fl__launch *launch = NULL;
     enum fl_backend b = cmd ? pick_backend(cmd) : FL_BACKEND_AUTO;
-    bool launching = cmd && (cmd->flags & FL_NO_WAIT_EXEC) && b == FL_BACKEND_CLONE;
+    bool launching = cmd && launchable(cmd, b);
     int r = launching ? fl__launch_new(cmd, &launch, &p, e) : fl__plan_init(p, cmd, e);
     if (r && launching) {
         /* fl__launch_new() freed what it made, and no plan was filled. */
@@ -130,11 +118,7 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
         return r;
     }
     if (!r) {
-        if (b == FL_BACKEND_FORK && (cmd->flags & FL_NO_FORK) && oom_needs_own_mm(cmd))
-            r = fl__fail(e, ENOTSUP, FL_STEP_OOM_SCORE_ADJ, -1, fl__program(cmd),
-                         "after a launch (FL_NO_WAIT_EXEC) the kernel would give the caller "
-                         "this score too; only the fork backend can set it");
-        else if (b == FL_BACKEND_FORK && (cmd->flags & FL_NO_FORK))
+        if (b == FL_BACKEND_FORK && (cmd->flags & FL_NO_FORK))
             r = fl__fail(e, ENOTSUP, FL_STEP_PREPARE, -1, fl__program(cmd),
                          "FL_NO_FORK forbids the fork backend");
         else if (b == FL_BACKEND_POSIX_SPAWN)

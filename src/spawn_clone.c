@@ -357,8 +357,6 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
                         "no fd left for the pidfd (CLONE_PIDFD); FL_NO_PIDFD does without");
     if (pid < 0)
         return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd), "clone");
-    if (p->exec_word)
-        fl__note_multiprocess();
     /* A launch's child is still at its setup: its record is read later
      * (fl__launch_settle()). */
     if (!p->exec_word && p->cerr.err) {

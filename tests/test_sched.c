@@ -134,6 +134,30 @@ TEST(oom_score_adj_of_a_launch_leaves_the_caller_s)
     ASSERT_EQ(caller_oom_score_adj(), before);
 }
 
+/* A launch marks the caller's address space as shared between processes
+ * for good; a later spawn's vfork child still keeps its score to itself,
+ * and FL_NO_FORK is no obstacle. */
+TEST(oom_score_adj_after_a_launch_stays_the_child_s)
+{
+    struct fl_cmd plain = { .argv = ARGV("/bin/true"), .flags = FL_NO_WAIT_EXEC,
+                            .backend = BACKEND };
+    struct fl_sched s = { .set = FL_SCHED_OOM_SCORE_ADJ, .oom_score_adj = 345 };
+    struct fl_cmd cmd = { .argv = PROBE("sched"), .sched = &s, .flags = FL_NO_FORK,
+                          .stdio = { [1] = { .kind = FL_PIPE } }, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    if (BACKEND == FL_BACKEND_FORK)
+        SKIP("FL_NO_FORK refuses the fork backend; the case is the clone backend's");
+    int before = caller_oom_score_adj();
+    struct fl_proc p;
+    SPAWN(&plain, &p);
+    struct fl_error e;
+    ASSERT_OK(fl_launch_finish(&p, &e));
+    ASSERT_EXITED(t_wait(&p), 0);
+    char *out = t_probe(&cmd);
+    ASSERT_EQ(t_get_num(out, "oom_score_adj"), 345);
+    ASSERT_EQ(caller_oom_score_adj(), before);
+}
+
 TEST(settings_left_out_of_set_are_inherited)
 {
     struct fl_sched s = { .set = FL_SCHED_NICE, .nice = 3, .oom_score_adj = 999,

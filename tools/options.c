@@ -431,7 +431,17 @@ static int finish_options(struct run_options *o)
         cmd->flags |= FL_NEW_PGROUP;
     o->supervise.own_group = (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)) != 0;
     o->supervise.cgroup = cmd->cgroup;
-    return contain_finish(&o->contain, cmd);
+    if (contain_finish(&o->contain, cmd) != 0)
+        return -1;
+    /* In a new user namespace --user names ids inside it, which the
+     * comparison with our own ids outside cannot judge: change both,
+     * always. Its groups cannot be set there (the map denies
+     * setgroups()). */
+    if (o->user && cmd->contain && (cmd->contain->unshare & FL_NS_USER)) {
+        cmd->flags |= FL_SET_UID | FL_SET_GID;
+        cmd->flags &= ~FL_SET_GROUPS;
+    }
+    return 0;
 }
 
 int parse_run_options(struct run_options *o, int argc, char **argv)

@@ -75,6 +75,10 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
         cli_error(EMPTY_PROGRAM_FORMAT, strerror(ENOENT));
     } else if (contain_explain(&o->contain, e, message, contained, sizeof contained)) {
         cli_error("%s", contained);
+    } else if (credentials && e->err == EINVAL && o->user && cmd->contain &&
+               (cmd->contain->unshare & FL_NS_USER)) {
+        cli_error("%s (--user %s: inside the new user namespace only the ids of its map exist: "
+                  "0 with --map-root-user, yours with --map-current-user)", message, o->user);
     } else if (credentials && e->err == EPERM && o->user) {
         credential_privilege_hint(cmd->flags, hint, sizeof hint);
         cli_error("%s (--user %s: %s)", message, o->user, hint);

@@ -2467,6 +2467,36 @@ case_contain_map_current_user() {
         fail "--map-current-user made no user namespace: $(out)"
 }
 
+# In a new user namespace --user names ids inside it: always set (the
+# comparison with our ids outside cannot judge them), and one that the
+# map lacks is refused, saying so.
+case_contain_user_inside_the_namespace() {
+    need_userns
+    run_fl run --map-root-user --user 0:0 -- id -u
+    expect_status 0
+    [ "$(cat "$T/out")" = 0 ] || fail "uid inside: $(out)"
+    run_fl run --map-current-user --user "$(id -u):$(id -g)" -- id -u
+    expect_status 0
+    [ "$(cat "$T/out")" = "$(id -u)" ] || fail "uid inside with --map-current-user: $(out)"
+    run_fl run --map-root-user --user 65534:65534 -- id -u
+    expect_status 125
+    expect_err_has "only the ids of its map exist"
+}
+
+# As uid 65534, --user nobody is our own user outside, yet not the root
+# that --map-root-user makes us inside: it must not be skipped as no change.
+case_contain_user_inside_the_namespace_unprivileged() {
+    nobody_forkless
+    as_nobody "$NOBODY_FL" run --unshare user -- true >"$T/probe" 2>&1 ||
+        skip "uid 65534 cannot make a user namespace here: $(cat "$T/probe")"
+    run_nobody run --map-root-user --user 65534:65534 -- id -u
+    expect_status 125
+    expect_err_has "only the ids of its map exist"
+    run_nobody run --map-root-user --user 0:0 -- id -u
+    expect_status 0
+    expect_out 0
+}
+
 case_contain_hostname() {
     need_ns uts
     local ours
