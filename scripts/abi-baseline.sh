@@ -24,3 +24,5 @@ abidw --headers-dir "$root/include" --drop-private-types --exported-interfaces-o
   --no-corpus-path --no-comp-dir-path --short-locs \
   --out-file "$root/abi/libforkless.so.0.abi" "$build/src/libforkless.so"
 echo "abi-baseline: wrote abi/libforkless.so.0.abi from $build/src/libforkless.so"
+"$root/scripts/abi-constants.sh" >"$root/abi/constants.txt"
+echo "abi-baseline: wrote abi/constants.txt ($(wc -l <"$root/abi/constants.txt") constants)"

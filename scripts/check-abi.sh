@@ -17,7 +17,9 @@
 # Anything else fails: a removed function (abidiff's "incompatible" bit), a
 # changed parameter or return type, a struct that changes size or moves,
 # retypes or drops a field outside its reserved space, a renumbered or
-# removed enumerator, a change to a type from the libc that the API uses.
+# removed enumerator or FL_ constant (abi/constants.txt, for the flag sets
+# that abidiff does not see), a change to a type from the libc that the
+# API uses.
 # A new field must also mean the old behaviour at zero (forkless.h's
 # promise); no tool checks that.
 #
@@ -55,6 +57,21 @@ readelf -S "$lib" | grep '\.debug_info' >/dev/null ||
 
 # The exports first: only the header's FL_API functions, versioned.
 "$root/scripts/check-exports.sh" "$lib"
+
+# The constants next: abidw keeps only the enums that a function or a
+# field is typed with, and the flag sets here travel in unsigned fields.
+# Every enumerator and numeric macro of the baseline must keep its value;
+# new ones are printed.
+"$root/scripts/abi-constants.sh" >"$tmp/constants"
+changed=$(LC_ALL=C join -a 1 -e '(gone)' -o 1.1,1.2,2.2 "$root/abi/constants.txt" "$tmp/constants" |
+          awk '$2 != $3 { print "  " $1 ": " $2 " -> " $3 }')
+if [ -n "$changed" ]; then
+  echo "check-abi: FAILED: constants of the baseline changed or gone (abi/constants.txt):" >&2
+  echo "$changed" >&2
+  exit 1
+fi
+LC_ALL=C join -v 2 "$root/abi/constants.txt" "$tmp/constants" | sed 's/^/  constant added: /'
+echo "check-abi: the $(wc -l <"$root/abi/constants.txt") constants of the baseline keep their values"
 
 # Every function of the baseline, under its symbol version: a program
 # linked against it asks for fl_spawn@FORKLESS_0.2, say, and abidiff does
