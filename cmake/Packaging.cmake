@@ -18,7 +18,7 @@ get_target_property(fl_soversion forkless_shared SOVERSION)
 
 set(CPACK_PACKAGE_NAME forkless)
 set(CPACK_PACKAGE_VENDOR "forkless maintainers")
-set(CPACK_PACKAGE_CONTACT "forkless maintainers")
+set(CPACK_PACKAGE_CONTACT "forkless maintainers <maintainers@forkless.invalid>")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 # No CPACK_PACKAGE_DESCRIPTION_SUMMARY: CPackDeb would put it first in
 # every package's Description; each component's description below starts
@@ -34,7 +34,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_SET_DESTDIR ON)
 set(CPACK_INSTALL_PREFIX /usr)
 
-set(CPACK_DEBIAN_PACKAGE_MAINTAINER "forkless maintainers")
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "forkless maintainers <maintainers@forkless.invalid>")
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE ${CPACK_PACKAGE_HOMEPAGE_URL})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
@@ -83,5 +83,31 @@ unshare, setpriv, taskset, nice and ionice do together; forkless pipe runs
 a pipeline without a shell; forkless bench measures process creation.
 
 The command is linked statically against the library.")
+
+# Stripped, as Debian ships binaries (the build tree keeps the symbols).
+set(CPACK_STRIP_FILES ON)
+# The shared library's package runs ldconfig through a trigger, as
+# debhelper's packages do.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/deb-runtime/triggers "activate-noawait ldconfig\n")
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_BINARY_DIR}/deb-runtime/triggers)
+
+# The bench's tiny target is static on purpose: its exec is the floor that
+# the spawn benches measure against.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/deb-command/forkless
+  "forkless: statically-linked-binary [usr/libexec/forkless/tiny]\n")
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/deb-command/forkless
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides COMPONENT command)
+
+# Each package's /usr/share/doc/PACKAGE/changelog.gz, from CHANGELOG.md.
+add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/changelog.gz
+  COMMAND gzip -9n -c ${PROJECT_SOURCE_DIR}/CHANGELOG.md > ${CMAKE_CURRENT_BINARY_DIR}/changelog.gz
+  DEPENDS ${PROJECT_SOURCE_DIR}/CHANGELOG.md VERBATIM)
+add_custom_target(fl_changelog ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/changelog.gz)
+foreach(pair "runtime;libforkless${fl_soversion}" "dev;libforkless-dev" "command;forkless")
+  list(GET pair 0 component)
+  list(GET pair 1 package)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/changelog.gz
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${package} COMPONENT ${component})
+endforeach()
 
 include(CPack)

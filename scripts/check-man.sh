@@ -14,7 +14,7 @@
 #     them: MANPATH=PREFIX/share/man man -w forkless libforkless fl_spawn
 #     fl_pipefail, and every function name. With BUILD_DIR, that build is
 #     installed whole; without, a fresh configure in a temporary directory
-#     runs man/'s own install script (nothing needs building).
+#     builds the compressed pages and runs man/'s own install script.
 #
 # --no-install (the CTest test man_pages) does (a) and (b) only, and exits
 # 77 (skipped) after (a) where mandoc is missing. Otherwise a missing mandoc
@@ -104,6 +104,10 @@ if ! command -v mandoc >/dev/null && [ "$install" -eq 0 ]; then
   exit 77
 fi
 need_tool mandoc mandoc || exit 1
+# The whole check (CI) lints with groff too; the CTest one where it is.
+if [ "$install" -eq 1 ]; then
+  need_tool groff groff-base || exit 1
+fi
 pages=()
 for p in man/*.1 man/*.3; do
   is_alias "$p" || pages+=("$p")
@@ -128,9 +132,10 @@ trap 'rm -rf "$tmp"' EXIT
 if [ -n "$build" ]; then
   cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 else
-  # Only man/'s own install script, for the two components its pages
-  # belong to: nothing needs building.
+  # Only the compressed pages built, and man/'s own install script run for
+  # the two components its pages belong to.
   cmake -S . -B "$tmp/build" -DBUILD_TESTING=OFF -DFL_PEERS=OFF >/dev/null
+  cmake --build "$tmp/build" --target fl_man_pages >/dev/null
   for component in command dev; do
     cmake -DCMAKE_INSTALL_PREFIX="$tmp/prefix" -DCMAKE_INSTALL_COMPONENT=$component \
       -P "$tmp/build/man/cmake_install.cmake" >/dev/null

@@ -110,7 +110,10 @@ target=$(dpkg-deb -c "${deb[$runtime]}" | awk -v f=".$libdir/$soname" '$6 == f &
 has "$runtime" "$libdir/$target"
 has libforkless-dev /usr/include/forkless.h "$libdir/libforkless.so" "$libdir/libforkless.a" \
     "$libdir/pkgconfig/forkless.pc" "$libdir/cmake/forkless/forklessConfig.cmake"
-has forkless /usr/bin/forkless /usr/share/bash-completion/completions/forkless
+has forkless /usr/bin/forkless /usr/share/bash-completion/completions/forkless \
+    /usr/share/man/man1/forkless.1.gz /usr/share/doc/forkless/changelog.gz
+has libforkless-dev /usr/share/man/man3/libforkless.3.gz /usr/share/man/man3/fl_spawn.3.gz \
+    /usr/share/man/man3/fl_pipefail.3.gz /usr/share/doc/libforkless-dev/changelog.gz
 # The library is in its own package only.
 for p in libforkless-dev forkless; do
     ! dpkg-deb -c "${deb[$p]}" | grep -q "/$soname" || fail "$p holds $soname too"
