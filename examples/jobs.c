@@ -117,6 +117,16 @@ int main(void)
         }
         if (j->running && j->proc.pidfd < 0) {
             printf("no pidfds here (Linux 5.3 or later needed)\n");
+            /* Leave nothing behind: kill and reap every job launched so
+             * far (a wait also settles a launch not yet finished), then
+             * free the handles. */
+            for (size_t k = 0; k < NJOBS; k++) {
+                if (jobs[k].running) {
+                    fl_kill(&jobs[k].proc, SIGKILL);
+                    fl_wait(&jobs[k].proc, -1, NULL);
+                }
+                fl_close(&jobs[k].proc);
+            }
             return 77;
         }
     }

@@ -22,7 +22,7 @@
  * captured, then prints it, each stage's status and what pipefail says. */
 static void run(const char *title, const struct fl_cmd *stages, size_t n)
 {
-    struct fl_result res[MAX_STAGES];
+    struct fl_result res[MAX_STAGES] = { 0 };   /* zero: safe to free whatever fails */
     struct fl_error err;
     char msg[512];
 
@@ -35,10 +35,18 @@ static void run(const char *title, const struct fl_cmd *stages, size_t n)
     };
     int rc = fl_pipeline_run(stages, n, &io, res, &err);
     if (rc != 0) {
-        /* A stage that cannot start names itself, e.g.
-         *   stage 2: exec "nope": No such file or directory (not found in PATH)
-         * and the stages already started are killed and reaped. */
-        printf("  not run: %s\n", fl_error_format(&err, msg, sizeof msg));
+        if (err.step != FL_STEP_NONE)
+            /* A stage that cannot start names itself, e.g.
+             *   stage 2: exec "nope": No such file or directory (not found in PATH)
+             * and the stages already started are killed and reaped. */
+            printf("  not run: %s\n", fl_error_format(&err, msg, sizeof msg));
+        else
+            /* Every stage started, but the exchange or the wait failed:
+             * *error is clear, the stages are stopped and reaped, and the
+             * results hold what was kept. */
+            printf("  failed: %s\n", strerror(rc));
+        for (size_t k = 0; k < n; k++)
+            fl_result_free(&res[k]);
         return;
     }
 

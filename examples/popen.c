@@ -76,7 +76,7 @@ static int capture(char *const argv[], const char *input)
         .timeout_ms = 10000,
         .stop = &(struct fl_stop_policy){ .grace_ms = 1000 },
     };
-    struct fl_result res;
+    struct fl_result res = { 0 };   /* zero: safe to free whatever fails */
     struct fl_error err;
     char msg[512];
 
@@ -85,7 +85,15 @@ static int capture(char *const argv[], const char *input)
      * input or output can deadlock, then reaps the child. */
     int rc = fl_run(&cmd, &io, &res, &err);
     if (rc != 0) {
-        printf("  not run: %s\n", fl_error_format(&err, msg, sizeof msg));
+        /* A failure with a step is the spawn's (nothing ran). Without one
+         * the child ran and was stopped and reaped, but the exchange failed
+         * (ENOMEM, an errno of poll(), read(), write() or waitid()): *error
+         * is clear, and the result is filled and owns what was kept. */
+        if (err.step != FL_STEP_NONE)
+            printf("  not run: %s\n", fl_error_format(&err, msg, sizeof msg));
+        else
+            printf("  failed: %s\n", strerror(rc));
+        fl_result_free(&res);
         return -1;
     }
 

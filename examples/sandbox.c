@@ -60,15 +60,23 @@ static int run(struct fl_contain *box, char *script, const char *work, const cha
     /* Capture what it prints (stdout and stderr, in order), 10 s at most. */
     struct fl_io io = { .out = { [0] = { .capture = true, .limit = 65536 } },
                         .timeout_ms = 10000 };
-    struct fl_result res;
+    struct fl_result res = { 0 };   /* zero: safe to free whatever fails */
     struct fl_error err;
     char msg[1200];
 
-    if (fl_run(&cmd, &io, &res, &err) == 0) {
+    int rc = fl_run(&cmd, &io, &res, &err);
+    if (rc == 0) {
         printf("%sexit status %d\n", res.out[0].data ? res.out[0].data : "",
                fl_result_shell_status(&res));
         fl_result_free(&res);
         return 0;
+    }
+    /* A failure after the spawn (the exchange or the wait) leaves *error
+     * clear and the result filled: free it either way. */
+    fl_result_free(&res);
+    if (err.step == FL_STEP_NONE) {
+        printf("not run: %s\n", strerror(rc));
+        return 1;
     }
     fl_error_format(&err, msg, sizeof msg);
     if (err.step == FL_STEP_CLONE || err.step == FL_STEP_ID_MAP ||

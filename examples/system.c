@@ -22,9 +22,11 @@
  * returns its shell status (0-255), or -1 when it could not be started
  * (the reason is printed). Like system(), the caller ignores SIGINT and
  * SIGQUIT while the child runs, so that a Ctrl-C at the terminal stops
- * the child, not the caller. Unlike system(), the child does not inherit
- * that: forkless resets every signal to its default in the child (SIGPIPE
- * too), empties its signal mask and closes every fd but 0, 1 and 2.
+ * the child, not the caller. As with system(), which restores the two in
+ * its child before the exec, the child does not inherit that; forkless
+ * goes further: it resets every signal to its default in the child
+ * (SIGPIPE too, and any the caller ignored before), empties its signal
+ * mask and closes every fd but 0, 1 and 2.
  */
 static int my_system(char *const argv[])
 {
@@ -46,7 +48,7 @@ static int my_system(char *const argv[])
 
     /* fl_run() starts the command, waits for it and fills the result.
      * With io NULL there is nothing to feed or capture, and no deadline. */
-    struct fl_result res;
+    struct fl_result res = { 0 };   /* zero: safe to free whatever fails */
     struct fl_error err;
     int rc = fl_run(&cmd, NULL, &res, &err);
 
@@ -54,10 +56,16 @@ static int my_system(char *const argv[])
     sigaction(SIGQUIT, &old_quit, NULL);
 
     if (rc != 0) {
-        /* Not started (or not waited for): say exactly why, as in
-         *   exec "nope": No such file or directory (not found in PATH) */
         char msg[512];
-        printf("  not started: %s\n", fl_error_format(&err, msg, sizeof msg));
+        if (err.step != FL_STEP_NONE)
+            /* Not started: say exactly why, as in
+             *   exec "nope": No such file or directory (not found in PATH) */
+            printf("  not started: %s\n", fl_error_format(&err, msg, sizeof msg));
+        else
+            /* Started, but the wait failed (an errno of poll() or waitid());
+             * *error is clear then, and the result is filled: free it. */
+            printf("  not waited for: %s\n", strerror(rc));
+        fl_result_free(&res);
         return -1;
     }
     if (res.signal)
