@@ -13,6 +13,7 @@
  * namespace gives the privilege the other namespaces need.
  */
 #include "contain.h"
+#include "denied.h"
 
 #include <limits.h>
 #include <poll.h>
@@ -604,6 +605,38 @@ TEST(a_hostname_longer_than_64_bytes_is_einval_at_step_hostname)
     struct fl_error e = SPAWN_FAILS(&cmd, EINVAL, FL_STEP_HOSTNAME);
     ASSERT_STR_EQ(e.path, name);
     ASSERT_EQ(e.index, -1);
+}
+
+/* No real setting makes sethostname() fail once the UTS namespace is the
+ * child's own: a filter on the test's subprocess does. */
+TEST(a_refused_sethostname_is_its_step_errno_and_name)
+{
+    struct fl_contain c = { .unshare = FL_NS_UTS, .hostname = "forkless-test" };
+    if (!t_is_root())
+        c.unshare |= FL_NS_USER, c.map = FL_MAP_ROOT;
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct t_denied d = t_spawn_denied(&cmd, (const char *[]){ "sethostname", NULL }, EXDEV);
+    ASSERT_EQ(d.r, EXDEV);
+    ASSERT_EQ(d.e.step, FL_STEP_HOSTNAME);
+    ASSERT_EQ(d.e.index, -1);
+    ASSERT_STR_EQ(d.e.path, "forkless-test");
+}
+
+/* Making every mount private is the first mount() of a new mount
+ * namespace: index 0, path "/". */
+TEST(a_refused_private_mount_is_step_mount_index_0)
+{
+    struct fl_contain c = { .unshare = FL_NS_MOUNT };
+    if (!t_is_root())
+        c.unshare |= FL_NS_USER, c.map = FL_MAP_ROOT;
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct t_denied d = t_spawn_denied(&cmd, (const char *[]){ "mount", NULL }, EXDEV);
+    ASSERT_EQ(d.r, EXDEV);
+    ASSERT_EQ(d.e.step, FL_STEP_MOUNT);
+    ASSERT_EQ(d.e.index, 0);
+    ASSERT_STR_EQ(d.e.path, "/");
 }
 
 TEST(a_chroot_path_too_long_is_enametoolong_at_step_chroot)

@@ -11,6 +11,7 @@
  */
 #include "test.h"
 #include "landlock_rules.h"
+#include "denied.h"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -404,4 +405,37 @@ TEST(the_posix_spawn_backend_refuses_landlock_with_enotsup)
                           .backend = FL_BACKEND_POSIX_SPAWN };
     struct fl_error e = SPAWN_FAILS(&cmd, ENOTSUP, FL_STEP_PREPARE);
     ASSERT_STR_CONTAINS(e.detail, "posix_spawn cannot set containment");
+}
+
+/* ---- a kernel without Landlock ------------------------------------------- */
+
+/* landlock_create_ruleset() refused with ENOSYS reads as a kernel without
+ * Landlock (the ABI query is the first call of the subprocess, so no
+ * earlier answer is remembered). */
+static const struct fl_landlock_path everything_rx = { "/", FL_LANDLOCK_READ | FL_LANDLOCK_EXEC };
+static char *const true_argv[] = { "/bin/true", NULL };
+
+TEST(strict_landlock_on_a_kernel_without_it_is_enotsup_at_step_landlock)
+{
+    struct fl_contain c = { .flags = FL_NO_NEW_PRIVS, .landlock = &everything_rx, .nlandlock = 1 };
+    struct fl_cmd cmd = { .argv = true_argv, .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct t_denied d =
+        t_spawn_denied(&cmd, (const char *[]){ "landlock_create_ruleset", NULL }, ENOSYS);
+    ASSERT_EQ(d.r, ENOTSUP);
+    ASSERT_EQ(d.e.step, FL_STEP_LANDLOCK);
+    ASSERT_EQ(d.e.index, -1);
+    ASSERT(strstr(d.e.detail, "no Landlock"));
+}
+
+TEST(best_effort_landlock_on_a_kernel_without_it_runs_and_says_what_is_unenforced)
+{
+    struct fl_contain c = { .flags = FL_NO_NEW_PRIVS | FL_LANDLOCK_BEST_EFFORT,
+                            .landlock = &everything_rx, .nlandlock = 1 };
+    struct fl_cmd cmd = { .argv = true_argv, .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct t_denied d =
+        t_spawn_denied(&cmd, (const char *[]){ "landlock_create_ruleset", NULL }, ENOSYS);
+    ASSERT_EQ(d.r, 0);
+    ASSERT_EQ(d.landlock_unenforced, 0xffffu);   /* every right this library restricts */
 }

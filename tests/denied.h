@@ -1,0 +1,72 @@
+/*
+ * denied.h: a spawn from a subprocess of the test that runs under a
+ * seccomp filter of its own, one that makes the given system calls fail
+ * with a chosen errno. The child inherits the filter, so a step that no
+ * real setting can make fail (sethostname() in a new UTS namespace, the
+ * first mount() in a new mount namespace, Landlock on a kernel that has
+ * it) fails there, and the case checks that the error names that step.
+ */
+#ifndef FL_TEST_DENIED_H
+#define FL_TEST_DENIED_H
+
+#include "test.h"
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+struct t_denied {
+    int r;                  /* fl_spawn()'s return */
+    struct fl_error e;
+    unsigned landlock_unenforced;
+};
+
+/* Spawns cmd (and waits for it when it starts) in a subprocess whose
+ * calls named in names[] (NULL-terminated) fail with err. Root installs
+ * the filter as it is; others set no_new_privs first. */
+static inline struct t_denied t_spawn_denied(const struct fl_cmd *cmd, const char *const *names,
+                                             int err)
+{
+    int nrs[8], n = 0;
+    for (; names[n]; n++) {
+        if (n == 8 || (nrs[n] = fl_syscall_number(names[n])) < 0)
+            FAIL("no system call %s here", names[n]);
+    }
+    struct sock_fprog prog;
+    ASSERT_OK(fl_seccomp_deny(nrs, (size_t)n, err, &prog));
+    int fds[2];
+    ASSERT_SYS(pipe(fds));
+    fflush(stdout);
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        close(fds[0]);
+        struct t_denied d = { 0 };
+        if ((geteuid() != 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ||
+            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+            _exit(3);
+        struct fl_proc p;
+        d.r = fl_spawn(cmd, &p, &d.e);
+        if (d.r == 0) {
+            int st;
+            d.landlock_unenforced = p.landlock_unenforced;
+            fl_wait(&p, -1, &st);
+            fl_close(&p);
+        }
+        _exit(write(fds[1], &d, sizeof d) == (ssize_t)sizeof d ? 0 : 4);
+    }
+    close(fds[1]);
+    fl_seccomp_free(&prog);
+    struct t_denied d;
+    ssize_t got = read(fds[0], &d, sizeof d);
+    close(fds[0]);
+    int st;
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    ASSERT_EXITED(st, 0);
+    ASSERT_EQ(got, (ssize_t)sizeof d);
+    return d;
+}
+
+#endif
