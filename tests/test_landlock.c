@@ -47,6 +47,15 @@ static struct dirs make_dirs(void)
     return d;
 }
 
+/* The start of a case that runs the probe under a ruleset: posix_spawn's
+ * refusal, a kernel that takes every right, and the case's directories. */
+#define LANDLOCK_CASE(d)                                                            \
+    struct fl_contain c_ = { .flags = FL_NO_NEW_PRIVS };                            \
+    struct fl_cmd cmd_ = { .argv = ARGV("/bin/true"), .contain = &c_, .backend = BACKEND }; \
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd_);                                              \
+    needs_landlock();                                                               \
+    struct dirs d = make_dirs()
+
 static struct t_rules rules_for(const struct dirs *d)
 {
     struct t_rules rs = t_probe_rules();
@@ -79,11 +88,7 @@ static char *locked_run(struct t_rules *rs, unsigned cflags, char *const *argv)
 
 TEST(a_write_beneath_a_writable_rule_succeeds)
 {
-    struct fl_contain c = { .flags = FL_NO_NEW_PRIVS };
-    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
-    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    needs_landlock();
-    struct dirs d = make_dirs();
+    LANDLOCK_CASE(d);
     struct t_rules rs = rules_for(&d);
     char *f = t_fmt("%s/new", d.rw);
     char *out = LOCKED(rs, FL_NO_NEW_PRIVS, "try-write", f, "try-write",
@@ -96,11 +101,7 @@ TEST(a_write_beneath_a_writable_rule_succeeds)
 
 TEST(a_write_beneath_a_read_only_rule_is_eacces_and_a_read_works)
 {
-    struct fl_contain c = { .flags = FL_NO_NEW_PRIVS };
-    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
-    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    needs_landlock();
-    struct dirs d = make_dirs();
+    LANDLOCK_CASE(d);
     struct t_rules rs = rules_for(&d);
     char *old = t_fmt("%s/old", d.ro), *fresh = t_fmt("%s/new", d.ro);
     char *out = LOCKED(rs, FL_NO_NEW_PRIVS, "try-write", old, "try-write", fresh,
@@ -115,11 +116,7 @@ TEST(a_write_beneath_a_read_only_rule_is_eacces_and_a_read_works)
 
 TEST(a_write_or_read_outside_every_rule_is_eacces)
 {
-    struct fl_contain c = { .flags = FL_NO_NEW_PRIVS };
-    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
-    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    needs_landlock();
-    struct dirs d = make_dirs();
+    LANDLOCK_CASE(d);
     struct t_rules rs = rules_for(&d);
     char *old = t_fmt("%s/old", d.out), *fresh = t_fmt("%s/new", d.out);
     char *out = LOCKED(rs, FL_NO_NEW_PRIVS, "try-write", old, "try-write", fresh,
@@ -133,11 +130,7 @@ TEST(a_write_or_read_outside_every_rule_is_eacces)
 
 TEST(a_rule_on_a_regular_file_keeps_only_that_file)
 {
-    struct fl_contain c = { .flags = FL_NO_NEW_PRIVS };
-    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
-    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    needs_landlock();
-    struct dirs d = make_dirs();
+    LANDLOCK_CASE(d);
     struct t_rules rs = t_probe_rules();
     char *file = t_fmt("%s/old", d.out), *sibling = t_fmt("%s/sibling", d.out);
     /* WRITE on a file: its directory rights (make, remove) do not apply. */
@@ -174,11 +167,7 @@ TEST(a_program_outside_the_exec_rules_fails_at_exec_with_eacces)
 
 TEST(the_program_s_children_are_restricted_too)
 {
-    struct fl_contain c = { .flags = FL_NO_NEW_PRIVS };
-    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
-    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    needs_landlock();
-    struct dirs d = make_dirs();
+    LANDLOCK_CASE(d);
     struct t_rules rs = rules_for(&d);
     char *inside = t_fmt("%s/by-grandchild", d.rw), *outside = t_fmt("%s/by-grandchild", d.out);
     char *out = LOCKED(rs, FL_NO_NEW_PRIVS, "run-probe", "try-write", inside, "try-write",
