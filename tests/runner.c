@@ -475,6 +475,33 @@ char *t_read_all_within(int fd, int timeout_ms)
     return read_all(fd, timeout_ms);
 }
 
+char *t_read_until(int fd, const char *needle)
+{
+    enum { HANG_MS = 20000, SIZE = 65536 };
+    char *buf = t_keep(malloc(SIZE));
+    size_t len = 0;
+    buf[0] = 0;
+    while (!strstr(buf, needle)) {
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        int n = poll(&pfd, 1, HANG_MS);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0)
+            FAIL("no \"%s\" after %d ms: \"%s\"", needle, HANG_MS, buf);
+        if (len + 1 >= SIZE)
+            FAIL("no \"%s\" in the first %d bytes", needle, SIZE);
+        ssize_t r = read(fd, buf + len, SIZE - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            FAIL("the output ended before \"%s\": \"%s\" (%s)", needle, buf,
+                 r < 0 ? strerror(errno) : "EOF");
+        len += (size_t)r;
+        buf[len] = 0;
+    }
+    return buf;
+}
+
 int t_wait(struct fl_proc *p)
 {
     int st = -1;

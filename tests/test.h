@@ -216,6 +216,10 @@ char *t_read_all(int fd);
 /* Reads fd to EOF, failing the test if no EOF arrives in timeout_ms
  * (a hang detector with a large margin, never a speed test). */
 char *t_read_all_within(int fd, int timeout_ms);
+/* Reads fd until what it gave so far holds needle, and returns all of it;
+ * fails the test at EOF, or when nothing comes for 20 s (a hang, with a
+ * large margin), or past 64 KiB. EINTR is retried. */
+char *t_read_until(int fd, const char *needle);
 void t_write_all(int fd, const char *s, size_t n);
 
 /*

@@ -386,17 +386,7 @@ TEST(a_mount_the_program_makes_does_not_reach_the_caller)
     struct fl_proc p;
     SPAWN(&cmd, &p);
     /* The report, then "mounted": the tmpfs is there while it runs. */
-    char buf[65536];
-    size_t len = 0;
-    buf[0] = 0;
-    while (!strstr(buf, "mounted\n") && len < sizeof buf - 1) {
-        struct pollfd pfd = { .fd = p.stdio[1], .events = POLLIN };
-        ASSERT_EQ(poll(&pfd, 1, 30000), 1);
-        ssize_t n = read(p.stdio[1], buf + len, sizeof buf - 1 - len);
-        ASSERT_GT(n, 0);
-        len += (size_t)n;
-        buf[len] = 0;
-    }
+    char *buf = t_read_until(p.stdio[1], "mounted\n");
     bool seen_here = t_own_mount_at(dir);
     close(p.stdio[0]);
     p.stdio[0] = -1;
@@ -505,17 +495,7 @@ TEST(chroot_with_mount_proc_mounts_proc_inside_the_root)
     struct fl_proc p;
     SPAWN(&cmd, &p);
     /* "ready" comes after the report; the mount is alive until EOF on 0. */
-    char buf[65536];
-    size_t len = 0;
-    buf[0] = 0;
-    while (!strstr(buf, "ready\n") && len < sizeof buf - 1) {
-        struct pollfd pfd = { .fd = p.stdio[1], .events = POLLIN };
-        ASSERT_EQ(poll(&pfd, 1, 30000), 1);
-        ssize_t n = read(p.stdio[1], buf + len, sizeof buf - 1 - len);
-        ASSERT_GT(n, 0);
-        len += (size_t)n;
-        buf[len] = 0;
-    }
+    char *buf = t_read_until(p.stdio[1], "ready\n");
     bool seen_here = t_own_mount_at(t_fmt("%s/proc", root));
     close(p.stdio[0]);
     p.stdio[0] = -1;

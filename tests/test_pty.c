@@ -54,33 +54,6 @@ static char *read_to_eio(int master)
     return t_keep(buf);
 }
 
-/* Reads the master until the output so far contains needle. */
-static char *read_until(int master, const char *needle)
-{
-    static char buf[65536];
-    size_t len = 0;
-    buf[0] = 0;
-    while (!strstr(buf, needle)) {
-        struct pollfd pfd = { .fd = master, .events = POLLIN };
-        int n = poll(&pfd, 1, HANG_MS);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n == 0)
-            FAIL("no \"%s\" from the pty after %d ms: \"%s\"", needle, HANG_MS, buf);
-        ssize_t r = read(master, buf + len, sizeof buf - len - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            FAIL("the pty ended before \"%s\": \"%s\" (%s)", needle, buf,
-                 r < 0 ? strerror(errno) : "EOF");
-        len += (size_t)r;
-        buf[len] = 0;
-        if (len + 1 >= sizeof buf)
-            len = 0;
-    }
-    return buf;
-}
-
 /* The tty_nr of /proc/PID/stat for the terminal at master's other side. */
 static long long tty_nr_of(int master)
 {
@@ -231,9 +204,9 @@ TEST(pty_ctrl_c_reaches_child)
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     struct fl_proc p;
     SPAWN(&cmd, &p);
-    read_until(p.pty, "READY");
+    t_read_until(p.pty, "READY");
     t_write_all(p.pty, "\x03", 1);
-    read_until(p.pty, "GOT-INT");
+    t_read_until(p.pty, "GOT-INT");
     read_to_eio(p.pty);
     ASSERT_EXITED(t_wait(&p), 3);
 }
@@ -364,13 +337,13 @@ TEST(pty_resize_sends_sigwinch)
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     struct fl_proc p;
     SPAWN(&cmd, &p);
-    read_until(p.pty, "READY");
+    t_read_until(p.pty, "READY");
     ASSERT_OK(fl_pty_resize(p.pty, 42, 101));
     struct winsize ws;
     ASSERT_SYS(ioctl(p.pty, TIOCGWINSZ, &ws));
     ASSERT_EQ(ws.ws_row, 42);
     ASSERT_EQ(ws.ws_col, 101);
-    read_until(p.pty, "42 101");
+    t_read_until(p.pty, "42 101");
     read_to_eio(p.pty);
     ASSERT_EXITED(t_wait(&p), 0);
 }
