@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -54,12 +55,16 @@ void fl_test_register(const char *name, fl_test_fn fn)
 static void **kept;
 static size_t nkept, capkept;
 
+/* Cases keep memory from their helper threads too. */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void *t_keep(void *p)
 {
     if (!p) {
         fprintf(stderr, "out of memory\n");
         abort();
     }
+    pthread_mutex_lock(&kept_lock);
     if (nkept == capkept) {
         capkept = capkept ? 2 * capkept : 64;
         kept = realloc(kept, capkept * sizeof *kept);
@@ -67,6 +72,7 @@ void *t_keep(void *p)
             abort();
     }
     kept[nkept++] = p;
+    pthread_mutex_unlock(&kept_lock);
     return p;
 }
 

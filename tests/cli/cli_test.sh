@@ -2311,7 +2311,12 @@ if pid == 0:
     if job == 0:
         os.setpgid(0, 0)
         os.execv(sys.argv[1], sys.argv[1:])
-    os.setpgid(job, job)
+    # As a shell does, from both sides; once the job has exec'd, ours is
+    # refused (EACCES), and its own has done it.
+    try:
+        os.setpgid(job, job)
+    except PermissionError:
+        pass
     signal.signal(signal.SIGTTOU, signal.SIG_IGN)
     os.tcsetpgrp(0, job)
     while True:
