@@ -150,7 +150,7 @@ for name in forkless libforkless $functions; do
   esac
 done
 # An alias renders its group's page.
-MANPATH=$mandir MANWIDTH=80 MANPAGER=cat man fl_pipefail 2>/dev/null | grep -q 'fl_pipeline_spawn' ||
+MANPATH=$mandir MANWIDTH=80 MANPAGER=cat man fl_pipefail 2>/dev/null | grep 'fl_pipeline_spawn' >/dev/null ||
   bad "man fl_pipefail does not show fl_pipeline_spawn(3)"
 [ "$fail" -eq 0 ] && echo "check-man.sh: (c) man -w finds forkless, libforkless and all $nfun functions in $(
   [ -n "$build" ] && echo "cmake --install $build" || echo "man/cmake_install.cmake")"

@@ -18,6 +18,8 @@
 # The packages are removed at exit whatever happens. Needs root (dpkg -i):
 # otherwise it says SKIP and exits 77.
 set -euo pipefail
+# No grep -q after a pipe here: it stops reading at the first match, the
+# writer dies of SIGPIPE, and pipefail reads that as a failure.
 src=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${JOBS:-2}
 if [ "$(id -u)" -ne 0 ]; then
@@ -61,7 +63,7 @@ runtime=libforkless${soname#libforkless.so.}
 packages=("$runtime" libforkless-dev forkless)
 
 for p in "${packages[@]}"; do
-    if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+    if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'ok installed' >/dev/null; then
         fail "$p is installed already: this check would replace and then remove it"
     fi
 done
@@ -86,7 +88,7 @@ has() {
     local p=$1 f
     shift
     for f in "$@"; do
-        dpkg-deb -c "${deb[$p]}" | awk '{ print $6 }' | grep -qx -- ".$f" ||
+        dpkg-deb -c "${deb[$p]}" | awk '{ print $6 }' | grep -x -- ".$f" >/dev/null ||
             fail "$p has no $f"
     done
 }
@@ -116,11 +118,11 @@ has libforkless-dev /usr/share/man/man3/libforkless.3.gz /usr/share/man/man3/fl_
     /usr/share/man/man3/fl_pipefail.3.gz /usr/share/doc/libforkless-dev/changelog.gz
 # The library is in its own package only.
 for p in libforkless-dev forkless; do
-    ! dpkg-deb -c "${deb[$p]}" | grep -q "/$soname" || fail "$p holds $soname too"
+    ! dpkg-deb -c "${deb[$p]}" | grep "/$soname" >/dev/null || fail "$p holds $soname too"
 done
-dpkg-deb --ctrl-tarfile "${deb[$runtime]}" | tar -xO ./shlibs 2>/dev/null | grep -q "^libforkless ${soname#libforkless.so.} $runtime" ||
+dpkg-deb --ctrl-tarfile "${deb[$runtime]}" | tar -xO ./shlibs 2>/dev/null | grep "^libforkless ${soname#libforkless.so.} $runtime" >/dev/null ||
     fail "$runtime has no shlibs entry for $soname"
-dpkg-deb --fsys-tarfile "${deb[libforkless-dev]}" | tar -xO ".$libdir/pkgconfig/forkless.pc" | grep -qx 'prefix=/usr' ||
+dpkg-deb --fsys-tarfile "${deb[libforkless-dev]}" | tar -xO ".$libdir/pkgconfig/forkless.pc" | grep -x 'prefix=/usr' >/dev/null ||
     fail "libforkless-dev: forkless.pc does not say prefix=/usr"
 echo "check-package: contents as expected ($runtime: $libdir/$soname -> $target)"
 
@@ -128,7 +130,7 @@ echo "check-package: dpkg -i ${debs[*]##*/}"
 installed=("${packages[@]}")
 dpkg -i "${debs[@]}" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; fail "dpkg -i"; }
 mapfile -t files < <(dpkg -L "${packages[@]}" | sort -u | while read -r f; do [ -d "$f" ] || echo "$f"; done)
-ldconfig -p | grep -q "$soname " || fail "ldconfig does not know $soname"
+ldconfig -p | grep "$soname " >/dev/null || fail "ldconfig does not know $soname"
 [ "$(/usr/bin/forkless --version)" = "forkless $version" ] || fail "forkless --version: $(/usr/bin/forkless --version)"
 echo "check-package: /usr/bin/forkless --version: $(/usr/bin/forkless --version)"
 got=$(bash -c 'source /usr/share/bash-completion/completions/forkless &&
@@ -146,5 +148,5 @@ for f in "${files[@]}"; do
     if [ -e "$f" ] || [ -L "$f" ]; then echo "check-package: $f is left" >&2; left=1; fi
 done
 [ "$left" -eq 0 ] || fail "files left after dpkg --purge"
-! ldconfig -p | grep -q "$soname " || fail "ldconfig still lists $soname"
+! ldconfig -p | grep "$soname " >/dev/null || fail "ldconfig still lists $soname"
 echo "check-package: ${#files[@]} files installed and removed; passed"
