@@ -38,7 +38,8 @@ struct fl_la_arm fl_la_arms[] = {
     ARM("launch_k16_nopool", "launch_k16 with the library's stack pool off (a stack\n"
       "                     mapped and unmapped per launch)", FL_LA_LAUNCH, 16, false, false),
     ARM("pipe_blocking", "fl_pipeline_spawn() of 4 stages, each started blocking:\n"
-      "                     time until it returns (all exec'd), waited after",
+      "                     time until it returns (all exec'd: start-up),\n"
+      "                     and until every stage is reaped (done)",
       FL_LA_PIPE, FL_LA_STAGES, true, false),
     ARM("pipe_launch", "the same, the stages launched (FL_NO_WAIT_EXEC, the default)",
       FL_LA_PIPE, FL_LA_STAGES, true, true),
@@ -114,8 +115,10 @@ static int one_thread(struct fl_la_arm *a, const char *path, unsigned long spawn
 }
 
 /* One pipeline of path x 4: the time from before fl_pipeline_spawn() until
- * it returns, when every stage has exec'd; the wait is not timed. */
-static int pipe_once(struct fl_la_arm *a, const char *path, uint64_t *ns)
+ * it returns, when every stage has exec'd (*startup), and until
+ * fl_pipeline_wait() has reaped every stage (*done). */
+static int pipe_once(struct fl_la_arm *a, const char *path, uint64_t *startup,
+                     uint64_t *done)
 {
     char *argv[] = { (char *)path, NULL };
     struct fl_cmd st[FL_LA_STAGES];
@@ -127,7 +130,7 @@ static int pipe_once(struct fl_la_arm *a, const char *path, uint64_t *ns)
     fl__pipeline_launch(a->launched);
     uint64_t t0 = fl_bench_now_ns();
     int r = fl_pipeline_spawn(st, FL_LA_STAGES, &pl, &e);
-    *ns = fl_bench_now_ns() - t0;
+    *startup = fl_bench_now_ns() - t0;
     fl__pipeline_launch(true);
     if (r) {
         fprintf(stderr, "forkless bench launch: %s: stage %d: %s\n", a->name, e.stage,
@@ -136,6 +139,7 @@ static int pipe_once(struct fl_la_arm *a, const char *path, uint64_t *ns)
     }
     memset(res, 0, sizeof res);
     r = fl_pipeline_wait(&pl, -1, NULL, res);
+    *done = fl_bench_now_ns() - t0;
     int bad = r ? 0 : fl_pipefail(res, FL_LA_STAGES);
     for (int k = 0; k < FL_LA_STAGES; k++)
         fl_result_free(&res[k]);
@@ -152,8 +156,8 @@ int fl_la_round(struct fl_la_arm *a, const char *path, unsigned long spawns,
                 unsigned long pipelines)
 {
     if (a->kind == FL_LA_PIPE) {
-        for (unsigned long i = 0; i < pipelines; i++)
-            if (pipe_once(a, path, &a->lat[a->nlat++]))
+        for (unsigned long i = 0; i < pipelines; i++, a->nlat++)
+            if (pipe_once(a, path, &a->lat[a->nlat], &a->done[a->nlat]))
                 return 1;
         a->n++;
         return 0;

@@ -32,11 +32,12 @@ struct fl_la_arm {
     bool launched;           /* PIPE: the stages launched (FL_NO_WAIT_EXEC) */
     /* Per round (rate arms): spawns per second, ns in the starting call per
      * spawn (0 for THREADS: not measured). PIPE: ns per pipeline start-up,
+     * and ns until the whole pipeline has ended and been reaped (.done),
      * `pipelines` a round. */
-    uint64_t *rate, *blocked, *lat;
+    uint64_t *rate, *blocked, *lat, *done;
     size_t n, nlat;
     struct fl_mmm r, b;
-    struct fl_summary l;
+    struct fl_summary l, d;
 };
 
 extern struct fl_la_arm fl_la_arms[];
