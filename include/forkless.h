@@ -480,7 +480,10 @@ struct fl_cmd {
  *   ...       signals
  *   seccomp   the filter, last, so that it cannot refuse a step of the
  *             setup; only exec runs under it (and the FL_RETRY_ETXTBSY
- *             pauses: a filter that denies nanosleep() ends them)
+ *             pauses: a filter that denies nanosleep() ends them), and,
+ *             when the exec fails, the child's exit_group(): a filter
+ *             that denies it leaves that child unable to end (the
+ *             program could not end either), so the spawn never returns
  *   exec
  *
  * Every namespace is made at clone time with clone3(CLONE_VM |
@@ -634,8 +637,8 @@ FL_API int fl_landlock_abi(void);
  * kills the process, so that no number slips through under another
  * meaning. prog->filter is allocated: free it with fl_seccomp_free().
  * Returns 0, EINVAL (errno_value not within 1-4095, a negative number,
- * or more than 1,000 numbers: a BPF program holds at most 4,096
- * instructions), ENOTSUP (an architecture this library has no audit
+ * exit_group or exit, without which no process can end, or more than
+ * 1,000 numbers: a BPF program holds at most 4,096 instructions), ENOTSUP (an architecture this library has no audit
  * number for) or ENOMEM. Thread-safe; not async-signal-safe. */
 FL_API int fl_seccomp_deny(const int *syscalls, size_t n, int errno_value,
                            struct sock_fprog *prog);
@@ -669,9 +672,9 @@ enum fl_sched_setting {
 
 /* I/O scheduling classes (ioprio_set(2)). */
 enum fl_ioprio_class {
-    FL_IOPRIO_REALTIME = 1,   /* levels 0-7; needs CAP_SYS_ADMIN */
+    FL_IOPRIO_REALTIME = 1,   /* levels 0-7; needs CAP_SYS_NICE or CAP_SYS_ADMIN */
     FL_IOPRIO_BEST_EFFORT = 2,  /* levels 0-7 */
-    FL_IOPRIO_IDLE = 3,       /* level ignored */
+    FL_IOPRIO_IDLE = 3,       /* level 0-7 checked, then unused by the kernel */
 };
 
 /* Where the child runs and how it is scheduled: fl_cmd.sched. Each
@@ -685,8 +688,9 @@ struct fl_sched {
      * fail the spawn with their step. */
     unsigned best_effort;
     /* FL_SCHED_CPUS: the CPU mask, a cpu_set_t of cpus_size bytes (as for
-     * sched_setaffinity(2); CPU_ALLOC_SIZE() for a large one). A mask with
-     * no CPU the child may use is EINVAL. */
+     * sched_setaffinity(2); CPU_ALLOC_SIZE() for a large one), at most
+     * 64 KiB, else EINVAL. A mask with no CPU the child may use is
+     * EINVAL. */
     const void *cpus;
     size_t cpus_size;
     int nice;               /* FL_SCHED_NICE: -20 to 19, else EINVAL */
@@ -728,7 +732,10 @@ enum fl_step {
     FL_STEP_SETCTTY,    /* TIOCSCTTY; .index: the child fd */
     FL_STEP_TCSETPGRP,  /* TIOCSPGRP (FL_FOREGROUND); .index: the child fd */
     /* Containment (struct fl_contain), in the order the child runs them. */
-    FL_STEP_UNSHARE,    /* unshare() of a namespace clone() cannot make */
+    /* unshare() of a namespace clone() cannot make: the time namespace,
+     * or a cgroup namespace made after the child has written itself into
+     * .cgroup; .index: FL_NS_TIME or FL_NS_CGROUP. */
+    FL_STEP_UNSHARE,
     /* Writing the user namespace's maps; .path the file: .index 0
      * uid_map, 1 setgroups, 2 gid_map. */
     FL_STEP_ID_MAP,
@@ -970,8 +977,9 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  *              child is reaped, *status untouched, and fl_launch_finish()
  *              gives the whole struct fl_error)
  *
- * Only 0 and ECHILD end the handle's life; after ETIMEDOUT or any other
- * error the process is still there to wait for, kill or close.
+ * Only 0, ECHILD and a launch's failure end the handle's life (a later
+ * call returns ESRCH); after ETIMEDOUT or any other error the process is
+ * still there to wait for, kill or close.
  *
  * fl_wait() is a cancellation point, as waitpid() is: a thread cancelled
  * in it leaves the process unreaped and the handle as it was (a pidfd it
@@ -1002,9 +1010,10 @@ FL_API int fl_kill(struct fl_proc *proc, int sig);
  * handle, twice, and on a handle that was never filled: an all-zero
  * struct fl_proc (C++ `fl_proc p{}`) has pid 0, and fl_close() then closes
  * nothing, although its fd fields read 0. Thread-safe for different
- * handles, async-signal-safe (but for a handle whose FL_NO_WAIT_EXEC
- * launch is still pending: it first waits for the child's exec or
- * failure, reaps a child that failed, and frees the launch's record;
+ * handles, async-signal-safe (but for a handle that still holds the
+ * record of an FL_NO_WAIT_EXEC launch: one still pending, which it first
+ * waits for until the child's exec or failure, reaping a child that
+ * failed, and one whose child failed; it frees that record with free();
  * see fl_launch_finish()).
  */
 FL_API void fl_close(struct fl_proc *proc);
@@ -1451,7 +1460,9 @@ struct fl_pipeline {
  * but the last must be FL_INHERIT (0), since the pipe takes their place.
  * Each stage's stderr is its own. All stages join one new process group
  * led by stage 0, so that one signal stops them all; the stages must not
- * ask for FL_SETSID, FL_NEW_PGROUP or FL_JOIN_PGROUP.
+ * ask for FL_SETSID, FL_NEW_PGROUP or FL_JOIN_PGROUP, nor, in a pipeline
+ * of more than one stage, for FL_PTY or FL_SETCTTY (a session of its own,
+ * which would leave the group, or make one no other stage may join).
  *
  * The first stage's stdin and the last stage's stdout may be FL_PIPE: the
  * caller's ends are then procs[0].stdio[0] and procs[n-1].stdio[1], and a
@@ -1466,8 +1477,8 @@ struct fl_pipeline {
  * group) and reaped, nothing is left open, error->stage is k + 1 and the
  * rest of *error is fl_spawn()'s. Returns 0 or fl_spawn()'s errors;
  * EINVAL for n == 0 or no stages (error->stage 0), and for a stage's
- * stdio or fd map that the pipe would replace or a group flag
- * (error->stage set). On failure *pl is empty.
+ * stdio or fd map that the pipe would replace, a group flag, or a
+ * session of its own (error->stage set). On failure *pl is empty.
  * Thread-safe; not async-signal-safe.
  */
 FL_API int fl_pipeline_spawn(const struct fl_cmd *stages, size_t n,

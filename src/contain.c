@@ -65,7 +65,7 @@ CHILD int fl__child_enter_ns(struct fl__plan *p)
     if (b->ns_unshare) {
         r = fl__sys1(SYS_unshare, b->ns_unshare);
         if (r < 0)
-            return fl__child_fail(p, FL_STEP_UNSHARE, -1, r);
+            return fl__child_fail(p, FL_STEP_UNSHARE, FL_NS_TIME, r);
     }
     if (!b->map)
         return 0;
@@ -85,7 +85,7 @@ CHILD int fl__child_enter_ns(struct fl__plan *p)
 CHILD int fl__child_cgroup_ns(struct fl__plan *p)
 {
     long r = p->box && p->box->cgroup_ns_late ? fl__sys1(SYS_unshare, CLONE_NEWCGROUP) : 0;
-    return r < 0 ? fl__child_fail(p, FL_STEP_UNSHARE, -1, r) : 0;
+    return r < 0 ? fl__child_fail(p, FL_STEP_UNSHARE, FL_NS_CGROUP, r) : 0;
 }
 
 /* A best-effort setting that fails is noted, and the setup goes on. */
@@ -158,17 +158,40 @@ CHILD int fl__child_root(struct fl__plan *p)
     return 0;
 }
 
+/* The inheritable set, kept to keep and then with add: capget, and
+ * capset only when that changes it. */
+static CHILD long set_inheritable(unsigned long long keep, unsigned long long add)
+{
+    struct { uint32_t version; int pid; } head = { CAPS_VERSION_3, 0 };
+    struct { uint32_t effective, permitted, inheritable; } data[2];
+    long r = fl__sys2(SYS_capget, &head, data);
+    if (r < 0)
+        return r;
+    bool changed = false;
+    for (int i = 0; i < 2; i++) {
+        uint32_t now = data[i].inheritable;
+        data[i].inheritable = (now & (uint32_t)(keep >> (32 * i))) | (uint32_t)(add >> (32 * i));
+        changed |= data[i].inheritable != now;
+    }
+    return changed ? fl__sys2(SYS_capset, &head, data) : 0;
+}
+
 /* The bounding set, while the child still has CAP_SETPCAP (a uid change
  * away from root clears the effective set). EINVAL past the kernel's last
- * capability ends the walk. PR_SET_KEEPCAPS keeps the permitted set
- * across that change, for the ambient capabilities. */
+ * capability ends the walk. The bounding set alone does not bound what
+ * exec gives: the inheritable set passes to root's permitted set, and the
+ * ambient set to anyone's, whatever the bounding set holds. So the
+ * inheritable set is cut to it too (always allowed: it only lowers), and
+ * the kernel then drops every ambient capability that is no longer
+ * inheritable. PR_SET_KEEPCAPS keeps the permitted set across the uid
+ * change, for the ambient capabilities. */
 CHILD int fl__child_caps_before(struct fl__plan *p)
 {
     const struct fl__box *b = p->box;
     long r;
     if (!b)
         return 0;
-    if (b->flags & FL_CAP_BOUNDING)
+    if (b->flags & FL_CAP_BOUNDING) {
         for (int cap = 0; cap < 64; cap++) {
             if (b->cap_bounding & (1ULL << cap))
                 continue;
@@ -178,6 +201,10 @@ CHILD int fl__child_caps_before(struct fl__plan *p)
             if (r < 0)
                 return fl__child_fail(p, FL_STEP_BOUNDING, cap, r);
         }
+        r = set_inheritable(b->cap_bounding, 0);
+        if (r < 0)
+            return fl__child_fail(p, FL_STEP_BOUNDING, -1, r);
+    }
     if (b->cap_ambient && (p->flags & FL_SET_UID)) {
         r = fl__sys2(SYS_prctl, PR_SET_KEEPCAPS, 1);
         if (r < 0)
@@ -194,14 +221,7 @@ CHILD int fl__child_caps_after(struct fl__plan *p)
     const struct fl__box *b = p->box;
     if (!b || !b->cap_ambient)
         return 0;
-    struct { uint32_t version; int pid; } head = { CAPS_VERSION_3, 0 };
-    struct { uint32_t effective, permitted, inheritable; } data[2];
-    long r = fl__sys2(SYS_capget, &head, data);
-    if (r == 0) {
-        data[0].inheritable |= (uint32_t)b->cap_ambient;
-        data[1].inheritable |= (uint32_t)(b->cap_ambient >> 32);
-        r = fl__sys2(SYS_capset, &head, data);
-    }
+    long r = set_inheritable(~0ULL, b->cap_ambient);
     if (r < 0)
         return fl__child_fail(p, FL_STEP_AMBIENT, -1, r);
     for (int cap = 0; cap < 64; cap++) {

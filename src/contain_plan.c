@@ -82,7 +82,7 @@ static int check_contain(const struct fl_contain *c, struct fl_error *e)
     if ((c->flags & FL_MOUNT_PROC) && (c->unshare & (FL_NS_MOUNT | FL_NS_PID)) !=
                                           (FL_NS_MOUNT | FL_NS_PID))
         return invalid(e, "fl_contain: FL_MOUNT_PROC needs FL_NS_MOUNT and FL_NS_PID");
-    if (c->chroot && strlen(c->chroot) >= PATH_MAX - sizeof "/proc")
+    if (c->chroot && strlen(c->chroot) >= PATH_MAX)
         return fl__fail(e, ENAMETOOLONG, FL_STEP_CHROOT, -1, c->chroot, "longer than PATH_MAX");
     if (c->cap_bounding && !(c->flags & FL_CAP_BOUNDING))
         return invalid(e, "fl_contain: .cap_bounding is set without FL_CAP_BOUNDING");
@@ -108,6 +108,8 @@ static int check_contain(const struct fl_contain *c, struct fl_error *e)
     return 0;
 }
 
+#define FL__CPUS_SIZE_MAX (64 * 1024)
+
 static int check_sched(const struct fl_sched *s, struct fl_error *e)
 {
     if (!reserved_clear(s->reserved_, sizeof s->reserved_ / sizeof *s->reserved_))
@@ -118,6 +120,11 @@ static int check_sched(const struct fl_sched *s, struct fl_error *e)
         return invalid(e, "fl_sched: .best_effort names a setting .set does not");
     if ((s->set & FL_SCHED_CPUS) && (!s->cpus || !s->cpus_size))
         return fl__fail(e, EINVAL, FL_STEP_AFFINITY, -1, "", "no CPU mask");
+    /* The child gets a copy; a kernel reads at most its own mask (8,192
+     * CPUs: 1 KiB), so a larger size is a mistake, not a bigger machine. */
+    if ((s->set & FL_SCHED_CPUS) && s->cpus_size > FL__CPUS_SIZE_MAX)
+        return fl__fail(e, EINVAL, FL_STEP_AFFINITY, -1, "",
+                        "cpus_size is larger than any kernel's CPU mask (64 KiB)");
     if ((s->set & FL_SCHED_NICE) && (s->nice < -20 || s->nice > 19))
         return fl__fail(e, EINVAL, FL_STEP_NICE, -1, "", "nice is -20 to 19");
     if ((s->set & FL_SCHED_IOPRIO) &&

@@ -148,9 +148,11 @@ struct fl__plan {
     uint32_t *exec_word;
     /* The parent's PR_GET_DUMPABLE before a clone whose child changes
      * credentials (FL_SET_UID, FL_SET_GID), restored once the child has
-     * exec'd or failed (see fl__restore_dumpable()); -1: none to restore.
-     * The parent's only: the child never reads it. */
+     * exec'd or failed (see fl__dumpable_save()); -1: none to restore.
+     * dumpable_held: a launch counted among those pending. The parent's
+     * only: the child never reads them. */
     int parent_dumpable;
+    bool dumpable_held;
 
     /* .contain and .sched (contain_plan.c); NULL when neither sets
      * anything. */
@@ -245,8 +247,13 @@ FL__HIDDEN int fl__child_entry(void *plan);
  * child is left. */
 /* Under CLONE_VM the child's setresuid()/setresgid() makes the shared mm,
  * the parent's, non-dumpable (commit_creds() calls set_dumpable() on
- * it): puts back what fl__spawn_clone() saw before the clone. */
-FL__HIDDEN void fl__restore_dumpable(int before);
+ * it). Before the clone of a child that changes credentials, _save()
+ * notes the caller's setting in p; once that child has exec'd or failed,
+ * _restore() puts it back, unless a launch that changes credentials is
+ * still pending: the setting then is the one from before the first of
+ * them, put back when the last is done. */
+FL__HIDDEN void fl__dumpable_save(struct fl__plan *p);
+FL__HIDDEN void fl__dumpable_restore(struct fl__plan *p);
 FL__HIDDEN int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc,
                                struct fl_error *e);
 FL__HIDDEN int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc,
@@ -484,6 +491,11 @@ FL__HIDDEN void fl__launch_free(struct fl__launch *l);
  * none is pending): 0, or the child's errno once it failed (the child
  * then reaped and proc marked so; the error kept in the record). */
 FL__HIDDEN int fl__launch_settle(struct fl_proc *proc);
+/* For a pending launch with FL_NEW_PGROUP or FL_SETSID: waits until its
+ * child leads its group (or has exec'd or ended), and changes nothing.
+ * The group operations call it, so that a handle just launched acts as a
+ * blocking spawn's would. Raw system calls only: async-signal-safe. */
+FL__HIDDEN void fl__launch_await_group(const struct fl_proc *proc);
 /* The stack pool on (the default) or off, for `forkless bench launch`,
  * which links the static library and measures what the pool saves. */
 FL__HIDDEN void fl__launch_pool(bool on);

@@ -123,16 +123,21 @@ int fl__landlock_build(const struct fl_contain *c, struct fl__box *b, struct fl_
     }
     uint64_t handled = rights_of_abi(abi);
     b->landlock_unenforced = (unsigned)(FS_ALL & ~handled);
-    if (!handled)
-        return 0;
-    struct ruleset_attr attr = { .handled_access_fs = handled };
-    long fd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
-    if (fd < 0)
-        return fl__fail(e, errno, FL_STEP_LANDLOCK, -1, "", "landlock_create_ruleset");
+    /* Without Landlock (best effort) there is no ruleset, but a missing
+     * path is still the error the header promises: add_rule() opens each
+     * and, with nothing handled, adds nothing. */
+    long fd = -1;
+    if (handled) {
+        struct ruleset_attr attr = { .handled_access_fs = handled };
+        fd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+        if (fd < 0)
+            return fl__fail(e, errno, FL_STEP_LANDLOCK, -1, "", "landlock_create_ruleset");
+    }
     for (size_t i = 0; i < c->nlandlock; i++) {
         int r = add_rule((int)fd, &c->landlock[i], handled);
         if (r) {
-            close((int)fd);
+            if (fd >= 0)
+                close((int)fd);
             return fl__fail(e, r, FL_STEP_LANDLOCK, (int)i, c->landlock[i].path, "");
         }
     }

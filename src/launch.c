@@ -40,6 +40,7 @@
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,24 +352,49 @@ static bool ended(const struct fl_proc *proc)
 
 /* Sleeps until the kernel clears the word (see the top of the file). The
  * futex wait has a timeout only for the child that ends without clearing
- * it; the kernel's wake is what ends the wait otherwise. */
+ * it; the kernel's wake is what ends the wait otherwise. The look is due
+ * by the clock, not only when a wait times out, so that signals arriving
+ * faster than the step cannot put it off for ever. */
 static void await_exec(struct fl__launch *l, const struct fl_proc *proc)
 {
     long step_ns = 10 * 1000000L;
+    long long due = fl__now_ns() + step_ns;
     for (;;) {
         uint32_t v = __atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE);
         if (v == 0)
             return;
         struct timespec ts = { 0, step_ns };
         long r = fl__sys4(SYS_futex, &l->exec_word, FUTEX_WAIT, v, &ts);
-        if (r == -ETIMEDOUT) {
+        if (r == -ETIMEDOUT || (r == -EINTR && fl__now_ns() >= due)) {
             if (ended(proc))
                 return;
             step_ns = step_ns < 100 * 1000000L ? step_ns * 2 : step_ns;
+            due = fl__now_ns() + step_ns;
         }
     }
 }
 
+void fl__launch_await_group(const struct fl_proc *proc)
+{
+    struct fl__launch *l = proc->launch_;
+    if (!l || l->settled || !(l->cmd.flags & (FL_NEW_PGROUP | FL_SETSID)))
+        return;
+    /* setsid() and setpgid() come first in the child's setup, before any
+     * step that may block (a FIFO's open), so the look at the group ends
+     * soon; the exec, or the child's end, ends it as well. */
+    for (;;) {
+        uint32_t v = __atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE);
+        if (v == 0 || fl__sys1(SYS_getpgid, proc->pid) == proc->pid || ended(proc))
+            return;
+        struct timespec ts = { 0, 1000000L };
+        fl__sys4(SYS_futex, &l->exec_word, FUTEX_WAIT, v, &ts);
+    }
+}
+
+/* Not a cancellation point, whoever calls it: once the word is seen clear
+ * the record must be filled, the failed child reaped and the record freed
+ * in one go, and explaining a failure may read the program's #! line with
+ * open() and read(), which are. */
 int fl__launch_settle(struct fl_proc *proc)
 {
     struct fl__launch *l = proc->launch_;
@@ -376,10 +402,11 @@ int fl__launch_settle(struct fl_proc *proc)
         return 0;
     if (l->settled)
         return l->error.err;
-    int saved_errno = errno;   /* fl_close() keeps it */
+    int saved_errno = errno, cancel_state;   /* fl_close() keeps errno */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     await_exec(l, proc);
     l->settled = true;
-    fl__restore_dumpable(l->plan.parent_dumpable);
+    fl__dumpable_restore(&l->plan);
     int err = l->plan.cerr.err;
     proc->not_applied = l->plan.cerr.not_applied;
     if (err && proc->state_ == FL__PROC_REAPED) {
@@ -408,6 +435,7 @@ int fl__launch_settle(struct fl_proc *proc)
         free(l);
         proc->launch_ = NULL;
     }
+    pthread_setcancelstate(cancel_state, NULL);
     errno = saved_errno;
     return err;
 }

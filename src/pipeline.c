@@ -37,6 +37,14 @@ static int invalid_stage(struct fl_error *e, size_t k, const char *detail)
 static bool piped_in(size_t k) { return k > 0; }
 static bool piped_out(size_t k, size_t n) { return k + 1 < n; }
 
+static bool own_session(const struct fl_cmd *c)
+{
+    for (int i = 0; i < 3; i++)
+        if (c->stdio[i].kind == FL_PTY)
+            return true;
+    return c->flags & FL_SETCTTY;
+}
+
 static int check_stage(const struct fl_cmd *c, size_t k, size_t n, struct fl_error *e)
 {
     char what[FL_ERROR_DETAIL_MAX];
@@ -48,6 +56,13 @@ static int check_stage(const struct fl_cmd *c, size_t k, size_t n, struct fl_err
     if (c->flags & GROUP_FLAGS)
         return invalid_stage(e, k, "the pipeline makes the process group: no FL_SETSID, "
                                    "FL_NEW_PGROUP or FL_JOIN_PGROUP in a stage");
+    /* A session of its own takes the stage out of the pipeline's group,
+     * and a group in another session is one no other stage may join
+     * (setpgid() is EPERM): only a pipeline of one stage can have it. */
+    if (n > 1 && own_session(c))
+        return invalid_stage(e, k, "FL_PTY or FL_SETCTTY starts a session of its own, "
+                                   "outside the pipeline's process group: only in a "
+                                   "pipeline of one stage");
     if (piped_in(k) && c->stdio[0].kind != FL_INHERIT)
         return invalid_stage(e, k, "stdin is the pipe from the stage before: "
                                    ".stdio[0] must be FL_INHERIT");
@@ -281,14 +296,6 @@ void fl__pipeline_kill(struct fl_proc *procs, size_t k)
     }
 }
 
-static bool own_session(const struct fl_cmd *c)
-{
-    for (int i = 0; i < 3; i++)
-        if (c->stdio[i].kind == FL_PTY)
-            return true;
-    return c->flags & FL_SETCTTY;
-}
-
 /* A later stage joins stage 0's group with setpgid(0, pgid), which fails
  * while that group does not exist yet, that is while a launched stage 0
  * has not done its own setpgid(0, 0). So the parent makes the group
@@ -370,7 +377,18 @@ static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *p
         if (r) {
             if (from_before >= 0)
                 close(from_before);
-            e->stage = (int)k + 1;
+            /* A stage before k, launched, may have failed first: that
+             * one is reported, as it would be had each stage waited for
+             * its exec (a stage whose setup blocks blocks here as it
+             * would have there, and as finish_stages() does). */
+            size_t failed = k;
+            for (size_t i = 0; i < k && failed == k; i++)
+                if (fl_launch_finish(&procs[i], NULL)) {
+                    fl_launch_finish(&procs[i], e);   /* the record again */
+                    r = e->err;
+                    failed = i;
+                }
+            e->stage = (int)failed + 1;
             fl__pipeline_kill(procs, k + (procs[k].pid > 0));
             return r;
         }

@@ -227,6 +227,7 @@ int fl_killpg(struct fl_proc *p, int sig)
         return EINVAL;
     if (p->pid <= 0 || p->state_ == PROC_REAPED)
         return ESRCH;
+    fl__launch_await_group(p);
     /* Still our unreaped child, so its pid, the group's id, is reserved.
      * The check must see through a foreign reaper: WNOWAIT. */
     bool ours = p->pidfd >= 0 ? pidfd_is_our_child(p->pidfd) : still_our_child(p->pid);

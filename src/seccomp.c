@@ -6,6 +6,7 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <string.h>
 
 #include "internal.h"
@@ -73,8 +74,10 @@ int fl_seccomp_deny(const int *syscalls, size_t n, int errno_value, struct sock_
 #else
     if ((n && !syscalls) || n > MAX_DENIED || errno_value < 1 || errno_value > 4095)
         return EINVAL;
+    /* A process that cannot exit: the child whose exec failed would spin
+     * in its exit, and the caller wait for it for ever. */
     for (size_t i = 0; i < n; i++)
-        if (syscalls[i] < 0)
+        if (syscalls[i] < 0 || syscalls[i] == SYS_exit_group || syscalls[i] == SYS_exit)
             return EINVAL;
     struct sock_filter *f = malloc((9 + 2 * n) * sizeof *f);
     if (!f)

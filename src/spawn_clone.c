@@ -133,21 +133,31 @@ static int vm_probe_entry(void *arg)
 static bool vm_shared;
 
 /* Under QEMU user mode and WSL1, CLONE_VM does not share memory, and the
- * child's error record would never reach the parent. Ask once. */
+ * child's error record would never reach the parent. Ask once.
+ *
+ * The probe child keeps every signal blocked (it inherits the mask set
+ * here), so that none of the caller's handlers runs in it, in our memory.
+ * A probe that could not start (EAGAIN from RLIMIT_NPROC or a full pids
+ * cgroup) proves nothing about the memory, and the answer is kept for
+ * the life of the process: it is taken as shared, and the spawn itself
+ * then reports the clone's error. */
 static void probe_vm(void)
 {
     /* Static, not on the caller's stack, which may be small; pthread_once
      * keeps it to one user. */
     static char stack[4096] __attribute__((aligned(64)));
     volatile int seen = 0;
+    sigset_t old;
+    fl__block_signals(&old);
     pid_t pid = clone(vm_probe_entry, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
                       (void *)&seen);
+    fl__restore_signals(&old);
     if (pid > 0) {
         siginfo_t si;
         while (waitid(P_PID, (id_t)pid, &si, WEXITED) < 0 && errno == EINTR)
             ;
     }
-    vm_shared = pid > 0 && seen;
+    vm_shared = pid < 0 || seen;
 }
 
 bool fl__clone_vm_works(void)
@@ -326,8 +336,38 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
     return pid;
 }
 
-void fl__restore_dumpable(int before)
+/* Launches that change credentials and are still pending, and the
+ * caller's setting from before the first of them. Two threads starting
+ * such children at the same time may still see each other's 0 (the
+ * header says so). */
+static unsigned dumpable_holders;
+static int dumpable_held;
+
+void fl__dumpable_save(struct fl__plan *p)
 {
+    p->parent_dumpable = -1;
+    p->dumpable_held = false;
+    if (!(p->flags & (FL_SET_UID | FL_SET_GID)))
+        return;
+    p->parent_dumpable = __atomic_load_n(&dumpable_holders, __ATOMIC_ACQUIRE)
+                             ? __atomic_load_n(&dumpable_held, __ATOMIC_RELAXED)
+                             : prctl(PR_GET_DUMPABLE);
+    if (p->exec_word) {
+        p->dumpable_held = true;
+        if (__atomic_fetch_add(&dumpable_holders, 1, __ATOMIC_ACQ_REL) == 0)
+            __atomic_store_n(&dumpable_held, p->parent_dumpable, __ATOMIC_RELAXED);
+    }
+}
+
+void fl__dumpable_restore(struct fl__plan *p)
+{
+    int before = p->parent_dumpable;
+    if (before < 0)
+        return;
+    p->parent_dumpable = -1;
+    if (p->dumpable_held ? __atomic_sub_fetch(&dumpable_holders, 1, __ATOMIC_ACQ_REL) != 0
+                         : __atomic_load_n(&dumpable_holders, __ATOMIC_ACQUIRE) != 0)
+        return;
     /* PR_SET_DUMPABLE takes 0 and 1 only (2 is suid_dumpable's). */
     if ((before == 0 || before == 1) && prctl(PR_GET_DUMPABLE) != before)
         prctl(PR_SET_DUMPABLE, before);
@@ -341,14 +381,14 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
         return fl__fail(e, ENOMEM, FL_STEP_CLONE, -1, fl__program(p->cmd),
                         "mapping the child's stack");
     int pidfd = -1;
-    p->parent_dumpable = p->flags & (FL_SET_UID | FL_SET_GID) ? prctl(PR_GET_DUMPABLE) : -1;
+    fl__dumpable_save(p);
     long pid = start_clone3(p, stack + CHILD_STACK_SIZE, &pidfd);
     if (pid == -ENOSYS)
         pid = start_clone(p, stack + CHILD_STACK_SIZE, &pidfd);
     /* A spawn's child has exec'd or failed by now; a launch's child may
      * still be at its setup, and the settle restores it (launch.c). */
     if (!p->exec_word || pid < 0)
-        fl__restore_dumpable(p->parent_dumpable);
+        fl__dumpable_restore(p);
     if (owned)
         fl__unmap_stack(stack);
 

@@ -1,11 +1,16 @@
 /* spawn_fork.c: fork() and the same child code. The child's memory is a
  * copy, so its error record comes back through a CLOEXEC pipe: no data at
- * EOF means exec succeeded. Its cost grows with the parent's memory. */
+ * EOF means exec succeeded. Its cost grows with the parent's memory.
+ *
+ * The last record, the failure that ends the child, is also stored in a
+ * page the two share: a seccomp filter that denies write() (installed
+ * just before the exec) must not turn a failed exec into a success. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -52,6 +57,15 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
                         "no fd left for the error pipe");
     }
     p->err_fd = (int)err_fd;
+    struct fl__child_err *last = mmap(NULL, sizeof *last, PROT_READ | PROT_WRITE,
+                                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (last == MAP_FAILED) {
+        int mmap_err = errno;
+        close(fds[0]);
+        close(p->err_fd);
+        p->err_fd = -1;
+        return fl__fail(e, mmap_err, FL_STEP_CLONE, -1, prog, "the error record's shared page");
+    }
 
     sigset_t old;
     fl__block_signals(&old);
@@ -59,6 +73,7 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
     pid_t pid = start(p);
     if (pid == 0) {
         fl__child_run(p);
+        *last = p->cerr;
         fl__sys3(SYS_write, p->err_fd, &p->cerr, sizeof p->cerr);
         fl__child_exit(127);
     }
@@ -68,6 +83,7 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
     p->err_fd = -1;
     if (pid < 0) {
         close(fds[0]);
+        munmap(last, sizeof *last);
         return fl__fail(e, fork_err, FL_STEP_CLONE, -1, prog, "fork");
     }
 
@@ -79,6 +95,12 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
             ;
     } while (n == (ssize_t)sizeof p->cerr && !p->cerr.err);
     close(fds[0]);
+    /* EOF with a failure in the shared page: the pipe's write was denied. */
+    if (n != (ssize_t)sizeof p->cerr && last->err) {
+        p->cerr = *last;
+        n = (ssize_t)sizeof p->cerr;
+    }
+    munmap(last, sizeof *last);
     if (n == (ssize_t)sizeof p->cerr) {
         fl__reap(pid, -1);
         return fl__fail_child(p, e);

@@ -44,7 +44,10 @@ int fl__stop_init(struct fl__stopper *s, struct fl_proc *procs, size_t n,
     case FL_STOP_GROUP:
         /* The leader must lead: else kill(-pid) names no group, or, worse,
          * one the leader left (a later setpgid) is still its own. */
-        if (!n || getpgid(procs[0].pid) != procs[0].pid)
+        if (!n)
+            return EINVAL;
+        fl__launch_await_group(&procs[0]);
+        if (getpgid(procs[0].pid) != procs[0].pid)
             return EINVAL;
         break;
     case FL_STOP_CGROUP:
@@ -280,6 +283,7 @@ int fl_pgroup_running(const struct fl_proc *p, bool *running)
     /* Unreaped, the leader's pid is still the group's and nobody else's. */
     if (p->pid <= 0 || p->state_ == FL__PROC_REAPED)
         return ESRCH;
+    fl__launch_await_group(p);
     int state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
     int r = group_running(p->pid);

@@ -68,6 +68,43 @@ TEST(the_bounding_set_keeps_only_the_given_capabilities)
     ASSERT_EQ(t_hex(out, "cap_prm"), 0);
 }
 
+/* The caller's own inheritable set (and, for ambient capabilities, the
+ * ambient set) takes extra, which an exec would pass on past the bounding
+ * set: root's permitted set gets the inheritable one, anyone's the
+ * ambient one. This test's process is its own, so its sets may change. */
+static void hold_inheritable_and_ambient(unsigned long long extra)
+{
+    struct __user_cap_header_struct head = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct data[2];
+    ASSERT_SYS(syscall(SYS_capget, &head, data));
+    data[0].inheritable |= (uint32_t)extra;
+    data[1].inheritable |= (uint32_t)(extra >> 32);
+    ASSERT_SYS(syscall(SYS_capset, &head, data));
+    for (int cap = 0; cap < 64; cap++)
+        if (extra & BIT(cap))
+            ASSERT_SYS(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0));
+}
+
+TEST(the_bounding_set_also_bounds_the_inherited_inheritable_and_ambient_sets)
+{
+    struct fl_contain c = { .flags = FL_CAP_BOUNDING, .cap_bounding = NET_BIND };
+    struct fl_cmd cmd = { .argv = PROBE("caps"), .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    require_root("needs root: CAP_SETPCAP to drop from the bounding set");
+    unsigned long long extra = BIT(CAP_NET_RAW) | BIT(CAP_SYS_ADMIN);
+    hold_inheritable_and_ambient(extra);
+    char *out = caps_of(&c, 0, 0);
+    ASSERT_EQ(t_hex(out, "cap_bnd"), NET_BIND);
+    ASSERT_EQ(t_hex(out, "cap_inh") & ~NET_BIND, 0);
+    ASSERT_EQ(t_hex(out, "cap_amb"), 0);
+    ASSERT_EQ(t_hex(out, "cap_prm") & ~NET_BIND, 0);
+    ASSERT_EQ(t_hex(out, "cap_eff") & ~NET_BIND, 0);
+    /* As another uid, only the ambient set could carry them. */
+    out = caps_of(&c, FL_SET_UID | FL_SET_GID, 65534);
+    ASSERT_EQ(t_hex(out, "cap_amb"), 0);
+    ASSERT_EQ(t_hex(out, "cap_prm"), 0);
+}
+
 TEST(a_bounding_set_with_every_bit_drops_nothing)
 {
     struct fl_contain c = { .flags = FL_CAP_BOUNDING, .cap_bounding = ~0ULL };

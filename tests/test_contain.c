@@ -453,6 +453,32 @@ TEST(a_new_cgroup_ns_is_rooted_at_the_childs_cgroup)
     t_rerun_as_nobody();
 }
 
+TEST(a_late_cgroup_ns_that_fails_names_the_cgroup_ns_at_step_unshare)
+{
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = CONTAIN(.unshare = FL_NS_CGROUP),
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    if (!t_is_root())
+        SKIP("needs root, to make a cgroup");
+    char *rel;
+    char *dir = t_make_cgroup(&rel);
+    if (!dir)
+        SKIP("no writable cgroup v2 hierarchy");
+    cmd.cgroup = dir;
+    /* The fork backend writes the child into the cgroup, then unshares
+     * the namespace there; clone3() places the child and makes the
+     * namespace at once, and never calls unshare(). */
+    struct t_denied d = t_spawn_denied(&cmd, (const char *[]){ "unshare", NULL }, EXDEV);
+    rmdir(dir);
+    if (BACKEND == FL_BACKEND_FORK) {
+        ASSERT_ERR(d.r, EXDEV);
+        ASSERT_EQ(d.e.step, FL_STEP_UNSHARE);
+        ASSERT_EQ(d.e.index, (int)FL_NS_CGROUP);
+    } else {
+        ASSERT_OK(d.r);
+    }
+}
+
 /* ---- chroot ---------------------------------------------------------------------- */
 
 TEST(chroot_makes_the_directory_the_root_as_root_and_as_nobody)
@@ -630,6 +656,23 @@ TEST(a_chroot_path_too_long_is_enametoolong_at_step_chroot)
     SPAWN_FAILS(&cmd, ENAMETOOLONG, FL_STEP_CHROOT);
 }
 
+TEST(a_chroot_path_just_under_path_max_is_the_kernel_s_to_take)
+{
+    /* 4,095 bytes of "/" name the root: chroot(2) takes them, and so must
+     * the check before the child (it used to keep room for "/proc"). */
+    char *path = t_keep(malloc(PATH_MAX));
+    memset(path, '/', PATH_MAX - 1);
+    path[PATH_MAX - 1] = 0;
+    struct fl_contain c = { .chroot = path };
+    if (!t_is_root())
+        c.unshare = FL_NS_USER, c.map = FL_MAP_ROOT;
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
 /* ---- failures in the child: step, errno, index, path ------------------------------- */
 
 TEST(chroot_to_a_missing_dir_is_enoent_at_step_chroot)
@@ -720,7 +763,8 @@ TEST(without_a_user_ns_an_unprivileged_time_ns_is_eperm_at_step_unshare)
     /* The fork backend unshares it in the child; the clone backend, refused
      * by clone3(), tries clone(), which has no bit for it, and the child
      * unshares it: the kernel's EPERM at step unshare either way. */
-    SPAWN_FAILS(&cmd, EPERM, FL_STEP_UNSHARE);
+    struct fl_error e = SPAWN_FAILS(&cmd, EPERM, FL_STEP_UNSHARE);
+    ASSERT_EQ(e.index, (int)FL_NS_TIME);
 }
 
 TEST(the_id_map_without_proc_is_enoent_at_step_id_map_index_0)

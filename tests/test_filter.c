@@ -236,6 +236,24 @@ TEST(a_filter_that_denies_execve_fails_the_spawn_at_exec_with_its_errno)
     ASSERT_STR_EQ(e.path, "/bin/true");
 }
 
+TEST(a_filter_that_denies_execve_and_write_still_fails_the_spawn_at_exec)
+{
+    /* The fork backend's child used to send its record with write(),
+     * under the filter: denied, the failure read as a success. */
+    int nrs[] = { fl_syscall_number("execve"), fl_syscall_number("write"),
+                  fl_syscall_number("execveat") };
+    ASSERT_GE(nrs[0], 0);
+    ASSERT_GE(nrs[1], 0);
+    struct sock_fprog prog;
+    ASSERT_OK(fl_seccomp_deny(nrs, nrs[2] >= 0 ? 3 : 2, EXDEV, &prog));
+    t_keep(prog.filter);
+    struct fl_contain c = { .flags = FL_NO_NEW_PRIVS, .seccomp = &prog };
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_error e = SPAWN_FAILS(&cmd, EXDEV, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.path, "/bin/true");
+}
+
 TEST(a_filter_the_kernel_refuses_is_einval_at_step_seccomp)
 {
     /* A load and no return: the kernel's checker refuses it. */
@@ -411,11 +429,22 @@ TEST(fl_seccomp_deny_refuses_a_negative_number)
     ASSERT_NULL(prog.filter);
 }
 
+TEST(fl_seccomp_deny_refuses_exit_group_and_exit)
+{
+    /* No process could end: a child whose exec failed would spin in its
+     * exit, and the caller wait for ever. */
+    struct sock_fprog prog;
+    ASSERT_ERR(fl_seccomp_deny((int[]){ SYS_mkdirat, SYS_exit_group }, 2, EPERM, &prog), EINVAL);
+    ASSERT_NULL(prog.filter);
+    ASSERT_ERR(fl_seccomp_deny((int[]){ SYS_exit }, 1, EPERM, &prog), EINVAL);
+    ASSERT_NULL(prog.filter);
+}
+
 TEST(fl_seccomp_deny_refuses_more_than_1000_numbers)
 {
     static int nrs[1001];
     for (int i = 0; i < 1001; i++)
-        nrs[i] = i;
+        nrs[i] = 3000 + i;   /* numbers no call has (exit and exit_group are refused) */
     struct sock_fprog prog;
     ASSERT_ERR(fl_seccomp_deny(nrs, 1001, EPERM, &prog), EINVAL);
     ASSERT_NULL(prog.filter);

@@ -495,6 +495,28 @@ TEST(nproc_limit_reached_eagain)
            t_fmt("uid=%u", (unsigned)getuid()));
 }
 
+TEST(an_eagain_at_the_first_spawn_leaves_the_default_backend_as_it_was)
+{
+    /* The default backend asks once per process whether CLONE_VM shares
+     * memory, with a child of its own: one that cannot start proves
+     * nothing, and must not turn the process to the fork backend. */
+    if (t_rerun_as_nobody())
+        return;
+    if (geteuid() == 0)
+        SKIP("root ignores RLIMIT_NPROC");
+    struct rlimit old;
+    ASSERT_SYS(getrlimit(RLIMIT_NPROC, &old));
+    ASSERT_SYS(setrlimit(RLIMIT_NPROC, &(struct rlimit){ 0, old.rlim_max }));
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = FL_BACKEND_AUTO };
+    struct fl_error e = fl_t_spawn_fails(&cmd, EAGAIN, FL_STEP_CLONE, __FILE__, __LINE__);
+    ASSERT_EQ(e.err, EAGAIN);
+    ASSERT_SYS(setrlimit(RLIMIT_NPROC, &old));
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EQ(p.backend, FL_BACKEND_CLONE);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
 /* ---- a 64 KiB PATH from a thread with a 64 KiB stack (pitfall 16) ------- */
 
 struct long_path_job {

@@ -428,3 +428,22 @@ TEST(best_effort_landlock_on_a_kernel_without_it_runs_and_says_what_is_unenforce
     ASSERT_EQ(d.r, 0);
     ASSERT_EQ(d.landlock_unenforced, 0xffffu);   /* every right this library restricts */
 }
+
+TEST(best_effort_landlock_on_a_kernel_without_it_still_fails_on_a_missing_path)
+{
+    const struct fl_landlock_path rules[] = {
+        { "/", FL_LANDLOCK_READ | FL_LANDLOCK_EXEC },
+        { "/nonexistent/dir", FL_LANDLOCK_READ },
+    };
+    struct fl_contain c = { .flags = FL_NO_NEW_PRIVS | FL_LANDLOCK_BEST_EFFORT,
+                            .landlock = rules, .nlandlock = 1 };
+    struct fl_cmd cmd = { .argv = true_argv, .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    c.nlandlock = 2;
+    struct t_denied d =
+        t_spawn_denied(&cmd, (const char *[]){ "landlock_create_ruleset", NULL }, ENOSYS);
+    ASSERT_EQ(d.r, ENOENT);
+    ASSERT_EQ(d.e.step, FL_STEP_LANDLOCK);
+    ASSERT_EQ(d.e.index, 1);
+    ASSERT_STR_EQ(d.e.path, "/nonexistent/dir");
+}

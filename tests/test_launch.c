@@ -811,3 +811,162 @@ TEST(a_launch_refused_before_it_starts_leaves_nothing)
     ASSERT_ERR(fl_spawn(&bad, &p, &e), EINVAL);
     fl_close(&p);
 }
+
+/* ---- what the caller does while a launch is pending ---------------------- */
+
+struct cancelled_finish {
+    bool close;   /* fl_close() instead of fl_launch_finish() */
+    int r;
+};
+
+static void *finish_with_a_cancel_pending(void *arg)
+{
+    struct cancelled_finish *c = arg;
+    int old;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+    struct fl_cmd cmd = { .argv = ARGV("/nonexistent/prog"), .flags = FL_NO_WAIT_EXEC,
+                          .backend = BACKEND };
+    struct fl_proc p;
+    c->r = fl_spawn(&cmd, &p, NULL);
+    if (c->r)
+        return NULL;
+    pthread_cancel(pthread_self());
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
+    /* Explaining the ENOENT reads the program's #! line with open(), a
+     * cancellation point: the settle must not be cut off there. */
+    c->r = c->close ? (fl_close(&p), -1) : fl_launch_finish(&p, NULL);
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+    fl_close(&p);
+    return NULL;
+}
+
+TEST(a_cancel_pending_at_the_finish_of_a_failed_launch_leaves_no_zombie)
+{
+    /* The runner checks for a zombie, ASan for the record. */
+    for (int close = 0; close < 2; close++) {
+        struct cancelled_finish c = { .close = close };
+        pthread_t t;
+        void *res;
+        ASSERT_OK(pthread_create(&t, NULL, finish_with_a_cancel_pending, &c));
+        ASSERT_OK(pthread_join(t, &res));
+        ASSERT(res != PTHREAD_CANCELED);
+        ASSERT_EQ(c.r, launches() ? (close ? -1 : ENOENT) : ENOENT);
+    }
+}
+
+TEST(a_just_launched_group_leader_has_its_group_for_killpg_and_stop)
+{
+    NEEDS_CLOSE_OTHERS();
+    for (int i = 0; i < t_scaled(20); i++) {
+        struct fl_cmd cmd = { .argv = PROBE("sleep", "30"),
+                              .flags = i % 2 ? FL_SETSID : FL_NEW_PGROUP };
+        struct fl_proc p;
+        launch(&cmd, &p);
+        /* At once, while the child may still be at its setup: the group
+         * it makes must be there for each call, as after a blocking spawn. */
+        bool running = false;
+        ASSERT_OK(fl_pgroup_running(&p, &running));
+        ASSERT(running);
+        ASSERT_OK(fl_killpg(&p, 0));
+        struct fl_stop_policy stop = { .scope = FL_STOP_GROUP, .signal = SIGKILL };
+        struct fl_result res;
+        ASSERT_OK(fl_wait_result(&p, 0, &stop, &res));
+        ASSERT(res.timed_out);
+        ASSERT_EQ(res.signal, SIGKILL);
+        fl_result_free(&res);
+        fl_close(&p);
+    }
+}
+
+TEST(overlapping_launches_that_change_uid_leave_the_caller_dumpable)
+{
+    NEEDS_CLOSE_OTHERS();
+    if (geteuid() != 0)
+        SKIP("needs root, to change the child's uid");
+    ASSERT_SYS(prctl(PR_SET_DUMPABLE, 1));
+    struct fl_cmd cmd = { .argv = PROBE("echo", "ready", "sleep", "30"),
+                          .stdio = { [1] = { .kind = FL_PIPE } },
+                          .flags = FL_SET_UID | FL_SET_GID | FL_NO_WAIT_EXEC,
+                          .uid = 65534, .gid = 65534, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_proc a, b;
+    launch(&cmd, &a);
+    /* a's child has changed its uid on our address space: we are not
+     * dumpable until a is finished, and b's launch must not take that 0
+     * for the caller's own setting. */
+    t_read_until(a.stdio[1], "ready");
+    launch(&cmd, &b);
+    ASSERT_OK(fl_launch_finish(&a, NULL));
+    ASSERT_OK(fl_launch_finish(&b, NULL));
+    ASSERT_EQ(prctl(PR_GET_DUMPABLE), 1);
+    t_kill_wait(&a);
+    t_kill_wait(&b);
+}
+
+TEST(a_pipeline_reports_a_launched_stage_that_failed_before_a_later_refused_one)
+{
+    NEEDS_CLOSE_OTHERS();
+    /* Stage 2's chdir fails in its child; stage 3's argument is too long
+     * for the kernel, which the parent sees before it starts it. Each
+     * stage waited for, stage 2 would be the one: so it must be here. */
+    size_t big = 200 * 1024;
+    char *arg = t_keep(malloc(big + 1));
+    memset(arg, 'x', big);
+    arg[big] = 0;
+    struct fl_cmd st[3] = {
+        { .argv = ARGV("/bin/true"), .backend = BACKEND },
+        { .argv = ARGV("/bin/true"), .backend = BACKEND, .cwd = "/nonexistent/dir" },
+        { .argv = ARGV("/bin/true", arg), .backend = BACKEND },
+    };
+    struct fl_pipeline pl;
+    struct fl_error e;
+    ASSERT_ERR(fl_pipeline_spawn(st, 3, &pl, &e), ENOENT);
+    ASSERT_EQ(e.stage, 2);
+    ASSERT(fl_t_step_is(&e, FL_STEP_CHDIR));
+    ASSERT_NULL(pl.procs);
+}
+
+static pid_t test_pid;
+static volatile sig_atomic_t handler_ran_elsewhere;
+
+static void note_where(int sig)
+{
+    (void)sig;
+    if (syscall(SYS_getpid) != test_pid)
+        handler_ran_elsewhere = 1;
+}
+
+static volatile bool flooding;
+
+static void *flood_group(void *arg)
+{
+    (void)arg;
+    for (unsigned i = 0; __atomic_load_n(&flooding, __ATOMIC_RELAXED); i++) {
+        kill(0, SIGURG);
+        t_pace(i);
+    }
+    return NULL;
+}
+
+TEST(no_handler_runs_in_a_child_at_the_first_spawn_of_a_process)
+{
+    /* The first spawn of a process looks once whether CLONE_VM shares
+     * memory, with a child of its own: a signal to the process group then
+     * reaches that child too, and its handler must not run there, in our
+     * memory. SIGURG: ignored by default, so nothing else dies of it. */
+    ASSERT_SYS(setpgid(0, 0));
+    test_pid = getpid();
+    struct sigaction sa = { .sa_handler = note_where };
+    ASSERT_SYS(sigaction(SIGURG, &sa, NULL));
+    __atomic_store_n(&flooding, true, __ATOMIC_RELAXED);
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, flood_group, NULL));
+    /* The default backend: the look is made for it, at its first use. */
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = FL_BACKEND_AUTO };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    __atomic_store_n(&flooding, false, __ATOMIC_RELAXED);
+    ASSERT_OK(pthread_join(t, NULL));
+    ASSERT_EXITED(t_wait(&p), 0);
+    ASSERT_EQ(handler_ran_elsewhere, 0);
+}

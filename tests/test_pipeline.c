@@ -129,6 +129,32 @@ TEST(a_stage_asking_for_a_process_group_of_its_own_is_einval)
     ASSERT_STR_CONTAINS(e.detail, "FL_NEW_PGROUP");
 }
 
+TEST(a_stage_on_a_terminal_of_its_own_is_einval_in_a_pipeline_of_two)
+{
+    /* FL_PTY starts a session: stage 0 would lead a group in it that the
+     * others may not join (EPERM), a later stage would leave the group. */
+    NEEDS_CLOSE_OTHERS();
+    for (int k = 0; k < 2; k++) {
+        struct fl_cmd stages[] = { STAGE("exit", "0"), STAGE("exit", "0") };
+        stages[k].stdio[2].kind = FL_PTY;
+        struct fl_error e = spawn_fails(stages, 2, EINVAL);
+        ASSERT_EQ(e.stage, k + 1);
+        ASSERT_STR_CONTAINS(e.detail, "FL_PTY");
+    }
+}
+
+TEST(a_pipeline_of_one_stage_may_have_a_terminal)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd stages[] = { STAGE("exit", "0") };
+    stages[0].stdio[0].kind = FL_PTY;
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN)
+        return (void)spawn_fails(stages, 1, ENOTSUP);
+    struct fl_result res[1];
+    run_ok(stages, 1, res);
+    ASSERT_EQ(res[0].exit_code, 0);
+}
+
 /* ---- results ------------------------------------------------------------- */
 
 TEST(each_stage_has_its_own_result)

@@ -229,6 +229,23 @@ TEST(a_mask_without_a_cpu_the_child_may_use_is_einval_at_step_affinity)
     ASSERT_STR_CONTAINS(fl_error_format(&e, buf, sizeof buf), "affinity: Invalid argument");
 }
 
+TEST(a_mask_size_beyond_64_kib_is_einval_before_any_child)
+{
+    /* The size is the caller's word for the mask's length: one no kernel
+     * reads (SIZE_MAX used to overflow the plan's copy) is refused. */
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    struct fl_sched s = { .set = FL_SCHED_CPUS, .cpus = &one, .cpus_size = sizeof one };
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .sched = &s, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    s.cpus_size = SIZE_MAX;
+    struct fl_error e = SPAWN_FAILS(&cmd, EINVAL, FL_STEP_AFFINITY);
+    ASSERT_STR_CONTAINS(e.detail, "64 KiB");
+    s.cpus_size = 64 * 1024 + 1;
+    SPAWN_FAILS(&cmd, EINVAL, FL_STEP_AFFINITY);
+}
+
 TEST(a_lower_nice_value_is_eacces_at_step_nice_without_privilege)
 {
     if (t_rerun_as_nobody())

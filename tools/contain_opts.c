@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <strings.h>
 
 #include "capnames.h"
@@ -141,6 +142,10 @@ static int parse_syscalls(struct contain_options *c, const char *arg)
             }
         } else if ((nr = fl_syscall_number(item)) < 0) {
             cli_error("seccomp \"%s\": unknown system call", item);
+            return -1;
+        }
+        if (nr == SYS_exit_group || nr == SYS_exit) {
+            cli_error("--seccomp-deny: \"%s\" cannot be denied: no process could end", item);
             return -1;
         }
         if (add_syscall(c, nr) != 0)

@@ -33,9 +33,9 @@ static const char *place_hint(const struct contain_options *c, enum fl_step step
         return userns ? " (a lower nice value needs CAP_SYS_NICE outside the new user namespace)"
                       : " (a lower nice value needs CAP_SYS_NICE)";
     case FL_STEP_IOPRIO:
-        return userns ? " (the realtime class needs CAP_SYS_ADMIN outside the new user "
-                        "namespace)"
-                      : " (the realtime class needs CAP_SYS_ADMIN)";
+        return userns ? " (the realtime class needs CAP_SYS_NICE or CAP_SYS_ADMIN outside the "
+                        "new user namespace)"
+                      : " (the realtime class needs CAP_SYS_NICE or CAP_SYS_ADMIN)";
     case FL_STEP_OOM_SCORE_ADJ:
         return userns ? " (a lower value needs CAP_SYS_RESOURCE outside the new user namespace)"
                       : " (a lower value needs CAP_SYS_RESOURCE)";
@@ -82,7 +82,8 @@ bool contain_explain(const struct contain_options *c, const struct fl_error *e,
                        "them: --unshare user or --map-root-user");
         return true;
     case FL_STEP_UNSHARE:
-        snprintf(buf, size, "%s (--unshare time)", message);
+        snprintf(buf, size, "%s (--unshare %s)", message,
+                 e->index == FL_NS_CGROUP ? "cgroup" : "time");
         return true;
     case FL_STEP_ID_MAP:
         snprintf(buf, size, "%s (--%s)", message,

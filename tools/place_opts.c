@@ -16,13 +16,10 @@
  * the kernel, which ignores it, or refuses a mask with none it has. */
 #define CPU_NUMBER_MAX 8191
 
-/* One item of a CPU list: "N", "N-M" or "N-M:STRIDE". */
-static int parse_cpu_range(const char *item, int *first, int *last, int *stride)
+/* One item of a CPU list, "N", "N-M" or "N-M:STRIDE", of any length (as
+ * taskset reads "0001"); buf is cut up while it is read. */
+static int parse_cpu_range(char *buf, int *first, int *last, int *stride)
 {
-    char buf[48];
-    if (strlen(item) >= sizeof buf)
-        return -1;
-    strcpy(buf, item);
     char *colon = strchr(buf, ':');
     *stride = 1;
     if (colon) {
@@ -54,13 +51,20 @@ static int parse_cpu_list(struct contain_options *c, const char *arg, char *bad,
         while (p) {
             size_t len = strcspn(p, ",");
             snprintf(bad, size, "%.*s", (int)len, p);
-            int first, last, stride;
-            if (parse_cpu_range(bad, &first, &last, &stride) != 0) {
-                int n;
+            char *item = strndup(p, len);
+            if (!item)
+                return -3;
+            int first, last, stride, n;
+            int r = parse_cpu_range(item, &first, &last, &stride);
+            if (r != 0) {
                 /* A number in range would have parsed: say it is too big. */
-                return bad[0] >= '0' && bad[0] <= '9' && !strpbrk(bad, "-:") &&
-                       parse_int_in(bad, 0, 999999999, &n) == 0 ? -2 : -1;
+                memcpy(item, p, len);
+                r = item[0] >= '0' && item[0] <= '9' && !strpbrk(item, "-:") &&
+                    parse_int_in(item, 0, 999999999, &n) == 0 ? -2 : -1;
             }
+            free(item);
+            if (r != 0)
+                return r;
             for (int cpu = first; cpu <= last; cpu += stride) {
                 if (pass == 0 && cpu > highest)
                     highest = cpu;
