@@ -549,8 +549,11 @@ enum fl_contain_flags {
      * failure there names it as .chroot + "/proc"). Needs FL_NS_MOUNT
      * and FL_NS_PID (EINVAL). */
     FL_MOUNT_PROC           = 1u << 1,
-    /* Keep only .cap_bounding in the capability bounding set: exec can then
-     * give no capability outside it, even to root. */
+    /* Keep only .cap_bounding in the capability bounding set, and in the
+     * inheritable set (the kernel then drops the ambient capabilities
+     * outside it too): exec can then give no capability outside it, even
+     * to root. A failure of the inheritable set's capset() is step
+     * bounding with .index -1. */
     FL_CAP_BOUNDING         = 1u << 2,
     /* The Landlock ruleset uses what the kernel has: rights it cannot
      * restrict stay allowed, and proc.landlock_unenforced lists them (all

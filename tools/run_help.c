@@ -72,6 +72,7 @@ void print_run_help(void)
 "      --no-new-privs      exec can grant no privilege (setuid bits, file\n"
 "                          capabilities), to the program or what it starts\n"
 "      --caps LIST         keep only these in the capability bounding set\n"
+"                          (and the inheritable and ambient sets)\n"
 "                          (\"\" keeps none): names of capabilities(7), any\n"
 "                          case, with or without cap_ (net_bind_service), or\n"
 "                          numbers; dropping them needs CAP_SETPCAP\n"
