@@ -23,17 +23,22 @@
 #include "supervise.h"
 #include "user.h"
 
-/* Does the file an exec step failed on exist? Then ENOENT came from its
- * #! interpreter (or a library), and the program itself was found. */
+/* Does the file an exec step failed on exist, where the child looked for
+ * it (under --chroot, inside the new root, whose "/" a relative .cwd
+ * starts from)? Then ENOENT came from its #! interpreter (or a library),
+ * and the program itself was found. */
 static bool exec_path_exists(const struct fl_cmd *cmd, const char *path)
 {
     struct stat st;
     if (!strchr(path, '/'))
         return false;  /* a bare name: the PATH search found nothing */
-    if (path[0] == '/' || !cmd->cwd)
-        return stat(path, &st) == 0;
+    const char *root = cmd->contain ? cmd->contain->chroot : NULL;
+    const char *dir = path[0] == '/' ? NULL : cmd->cwd;
     char *full = NULL;
-    bool exists = asprintf(&full, "%s/%s", cmd->cwd, path) >= 0 && stat(full, &st) == 0;
+    int n = root ? (dir ? asprintf(&full, "%s/%s/%s", root, dir, path)
+                        : asprintf(&full, "%s/%s", root, path))
+                 : (dir ? asprintf(&full, "%s/%s", dir, path) : asprintf(&full, "%s", path));
+    bool exists = n >= 0 && stat(full, &st) == 0;
     free(full);
     return exists;
 }
@@ -42,6 +47,18 @@ static bool exec_path_exists(const struct fl_cmd *cmd, const char *path)
 static const char *program_of(const struct fl_cmd *cmd)
 {
     return cmd->path ? cmd->path : cmd->argv[0];
+}
+
+/* An argument list too long for exec, which the library tells before any
+ * child: env(1) and timeout(1) exit 126 for it, or 127 where the program
+ * is not there either (execve() looks for the file first). */
+static int too_long_status(const struct fl_cmd *cmd)
+{
+    struct fl_cmd alone = *cmd;
+    char buf[4096];
+    alone.argv = (char *const[]){ (char *)program_of(cmd), NULL };
+    return fl_resolve(&alone, buf, sizeof buf, NULL) == ENOENT ? EXIT_NOT_FOUND
+                                                               : EXIT_CANNOT_EXECUTE;
 }
 
 bool empty_program(const struct fl_cmd *cmd, const struct fl_error *e)
@@ -54,6 +71,8 @@ int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e)
 {
     if (empty_program(cmd, e))
         return EXIT_NOT_FOUND;
+    if (e->step == FL_STEP_PREPARE && e->err == E2BIG)
+        return too_long_status(cmd);
     if (e->step != FL_STEP_EXEC)
         return EXIT_FORKLESS_ERROR;
     if (e->err == ENOENT && !exec_path_exists(cmd, e->path))

@@ -211,5 +211,9 @@ void print_run_help(void)
 "  - --argv0 is forkless's own (exec -a in a shell); env 9.1 has no -a.\n"
 "  - forkless needs fds of its own beyond 0-2 (a signalfd, the program's\n"
 "    pidfd): where RLIMIT_NOFILE leaves too few (ulimit -n 4), it runs\n"
-"    nothing and exits 125; timeout needs none.\n", stdout);
+"    nothing and exits 125; timeout needs none.\n"
+"  - A file without #! that exec refuses (ENOEXEC) exits 126, where env and\n"
+"    timeout run it with /bin/sh (execvp's fallback): --shell-fallback does.\n"
+"  - A script whose #! interpreter is missing exits 126 (found, but it cannot\n"
+"    run), where env and timeout exit 127 for exec's ENOENT.\n", stdout);
 }

@@ -67,7 +67,10 @@ int supervise_start(struct supervise_options *opts, sigset_t *old)
         if (sigismember(set, sig) == 1 && ignored(sig) &&
             !(sig == SIGALRM && opts->timeout_given))
             sigdelset(set, sig);
-    if (opts->timeout_signal > 0 && terminates(opts->timeout_signal))
+    /* The timeout's signal is passed on as the others are, and so, as the
+     * help says of them, not when it was ignored at start. */
+    if (opts->timeout_signal > 0 && terminates(opts->timeout_signal) &&
+        !ignored(opts->timeout_signal))
         sigaddset(set, opts->timeout_signal);
     if (opts->kill_tree || opts->job_tty >= 0)
         sigaddset(set, SIGCHLD);
@@ -271,13 +274,22 @@ static void job_stopped(struct fl_proc *proc, const struct supervise_options *op
     supervise_tty_handoff(opts, proc->pid);
 }
 
+/* A SIGPIPE that forkless's own write raised (its stderr's reader gone)
+ * is forkless's, not news for the program: the kernel sends it as from
+ * the writer itself. The write's EPIPE is dealt with where it happens. */
+static bool own_sigpipe(const struct signalfd_siginfo *si)
+{
+    return si->ssi_signo == SIGPIPE && si->ssi_code == SI_USER &&
+           si->ssi_pid == (uint32_t)getpid();
+}
+
 /* Is si a signal to pass on? SIGALRM is the timeout's, as for
  * timeout(1); SIGCHLD only says that a descendant handed to forkless
  * has ended. */
 static bool passed_on(const struct supervise_options *opts, const struct signalfd_siginfo *si)
 {
     int sig = (int)si->ssi_signo;
-    return sig != SIGCHLD && !(sig == SIGALRM && opts->timeout_given);
+    return sig != SIGCHLD && !(sig == SIGALRM && opts->timeout_given) && !own_sigpipe(si);
 }
 
 /* The time is up (or SIGALRM said so): the timeout's signal, then later
@@ -318,6 +330,8 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
                       struct state *st, const struct signalfd_siginfo *si)
 {
     int sig = (int)si->ssi_signo;
+    if (own_sigpipe(si))
+        return;
     if (sig != SIGCHLD && opts->interrupted)
         *opts->interrupted = true;
     if (sig == SIGCHLD) {

@@ -105,6 +105,18 @@ case_exit_status_passed_through() {
     expect_err_empty
 }
 
+case_argument_list_too_long_is_126_or_127() {
+    # As env(1) and timeout(1): exec's E2BIG is 126, and 127 where the
+    # program is not there either.
+    local a
+    a=$(head -c 100000 /dev/zero | tr '\0' x)
+    run_fl run --rlimit STACK=131072 -- true "$a" "$a"
+    expect_status 126
+    expect_err_has 'Argument list too long'
+    run_fl run --rlimit STACK=131072 -- fl-no-such-program "$a" "$a"
+    expect_status 127
+}
+
 case_exit_signal() {
     run_fl run -- sh -c 'kill -USR1 $$'
     expect_status $((128 + 10))
@@ -1155,6 +1167,30 @@ case_ignored_signal_not_passed_on() {
     STATUS=$?
     expect_status 7
     expect_file "$T/flag" term
+}
+
+case_own_sigpipe_not_passed_on() {
+    # forkless's own line to a stderr whose reader has gone raises a
+    # SIGPIPE in forkless: the program must not get it.
+    "$FL" run -v -- sh -c 'sleep 0.3; echo ok >"$1"' sh "$T/flag" 2>&1 | true
+    STATUS=${PIPESTATUS[0]}
+    expect_status 0
+    expect_file "$T/flag" ok
+}
+
+case_ignored_term_not_passed_on() {
+    # SIGTERM, the timeout's signal by default, is a signal like the
+    # others: ignored when forkless started, it is not passed on.
+    env --ignore-signal=TERM "$FL" run -- sh -c 'echo $$ >"$1"; sleep 0.5; echo lived >"$2"' \
+        sh "$T/pid" "$T/flag" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    kill -TERM "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 0
+    expect_file "$T/flag" lived
 }
 
 case_forward_then_kill_after() {
@@ -2563,6 +2599,16 @@ case_contain_unprivileged_userns() {
     [ "$(sed -n 1p "$T/out")" = 0 ] || fail "uid inside is not 0: $(out)"
     [ "$(sed -n 2p "$T/out")" = 1 ] || fail "the program is not pid 1: $(out)"
     [ "$(sed -n 3p "$T/out")" -le 5 ] || fail "/proc shows the host's pids: $(out)"
+}
+
+case_contain_chroot_program_missing_inside_is_127() {
+    # Not found where the child looked, inside the new root, whatever the
+    # caller's own /bin holds: 127, as chroot(1) exits.
+    need_ns mount
+    mkdir -p "$T/empty"
+    run_fl run "${NS[@]}" --chroot "$T/empty" -- /bin/true
+    expect_status 127
+    expect_err_has 'exec "/bin/true": No such file or directory'
 }
 
 case_contain_chroot() {
