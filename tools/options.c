@@ -355,14 +355,10 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
 /* read_options()'s callback: --help and --version end the parse. */
 static int run_option(void *ctx, int opt, const char *arg)
 {
-    if (opt == 'h') {
-        print_run_help();
-        return 1;
-    }
-    if (opt == OPT_VERSION) {
-        print_version();
-        return 1;
-    }
+    if (opt == 'h')
+        return print_stdout(print_run_help) == 0 ? 1 : -1;
+    if (opt == OPT_VERSION)
+        return print_stdout(print_version) == 0 ? 1 : -1;
     return apply_option(ctx, opt, arg);
 }
 

@@ -42,8 +42,7 @@ static int apply_option(void *ctx, int opt, const char *arg)
     struct pipe_options *o = ctx;
     switch (opt) {
     case 'h':
-        print_pipe_help();
-        return 1;
+        return print_stdout(print_pipe_help) == 0 ? 1 : -1;
     case OPT_TIMEOUT:
     case OPT_KILL_AFTER:
     case OPT_NO_KILL:

@@ -1555,6 +1555,26 @@ case_help_options_and_differences() {
         fail "lines over 80 columns: $(cat "$T/long")"
 }
 
+# Help and version text that cannot be written is an error, as for
+# coreutils (env --help >/dev/full: "write error", 125), not a success.
+case_help_write_error() {
+    [ -w /dev/full ] || skip "no /dev/full"
+    local args
+    : >"$T/out"
+    for args in --help -h --version "run --help" "run -h" "run --version" "pipe --help"; do
+        # shellcheck disable=SC2086
+        "$FL" $args >/dev/full 2>"$T/err"
+        STATUS=$?
+        expect_status 125
+        expect_err_has "forkless: write error: No space left on device"
+        # shellcheck disable=SC2086
+        "$FL" $args >&- 2>"$T/err"
+        STATUS=$?
+        expect_status 125
+        expect_err_has "forkless: write error: Bad file descriptor"
+    done
+}
+
 # --version says the header's FL_VERSION_STRING (which the configure
 # checked against CMakeLists.txt's project version), and nothing else
 # while the library is the header's own.
