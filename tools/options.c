@@ -370,6 +370,18 @@ static int finish_options(struct run_options *o)
         cli_error("--stderr and --stderr-to-stdout cannot be used together");
         return -1;
     }
+    /* The library lets a map of fd 0-2 win over .stdio: the other option
+     * would be dropped without a word (its --stdout file never made). */
+    for (size_t i = 0; i < cmd->nfds; i++) {
+        int fd = o->fds[i].child_fd;
+        const char *other = fd < 3 && o->stdio_path[fd] ? option_name(OPT_STDIN + fd)
+                          : fd == 2 && o->stderr_to_stdout ? "stderr-to-stdout" : NULL;
+        if (other) {
+            cli_error("--%s and --fd %d=%d cannot be used together: both set the "
+                      "child's fd %d", other, fd, o->fds[i].parent_fd, fd);
+            return -1;
+        }
+    }
     for (int fd = 0; fd < 3; fd++) {
         if (!o->stdio_path[fd])
             continue;

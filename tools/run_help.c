@@ -29,6 +29,8 @@ void print_run_help(void)
 "      --append            append to the --stdout/--stderr files instead\n"
 "      --stderr-to-stdout  send stderr wherever stdout goes\n"
 "      --fd CHILD=PARENT   give the child fd CHILD as a copy of our fd PARENT\n"
+"                          (fd 0-2: not with --stdin, --stdout, --stderr or\n"
+"                          --stderr-to-stdout for the same fd)\n"
 "      --keep-fds          keep every inherited fd open (default: close all\n"
 "                          but 0-2 and those of --fd)\n"
 "Signals (SIG: a name such as TERM, SIGTERM or RTMIN+1, or a number; a list\n"

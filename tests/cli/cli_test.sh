@@ -413,6 +413,28 @@ case_fd_map_stdio() {
     exec 5<&-
 }
 
+# A map of fd 0-2 and the option that sets the same fd: refused, as
+# --stderr with --stderr-to-stdout, not one of them dropped unsaid.
+case_fd_map_stdio_conflict() {
+    expect_bad_option run --stdout "$T/o" --fd 1=2 -- sh -c 'echo x'
+    expect_err_has "--stdout and --fd 1=2 cannot be used together"
+    [ ! -e "$T/o" ] || fail "$T/o was created"
+    expect_bad_option run --stdin /dev/null --fd 0=2 -- true
+    expect_err_has "--stdin and --fd 0=2"
+    expect_bad_option run --fd 2=1 --stderr "$T/e" -- true
+    expect_err_has "--stderr and --fd 2=1"
+    expect_bad_option run --stderr-to-stdout --fd 2=1 -- true
+    expect_err_has "--stderr-to-stdout and --fd 2=1"
+    # Another fd, or stderr following a mapped stdout, is no conflict.
+    run_fl run --stdout "$T/o" --fd 3=1 -- sh -c 'echo x'
+    expect_status 0
+    expect_file "$T/o" x
+    run_fl run --fd 1=2 --stderr-to-stdout -- sh -c 'echo y >&2'
+    expect_status 0
+    expect_out ""
+    [ "$(err)" = y ] || fail "stderr: $(err)"
+}
+
 case_fd_map_closed_parent() {
     exec 57<&- 2>/dev/null
     run_fl run --fd 7=57 -- true
