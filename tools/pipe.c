@@ -178,7 +178,9 @@ static int report_start_failure(const struct fl_cmd *stages, const struct fl_err
                 strerror(ENOENT));
         return EXIT_NOT_FOUND;
     }
-    fl_error_format(e, message, sizeof message);
+    struct fl_error said = *e;
+    reword_error(&said, NULL, 0);  /* pipe has no --shell-fallback */
+    fl_error_format(&said, message, sizeof message);
     fprintf(stderr, "forkless pipe: %s\n", message);
     return e->stage > 0 ? spawn_failure_status(&stages[e->stage - 1], e)
                         : EXIT_FORKLESS_ERROR;

@@ -188,6 +188,30 @@ case_exit_126_no_shebang() {
     expect_err_has "exec \"$T/script\": Exec format error"
 }
 
+# The library's hints name its flags (FL_SHELL_FALLBACK, FL_NO_PIDFD);
+# the command line says its own options, or what the cause is.
+case_error_hints_name_cli_options() {
+    printf 'echo ran\n' >"$T/script"
+    chmod 755 "$T/script"
+    run_fl run -- "$T/script"
+    expect_status 126
+    expect_err_has "no #! line; --shell-fallback runs it with /bin/sh)"
+    ! grep -q FL_ "$T/err" || fail "names a library flag: $(err)"
+    run_fl pipe "$T/script" ::: cat
+    expect_status 126
+    expect_err_has "no #! line)"
+    ! grep -q -e FL_ -e --shell-fallback "$T/err" || fail "pipe has no such option: $(err)"
+    # fd 3 for the signalfd, none left for the program's pidfd.
+    bash -c 'for f in /proc/$$/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done
+        ulimit -n 4 || exit 99
+        exec "$0" run -- true' "$FL" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    [ "$STATUS" -ne 99 ] || skip "cannot lower RLIMIT_NOFILE"
+    expect_status 125
+    expect_err_has "RLIMIT_NOFILE"
+    ! grep -q FL_ "$T/err" || fail "names a library flag: $(err)"
+}
+
 case_exit_126_missing_interpreter() {
     # The program is found; its #! interpreter is not: the program cannot
     # be executed (126), it is not "not found" (127).
@@ -664,6 +688,20 @@ case_rlimit_step_fails() {
     expect_status 125
     expect_err_has "forkless: rlimit"
     expect_err_has "NOFILE=100:50"
+}
+
+# Soft above hard: said as prlimit(1) says it, with the values, also
+# when the soft one is ours, kept ("NAME=:HARD").
+case_rlimit_soft_above_hard_explained() {
+    run_fl run --rlimit CORE=1:0 -- true
+    expect_status 125
+    expect_err_has "(--rlimit CORE=1:0: the soft limit 1 cannot exceed the hard limit 0)"
+    local soft
+    soft=$(ulimit -Sn)
+    [ "$soft" -gt 1 ] || skip "soft RLIMIT_NOFILE is $soft"
+    run_fl run --rlimit "NOFILE=:$((soft - 1))" -- true
+    expect_status 125
+    expect_err_has "the soft limit $soft cannot exceed the hard limit $((soft - 1)))"
 }
 
 case_umask() {
