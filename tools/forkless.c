@@ -48,7 +48,7 @@ void print_version(void)
 
 static void print_help(FILE *out)
 {
-    fputs("Usage: forkless run [OPTIONS] [--] PROGRAM [ARG]...\n"
+    fputs("Usage: forkless run [OPTIONS] [--] [NAME=VALUE]... PROGRAM [ARG]...\n"
           "       forkless pipe [OPTIONS] [--] CMD [ARG]... ::: CMD [ARG]...\n"
           "       forkless bench [SUITE] [OPTIONS]\n"
           "       forkless --help | --version\n"

@@ -471,6 +471,16 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
     int r = read_options(argc, argv, "+:C:e:u:a:ivh", long_options, "run", run_option, o);
     if (r >= 0)
         return r;
+    /* As env(1): NAME=VALUE operands before PROGRAM set variables, as -e
+     * would after the options (the last word on a name wins); the first
+     * operand without '=' is PROGRAM. */
+    for (; optind < argc && strchr(argv[optind], '='); optind++) {
+        if (argv[optind][0] == '=') {
+            cli_error("run: cannot set \"%s\": the variable name is empty", argv[optind]);
+            return EXIT_FORKLESS_ERROR;
+        }
+        apply_option(o, 'e', argv[optind]);  /* NAME=...: it cannot fail */
+    }
     if (optind >= argc) {
         cli_error("run: no program given (see forkless run --help)");
         return EXIT_FORKLESS_ERROR;

@@ -1,4 +1,4 @@
-/* run.c: `forkless run [OPTIONS] [--] PROGRAM [ARG]...`: spawns the
+/* run.c: `forkless run [OPTIONS] [--] [NAME=VALUE]... PROGRAM [ARG]...`: spawns the
  * command that options.c built, waits for it (supervise.c), and turns the
  * outcome into the exit codes of design decision D8 (see cli.h), or
  * into dying by the signal that killed the child. */

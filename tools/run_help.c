@@ -7,8 +7,10 @@
 void print_run_help(void)
 {
     fputs(
-"Usage: forkless run [OPTIONS] [--] PROGRAM [ARG]...\n"
+"Usage: forkless run [OPTIONS] [--] [NAME=VALUE]... PROGRAM [ARG]...\n"
 "Run PROGRAM in a clean child: signals at their defaults, only fds 0-2 open.\n"
+"Each NAME=VALUE before PROGRAM sets a variable, as in env(1), after -i, -u\n"
+"and -e; the first operand without '=' is PROGRAM.\n"
 "forkless does what env(1), timeout(1), prlimit(1) and setsid(1) do, as they\n"
 "do it, except where the end of this help says otherwise, and what unshare(1),\n"
 "setpriv(1), taskset(1), nice(1) and ionice(1) do, in the same one exec.\n"

@@ -306,6 +306,27 @@ case_env_clear() {
     expect_out "FL_TEST_A=1"
 }
 
+# As env(1): NAME=VALUE operands before the program set variables, after
+# the options (the last word on a name wins); the first operand without
+# '=' is the program, and what follows it is left alone.
+case_env_operands() {
+    run_fl run -i FOO=bar env
+    expect_status 0
+    expect_out FOO=bar
+    run_fl run -i -e A=1 -u B -- A=2 B=3 env
+    expect_status 0
+    expect_out "$(printf 'A=2\nB=3')"
+    run_fl run -i -- C=1 sh -c 'echo "$C" "$1"' sh D=2
+    expect_status 0
+    expect_out "1 D=2"
+    run_fl run -i -e "PATH=/nonexistent" -- "PATH=$PATH" sh -c 'echo ok'
+    expect_out ok
+    expect_bad_option run A=1
+    expect_err_has "no program given"
+    expect_bad_option run =x true
+    expect_err_has "the variable name is empty"
+}
+
 case_env_child_path_searched() {
     mkdir "$T/bin"
     printf '#!/bin/sh\necho found-in-child-path\n' >"$T/bin/forkless-test-prog"
