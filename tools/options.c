@@ -139,10 +139,10 @@ int time_limit_option(struct supervise_options *s, const char *name, const char 
         return 0;
     }
     if (strcmp(name, "signal") == 0) {
-        if (parse_signal(arg, &s->timeout_signal) == 0)
+        if (parse_timeout_signal(arg, &s->timeout_signal) == 0)
             return 0;
         cli_error("--signal: invalid signal \"%s\" (a name such as TERM or RTMIN+1, "
-                  "or a number: 1-31, %d-%d)", arg, SIGRTMIN, SIGRTMAX);
+                  "or a number: 0-31, %d-%d)", arg, SIGRTMIN, SIGRTMAX);
         return -1;
     }
     if (parse_duration_ms(arg, &ms) != 0) {
@@ -439,6 +439,13 @@ static int finish_options(struct run_options *o)
         cmd->flags |= FL_NEW_PGROUP;
     o->supervise.own_group = (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)) != 0;
     o->supervise.cgroup = cmd->cgroup;
+    /* The cgroup's stop (fl_stop()) reads a signal of 0 as SIGTERM: the
+     * descendants would get what --signal 0 says not to send. */
+    if (o->supervise.kill_tree && cmd->cgroup && o->supervise.timeout_signal == 0) {
+        cli_error("--signal 0 cannot be used with --kill-tree and --cgroup: the cgroup's "
+                  "stop has no signal 0 (it would send SIGTERM)");
+        return -1;
+    }
     if (contain_finish(&o->contain, cmd) != 0)
         return -1;
     /* In a new user namespace --user names ids inside it, which the

@@ -1020,10 +1020,34 @@ case_timeout_signal() {
     done
 }
 
+# --signal 0, as timeout -s 0: nothing is sent, only the SIGCONT that
+# follows a stop signal (timeout(1) sends it too), which lets the program
+# see the time is up, and SIGKILL at the --kill-after deadline.
+case_timeout_signal_0() {
+    run_fl run --timeout 0.2 --signal 0 --kill-after 1h -- bash -c '
+        for s in HUP INT QUIT TERM USR1 USR2 ALRM; do trap "echo $s >>\"$1\"" $s; done
+        trap "echo CONT >>\"\$1\"; kill \$!; exit 5" CONT
+        sleep 100 & wait' bash "$T/got"
+    expect_status 124
+    expect_file "$T/got" CONT
+    timeout -s KILL 60 "$FL" run --timeout 0.2 --signal 00 --kill-after 0.2 -- sleep 100 \
+        >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 137
+    expect_err_empty
+    timeout -s KILL 60 "$FL" pipe --timeout 0.2 --signal 0 --kill-after 0.2 sleep 100 ::: cat \
+        >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 137
+    # The cgroup's stop would send SIGTERM for 0.
+    expect_bad_option run --kill-tree --cgroup "$T" --signal 0 -- true
+    expect_err_has "--signal 0 cannot be used with --kill-tree and --cgroup"
+}
+
 case_timeout_signal_bad() {
     local sig
-    for sig in NOPE SIGNOPE 0 00 65 32 33 -1 '' ' 15' 15x RTMIN+31 RTMAX+1 RTMIN-1 RTMIN+ \
-               RT 1000; do
+    for sig in NOPE SIGNOPE 65 32 33 -1 '' ' 15' 15x RTMIN+31 RTMAX+1 RTMIN-1 RTMIN+ \
+               RT 1000 0000 +0; do
         expect_bad_option run --timeout 1 --signal "$sig" -- true
         expect_err_has "--signal: invalid signal \"$sig\""
     done
