@@ -38,6 +38,11 @@ void die_by_signal(int sig);
 /* Prints "forkless: <message>\n" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* --help and --version: runs print, which writes to stdout, and flushes
+ * stdout. Returns 0, or EXIT_FORKLESS_ERROR after "forkless: write
+ * error: <strerror>" when the text could not be written (forkless.c). */
+int print_stdout(void (*print)(void));
+
 /* --version: "forkless <FL_VERSION_STRING>\n" to stdout, and a second
  * line "libforkless <fl_version()>" where the library that runs is not
  * the one of the header forkless was built with (forkless.c). */

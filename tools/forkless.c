@@ -1,5 +1,6 @@
 /* forkless.c: the `forkless` command: dispatches to `run`, `pipe` and
  * `bench`. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,23 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+int print_stdout(void (*print)(void))
+{
+    /* As coreutils' close_stdout(): output that did not reach stdout
+     * (>/dev/full, a closed fd 1) must not pass for a success. errno is
+     * cleared first: after a write failed inside print, fflush() may
+     * have nothing left to write, and errno is then that write's. */
+    errno = 0;
+    print();
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    if (errno)
+        cli_error("write error: %s", strerror(errno));
+    else
+        cli_error("write error");
+    return EXIT_FORKLESS_ERROR;
+}
+
 void print_version(void)
 {
     printf("forkless %s\n", FL_VERSION_STRING);
@@ -30,7 +48,7 @@ void print_version(void)
 
 static void print_help(FILE *out)
 {
-    fputs("Usage: forkless run [OPTIONS] [--] PROGRAM [ARG]...\n"
+    fputs("Usage: forkless run [OPTIONS] [--] [NAME=VALUE]... PROGRAM [ARG]...\n"
           "       forkless pipe [OPTIONS] [--] CMD [ARG]... ::: CMD [ARG]...\n"
           "       forkless bench [SUITE] [OPTIONS]\n"
           "       forkless --help | --version\n"
@@ -42,6 +60,11 @@ static void print_help(FILE *out)
           "  pipe    run a pipeline without a shell (see forkless pipe --help)\n"
           "  bench   measure process creation against its peers\n"
           "          (see forkless bench --help)\n", out);
+}
+
+static void print_help_stdout(void)
+{
+    print_help(stdout);
 }
 
 int main(int argc, char **argv)
@@ -64,14 +87,10 @@ int main(int argc, char **argv)
         return EXIT_FORKLESS_ERROR;
 #endif
     }
-    if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0) {
-        print_help(stdout);
-        return 0;
-    }
-    if (strcmp(command, "--version") == 0) {
-        print_version();
-        return 0;
-    }
+    if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0)
+        return print_stdout(print_help_stdout);
+    if (strcmp(command, "--version") == 0)
+        return print_stdout(print_version);
     cli_error("unknown command \"%s\" (try forkless --help)", command);
     return EXIT_FORKLESS_ERROR;
 }

@@ -139,10 +139,10 @@ int time_limit_option(struct supervise_options *s, const char *name, const char 
         return 0;
     }
     if (strcmp(name, "signal") == 0) {
-        if (parse_signal(arg, &s->timeout_signal) == 0)
+        if (parse_timeout_signal(arg, &s->timeout_signal) == 0)
             return 0;
         cli_error("--signal: invalid signal \"%s\" (a name such as TERM or RTMIN+1, "
-                  "or a number: 1-31, %d-%d)", arg, SIGRTMIN, SIGRTMAX);
+                  "or a number: 0-31, %d-%d)", arg, SIGRTMIN, SIGRTMAX);
         return -1;
     }
     if (parse_duration_ms(arg, &ms) != 0) {
@@ -355,14 +355,10 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
 /* read_options()'s callback: --help and --version end the parse. */
 static int run_option(void *ctx, int opt, const char *arg)
 {
-    if (opt == 'h') {
-        print_run_help();
-        return 1;
-    }
-    if (opt == OPT_VERSION) {
-        print_version();
-        return 1;
-    }
+    if (opt == 'h')
+        return print_stdout(print_run_help) == 0 ? 1 : -1;
+    if (opt == OPT_VERSION)
+        return print_stdout(print_version) == 0 ? 1 : -1;
     return apply_option(ctx, opt, arg);
 }
 
@@ -373,6 +369,18 @@ static int finish_options(struct run_options *o)
     if (o->stderr_to_stdout && o->stdio_path[2]) {
         cli_error("--stderr and --stderr-to-stdout cannot be used together");
         return -1;
+    }
+    /* The library lets a map of fd 0-2 win over .stdio: the other option
+     * would be dropped without a word (its --stdout file never made). */
+    for (size_t i = 0; i < cmd->nfds; i++) {
+        int fd = o->fds[i].child_fd;
+        const char *other = fd < 3 && o->stdio_path[fd] ? option_name(OPT_STDIN + fd)
+                          : fd == 2 && o->stderr_to_stdout ? "stderr-to-stdout" : NULL;
+        if (other) {
+            cli_error("--%s and --fd %d=%d cannot be used together: both set the "
+                      "child's fd %d", other, fd, o->fds[i].parent_fd, fd);
+            return -1;
+        }
     }
     for (int fd = 0; fd < 3; fd++) {
         if (!o->stdio_path[fd])
@@ -431,6 +439,13 @@ static int finish_options(struct run_options *o)
         cmd->flags |= FL_NEW_PGROUP;
     o->supervise.own_group = (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)) != 0;
     o->supervise.cgroup = cmd->cgroup;
+    /* The cgroup's stop (fl_stop()) reads a signal of 0 as SIGTERM: the
+     * descendants would get what --signal 0 says not to send. */
+    if (o->supervise.kill_tree && cmd->cgroup && o->supervise.timeout_signal == 0) {
+        cli_error("--signal 0 cannot be used with --kill-tree and --cgroup: the cgroup's "
+                  "stop has no signal 0 (it would send SIGTERM)");
+        return -1;
+    }
     if (contain_finish(&o->contain, cmd) != 0)
         return -1;
     /* In a new user namespace --user names ids inside it, which the
@@ -463,6 +478,16 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
     int r = read_options(argc, argv, "+:C:e:u:a:ivh", long_options, "run", run_option, o);
     if (r >= 0)
         return r;
+    /* As env(1): NAME=VALUE operands before PROGRAM set variables, as -e
+     * would after the options (the last word on a name wins); the first
+     * operand without '=' is PROGRAM. */
+    for (; optind < argc && strchr(argv[optind], '='); optind++) {
+        if (argv[optind][0] == '=') {
+            cli_error("run: cannot set \"%s\": the variable name is empty", argv[optind]);
+            return EXIT_FORKLESS_ERROR;
+        }
+        apply_option(o, 'e', argv[optind]);  /* NAME=...: it cannot fail */
+    }
     if (optind >= argc) {
         cli_error("run: no program given (see forkless run --help)");
         return EXIT_FORKLESS_ERROR;

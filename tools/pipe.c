@@ -42,8 +42,7 @@ static int apply_option(void *ctx, int opt, const char *arg)
     struct pipe_options *o = ctx;
     switch (opt) {
     case 'h':
-        print_pipe_help();
-        return 1;
+        return print_stdout(print_pipe_help) == 0 ? 1 : -1;
     case OPT_TIMEOUT:
     case OPT_KILL_AFTER:
     case OPT_NO_KILL:
@@ -179,7 +178,9 @@ static int report_start_failure(const struct fl_cmd *stages, const struct fl_err
                 strerror(ENOENT));
         return EXIT_NOT_FOUND;
     }
-    fl_error_format(e, message, sizeof message);
+    struct fl_error said = *e;
+    reword_error(&said, NULL, 0);  /* pipe has no --shell-fallback */
+    fl_error_format(&said, message, sizeof message);
     fprintf(stderr, "forkless pipe: %s\n", message);
     return e->stage > 0 ? spawn_failure_status(&stages[e->stage - 1], e)
                         : EXIT_FORKLESS_ERROR;

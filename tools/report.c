@@ -1,6 +1,10 @@
-/* report.c: `forkless run --time` and `forkless pipe --time`, from the figures of fl_wait_result(). */
+/* report.c: `forkless run --time` and `forkless pipe --time`, from the
+ * figures of fl_wait_result(), and the library's errors as the command
+ * line says them. */
 #include "report.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <sys/resource.h>
 
 #include "cli.h"
@@ -16,4 +20,40 @@ void report_time(const char *who, const struct fl_result *r)
     cli_error("%s%selapsed %.3fs user %.3fs sys %.3fs maxrss %ldKiB", who ? who : "", who ? ": " : "", (double)r->elapsed_ns / 1e9,
               seconds(&r->rusage.ru_utime), seconds(&r->rusage.ru_stime),
               (long)r->rusage.ru_maxrss);
+}
+
+void reword_error(struct fl_error *e, const char *shell_fallback, unsigned cmd_flags)
+{
+    if (e->step == FL_STEP_EXEC && e->err == ENOEXEC) {
+        bool hint = shell_fallback && !(cmd_flags & FL_SHELL_FALLBACK);
+        snprintf(e->detail, sizeof e->detail, "not an executable format and no #! line%s%s%s",
+                 hint ? "; " : "", hint ? shell_fallback : "",
+                 hint ? " runs it with /bin/sh" : "");
+    } else if (e->step == FL_STEP_CLONE && (e->err == EMFILE || e->err == ENFILE)) {
+        /* forkless needs the pidfd (it waits on it): the limit is the cause. */
+        snprintf(e->detail, sizeof e->detail, "no fd left for the program's pidfd: %s",
+                 e->err == EMFILE ? "the fd limit, RLIMIT_NOFILE, is reached"
+                                  : "the system's file table is full");
+    }
+}
+
+/* A limit as --rlimit takes it: a number, or "unlimited". */
+static const char *limit_text(rlim_t v, char *buf, size_t size)
+{
+    if (v == RLIM_INFINITY)
+        snprintf(buf, size, "unlimited");
+    else
+        snprintf(buf, size, "%llu", (unsigned long long)v);
+    return buf;
+}
+
+void rlimit_hint(const struct fl_rlimit *rl, int err, char *buf, size_t size)
+{
+    char soft[24], hard[24];
+    buf[0] = '\0';
+    if (err == EPERM)
+        snprintf(buf, size, ": raising a hard limit needs privilege, CAP_SYS_RESOURCE");
+    else if (err == EINVAL && rl->soft > rl->hard)  /* RLIM_INFINITY is the largest */
+        snprintf(buf, size, ": the soft limit %s cannot exceed the hard limit %s",
+                 limit_text(rl->soft, soft, sizeof soft), limit_text(rl->hard, hard, sizeof hard));
 }

@@ -1,4 +1,5 @@
-/* report.h: `forkless run --time`. */
+/* report.h: `forkless run --time`, and the library's error records in
+ * the command line's words. */
 #ifndef FL_TOOLS_REPORT_H
 #define FL_TOOLS_REPORT_H
 
@@ -10,5 +11,19 @@
  * elapsed is the wall time from the spawn to the reap; user, sys and
  * maxrss are the program's and those of the descendants it waited for. */
 void report_time(const char *who, const struct fl_result *r);
+
+/* Rewrites e->detail where the library's hint names one of its flags,
+ * which the command line has its own words for, or none: ENOEXEC's
+ * FL_SHELL_FALLBACK becomes shell_fallback (the option that does it:
+ * "--shell-fallback"; NULL, or given already, cmd_flags having
+ * FL_SHELL_FALLBACK: no hint), and a clone without an fd for the pidfd
+ * names the fd limit rather than FL_NO_PIDFD. Call it before
+ * fl_error_format(). */
+void reword_error(struct fl_error *e, const char *shell_fallback, unsigned cmd_flags);
+
+/* Why the child could not set rl (it failed with err), into buf (size > 0): ""
+ * or ": the soft limit 20000 cannot exceed the hard limit 200", as
+ * prlimit(1) says it, to follow "--rlimit NAME=...". */
+void rlimit_hint(const struct fl_rlimit *rl, int err, char *buf, size_t size);
 
 #endif

@@ -1,4 +1,4 @@
-/* run.c: `forkless run [OPTIONS] [--] PROGRAM [ARG]...`: spawns the
+/* run.c: `forkless run [OPTIONS] [--] [NAME=VALUE]... PROGRAM [ARG]...`: spawns the
  * command that options.c built, waits for it (supervise.c), and turns the
  * outcome into the exit codes of design decision D8 (see cli.h), or
  * into dying by the signal that killed the child. */
@@ -104,9 +104,9 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
     } else if (e->step == FL_STEP_RLIMIT && e->index >= 0 &&
                (size_t)e->index < cmd->nrlimits) {
         /* The record says which limit by index only. */
-        cli_error("%s (--rlimit %s%s)", message, o->rlimit_args[e->index],
-                  e->err == EPERM ? ": raising a hard limit needs privilege, "
-                                    "CAP_SYS_RESOURCE" : "");
+        char why[128];
+        rlimit_hint(&cmd->rlimits[e->index], e->err, why, sizeof why);
+        cli_error("%s (--rlimit %s%s)", message, o->rlimit_args[e->index], why);
     } else if (e->err == ENOTSUP && o->child_signals.any_ignore) {
         cli_error("%s (--ignore-signal)", message);
     } else if (e->err == ENOTSUP && o->sigchld_kept_ignored) {
@@ -245,6 +245,7 @@ static int run_command(struct run_options *o, int *die_by)
     cmd->sigignore = NULL;
     if (r != 0) {
         supervise_end(&o->supervise);
+        reword_error(&error, "--shell-fallback", cmd->flags);
         fl_error_format(&error, message, sizeof message);
         report_spawn_failure(o, &error, message);
         return spawn_failure_status(cmd, &error);

@@ -7,8 +7,10 @@
 void print_run_help(void)
 {
     fputs(
-"Usage: forkless run [OPTIONS] [--] PROGRAM [ARG]...\n"
+"Usage: forkless run [OPTIONS] [--] [NAME=VALUE]... PROGRAM [ARG]...\n"
 "Run PROGRAM in a clean child: signals at their defaults, only fds 0-2 open.\n"
+"Each NAME=VALUE before PROGRAM sets a variable, as in env(1), after -i, -u\n"
+"and -e; the first operand without '=' is PROGRAM.\n"
 "forkless does what env(1), timeout(1), prlimit(1) and setsid(1) do, as they\n"
 "do it, except where the end of this help says otherwise, and what unshare(1),\n"
 "setpriv(1), taskset(1), nice(1) and ionice(1) do, in the same one exec.\n"
@@ -29,6 +31,8 @@ void print_run_help(void)
 "      --append            append to the --stdout/--stderr files instead\n"
 "      --stderr-to-stdout  send stderr wherever stdout goes\n"
 "      --fd CHILD=PARENT   give the child fd CHILD as a copy of our fd PARENT\n"
+"                          (fd 0-2: not with --stdin, --stdout, --stderr or\n"
+"                          --stderr-to-stdout for the same fd)\n"
 "      --keep-fds          keep every inherited fd open (default: close all\n"
 "                          but 0-2 and those of --fd)\n"
 "Signals (SIG: a name such as TERM, SIGTERM or RTMIN+1, or a number; a list\n"
@@ -126,7 +130,8 @@ void print_run_help(void)
 "                          the longest it can wait; 0 means none, but as\n"
 "                          with timeout 0 SIGALRM still ends the time, and\n"
 "                          the program still gets a process group of its own\n"
-"      --signal SIG        send SIG instead of SIGTERM\n"
+"      --signal SIG        send SIG instead of SIGTERM; 0 sends none, as with\n"
+"                          timeout -s 0: only the SIGKILL of --kill-after\n"
 "      --kill-after DURATION  DURATION after that signal (default 5s, 0 at\n"
 "                          once), SIGKILL to the program and its group, if\n"
 "                          any of them is left; forkless waits for the group\n"

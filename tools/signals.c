@@ -79,6 +79,16 @@ int parse_signal(const char *text, int *sig)
     return -1;
 }
 
+int parse_timeout_signal(const char *text, int *sig)
+{
+    long v;
+    if (small_number(text, &v) == 0 && v == 0) {
+        *sig = 0;
+        return 0;
+    }
+    return parse_signal(text, sig);
+}
+
 const char *signal_name(int sig, char *buf, size_t size)
 {
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {

@@ -14,6 +14,10 @@
  * itself). Returns 0, or -1 for anything else (0 included). */
 int parse_signal(const char *text, int *sig);
 
+/* --signal, as timeout -s reads it: parse_signal()'s, or 0 ("0", "00"):
+ * no signal is sent, only SIGKILL at the --kill-after deadline. */
+int parse_timeout_signal(const char *text, int *sig);
+
 /* "TERM", "RTMIN+2", or the number: for messages. */
 const char *signal_name(int sig, char *buf, size_t size);
 

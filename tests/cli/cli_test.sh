@@ -200,6 +200,30 @@ case_exit_126_no_shebang() {
     expect_err_has "exec \"$T/script\": Exec format error"
 }
 
+# The library's hints name its flags (FL_SHELL_FALLBACK, FL_NO_PIDFD);
+# the command line says its own options, or what the cause is.
+case_error_hints_name_cli_options() {
+    printf 'echo ran\n' >"$T/script"
+    chmod 755 "$T/script"
+    run_fl run -- "$T/script"
+    expect_status 126
+    expect_err_has "no #! line; --shell-fallback runs it with /bin/sh)"
+    ! grep -q FL_ "$T/err" || fail "names a library flag: $(err)"
+    run_fl pipe "$T/script" ::: cat
+    expect_status 126
+    expect_err_has "no #! line)"
+    ! grep -q -e FL_ -e --shell-fallback "$T/err" || fail "pipe has no such option: $(err)"
+    # fd 3 for the signalfd, none left for the program's pidfd.
+    bash -c 'for f in /proc/$$/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done
+        ulimit -n 4 || exit 99
+        exec "$0" run -- true' "$FL" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    [ "$STATUS" -ne 99 ] || skip "cannot lower RLIMIT_NOFILE"
+    expect_status 125
+    expect_err_has "RLIMIT_NOFILE"
+    ! grep -q FL_ "$T/err" || fail "names a library flag: $(err)"
+}
+
 case_exit_126_missing_interpreter() {
     # The program is found; its #! interpreter is not: the program cannot
     # be executed (126), it is not "not found" (127).
@@ -292,6 +316,27 @@ case_env_clear() {
     expect_out ""
     run_fl run --clear-env -e FL_TEST_A=1 -- env
     expect_out "FL_TEST_A=1"
+}
+
+# As env(1): NAME=VALUE operands before the program set variables, after
+# the options (the last word on a name wins); the first operand without
+# '=' is the program, and what follows it is left alone.
+case_env_operands() {
+    run_fl run -i FOO=bar env
+    expect_status 0
+    expect_out FOO=bar
+    run_fl run -i -e A=1 -u B -- A=2 B=3 env
+    expect_status 0
+    expect_out "$(printf 'A=2\nB=3')"
+    run_fl run -i -- C=1 sh -c 'echo "$C" "$1"' sh D=2
+    expect_status 0
+    expect_out "1 D=2"
+    run_fl run -i -e "PATH=/nonexistent" -- "PATH=$PATH" sh -c 'echo ok'
+    expect_out ok
+    expect_bad_option run A=1
+    expect_err_has "no program given"
+    expect_bad_option run =x true
+    expect_err_has "the variable name is empty"
 }
 
 case_env_child_path_searched() {
@@ -423,6 +468,28 @@ case_fd_map_stdio() {
     run_fl run --fd 0=5 -- cat
     expect_out on-fd-zero
     exec 5<&-
+}
+
+# A map of fd 0-2 and the option that sets the same fd: refused, as
+# --stderr with --stderr-to-stdout, not one of them dropped unsaid.
+case_fd_map_stdio_conflict() {
+    expect_bad_option run --stdout "$T/o" --fd 1=2 -- sh -c 'echo x'
+    expect_err_has "--stdout and --fd 1=2 cannot be used together"
+    [ ! -e "$T/o" ] || fail "$T/o was created"
+    expect_bad_option run --stdin /dev/null --fd 0=2 -- true
+    expect_err_has "--stdin and --fd 0=2"
+    expect_bad_option run --fd 2=1 --stderr "$T/e" -- true
+    expect_err_has "--stderr and --fd 2=1"
+    expect_bad_option run --stderr-to-stdout --fd 2=1 -- true
+    expect_err_has "--stderr-to-stdout and --fd 2=1"
+    # Another fd, or stderr following a mapped stdout, is no conflict.
+    run_fl run --stdout "$T/o" --fd 3=1 -- sh -c 'echo x'
+    expect_status 0
+    expect_file "$T/o" x
+    run_fl run --fd 1=2 --stderr-to-stdout -- sh -c 'echo y >&2'
+    expect_status 0
+    expect_out ""
+    [ "$(err)" = y ] || fail "stderr: $(err)"
 }
 
 case_fd_map_closed_parent() {
@@ -654,6 +721,20 @@ case_rlimit_step_fails() {
     expect_status 125
     expect_err_has "forkless: rlimit"
     expect_err_has "NOFILE=100:50"
+}
+
+# Soft above hard: said as prlimit(1) says it, with the values, also
+# when the soft one is ours, kept ("NAME=:HARD").
+case_rlimit_soft_above_hard_explained() {
+    run_fl run --rlimit CORE=1:0 -- true
+    expect_status 125
+    expect_err_has "(--rlimit CORE=1:0: the soft limit 1 cannot exceed the hard limit 0)"
+    local soft
+    soft=$(ulimit -Sn)
+    [ "$soft" -gt 1 ] || skip "soft RLIMIT_NOFILE is $soft"
+    run_fl run --rlimit "NOFILE=:$((soft - 1))" -- true
+    expect_status 125
+    expect_err_has "the soft limit $soft cannot exceed the hard limit $((soft - 1)))"
 }
 
 case_umask() {
@@ -951,10 +1032,34 @@ case_timeout_signal() {
     done
 }
 
+# --signal 0, as timeout -s 0: nothing is sent, only the SIGCONT that
+# follows a stop signal (timeout(1) sends it too), which lets the program
+# see the time is up, and SIGKILL at the --kill-after deadline.
+case_timeout_signal_0() {
+    run_fl run --timeout 0.2 --signal 0 --kill-after 1h -- bash -c '
+        for s in HUP INT QUIT TERM USR1 USR2 ALRM; do trap "echo $s >>\"$1\"" $s; done
+        trap "echo CONT >>\"\$1\"; kill \$!; exit 5" CONT
+        sleep 100 & wait' bash "$T/got"
+    expect_status 124
+    expect_file "$T/got" CONT
+    timeout -s KILL 60 "$FL" run --timeout 0.2 --signal 00 --kill-after 0.2 -- sleep 100 \
+        >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 137
+    expect_err_empty
+    timeout -s KILL 60 "$FL" pipe --timeout 0.2 --signal 0 --kill-after 0.2 sleep 100 ::: cat \
+        >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 137
+    # The cgroup's stop would send SIGTERM for 0.
+    expect_bad_option run --kill-tree --cgroup "$T" --signal 0 -- true
+    expect_err_has "--signal 0 cannot be used with --kill-tree and --cgroup"
+}
+
 case_timeout_signal_bad() {
     local sig
-    for sig in NOPE SIGNOPE 0 00 65 32 33 -1 '' ' 15' 15x RTMIN+31 RTMAX+1 RTMIN-1 RTMIN+ \
-               RT 1000; do
+    for sig in NOPE SIGNOPE 65 32 33 -1 '' ' 15' 15x RTMIN+31 RTMAX+1 RTMIN-1 RTMIN+ \
+               RT 1000 0000 +0; do
         expect_bad_option run --timeout 1 --signal "$sig" -- true
         expect_err_has "--signal: invalid signal \"$sig\""
     done
@@ -1589,6 +1694,26 @@ case_help_options_and_differences() {
     ! grep -q "as timeout(1) does, but" "$T/out" || fail "run --help says every signal is passed on as timeout does"
     awk 'length > 80 { print; bad = 1 } END { exit bad }' "$T/out" >"$T/long" ||
         fail "lines over 80 columns: $(cat "$T/long")"
+}
+
+# Help and version text that cannot be written is an error, as for
+# coreutils (env --help >/dev/full: "write error", 125), not a success.
+case_help_write_error() {
+    [ -w /dev/full ] || skip "no /dev/full"
+    local args
+    : >"$T/out"
+    for args in --help -h --version "run --help" "run -h" "run --version" "pipe --help"; do
+        # shellcheck disable=SC2086
+        "$FL" $args >/dev/full 2>"$T/err"
+        STATUS=$?
+        expect_status 125
+        expect_err_has "forkless: write error: No space left on device"
+        # shellcheck disable=SC2086
+        "$FL" $args >&- 2>"$T/err"
+        STATUS=$?
+        expect_status 125
+        expect_err_has "forkless: write error: Bad file descriptor"
+    done
 }
 
 # --version says the header's FL_VERSION_STRING (which the configure

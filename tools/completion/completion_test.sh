@@ -56,6 +56,8 @@ expect "~--cpu" forkless bench heap --c
 # The program: a command name, after the options and their arguments.
 expect "~bash" forkless run --timeout 5 bas
 expect "~bash" forkless run -C / -e A=B -- bas
+expect "~bash" forkless run -i -- A=B C=D bas
+expect "~bash" forkless run -u X A=B bas
 expect "~bash" forkless pipe echo x ::: bas
 expect "~bash" forkless pipe --separator @@ echo x @@ bas
 # The argument of an option is not the program: --timeout's 5 is skipped,

@@ -155,6 +155,17 @@ _forkless_options()
     return 1
 }
 
+# _forkless_run_program N: the operands start at words[N]; the program is
+# the first that is not NAME=VALUE (env(1)'s variables).
+_forkless_run_program()
+{
+    local i=$1
+    while ((i < cword)) && [[ ${words[i]} == *=* ]]; do
+        ((i++))
+    done
+    _forkless_command "$i"
+}
+
 _forkless_run()
 {
     # Where does the program start? After --, or at the first word that is
@@ -163,12 +174,12 @@ _forkless_run()
     while ((i < cword)); do
         w=${words[i]}
         if [[ $w == -- ]]; then
-            _forkless_command $((i + 1))
+            _forkless_run_program $((i + 1))
             return
         elif [[ $w == -* ]]; then
             _forkless_in "$w" "$_forkless_run_argopts" && ((i++))
         else
-            _forkless_command "$i"
+            _forkless_run_program "$i"
             return
         fi
         ((i++))
