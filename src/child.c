@@ -5,8 +5,8 @@
  * calls (sys.h): no malloc, no stdio, no errno, no lock, and no libc wrapper
  * that keeps state (glibc's setuid() signals every thread of the parent).
  * The only parent memory it writes is p->cerr, p->files_unshare_failed,
- * the staged fds in p->acts and p->sh_argv[1], all in the plan of the
- * spawn that started it.
+ * p->child_ran, the staged fds in p->acts and p->sh_argv[1], all in the
+ * plan of the spawn that started it.
  * It starts with every signal blocked, and unblocks only after every
  * handler is gone, so no handler of the parent ever runs here.
  *
@@ -473,6 +473,7 @@ static CHILD int own_fd_table(struct fl__plan *p)
 
 CHILD void fl__child_run(struct fl__plan *p)
 {
+    p->child_ran = true;
     int closed = p->files_shared ? own_fd_table(p) : 0;
     if (closed < 0 || fl__child_enter_ns(p) < 0 || set_placement(p) < 0 ||
         fl__child_cgroup_ns(p) < 0 || fl__child_sched(p) < 0 || report_not_applied(p) < 0 || fl__child_root(p) < 0 ||

@@ -132,6 +132,7 @@ struct fl__plan {
     bool files_shared;          /* clone3 CLONE_FILES: the child starts on the
                                    caller's fd table and copies part of it */
     bool files_unshare_failed;  /* ... and could not: spawn again without */
+    bool child_ran;             /* the child's first store: it got to run */
 
     /* terminals (pty.c) */
     int pty_master;             /* FL_PTY: the parent's side, else -1 */
@@ -254,6 +255,10 @@ FL__HIDDEN int fl__child_entry(void *plan);
  * them, put back when the last is done. */
 FL__HIDDEN void fl__dumpable_save(struct fl__plan *p);
 FL__HIDDEN void fl__dumpable_restore(struct fl__plan *p);
+/* A launch's child has exec'd or ended: one placed with CLONE_INTO_CGROUP
+ * that never ran was killed at birth (see into_cgroup_usable), and later
+ * children write cgroup.procs themselves. */
+FL__HIDDEN void fl__clone_settled(const struct fl__plan *p);
 FL__HIDDEN int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc,
                                struct fl_error *e);
 FL__HIDDEN int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc,
@@ -319,6 +324,10 @@ FL__HIDDEN int fl__stop_check(const struct fl_stop_policy *policy,
 /* The first signal, now (and SIGCONT). Once only. */
 FL__HIDDEN void fl__stop_begin(struct fl__stopper *s);
 FL__HIDDEN bool fl__stop_started(const struct fl__stopper *s);
+/* Until when the rest of a group or cgroup that the stop reaches has its
+ * grace (fl__stop_finish() waits for it so long): a time in ns, or -1 (no
+ * stop of a group under way, or one that never kills). */
+FL__HIDDEN long long fl__stop_rest_until_ns(const struct fl__stopper *s);
 /* wait_ms (-1: for ever) cut to the time left before SIGKILL is due. */
 FL__HIDDEN int fl__stop_clip_ms(const struct fl__stopper *s, int wait_ms);
 /* SIGKILL now, to all it reaches, whatever the phase. */

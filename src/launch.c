@@ -406,6 +406,7 @@ int fl__launch_settle(struct fl_proc *proc)
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     await_exec(l, proc);
     l->settled = true;
+    fl__clone_settled(&l->plan);
     fl__dumpable_restore(&l->plan);
     int err = l->plan.cerr.err;
     proc->not_applied = l->plan.cerr.not_applied;

@@ -180,6 +180,19 @@ static int clone3_usable = 1;
  * process ignores are asked once per process (see reset_signals()). */
 static uint64_t rt_ignored;
 
+/* CLONE_INTO_CGROUP, cleared for the life of the process once a child so
+ * placed was killed before it ran: Linux 6.18 SIGKILLs at birth every
+ * child cloned into a cgroup that was once killed through cgroup.kill
+ * (the library's own FL_STOP_CGROUP does that), wherever its parent is.
+ * The child then writes cgroup.procs itself, as on a v1 hierarchy. */
+static int into_cgroup_usable = 1;
+
+void fl__clone_settled(const struct fl__plan *p)
+{
+    if (p->cgroup_fd >= 0 && !p->child_ran)
+        __atomic_store_n(&into_cgroup_usable, 0, __ATOMIC_RELAXED);
+}
+
 /* CLONE_FILES, for a child that closes every fd it is not given: it then
  * copies only the low part of the fd table (see own_fd_table in child.c),
  * not the whole table at clone time, and closes nothing it did not copy.
@@ -235,7 +248,7 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     /* CLONE_INTO_CGROUP puts the child in its cgroup before it runs at
      * all. Where the kernel refuses the directory (a v1 hierarchy), the
      * child writes cgroup.procs itself and reports the exact error. */
-    if (p->cgroup_procs) {
+    if (p->cgroup_procs && __atomic_load_n(&into_cgroup_usable, __ATOMIC_RELAXED)) {
         p->cgroup_fd = open(p->cmd->cgroup, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (p->cgroup_fd >= 0) {
             a.flags |= CLONE_INTO_CGROUP;
@@ -262,7 +275,16 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         a.flags &= ~(uint64_t)CLONE_FILES;
         pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
     }
-    if (pid < 0 && p->cgroup_fd >= 0) {
+    /* Killed before it ran, though the clone took it: see
+     * into_cgroup_usable. Only a spawn can tell here (a launch's child may
+     * not have run yet) and start again. */
+    bool killed_at_birth = pid >= 0 && !p->exec_word && p->cgroup_fd >= 0 && !p->child_ran;
+    if (killed_at_birth) {
+        fl__reap((pid_t)pid, *pidfd);
+        *pidfd = -1;
+        __atomic_store_n(&into_cgroup_usable, 0, __ATOMIC_RELAXED);
+    }
+    if ((pid < 0 || killed_at_birth) && p->cgroup_fd >= 0) {
         close(p->cgroup_fd);
         p->cgroup_fd = -1;
         a.flags &= ~(CLONE_INTO_CGROUP | (p->box ? p->box->ns_clone : 0));

@@ -454,6 +454,38 @@ TEST(cgroup_places_the_child)
     ASSERT_STR_CONTAINS(out, t_fmt("cgroup 0::%s\n", rel));
 }
 
+TEST(a_cgroup_once_killed_still_takes_new_children)
+{
+    /* Linux 6.18 SIGKILLs at birth a child cloned straight into a cgroup
+     * that cgroup.kill has emptied once (FL_STOP_CGROUP does that): the
+     * spawn must see it and place the child another way. */
+    struct fl_cmd cmd = { .argv = PROBE("cgroup"), .backend = BACKEND,
+                          .cgroup = "/sys/fs/cgroup", .stdio = { [1] = { .kind = FL_PIPE } } };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    require_root();
+    char *rel;
+    char *dir = t_make_cgroup(&rel);
+    if (!dir)
+        SKIP("no writable cgroup v2 hierarchy");
+    int fd = open(t_fmt("%s/cgroup.kill", dir), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        rmdir(dir);
+        SKIP("no cgroup.kill (Linux 5.14)");
+    }
+    ASSERT_EQ(write(fd, "1", 1), 1);
+    close(fd);
+    cmd.cgroup = dir;
+    for (int i = 0; i < 2; i++) {
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        char *out = t_read_all(p.stdio[1]);
+        int st = t_wait(&p);
+        ASSERT_EXITED(st, 0);
+        ASSERT_STR_CONTAINS(out, t_fmt("cgroup 0::%s\n", rel));
+    }
+    rmdir(dir);
+}
+
 TEST(missing_cgroup_fails_at_the_cgroup_step)
 {
     struct fl_cmd cmd = {
