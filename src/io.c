@@ -322,7 +322,10 @@ static void sink_events(struct xchg *x, struct fl__stream *s)
         for (size_t i = 0; i < x->ns; i++)
             x->st[i].sink.quiet = true;
     }
-    start_stop(x);
+    /* Nothing to stop once every process has ended, unless the stop
+     * reaches the rest of a group. */
+    if (x->nended < x->n || x->stop->scope != FL_STOP_PROCESS)
+        start_stop(x);
 }
 
 static void mark_ended(struct xchg *x, size_t k)
@@ -378,11 +381,14 @@ static void give_up_eof(struct xchg *x)
         struct fl__stream *s = &x->st[i];
         if (s->fd < 0)
             continue;
-        if (reads(s) && drain(x, s, 64))
+        if (reads(s) && drain(x, s, 64)) {
+            sink_events(x, s);
             continue;
+        }
         if (reads(s))
             s->sink.out->eof_missed = true;
         close_stream(x, s);
+        sink_events(x, s);   /* a last partial line's callback may say stop */
     }
 }
 
@@ -393,9 +399,16 @@ static void start_eof_wait(struct xchg *x)
     if (x->eof_wait_ms < 0 && x->deadline_ns < 0)
         return;  /* for ever */
     x->eof_at_ns = x->eof_wait_ms < 0 ? LLONG_MAX : now + (long long)x->eof_wait_ms * 1000000;
-    /* The deadline covers the whole exchange, this wait too. */
-    if (x->deadline_ns >= 0 && x->deadline_ns < x->eof_at_ns)
-        x->eof_at_ns = x->deadline_ns > now ? x->deadline_ns : now;
+    /* The deadline covers the whole exchange, this wait too; but the rest
+     * of a group that a stop reaches has its grace to end in, which the
+     * call waits out anyway (fl__stop_finish()), and what it writes
+     * meanwhile is read, not met with a closed pipe. */
+    long long limit = x->deadline_ns;
+    long long rest = fl__stop_rest_until_ns(x->stop);
+    if (limit >= 0 && rest > limit)
+        limit = rest;
+    if (limit >= 0 && limit < x->eof_at_ns)
+        x->eof_at_ns = limit > now ? limit : now;
 }
 
 static void handle_events(struct xchg *x, size_t npfd)
@@ -453,7 +466,10 @@ static bool step(struct xchg *x)
         x->timed_out = true;
         start_stop(x);
     }
-    fl__stop_tick(x->stop);
+    /* SIGKILL for the processes, while one is left to get it; the rest
+     * of a group has it from fl__stop_finish(). */
+    if (x->nended < x->n)
+        fl__stop_tick(x->stop);
     if (x->nended == x->n && x->eof_at_ns < 0)
         start_eof_wait(x);
     if (x->eof_at_ns >= 0 && now >= x->eof_at_ns)

@@ -19,13 +19,14 @@ static int communicate(struct fl_proc *proc, const struct fl_io *io, struct fl_r
     int r = fl__io_check(io);
     if (r)
         return r;
+    /* A handle done with has no pipes to check: ESRCH first. */
+    if (proc->pid <= 0 || proc->state_ == FL__PROC_REAPED)
+        return ESRCH;
     /* The master's bytes go to out[0], which a stdout pipe would take too. */
     if (proc->pty >= 0 && proc->stdio[1] >= 0)
         return EINVAL;
     if ((io->input || io->input_len) && proc->stdio[0] < 0 && proc->pty < 0)
         return EINVAL;
-    if (proc->pid <= 0 || proc->state_ == FL__PROC_REAPED)
-        return ESRCH;
     struct fl__stopper stop;
     if ((r = fl__stop_init(&stop, proc, 1, io->stop, default_cgroup)))
         return r;

@@ -231,6 +231,11 @@ bool fl__stop_started(const struct fl__stopper *s)
     return s->phase != STOP_IDLE;
 }
 
+long long fl__stop_rest_until_ns(const struct fl__stopper *s)
+{
+    return s->phase == STOP_SIGNALLED && s->scope != FL_STOP_PROCESS ? s->kill_at_ns : -1;
+}
+
 /* Is a process of group pgid still running? A zombie is not (a zombie
  * leader thread is, while its other threads run). Returns 1 or 0, or -1
  * when it cannot tell: no /proc, or one of another pid namespace. */

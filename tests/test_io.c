@@ -446,6 +446,72 @@ TEST(a_deadline_in_the_middle_of_output_stops_the_child_and_keeps_what_came)
     fl_result_free(&r);
 }
 
+TEST(after_a_deadline_the_rest_of_the_group_is_read_while_it_has_its_grace)
+{
+    /* The deadline stops the group; a member that ends on SIGTERM, after
+     * a moment, still has its last words read, not a closed pipe. */
+    NEEDS_CLOSE_OTHERS();
+    struct fl_stop_policy stop = { .scope = FL_STOP_GROUP, .grace_ms = 5000 };
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/sh", "-c",
+                     "(trap 'sleep 0.2; echo bye; exit 0' TERM; echo start; "
+                     "while :; do sleep 0.05; done) & wait"),
+        .flags = FL_NEW_PGROUP,
+        .backend = BACKEND,
+    };
+    struct fl_io io = { .out[0].capture = true, .stop = &stop, .timeout_ms = 300 };
+    struct fl_result r;
+    ASSERT_OK(fl_run(&cmd, &io, &r, NULL));
+    ASSERT(r.timed_out);
+    ASSERT_STR_EQ(r.out[0].data, "start\nbye\n");
+    ASSERT(!r.out[0].eof_missed);
+    ASSERT(!r.killed);
+    fl_result_free(&r);
+}
+
+TEST(a_process_that_ends_on_the_first_signal_is_not_reported_killed)
+{
+    /* A background child keeps stdout open past the stop's grace: the
+     * SIGKILL due then has no process left to reach. */
+    struct collected c = { .stop_after = 1 };
+    struct fl_stop_policy stop = { .grace_ms = 100 };
+    struct fl_io io = { .out[0] = { .on_output = collect, .ctx = &c }, .stop = &stop,
+                        .eof_wait_ms = 1000 };
+    struct fl_result r;
+    run_io(ARGV("/bin/sh", "-c", "sleep 1 & echo x; sleep 10"), false, &io, &r, ECANCELED);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    ASSERT_SIGNALED(r.status, SIGTERM);
+    ASSERT(!r.killed);
+    fl_result_free(&r);
+}
+
+TEST(a_stop_asked_on_the_last_partial_line_at_the_eof_wait_s_end_is_ecanceled)
+{
+    /* The line "STOP" has no newline and a background child holds the
+     * pipe: it reaches the callback only when the wait gives up. */
+    struct collected c = { .stop_after = 2 };
+    struct fl_io io = { .out[0] = { .on_output = collect, .ctx = &c, .lines = true },
+                        .eof_wait_ms = 200 };
+    struct fl_result r;
+    run_io(ARGV("/bin/sh", "-c", "printf 'a\\nSTOP'; sleep 2 &"), false, &io, &r, ECANCELED);
+    ASSERT_EQ(c.calls, 2);
+    ASSERT(r.stop_requested);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_EQ(r.stop_signal, 0);   /* nothing was left to stop */
+    fl_result_free(&r);
+}
+
+TEST(communicate_on_a_reaped_handle_is_esrch_even_with_input)
+{
+    struct fl_proc p;
+    spawn_piped(&p, PROBE("exit", "0"), true, true, true);
+    ASSERT_EXITED(t_wait(&p), 0);
+    struct fl_io io = { .input = "x", .input_len = 1 };
+    struct fl_result r;
+    ASSERT_ERR(fl_communicate(&p, &io, &r), ESRCH);
+    fl_close(&p);
+}
+
 static void on_alarm(int sig)
 {
     (void)sig;
