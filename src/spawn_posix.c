@@ -237,7 +237,10 @@ static enum fl_step blame(const struct fl__plan *p, int err)
  * credentials, so the parent's view is the child's), and spawned once. */
 static int pick_candidate(struct fl__plan *p, size_t *pick)
 {
-    if (p->ncands == 1) {
+    /* A program named with '/' is exec's to judge; one found by a PATH
+     * search of a single entry still follows the search's rules (an
+     * unsearchable directory hides nothing: ENOENT, not EACCES). */
+    if (p->ncands == 1 && !p->searched) {
         *pick = 0;
         return 0;
     }

@@ -66,6 +66,37 @@ TEST(a_path_search_still_skips_a_directory_the_child_may_not_search)
     ASSERT_EXITED(st, 0);
 }
 
+TEST(a_single_path_entry_the_caller_may_not_search_is_enoent)
+{
+    /* The rule is the search's, however many entries it has: the
+     * posix_spawn backend used to pass exec's EACCES through for one. An
+     * unprivileged caller may not look into /proc/1/root. */
+    if (t_rerun_as_nobody())
+        return;
+    if (geteuid() == 0)
+        SKIP("root may search any directory");
+    if (access("/proc/1/root/", X_OK) == 0)
+        SKIP("this user may search /proc/1/root here");
+    const char *env_set[] = { "PATH=/proc/1/root/usr/bin", NULL };
+    struct fl_cmd cmd = { .argv = ARGV("true"), .env_set = env_set, .backend = BACKEND };
+    SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+}
+
+TEST(a_file_that_cannot_be_opened_comes_before_a_program_not_found)
+{
+    /* The clone and fork children open their files before they look for
+     * the program: the open's error is the one. The posix_spawn backend
+     * searches first, and a search that finds nothing starts nothing (the
+     * header says so): exec's ENOENT. */
+    struct fl_cmd cmd = { .argv = ARGV("fl-no-such-program"),
+                          .stdio = { [0] = { .kind = FL_FILE, .path = "/nonexistent/in" } },
+                          .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, BACKEND == FL_BACKEND_POSIX_SPAWN
+                                                      ? FL_STEP_EXEC : FL_STEP_OPEN);
+    ASSERT_STR_EQ(e.path, BACKEND == FL_BACKEND_POSIX_SPAWN ? "fl-no-such-program"
+                                                             : "/nonexistent/in");
+}
+
 TEST(a_relative_program_without_exec_permission_under_cwd_is_eacces)
 {
     char *d = t_tmpdir();
