@@ -1125,7 +1125,8 @@ enum fl_stop_scope {
     /* The process alone, through its pidfd. */
     FL_STOP_PROCESS = 0,
     /* The process and the process group it leads (it must have been
-     * started with FL_NEW_PGROUP or FL_SETSID), SIGCONT after the first
+     * started with FL_NEW_PGROUP or FL_SETSID, or in a session of its own:
+     * FL_PTY, FL_SETCTTY), SIGCONT after the first
      * signal so that a stopped member can act on it. The leader is kept
      * unreaped until the group is done with, so that its pid, the
      * group's id, cannot be reused: no signal reaches a stranger. */
@@ -1423,7 +1424,7 @@ FL_API int fl_communicate(struct fl_proc *proc, const struct fl_io *io,
  * is EINVAL. With no pipe at all it only waits, with the
  * deadline and the stop policy. A stop policy with FL_STOP_CGROUP and no
  * .cgroup uses cmd->cgroup; FL_STOP_GROUP needs FL_NEW_PGROUP or
- * FL_SETSID in cmd.
+ * FL_SETSID in cmd, or a session of its own (FL_PTY, FL_SETCTTY).
  *
  * Returns fl_spawn()'s errors (with *error filled), EINVAL for a bad io
  * or one the command contradicts (checked before anything starts; *error

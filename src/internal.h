@@ -244,6 +244,16 @@ FL__HIDDEN bool fl__is_target(const struct fl__plan *p, long fd);
 /* The clone backend's entry: runs the child, exits 127 on failure. */
 FL__HIDDEN int fl__child_entry(void *plan);
 
+/* Does cmd start a session of its own, with a terminal of its own (FL_PTY
+ * on a stream, FL_SETCTTY)? Its child then leads a session and a group. */
+static inline bool fl__own_session(const struct fl_cmd *c)
+{
+    for (int i = 0; i < 3; i++)
+        if (c->stdio[i].kind == FL_PTY)
+            return true;
+    return c->flags & FL_SETCTTY;
+}
+
 /* backends: 0 or an errno value; on failure e is filled and nothing of the
  * child is left. */
 /* Under CLONE_VM the child's setresuid()/setresgid() makes the shared mm,

@@ -37,14 +37,6 @@ static int invalid_stage(struct fl_error *e, size_t k, const char *detail)
 static bool piped_in(size_t k) { return k > 0; }
 static bool piped_out(size_t k, size_t n) { return k + 1 < n; }
 
-static bool own_session(const struct fl_cmd *c)
-{
-    for (int i = 0; i < 3; i++)
-        if (c->stdio[i].kind == FL_PTY)
-            return true;
-    return c->flags & FL_SETCTTY;
-}
-
 static int check_stage(const struct fl_cmd *c, size_t k, size_t n, struct fl_error *e)
 {
     char what[FL_ERROR_DETAIL_MAX];
@@ -59,7 +51,7 @@ static int check_stage(const struct fl_cmd *c, size_t k, size_t n, struct fl_err
     /* A session of its own takes the stage out of the pipeline's group,
      * and a group in another session is one no other stage may join
      * (setpgid() is EPERM): only a pipeline of one stage can have it. */
-    if (n > 1 && own_session(c))
+    if (n > 1 && fl__own_session(c))
         return invalid_stage(e, k, "FL_PTY or FL_SETCTTY starts a session of its own, "
                                    "outside the pipeline's process group: only in a "
                                    "pipeline of one stage");
@@ -307,7 +299,7 @@ static int make_group(const struct fl_cmd *c, struct fl_proc *leader, struct fl_
 {
     if (!leader->launch_)
         return 0;  /* a backend that waits: the exec is done */
-    if (own_session(c))
+    if (fl__own_session(c))
         return fl_launch_finish(leader, e);
     setpgid(leader->pid, leader->pid);
     return 0;

@@ -56,7 +56,8 @@ int fl_communicate(struct fl_proc *proc, const struct fl_io *io, struct fl_resul
  * will lead one. */
 static int check_policy(const struct fl_stop_policy *policy, const struct fl_cmd *cmd)
 {
-    if (policy && policy->scope == FL_STOP_GROUP && !(cmd->flags & (FL_NEW_PGROUP | FL_SETSID)))
+    if (policy && policy->scope == FL_STOP_GROUP &&
+        !(cmd->flags & (FL_NEW_PGROUP | FL_SETSID)) && !fl__own_session(cmd))
         return EINVAL;
     return fl__stop_check(policy, cmd->cgroup);
 }

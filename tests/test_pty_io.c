@@ -263,6 +263,22 @@ TEST(fl_run_feeds_and_captures_a_pty)
     fl_result_free(&r);
 }
 
+TEST(fl_run_stops_the_group_of_a_child_on_a_pty_of_its_own)
+{
+    /* A pty child leads a session, so a group: FL_STOP_GROUP needs no
+     * FL_NEW_PGROUP or FL_SETSID beside it, as fl_communicate() needs none. */
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("sleep", "30"), "ppn", RAW);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_stop_policy stop = { .scope = FL_STOP_GROUP, .signal = SIGKILL };
+    struct fl_io io = { .out[0].capture = true, .timeout_ms = 100, .stop = &stop };
+    struct fl_result r;
+    ASSERT_OK(fl_run(&c.cmd, &io, &r, NULL));
+    ASSERT(r.timed_out);
+    ASSERT_SIGNALED(r.status, SIGKILL);
+    fl_result_free(&r);
+}
+
 /* Lines to on_output come from the master as stream 1. */
 static int count_lines(void *ctx, int stream, const char *data, size_t len)
 {
