@@ -411,7 +411,11 @@ struct fl_cmd {
 
     /* A cgroup directory (cgroup v2, or a v1 hierarchy) the child joins
      * before exec. With clone3() the kernel places it (CLONE_INTO_CGROUP);
-     * otherwise the child writes itself into cgroup.procs. */
+     * otherwise, and for a launch (FL_NO_WAIT_EXEC), the child writes
+     * itself into cgroup.procs. Linux 6.18 SIGKILLs at birth a child
+     * cloned into a cgroup once emptied through cgroup.kill (as
+     * FL_STOP_CGROUP does): a spawn sees that its child never ran, starts
+     * it again that other way, and uses it from then on. */
     const char *cgroup;
 
     enum fl_backend backend;
@@ -460,7 +464,8 @@ struct fl_cmd {
  *   id_map    the user namespace's uid_map, setgroups and gid_map
  *   ...       setsid, setpgid, rlimits, umask, cgroup
  *   unshare   the cgroup namespace, when the child wrote itself into
- *             .cgroup (no CLONE_INTO_CGROUP: the fork backend, clone()),
+ *             .cgroup (no CLONE_INTO_CGROUP: the fork backend, clone(),
+ *             a launch),
  *             so that it is rooted there either way
  *   ...       placement (struct fl_sched)
  *   hostname
@@ -1341,7 +1346,9 @@ struct fl_io {
      * can hold open; then they are
      * closed (what they held by then is kept) and out[n].eof_missed says
      * so. 0: FL_EOF_WAIT_MS; -1: for ever. A deadline cuts this wait
-     * short too. */
+     * short too, but not before the end of the grace that a stop of a
+     * group or cgroup gives the rest of it (its output is read meanwhile,
+     * and the call waits that long anyway). */
     int eof_wait_ms;
     void *reserved_[4];      /* must be zero */
 };

@@ -265,10 +265,6 @@ static inline bool fl__own_session(const struct fl_cmd *c)
  * them, put back when the last is done. */
 FL__HIDDEN void fl__dumpable_save(struct fl__plan *p);
 FL__HIDDEN void fl__dumpable_restore(struct fl__plan *p);
-/* A launch's child has exec'd or ended: one placed with CLONE_INTO_CGROUP
- * that never ran was killed at birth (see into_cgroup_usable), and later
- * children write cgroup.procs themselves. */
-FL__HIDDEN void fl__clone_settled(const struct fl__plan *p);
 FL__HIDDEN int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc,
                                struct fl_error *e);
 FL__HIDDEN int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc,

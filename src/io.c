@@ -310,6 +310,13 @@ static void start_stop(struct xchg *x)
 }
 
 /* A sink that asks for the stop: act on it once for each reason. */
+/* Is anything left for the stop's SIGKILL: a process, or the rest of a
+ * group or cgroup? */
+static bool stop_reaches_something(const struct xchg *x)
+{
+    return x->nended < x->n || x->stop->scope != FL_STOP_PROCESS;
+}
+
 static void sink_events(struct xchg *x, struct fl__stream *s)
 {
     if (!fl__sink_wants_stop(&s->sink))
@@ -322,9 +329,7 @@ static void sink_events(struct xchg *x, struct fl__stream *s)
         for (size_t i = 0; i < x->ns; i++)
             x->st[i].sink.quiet = true;
     }
-    /* Nothing to stop once every process has ended, unless the stop
-     * reaches the rest of a group. */
-    if (x->nended < x->n || x->stop->scope != FL_STOP_PROCESS)
+    if (stop_reaches_something(x))
         start_stop(x);
 }
 
@@ -370,7 +375,7 @@ static int poll_timeout(const struct xchg *x)
     for (size_t k = 0; k < x->n; k++)
         if (!x->ended[k] && x->pidfd[k] < 0)
             t = min_ms(t, LOOK_MS);
-    return fl__stop_clip_ms(x->stop, t);
+    return stop_reaches_something(x) ? fl__stop_clip_ms(x->stop, t) : t;
 }
 
 /* Past eof_wait_ms after the last process's end: what the pipes hold is
@@ -466,9 +471,9 @@ static bool step(struct xchg *x)
         x->timed_out = true;
         start_stop(x);
     }
-    /* SIGKILL for the processes, while one is left to get it; the rest
-     * of a group has it from fl__stop_finish(). */
-    if (x->nended < x->n)
+    /* SIGKILL at the grace's end: for the processes while one is left,
+     * and for the rest of a group or cgroup the stop reaches. */
+    if (stop_reaches_something(x))
         fl__stop_tick(x->stop);
     if (x->nended == x->n && x->eof_at_ns < 0)
         start_eof_wait(x);

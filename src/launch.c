@@ -377,7 +377,8 @@ static void await_exec(struct fl__launch *l, const struct fl_proc *proc)
 void fl__launch_await_group(const struct fl_proc *proc)
 {
     struct fl__launch *l = proc->launch_;
-    if (!l || l->settled || !(l->cmd.flags & (FL_NEW_PGROUP | FL_SETSID)))
+    /* The plan's flags: FL_PTY and FL_SETCTTY add FL_SETSID there. */
+    if (!l || l->settled || !(l->plan.flags & (FL_NEW_PGROUP | FL_SETSID)))
         return;
     /* setsid() and setpgid() come first in the child's setup, before any
      * step that may block (a FIFO's open), so the look at the group ends
@@ -406,7 +407,6 @@ int fl__launch_settle(struct fl_proc *proc)
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     await_exec(l, proc);
     l->settled = true;
-    fl__clone_settled(&l->plan);
     fl__dumpable_restore(&l->plan);
     int err = l->plan.cerr.err;
     proc->not_applied = l->plan.cerr.not_applied;

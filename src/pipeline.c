@@ -272,10 +272,23 @@ int fl_pipeline_wait(struct fl_pipeline *pl, int timeout_ms, const struct fl_sto
  * (no grace, so fl__stop_finish() has nothing to wait for), then reaped,
  * the leader last. Killed, they cannot make the reaps block for long, and
  * nothing here can fail for want of memory. */
+static size_t kill_stages(struct fl_proc *procs, size_t k, struct fl_error *first);
+
 void fl__pipeline_kill(struct fl_proc *procs, size_t k)
 {
+    kill_stages(procs, k, NULL);
+}
+
+/* fl__pipeline_kill(), and with first, the lowest stage whose launch had
+ * failed by the time it was killed: *first gets its record, and its
+ * index is returned (k: none had). Killed first, no stage can keep the
+ * look at its launch waiting (one blocked in its setup on what a later
+ * stage would have done, a FIFO's other end). */
+static size_t kill_stages(struct fl_proc *procs, size_t k, struct fl_error *first)
+{
+    size_t failed = k;
     if (!k)
-        return;
+        return failed;
     struct fl__stopper s;
     if (fl__stop_init(&s, procs, k, &(struct fl_stop_policy){ .signal = SIGKILL,
                                                             .scope = FL_STOP_GROUP }, NULL))
@@ -283,26 +296,14 @@ void fl__pipeline_kill(struct fl_proc *procs, size_t k)
         fl__stop_init(&s, procs, k, &(struct fl_stop_policy){ .signal = SIGKILL }, NULL);
     fl__stop_begin(&s);
     for (size_t i = k; i-- > 0;) {
+        if (first && fl_launch_finish(&procs[i], NULL)) {
+            fl_launch_finish(&procs[i], first);   /* the record again */
+            failed = i;
+        }
         fl_wait(&procs[i], -1, NULL);
         fl_close(&procs[i]);
     }
-}
-
-/* A later stage joins stage 0's group with setpgid(0, pgid), which fails
- * while that group does not exist yet, that is while a launched stage 0
- * has not done its own setpgid(0, 0). So the parent makes the group
- * itself, at once: setpgid() on its own child is allowed until the child
- * execs (EACCES after, when the child has made it already). A stage 0
- * that starts a session of its own (FL_PTY, FL_SETCTTY) must not lead a
- * group before its setsid(): then its launch is finished first instead. */
-static int make_group(const struct fl_cmd *c, struct fl_proc *leader, struct fl_error *e)
-{
-    if (!leader->launch_)
-        return 0;  /* a backend that waits: the exec is done */
-    if (fl__own_session(c))
-        return fl_launch_finish(leader, e);
-    setpgid(leader->pid, leader->pid);
-    return 0;
+    return failed;
 }
 
 /* Waits for every stage's exec, the last stage first and the leader
@@ -321,6 +322,15 @@ static int finish_stages(struct fl_proc *procs, size_t n, struct fl_error *e)
     e->stage = (int)failed + 1;
     fl__pipeline_kill(procs, n);
     return r;
+}
+
+/* Does the stage's setup open a file (FL_FILE), which may block? */
+static bool opens_a_file(const struct fl_cmd *c)
+{
+    for (int i = 0; i < 3; i++)
+        if (c->stdio[i].kind == FL_FILE)
+            return true;
+    return false;
 }
 
 static int launch_on = 1;
@@ -354,9 +364,9 @@ static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *p
             if (__atomic_load_n(&launch_on, __ATOMIC_RELAXED))
                 c.flags |= FL_NO_WAIT_EXEC;
             c.pgid = k ? procs[0].pid : 0;
+            /* A launched stage 0's group is made by fl_spawn() at once
+             * (setpgid() from the parent), so that the next can join it. */
             r = fl_spawn(&c, &procs[k], e);
-            if (!r && !k)
-                r = make_group(&c, &procs[0], e);
         }
         /* Only stage k reads from_before and writes to_next[1]: once it
          * holds its copies, the parent's go, so that EOF and EPIPE come
@@ -371,17 +381,25 @@ static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *p
                 close(from_before);
             /* A stage before k, launched, may have failed first: that
              * one is reported, as it would be had each stage waited for
-             * its exec (a stage whose setup blocks blocks here as it
-             * would have there, and as finish_stages() does). */
+             * its exec. Its exec is waited for here, unless its setup
+             * opens a file, which may wait for ever on what a later stage
+             * was to do (a FIFO's other end): that one is killed first,
+             * and counts as failed only if it had by then. */
+            struct fl_error before;
             size_t failed = k;
             for (size_t i = 0; i < k && failed == k; i++)
-                if (fl_launch_finish(&procs[i], NULL)) {
-                    fl_launch_finish(&procs[i], e);   /* the record again */
-                    r = e->err;
+                if (!opens_a_file(&stages[i]) && fl_launch_finish(&procs[i], NULL)) {
+                    fl_launch_finish(&procs[i], &before);   /* the record again */
                     failed = i;
                 }
-            e->stage = (int)failed + 1;
-            fl__pipeline_kill(procs, k + (procs[k].pid > 0));
+            size_t killed = kill_stages(procs, k + (procs[k].pid > 0),
+                                        failed < k ? NULL : &before);
+            failed = failed < k ? failed : killed;
+            if (failed < k) {
+                *e = before;
+                r = e->err;
+            }
+            e->stage = (int)(failed < k ? failed : k) + 1;
             return r;
         }
     }

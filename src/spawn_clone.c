@@ -137,10 +137,10 @@ static bool vm_shared;
  *
  * The probe child keeps every signal blocked (it inherits the mask set
  * here), so that none of the caller's handlers runs in it, in our memory.
- * A probe that could not start (EAGAIN from RLIMIT_NPROC or a full pids
- * cgroup) proves nothing about the memory, and the answer is kept for
- * the life of the process: it is taken as shared, and the spawn itself
- * then reports the clone's error. */
+ * A probe that could not start for want of processes or memory (EAGAIN
+ * from RLIMIT_NPROC or a full pids cgroup) proves nothing about the
+ * memory, and the answer is kept for the life of the process: it is taken
+ * as shared, and the spawn itself then reports the clone's error. */
 static void probe_vm(void)
 {
     /* Static, not on the caller's stack, which may be small; pthread_once
@@ -151,13 +151,16 @@ static void probe_vm(void)
     fl__block_signals(&old);
     pid_t pid = clone(vm_probe_entry, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
                       (void *)&seen);
+    int err = errno;
     fl__restore_signals(&old);
     if (pid > 0) {
         siginfo_t si;
         while (waitid(P_PID, (id_t)pid, &si, WEXITED) < 0 && errno == EINTR)
             ;
     }
-    vm_shared = pid < 0 || seen;
+    /* Out of processes or memory for now: no answer. Any other refusal
+     * (a sandbox's EPERM, ENOSYS) says the fork backend is the one. */
+    vm_shared = (pid < 0 && (err == EAGAIN || err == ENOMEM)) || seen;
 }
 
 bool fl__clone_vm_works(void)
@@ -184,14 +187,10 @@ static uint64_t rt_ignored;
  * placed was killed before it ran: Linux 6.18 SIGKILLs at birth every
  * child cloned into a cgroup that was once killed through cgroup.kill
  * (the library's own FL_STOP_CGROUP does that), wherever its parent is.
- * The child then writes cgroup.procs itself, as on a v1 hierarchy. */
+ * The child then writes cgroup.procs itself, as on a v1 hierarchy. Only a
+ * spawn, which waits, can see that its child never ran and start it
+ * again; a launch's child always writes cgroup.procs itself. */
 static int into_cgroup_usable = 1;
-
-void fl__clone_settled(const struct fl__plan *p)
-{
-    if (p->cgroup_fd >= 0 && !p->child_ran)
-        __atomic_store_n(&into_cgroup_usable, 0, __ATOMIC_RELAXED);
-}
 
 /* CLONE_FILES, for a child that closes every fd it is not given: it then
  * copies only the low part of the fd table (see own_fd_table in child.c),
@@ -248,7 +247,8 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     /* CLONE_INTO_CGROUP puts the child in its cgroup before it runs at
      * all. Where the kernel refuses the directory (a v1 hierarchy), the
      * child writes cgroup.procs itself and reports the exact error. */
-    if (p->cgroup_procs && __atomic_load_n(&into_cgroup_usable, __ATOMIC_RELAXED)) {
+    if (p->cgroup_procs && !p->exec_word &&
+        __atomic_load_n(&into_cgroup_usable, __ATOMIC_RELAXED)) {
         p->cgroup_fd = open(p->cmd->cgroup, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (p->cgroup_fd >= 0) {
             a.flags |= CLONE_INTO_CGROUP;
@@ -264,6 +264,7 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
                       __atomic_load_n(&files_share_usable, __ATOMIC_RELAXED);
     if (p->files_shared)
         a.flags |= CLONE_FILES;
+    p->child_ran = false;
     long pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
     if (pid >= 0 && p->files_shared && p->files_unshare_failed) {
         /* It stopped before it touched anything: start again without. */
@@ -273,12 +274,12 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         p->files_shared = p->files_unshare_failed = false;
         __atomic_store_n(&files_share_usable, 0, __ATOMIC_RELAXED);
         a.flags &= ~(uint64_t)CLONE_FILES;
+        p->child_ran = false;
         pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
     }
     /* Killed before it ran, though the clone took it: see
-     * into_cgroup_usable. Only a spawn can tell here (a launch's child may
-     * not have run yet) and start again. */
-    bool killed_at_birth = pid >= 0 && !p->exec_word && p->cgroup_fd >= 0 && !p->child_ran;
+     * into_cgroup_usable. */
+    bool killed_at_birth = pid >= 0 && p->cgroup_fd >= 0 && !p->child_ran;
     if (killed_at_birth) {
         fl__reap((pid_t)pid, *pidfd);
         *pidfd = -1;
@@ -290,6 +291,7 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         a.flags &= ~(CLONE_INTO_CGROUP | (p->box ? p->box->ns_clone : 0));
         a.flags |= namespaces(p, true);
         a.cgroup = 0;
+        p->child_ran = false;
         pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
     }
     /* Only on failure: a launch's child may be reading them by now. */
@@ -425,6 +427,12 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
         fl__reap((pid_t)pid, pidfd);
         return fl__fail_child(p, e);
     }
+    /* A launch's group must be there when the call returns, for the
+     * group calls and for a pipeline's next stage to join: the parent
+     * makes it as a shell does (setpgid() on its own child is allowed
+     * until the child execs; EACCES after, when the child made it). */
+    if (p->exec_word && (p->flags & (FL_NEW_PGROUP | FL_SETSID)) == FL_NEW_PGROUP)
+        setpgid((pid_t)pid, (pid_t)pid);
     proc->pid = (pid_t)pid;
     proc->pidfd = pidfd >= 0 || (p->flags & FL_NO_PIDFD) ? pidfd : fl__pidfd_open((pid_t)pid);
     proc->backend = FL_BACKEND_CLONE;

@@ -469,6 +469,30 @@ TEST(after_a_deadline_the_rest_of_the_group_is_read_while_it_has_its_grace)
     fl_result_free(&r);
 }
 
+TEST(a_group_member_that_ignores_the_stop_gets_sigkill_at_the_grace_s_end)
+{
+    /* The leader ends on SIGTERM; a member that ignores it holds stdout.
+     * With no end to the eof wait, only the SIGKILL at the grace's end
+     * lets the call return. */
+    NEEDS_CLOSE_OTHERS();
+    struct fl_stop_policy stop = { .scope = FL_STOP_GROUP, .grace_ms = 200 };
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/sh", "-c",
+                     "(trap '' TERM; exec sleep 30) & head -c 5000 /dev/zero; sleep 30"),
+        .flags = FL_NEW_PGROUP,
+        .backend = BACKEND,
+    };
+    struct fl_io io = { .out[0] = { .capture = true, .limit = 100, .overflow = FL_OVERFLOW_STOP },
+                        .stop = &stop, .eof_wait_ms = -1 };
+    struct fl_result r;
+    ASSERT_OK(fl_run(&cmd, &io, &r, NULL));
+    ASSERT(r.stop_requested);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    ASSERT(r.killed);
+    ASSERT(!r.out[0].eof_missed);
+    fl_result_free(&r);
+}
+
 TEST(a_process_that_ends_on_the_first_signal_is_not_reported_killed)
 {
     /* A background child keeps stdout open past the stop's grace: the

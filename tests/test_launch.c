@@ -858,8 +858,14 @@ TEST(a_just_launched_group_leader_has_its_group_for_killpg_and_stop)
 {
     NEEDS_CLOSE_OTHERS();
     for (int i = 0; i < t_scaled(20); i++) {
+        /* A group of its own, a session of its own, and a terminal of its
+         * own (which makes a session too). */
         struct fl_cmd cmd = { .argv = PROBE("sleep", "30"),
-                              .flags = i % 2 ? FL_SETSID : FL_NEW_PGROUP };
+                              .flags = i % 3 == 0 ? FL_NEW_PGROUP : i % 3 == 1 ? FL_SETSID : 0 };
+        if (i % 3 == 2)
+            cmd.stdio[2].kind = FL_PTY;
+        if (i % 3 == 2 && BACKEND == FL_BACKEND_POSIX_SPAWN)
+            continue;
         struct fl_proc p;
         launch(&cmd, &p);
         /* At once, while the child may still be at its setup: the group
@@ -924,6 +930,34 @@ TEST(a_pipeline_reports_a_launched_stage_that_failed_before_a_later_refused_one)
     ASSERT_EQ(e.stage, 2);
     ASSERT(fl_t_step_is(&e, FL_STEP_CHDIR));
     ASSERT_NULL(pl.procs);
+}
+
+TEST(a_pipeline_whose_later_stage_is_refused_does_not_wait_on_a_stage_at_its_open)
+{
+    /* Stage 1 waits in its open() of a FIFO that nobody writes; stage 2's
+     * argument is too long. The call reports stage 2 at once: a stage
+     * whose setup opens a file is not waited for, it is killed. */
+    NEEDS_CLOSE_OTHERS();
+    char *fifo = make_fifo();
+    size_t big = 200 * 1024;
+    char *arg = t_keep(malloc(big + 1));
+    memset(arg, 'x', big);
+    arg[big] = 0;
+    struct fl_cmd st[2] = {
+        { .argv = ARGV("/bin/cat"), .backend = BACKEND,
+          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } },
+        { .argv = ARGV("/bin/echo", arg), .backend = BACKEND },
+    };
+    int fd = -1;
+    if (!launches())   /* a backend that waits would wait for a writer: be one */
+        ASSERT_SYS(fd = open(fifo, O_RDWR | O_CLOEXEC));
+    struct fl_pipeline pl;
+    struct fl_error e;
+    ASSERT_ERR(fl_pipeline_spawn(st, 2, &pl, &e), E2BIG);
+    ASSERT_EQ(e.stage, 2);
+    ASSERT_EQ(e.step, FL_STEP_PREPARE);
+    if (fd >= 0)
+        close(fd);
 }
 
 static pid_t test_pid;

@@ -475,8 +475,11 @@ TEST(a_cgroup_once_killed_still_takes_new_children)
     ASSERT_EQ(write(fd, "1", 1), 1);
     close(fd);
     cmd.cgroup = dir;
-    for (int i = 0; i < 2; i++) {
+    /* A launch first, whose child writes cgroup.procs itself, then a
+     * spawn, twice (the second knows). */
+    for (int i = 0; i < 3; i++) {
         struct fl_proc p;
+        cmd.flags = i == 0 ? FL_NO_WAIT_EXEC : 0;
         SPAWN(&cmd, &p);
         char *out = t_read_all(p.stdio[1]);
         int st = t_wait(&p);

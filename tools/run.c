@@ -54,9 +54,16 @@ static const char *program_of(const struct fl_cmd *cmd)
  * is not there either (execve() looks for the file first). */
 static int too_long_status(const struct fl_cmd *cmd)
 {
+    const char *prog = program_of(cmd);
+    /* Under --chroot the program is looked for inside the new root, which
+     * fl_resolve() does not know: a path is checked there, a bare name
+     * taken as found. */
+    if (cmd->contain && cmd->contain->chroot)
+        return strchr(prog, '/') && !exec_path_exists(cmd, prog) ? EXIT_NOT_FOUND
+                                                                 : EXIT_CANNOT_EXECUTE;
     struct fl_cmd alone = *cmd;
     char buf[4096];
-    alone.argv = (char *const[]){ (char *)program_of(cmd), NULL };
+    alone.argv = (char *const[]){ (char *)prog, NULL };
     return fl_resolve(&alone, buf, sizeof buf, NULL) == ENOENT ? EXIT_NOT_FOUND
                                                                : EXIT_CANNOT_EXECUTE;
 }

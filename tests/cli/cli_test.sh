@@ -2726,6 +2726,16 @@ case_contain_unprivileged_userns() {
     [ "$(sed -n 3p "$T/out")" -le 5 ] || fail "/proc shows the host's pids: $(out)"
 }
 
+case_contain_chroot_argument_list_too_long_is_127_without_the_program() {
+    # Under --chroot the program is looked for inside the new root.
+    need_ns mount
+    mkdir -p "$T/empty"
+    local a
+    a=$(head -c 100000 /dev/zero | tr '\0' x)
+    run_fl run "${NS[@]}" --rlimit STACK=131072 --chroot "$T/empty" -- /bin/true "$a" "$a"
+    expect_status 127
+}
+
 case_contain_chroot_program_missing_inside_is_127() {
     # Not found where the child looked, inside the new root, whatever the
     # caller's own /bin holds: 127, as chroot(1) exits.
