@@ -90,9 +90,10 @@ enum fl_backend {
      * express (rlimits, umask, credentials, pdeathsig, cgroup,
      * FL_RETRY_ETXTBSY, .sigignore): it never drops a setting silently.
      * The PATH candidate is picked in the parent, as fl_resolve() picks
-     * it (a script whose #! interpreter cannot run is passed over, as
-     * exec would), so the file actions run once (an O_EXCL file, a
-     * FIFO), and a search that finds nothing starts nothing; only
+     * it (a script whose #! interpreter cannot run is passed over, and
+     * one whose #! line the kernel will not read ends the search with
+     * ENOEXEC, as exec would), so the file actions run once (an O_EXCL
+     * file, a FIFO), and a search that finds nothing starts nothing; only
      * FL_SHELL_FALLBACK, when exec refuses the format, runs them a second
      * time, for /bin/sh. posix_spawn() does not say which step failed:
      * a failure is blamed on chdir when the cwd gives that very error,
@@ -204,8 +205,11 @@ enum fl_flags {
     FL_SET_GROUPS     = 1u << 8,  /* setgroups(.ngroups, .groups) */
     /* Start from an empty environment instead of .env or environ. */
     FL_ENV_CLEAR      = 1u << 9,
-    /* A file that exec refuses with ENOEXEC (no #! line) is run with
-     * /bin/sh, as execvp() does. Off by default: such a file is an error. */
+    /* A file that exec refuses with ENOEXEC (no #! line, or one the
+     * kernel will not read: "#!" and no name, or a name that does not end
+     * within the file's first 255 bytes) is run with /bin/sh, as execvp()
+     * does. Off by default: such a file is an error, whose detail says
+     * which. */
     FL_SHELL_FALLBACK = 1u << 10,
     /* Fail with ENOTSUP instead of using a backend whose cost grows with the
      * parent's memory (FL_BACKEND_FORK). */
@@ -945,10 +949,14 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * the caller may execute (access(X_OK)); a relative candidate is checked
  * against .cwd. In a PATH search a missing file, an unsearchable directory
  * and a name too long count as "not there"; a program named with '/'
- * gets stat's own error. Returns 0, ENOENT, EACCES (only files without
- * permission were found, or a '/' name in a directory the caller may not
- * search), ENAMETOOLONG, ERANGE (buf too small), or EINVAL/E2BIG as
- * fl_spawn().
+ * gets stat's own error. A script is judged by its #! line as exec judges
+ * it: a missing interpreter is "not there", one the caller may not
+ * execute is EACCES, and a #! line the kernel will not read (see
+ * FL_SHELL_FALLBACK) ends the search with ENOEXEC, or, with
+ * FL_SHELL_FALLBACK, is the file. Returns 0, ENOENT, EACCES (only files
+ * without permission were found, or a '/' name in a directory the caller
+ * may not search), ENOEXEC, ENAMETOOLONG, ERANGE (buf too small), or
+ * EINVAL/E2BIG as fl_spawn().
  * Thread-safe, not async-signal-safe.
  */
 FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,

@@ -317,35 +317,71 @@ static void plan_empty(struct fl__plan *p)
         p->pipe_parent[i] = p->pipe_child[i] = -1;
 }
 
-size_t fl__shebang(const char *path, char *interp, size_t size)
+static bool blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* binfmt_script's parse (Linux 5.0 and later) of the first
+ * FL__BINPRM_BUF_SIZE bytes, which the kernel pads with NULs. The line ends
+ * at the first '\n' before any NUL. Without one, the interpreter's name
+ * must end (at a blank or a NUL) by the buffer's last byte: the kernel will
+ * not run a name it may have cut short, and says ENOEXEC. */
+enum fl__shebang fl__shebang(const char *path, char interp[FL__BINPRM_BUF_SIZE])
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
-        return 0;
-    char line[256];
-    ssize_t n = read(fd, line, sizeof line - 1);
+        return FL__SHEBANG_NONE;
+    char buf[FL__BINPRM_BUF_SIZE] = { 0 };
+    ssize_t n = read(fd, buf, sizeof buf);
     close(fd);
-    if (n < 3 || line[0] != '#' || line[1] != '!')
-        return 0;
-    line[n] = '\0';
-    char *s = line + 2;
-    s += strspn(s, " \t");
-    size_t len = strcspn(s, " \t\n");
-    if (len == 0 || len >= size)
-        return 0;
+    if (n < 2 || buf[0] != '#' || buf[1] != '!')
+        return FL__SHEBANG_NONE;
+    const char *last = buf + sizeof buf - 1, *end = NULL, *s;
+    for (s = buf; s <= last && *s && !end; s++)
+        if (*s == '\n')
+            end = s;
+    if (!end) {
+        for (s = buf + 2; s <= last && blank(*s); s++)
+            ;
+        while (s <= last && *s && !blank(*s))
+            s++;
+        if (s > last)
+            return FL__SHEBANG_TOO_LONG;
+        end = last;   /* the kernel ends the line there, whatever it holds */
+    }
+    while (blank(end[-1]))
+        end--;
+    for (s = buf + 2; s < end && blank(*s); s++)
+        ;
+    if (s == end)
+        return FL__SHEBANG_NO_NAME;
+    size_t len = 0;
+    while (s + len < end && s[len] && !blank(s[len]))
+        len++;
     memcpy(interp, s, len);
     interp[len] = '\0';
-    return len;
+    return len ? FL__SHEBANG_INTERP : FL__SHEBANG_EMPTY;
 }
 
-/* Can exec run the #! interpreter of path? 0, ENOENT (missing, as exec
- * says), or EACCES; 0 also for a file without a #! line. One level only:
- * an interpreter that is itself a script is taken as it is. */
+/* Can exec run the #! interpreter of path? 0 (also for a file without a
+ * #! line), ENOENT (missing, as exec says), EACCES, or ENOEXEC for a #!
+ * line the kernel will not read. One level only: an interpreter that is
+ * itself a script is taken as it is. */
 static int interpreter_status(const char *path, const char *cwd)
 {
-    char interp[256], *full = NULL;
-    if (!fl__shebang(path, interp, sizeof interp))
+    char interp[FL__BINPRM_BUF_SIZE], *full = NULL;
+    switch (fl__shebang(path, interp)) {
+    case FL__SHEBANG_NONE:
         return 0;
+    case FL__SHEBANG_EMPTY:
+        return EACCES;   /* exec opens "": the cwd, a directory */
+    case FL__SHEBANG_NO_NAME:
+    case FL__SHEBANG_TOO_LONG:
+        return ENOEXEC;
+    case FL__SHEBANG_INTERP:
+        break;
+    }
     if (interp[0] != '/' && cwd && asprintf(&full, "%s/%s", cwd, interp) < 0)
         return 0;
     const char *at = full ? full : interp;
@@ -381,8 +417,11 @@ int fl__candidate_status(const struct fl__plan *p, const char *cand, char *path,
     if (!S_ISREG(st.st_mode) || faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
         return EACCES;
     /* exec would say ENOENT or EACCES for a script whose interpreter it
-     * cannot run, and a search goes on past it. */
-    return interpreter_status(path, cwd);
+     * cannot run, and a search goes on past it; ENOEXEC for a #! line the
+     * kernel will not read, and a search stops there, where
+     * FL_SHELL_FALLBACK runs the file with /bin/sh. */
+    int r = interpreter_status(path, cwd);
+    return r == ENOEXEC && (p->flags & FL_SHELL_FALLBACK) ? 0 : r;
 }
 
 int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error *error)
