@@ -872,9 +872,13 @@ struct fl_proc {
  *            prepare), or a map's child_fd is not below the child's
  *            RLIMIT_NOFILE (step dup, index = the child fd)
  *   E2BIG    an argument or environment string longer than MAX_ARG_STRLEN
- *            (index = the string's index), or all of them together over
- *            ARG_MAX, a quarter of the stack limit (index -1);
- *            error->detail says which
+ *            (index = the string's index), or all of them together, with
+ *            their pointers and the path exec is given (the PATH
+ *            candidate), over ARG_MAX, a quarter of the stack limit
+ *            (index -1); error->detail says which. Step prepare, but in a
+ *            PATH search where some candidates fit and some do not: then
+ *            exec says it for the file it finds, if that one does not
+ *            (step exec, index = the candidate)
  *   ENAMETOOLONG  the program, .cwd or a file path is longer than PATH_MAX
  *   ENOTSUP  the chosen backend cannot express an option, or FL_NO_FORK
  *            forbids the backend

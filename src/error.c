@@ -165,6 +165,8 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
     fl__fail(e, c->err, (enum fl_step)c->step, c->index, path_of(p, c->step, c->index), "");
     if (c->step == FL_STEP_EXEC && c->err == ENOENT && c->index < 0)
         copy_str(e->detail, sizeof e->detail, "not found in PATH");
+    else if (c->step == FL_STEP_EXEC && c->err == E2BIG && c->index >= 0)
+        fl__args_too_big(p, e->path, e->detail, sizeof e->detail);
     else if (c->step == FL_STEP_EXEC && (c->index >= 0 || c->err == ENOEXEC))
         explain_exec(p, c->err, e->path, e->detail, sizeof e->detail);
     return c->err;

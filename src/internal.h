@@ -101,6 +101,8 @@ struct fl__plan {
     const char *cand_inline[1];
     char *cand_block;       /* owned: the candidates' array and strings */
     char **sh_argv;         /* FL_SHELL_FALLBACK: {"/bin/sh", cand, argv[1..]} */
+    size_t arg_bytes;       /* what exec counts of argv and envp: strings, pointers */
+    size_t arg_limit;       /* the most exec takes, with the file name too */
 
     /* fds */
     struct fl__act *acts;
@@ -177,6 +179,10 @@ FL__HIDDEN void fl__plan_close_child_ends(struct fl__plan *p);
 FL__HIDDEN void fl__plan_close_parent_ends(struct fl__plan *p);
 FL__HIDDEN int fl__plan_max_fd(const struct fl__plan *p);
 FL__HIDDEN const char *fl__program(const struct fl_cmd *cmd);
+/* Whether exec of cand would refuse the lists with E2BIG (the total over
+ * ARG_MAX); if so, detail says how far over. */
+FL__HIDDEN bool fl__args_too_big(const struct fl__plan *p, const char *cand,
+                                 char *detail, size_t size);
 /* 0 if cand is a regular file the caller may execute, else ENOENT (not
  * there: missing, or hidden in a PATH search), EACCES, ENOEXEC (a #! line
  * the kernel will not read, without FL_SHELL_FALLBACK) or another errno;

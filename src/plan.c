@@ -75,10 +75,44 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
 }
 
 /* The kernel refuses one string over MAX_ARG_STRLEN (32 pages), and all
- * of them with their pointers over a quarter of the stack limit (at least
- * the kernel's ARG_MAX, 128 KiB whatever the page size; at most 6 MiB).
- * Saying so here beats a bare E2BIG from exec. */
+ * of them with their pointers and the file name exec is given over a
+ * quarter of the stack limit (at least the kernel's ARG_MAX, 128 KiB
+ * whatever the page size; at most 6 MiB). Saying so here beats a bare
+ * E2BIG from exec. */
 #define KERNEL_ARG_MAX ((size_t)128 * 1024)
+
+/* Would exec of cand refuse the plan's lists? Then says so in detail. */
+bool fl__args_too_big(const struct fl__plan *p, const char *cand, char *detail, size_t size)
+{
+    size_t total = p->arg_bytes + strlen(cand) + 1;
+    if (total <= p->arg_limit)
+        return false;
+    snprintf(detail, size,
+             "arguments, environment and the program's path take %zu bytes, "
+             "over the %zu-byte limit (ARG_MAX)", total, p->arg_limit);
+    return true;
+}
+
+static size_t arg_limit(const struct fl__plan *p)
+{
+    struct rlimit st;
+    size_t limit = 6u << 20;
+    if (getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur / 4 < limit)
+        limit = st.rlim_cur / 4;
+    for (size_t i = 0; i < p->cmd->nrlimits; i++)
+        if (p->cmd->rlimits[i].resource == RLIMIT_STACK)
+            limit = p->cmd->rlimits[i].soft / 4 < (6u << 20)
+                        ? p->cmd->rlimits[i].soft / 4 : 6u << 20;
+    return limit < KERNEL_ARG_MAX ? KERNEL_ARG_MAX : limit;
+}
+
+/* After build_candidates(): exec counts the name it is given, the
+ * candidate, and which one runs is known only to exec (which opens the
+ * file before it counts: a missing candidate is ENOENT, not E2BIG). When
+ * even the shortest is over the limit, every exec would refuse; when the
+ * longest is not, none would. In between, exec says E2BIG for the file it
+ * finds if that one is over, and fl_resolve() says it for the file it
+ * finds: refusing here would refuse a list that exec takes. */
 static int check_sizes(struct fl__plan *p, struct fl_error *e)
 {
     long page = sysconf(_SC_PAGESIZE);
@@ -98,25 +132,21 @@ static int check_sizes(struct fl__plan *p, struct fl_error *e)
             }
             total += len;
         }
-    total += count * sizeof(char *) + strlen(fl__program(p->cmd)) + 1;
-    if (total <= KERNEL_ARG_MAX)
-        return 0;
-    struct rlimit st;
-    size_t limit = 6u << 20;
-    if (getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur / 4 < limit)
-        limit = st.rlim_cur / 4;
-    for (size_t i = 0; i < p->cmd->nrlimits; i++)
-        if (p->cmd->rlimits[i].resource == RLIMIT_STACK)
-            limit = p->cmd->rlimits[i].soft / 4 < (6u << 20)
-                        ? p->cmd->rlimits[i].soft / 4 : 6u << 20;
-    if (limit < KERNEL_ARG_MAX)
-        limit = KERNEL_ARG_MAX;
-    if (total > limit) {
-        snprintf(what, sizeof what,
-                 "arguments and environment take %zu bytes, over the %zu-byte limit (ARG_MAX)",
-                 total, limit);
-        return fl__fail(e, E2BIG, FL_STEP_PREPARE, -1, fl__program(p->cmd), what);
+    p->arg_bytes = total + count * sizeof(char *);
+    size_t shortest = 0, longest = 0;
+    for (size_t i = 0; i < p->ncands; i++) {
+        size_t len = strlen(p->cands[i]);
+        if (len < strlen(p->cands[shortest]))
+            shortest = i;
+        if (len > longest)
+            longest = len;
     }
+    p->arg_limit = KERNEL_ARG_MAX;
+    if (p->arg_bytes + longest + 1 <= KERNEL_ARG_MAX)
+        return 0;   /* under any stack limit */
+    p->arg_limit = arg_limit(p);
+    if (fl__args_too_big(p, p->cands[shortest], what, sizeof what))
+        return fl__fail(e, E2BIG, FL_STEP_PREPARE, -1, fl__program(p->cmd), what);
     return 0;
 }
 
@@ -300,9 +330,9 @@ static int plan_program(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_
     p->argv = cmd->argv;
     r = fl__env_build(cmd, p, e);
     if (!r)
-        r = check_sizes(p, e);
-    if (!r)
         r = build_candidates(p, e);
+    if (!r)
+        r = check_sizes(p, e);
     return r;
 }
 
@@ -440,6 +470,12 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
         r = ENOENT;
         for (size_t i = 0; i < p.ncands && r == ENOENT; i++) {
             int s = fl__candidate_status(&p, p.cands[i], path, sizeof path);
+            char what[FL_ERROR_DETAIL_MAX];
+            if (s == 0 && fl__args_too_big(&p, p.cands[i], what, sizeof what)) {
+                /* What exec says of this file (check_sizes() could not tell). */
+                r = fl__fail(e, E2BIG, FL_STEP_EXEC, (int)i, p.cands[i], what);
+                break;
+            }
             if (s == 0)
                 r = (size_t)snprintf(buf, size, "%s", path) < size ? 0 : ERANGE;
             else if (s == EACCES && denied < 0)
@@ -449,7 +485,7 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
         }
         if (r == ENOENT && denied >= 0)
             r = EACCES;
-        if (r)
+        if (r && r != E2BIG)
             fl__fail(e, r, FL_STEP_EXEC, r == EACCES ? denied : -1,
                      r == EACCES ? p.cands[denied] : fl__program(cmd),
                      r == ERANGE ? "buffer too small" : "");
