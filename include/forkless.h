@@ -879,7 +879,10 @@ struct fl_proc {
  *            PATH search where some candidates fit and some do not: then
  *            exec says it for the file it finds, if that one does not
  *            (step exec, index = the candidate)
- *   ENAMETOOLONG  the program, .cwd or a file path is longer than PATH_MAX
+ *   ENAMETOOLONG  the program, .cwd or a file path is longer than PATH_MAX,
+ *            or a program name without '/' longer than NAME_MAX, which no
+ *            PATH entry can hold (step exec, index -1, found before the
+ *            clone, as execvp() says it without a search)
  *   ENOTSUP  the chosen backend cannot express an option, or FL_NO_FORK
  *            forbids the backend
  *   ENOMEM, EMFILE, EAGAIN (RLIMIT_NPROC), ...   from the parent's steps

@@ -33,13 +33,23 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
         p->ncands = 1;
         return 0;
     }
+    size_t plen = strlen(prog);
+    if (plen > NAME_MAX) {
+        /* No directory holds such a name: every exec would say
+         * ENAMETOOLONG, and execvp() says it at once. Skipping each
+         * candidate as too long would say ENOENT, "no usable entry". */
+        char what[FL_ERROR_DETAIL_MAX];
+        snprintf(what, sizeof what,
+                 "the program's name is %zu bytes, longer than NAME_MAX (%d bytes)", plen, NAME_MAX);
+        return fl__fail(e, ENAMETOOLONG, FL_STEP_EXEC, -1, prog, what);
+    }
     char fallback[256];
     const char *path = fl__env_get(p->envp, "PATH");
     if (!path) {
         size_t n = confstr(_CS_PATH, fallback, sizeof fallback);
         path = (n > 0 && n <= sizeof fallback) ? fallback : "/bin:/usr/bin";
     }
-    size_t plen = strlen(prog), nseg = 1, bytes = 0;
+    size_t nseg = 1, bytes = 0;
     for (const char *s = path; *s; s++)
         nseg += *s == ':';
     bytes = nseg * sizeof(char *) + strlen(path) + nseg * (plen + 4);

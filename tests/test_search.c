@@ -116,6 +116,38 @@ TEST(a_program_named_with_a_slash_and_too_long_is_enametoolong)
     SPAWN_FAILS(&cmd, ENAMETOOLONG, FL_STEP_EXEC);
 }
 
+/* A name without '/' longer than NAME_MAX fits in no directory: exec
+ * would say ENAMETOOLONG for every candidate, and execvp() says it at
+ * once. The parent says it too, before anything starts. */
+static void name_too_long(size_t len)
+{
+    char *name = long_dir(len) + 1;
+    const char *env_set[] = { "PATH=/usr/bin:/bin", NULL };
+    struct fl_cmd cmd = { .argv = ARGV(name), .env_set = env_set, .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENAMETOOLONG, FL_STEP_EXEC);
+    ASSERT_EQ(e.index, -1);
+    ASSERT_STR_CONTAINS(e.detail, "NAME_MAX");
+    char buf[64];
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, &e), ENAMETOOLONG);
+    ASSERT_EQ(e.step, FL_STEP_EXEC);
+    ASSERT_STR_CONTAINS(e.detail, "NAME_MAX");
+}
+
+TEST(a_program_name_longer_than_name_max_is_enametoolong)
+{
+    name_too_long(NAME_MAX + 1);
+    /* NAME_MAX itself is a name: just not there. */
+    const char *env_set[] = { "PATH=/usr/bin:/bin", NULL };
+    struct fl_cmd cmd = { .argv = ARGV(long_dir(NAME_MAX) + 1), .env_set = env_set,
+                          .backend = BACKEND };
+    SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+}
+
+TEST(a_program_name_longer_than_path_max_is_enametoolong)
+{
+    name_too_long(PATH_MAX + 100);
+}
+
 /* ---- the file actions run once, wherever the program is found ----------- */
 
 /* A PATH whose first entries exist but hold no such program. */
