@@ -963,7 +963,9 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * FL_SHELL_FALLBACK, is the file. Returns 0, ENOENT, EACCES (only files
  * without permission were found, or a '/' name in a directory the caller
  * may not search), ENOEXEC, ENAMETOOLONG, ERANGE (buf too small), or
- * EINVAL/E2BIG as fl_spawn().
+ * EINVAL/E2BIG as fl_spawn(). error, when not NULL, is filled as
+ * fl_spawn() would fill it for the same failure (step, the candidate's
+ * index and path, the detail).
  * Thread-safe, not async-signal-safe.
  */
 FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,

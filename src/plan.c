@@ -475,30 +475,31 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
     plan_empty(&p);
     int r = plan_program(&p, cmd, e);
     if (!r) {
+        /* The clone child's search, and its report: the first file that
+         * runs or fails otherwise than "not here" ends it. */
         char path[PATH_MAX];
-        int denied = -1;
-        r = ENOENT;
-        for (size_t i = 0; i < p.ncands && r == ENOENT; i++) {
-            int s = fl__candidate_status(&p, p.cands[i], path, sizeof path);
-            char what[FL_ERROR_DETAIL_MAX];
-            if (s == 0 && fl__args_too_big(&p, p.cands[i], what, sizeof what)) {
-                /* What exec says of this file (check_sizes() could not tell). */
-                r = fl__fail(e, E2BIG, FL_STEP_EXEC, (int)i, p.cands[i], what);
-                break;
-            }
-            if (s == 0)
-                r = (size_t)snprintf(buf, size, "%s", path) < size ? 0 : ERANGE;
-            else if (s == EACCES && denied < 0)
+        int denied = -1, at = -1, s = ENOENT;
+        for (size_t i = 0; i < p.ncands && at < 0; i++) {
+            s = fl__candidate_status(&p, p.cands[i], path, sizeof path);
+            if (s == EACCES && denied < 0)
                 denied = (int)i;
             else if (s != ENOENT && s != EACCES)
-                r = s;
+                at = (int)i;
         }
-        if (r == ENOENT && denied >= 0)
-            r = EACCES;
-        if (r && r != E2BIG)
-            fl__fail(e, r, FL_STEP_EXEC, r == EACCES ? denied : -1,
-                     r == EACCES ? p.cands[denied] : fl__program(cmd),
-                     r == ERANGE ? "buffer too small" : "");
+        char what[FL_ERROR_DETAIL_MAX];
+        if (at >= 0 && s == 0 && fl__args_too_big(&p, p.cands[at], what, sizeof what))
+            s = E2BIG;   /* what exec says of this file; check_sizes() could not tell */
+        if (at >= 0 && s == 0) {
+            if ((size_t)snprintf(buf, size, "%s", path) >= size)
+                r = fl__fail(e, ERANGE, FL_STEP_EXEC, -1, fl__program(cmd), "buffer too small");
+        } else {
+            /* The record fl_spawn() fills from the child's report. */
+            p.cerr = at >= 0         ? (struct fl__child_err){ s, FL_STEP_EXEC, at, 0 }
+                     : denied >= 0   ? (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied, 0 }
+                     : p.ncands == 1 ? (struct fl__child_err){ s, FL_STEP_EXEC, 0, 0 }
+                                     : (struct fl__child_err){ ENOENT, FL_STEP_EXEC, -1, 0 };
+            r = fl__fail_child(&p, e);
+        }
     }
     fl__plan_free(&p);
     return r;

@@ -380,6 +380,52 @@ TEST(a_file_of_just_a_shebang_is_eacces_and_passed_over_in_a_search)
     ASSERT_NE(strcmp(buf, in_a), 0);
 }
 
+/* ---- fl_resolve() reports as fl_spawn() does ------------------------------- */
+
+/* fl_spawn() fails with err at exec, and fl_resolve() fills the very same
+ * record: index, path and detail. */
+static void resolve_reports_as_spawn(const struct fl_cmd *cmd, int err)
+{
+    struct fl_error spawned = SPAWN_FAILS(cmd, err, FL_STEP_EXEC), resolved;
+    char buf[4096];
+    ASSERT_ERR(fl_resolve(cmd, buf, sizeof buf, &resolved), err);
+    ASSERT_EQ(resolved.step, spawned.step);
+    ASSERT_EQ(resolved.index, spawned.index);
+    ASSERT_STR_EQ(resolved.path, spawned.path);
+    ASSERT_STR_EQ(resolved.detail, spawned.detail);
+}
+
+TEST(fl_resolve_reports_a_missing_interpreter_as_fl_spawn_does)
+{
+    char *d = t_tmpdir();
+    char *prog = t_write_file(d, "prog", "#!/nonexistent/interpreter\n", 0755);
+    const char *env_set[] = { t_fmt("PATH=%s", d), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("prog"), .env_set = env_set, .backend = BACKEND };
+    resolve_reports_as_spawn(&cmd, ENOENT);   /* one PATH entry */
+    struct fl_error e;
+    char buf[64];
+    fl_resolve(&cmd, buf, sizeof buf, &e);
+    ASSERT_EQ(e.index, 0);
+    ASSERT_STR_EQ(e.path, prog);
+    ASSERT_STR_CONTAINS(e.detail, "/nonexistent/interpreter");
+    cmd.argv = ARGV(prog);                    /* named with '/' */
+    resolve_reports_as_spawn(&cmd, ENOENT);
+}
+
+TEST(fl_resolve_reports_a_failed_search_as_fl_spawn_does)
+{
+    char *a = t_tmpdir(), *b = t_tmpdir();
+    const char *env_set[] = { t_fmt("PATH=%s:%s", a, b), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("prog"), .env_set = env_set, .backend = BACKEND };
+    resolve_reports_as_spawn(&cmd, ENOENT);   /* nowhere */
+    t_write_file(b, "prog", "#!/bin/sh\n", 0644);
+    resolve_reports_as_spawn(&cmd, EACCES);   /* not executable */
+    t_write_file(a, "prog", t_fmt("%s\n", shebang_of(300)), 0755);
+    resolve_reports_as_spawn(&cmd, ENOEXEC);  /* a #! line the kernel will not read */
+    cmd.argv = ARGV(t_fmt("%s/prog/x", a));   /* ENOTDIR, named with '/' */
+    resolve_reports_as_spawn(&cmd, ENOTDIR);
+}
+
 /* ---- a candidate of exactly PATH_MAX - 1 bytes ----------------------------- */
 
 TEST(a_path_candidate_of_path_max_minus_one_bytes_runs)
