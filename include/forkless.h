@@ -90,9 +90,10 @@ enum fl_backend {
      * express (rlimits, umask, credentials, pdeathsig, cgroup,
      * FL_RETRY_ETXTBSY, .sigignore): it never drops a setting silently.
      * The PATH candidate is picked in the parent, as fl_resolve() picks
-     * it (a script whose #! interpreter cannot run is passed over, as
-     * exec would), so the file actions run once (an O_EXCL file, a
-     * FIFO), and a search that finds nothing starts nothing; only
+     * it (a script whose #! interpreter cannot run is passed over, and
+     * one whose #! line the kernel will not read ends the search with
+     * ENOEXEC, as exec would), so the file actions run once (an O_EXCL
+     * file, a FIFO), and a search that finds nothing starts nothing; only
      * FL_SHELL_FALLBACK, when exec refuses the format, runs them a second
      * time, for /bin/sh. posix_spawn() does not say which step failed:
      * a failure is blamed on chdir when the cwd gives that very error,
@@ -204,8 +205,11 @@ enum fl_flags {
     FL_SET_GROUPS     = 1u << 8,  /* setgroups(.ngroups, .groups) */
     /* Start from an empty environment instead of .env or environ. */
     FL_ENV_CLEAR      = 1u << 9,
-    /* A file that exec refuses with ENOEXEC (no #! line) is run with
-     * /bin/sh, as execvp() does. Off by default: such a file is an error. */
+    /* A file that exec refuses with ENOEXEC (no #! line, or one the
+     * kernel will not read: "#!" and no name, or a name that does not end
+     * within the file's first 255 bytes) is run with /bin/sh, as execvp()
+     * does. Off by default: such a file is an error, whose detail says
+     * which. */
     FL_SHELL_FALLBACK = 1u << 10,
     /* Fail with ENOTSUP instead of using a backend whose cost grows with the
      * parent's memory (FL_BACKEND_FORK). */
@@ -873,10 +877,17 @@ struct fl_proc {
  *            prepare), or a map's child_fd is not below the child's
  *            RLIMIT_NOFILE (step dup, index = the child fd)
  *   E2BIG    an argument or environment string longer than MAX_ARG_STRLEN
- *            (index = the string's index), or all of them together over
- *            ARG_MAX, a quarter of the stack limit (index -1);
- *            error->detail says which
- *   ENAMETOOLONG  the program, .cwd or a file path is longer than PATH_MAX
+ *            (index = the string's index), or all of them together, with
+ *            their pointers and the path exec is given (the PATH
+ *            candidate), over ARG_MAX, a quarter of the stack limit
+ *            (index -1); error->detail says which. Step prepare, but in a
+ *            PATH search where some candidates fit and some do not: then
+ *            exec says it for the file it finds, if that one does not
+ *            (step exec, index = the candidate)
+ *   ENAMETOOLONG  the program, .cwd or a file path is longer than PATH_MAX,
+ *            or a program name without '/' longer than NAME_MAX, which no
+ *            PATH entry can hold (step exec, index -1, found before the
+ *            clone, as execvp() says it without a search)
  *   ENOTSUP  the chosen backend cannot express an option, or FL_NO_FORK
  *            forbids the backend
  *   ENOMEM, EMFILE, EAGAIN (RLIMIT_NPROC), ...   from the parent's steps
@@ -950,10 +961,16 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * the caller may execute (access(X_OK)); a relative candidate is checked
  * against .cwd. In a PATH search a missing file, an unsearchable directory
  * and a name too long count as "not there"; a program named with '/'
- * gets stat's own error. Returns 0, ENOENT, EACCES (only files without
- * permission were found, or a '/' name in a directory the caller may not
- * search), ENAMETOOLONG, ERANGE (buf too small), or EINVAL/E2BIG as
- * fl_spawn().
+ * gets stat's own error. A script is judged by its #! line as exec judges
+ * it: a missing interpreter is "not there", one the caller may not
+ * execute is EACCES, and a #! line the kernel will not read (see
+ * FL_SHELL_FALLBACK) ends the search with ENOEXEC, or, with
+ * FL_SHELL_FALLBACK, is the file. Returns 0, ENOENT, EACCES (only files
+ * without permission were found, or a '/' name in a directory the caller
+ * may not search), ENOEXEC, ENAMETOOLONG, ERANGE (buf too small), or
+ * EINVAL/E2BIG as fl_spawn(). error, when not NULL, is filled as
+ * fl_spawn() would fill it for the same failure (step, the candidate's
+ * index and path, the detail).
  * Thread-safe, not async-signal-safe.
  */
 FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,

@@ -71,23 +71,38 @@ int fl__fail(struct fl_error *e, int err, enum fl_step step, int index,
     return err;
 }
 
-/* exec says ENOENT for a file that exists when its #! interpreter is
- * missing, as with "#!/bin/sh\r" from a CRLF file. Name the interpreter.
- * A relative program is read from the child's cwd, where exec found it. */
-static void explain_missing_interpreter(const struct fl__plan *p, const char *path,
-                                        char *detail, size_t size)
+/* What the #! line of the file exec failed on says about exec's error,
+ * read from the child's cwd, where exec found the file. exec says ENOENT
+ * for a file that exists when its #! interpreter is missing, as with
+ * "#!/bin/sh\r" from a CRLF file: name the interpreter. */
+static void explain_exec(const struct fl__plan *p, int err, const char *path,
+                         char *detail, size_t size)
 {
-    char *full = NULL, interp[256];
+    char *full = NULL, interp[FL__BINPRM_BUF_SIZE];
     const char *cwd = p->cmd->cwd;
     if (path[0] != '/' && cwd && asprintf(&full, "%s/%s", cwd, path) < 0)
         return;
-    size_t len = fl__shebang(full ? full : path, interp, sizeof interp);
+    const char *at = full ? full : path;
+    enum fl__shebang k = fl__shebang(at, interp);
+    /* A file without execute permission is EACCES whatever its #! line. */
+    bool runnable = faccessat(AT_FDCWD, at, X_OK, AT_EACCESS) == 0;
     free(full);
-    if (!len)
-        return;
-    bool cr = interp[len - 1] == '\r';
-    snprintf(detail, size, "interpreter \"%.*s%s\" not found%s", (int)(len - cr), interp,
-             cr ? "\\r" : "", cr ? " (the file has CRLF line ends)" : "");
+    if (err == ENOENT && k == FL__SHEBANG_INTERP) {
+        size_t len = strlen(interp);
+        bool cr = interp[len - 1] == '\r';
+        snprintf(detail, size, "interpreter \"%.*s%s\" not found%s", (int)(len - cr), interp,
+                 cr ? "\\r" : "", cr ? " (the file has CRLF line ends)" : "");
+    } else if (err == EACCES && k == FL__SHEBANG_EMPTY && runnable) {
+        snprintf(detail, size, "#! names no interpreter");
+    } else if (err == ENOEXEC) {
+        const char *why = k == FL__SHEBANG_TOO_LONG
+                              ? "#! line too long for the kernel: "
+                                "the interpreter must end within 255 bytes"
+                          : k == FL__SHEBANG_NO_NAME ? "#! names no interpreter"
+                          : k == FL__SHEBANG_INTERP  ? "its interpreter is not an executable format"
+                                                     : "not an executable format and no #! line";
+        snprintf(detail, size, "%s (FL_SHELL_FALLBACK runs it with /bin/sh)", why);
+    }
 }
 
 static const char *rlimit_name(int resource)
@@ -148,13 +163,12 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
 {
     const struct fl__child_err *c = &p->cerr;
     fl__fail(e, c->err, (enum fl_step)c->step, c->index, path_of(p, c->step, c->index), "");
-    if (c->step == FL_STEP_EXEC && c->err == ENOENT && c->index >= 0)
-        explain_missing_interpreter(p, e->path, e->detail, sizeof e->detail);
     if (c->step == FL_STEP_EXEC && c->err == ENOENT && c->index < 0)
         copy_str(e->detail, sizeof e->detail, "not found in PATH");
-    if (c->step == FL_STEP_EXEC && c->err == ENOEXEC)
-        copy_str(e->detail, sizeof e->detail,
-                 "not an executable format and no #! line (FL_SHELL_FALLBACK runs it with /bin/sh)");
+    else if (c->step == FL_STEP_EXEC && c->err == E2BIG && c->index >= 0)
+        fl__args_too_big(p, e->path, e->detail, sizeof e->detail);
+    else if (c->step == FL_STEP_EXEC && (c->index >= 0 || c->err == ENOEXEC))
+        explain_exec(p, c->err, e->path, e->detail, sizeof e->detail);
     return c->err;
 }
 

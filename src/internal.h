@@ -101,6 +101,8 @@ struct fl__plan {
     const char *cand_inline[1];
     char *cand_block;       /* owned: the candidates' array and strings */
     char **sh_argv;         /* FL_SHELL_FALLBACK: {"/bin/sh", cand, argv[1..]} */
+    size_t arg_bytes;       /* what exec counts of argv and envp: strings, pointers */
+    size_t arg_limit;       /* the most exec takes, with the file name too */
 
     /* fds */
     struct fl__act *acts;
@@ -177,16 +179,30 @@ FL__HIDDEN void fl__plan_close_child_ends(struct fl__plan *p);
 FL__HIDDEN void fl__plan_close_parent_ends(struct fl__plan *p);
 FL__HIDDEN int fl__plan_max_fd(const struct fl__plan *p);
 FL__HIDDEN const char *fl__program(const struct fl_cmd *cmd);
+/* Whether exec of cand would refuse the lists with E2BIG (the total over
+ * ARG_MAX); if so, detail says how far over. */
+FL__HIDDEN bool fl__args_too_big(const struct fl__plan *p, const char *cand,
+                                 char *detail, size_t size);
 /* 0 if cand is a regular file the caller may execute, else ENOENT (not
- * there: missing, or hidden in a PATH search), EACCES or another errno;
+ * there: missing, or hidden in a PATH search), EACCES, ENOEXEC (a #! line
+ * the kernel will not read, without FL_SHELL_FALLBACK) or another errno;
  * path receives the name, made relative to the command's cwd. */
 FL__HIDDEN int fl__candidate_status(const struct fl__plan *p, const char *cand,
                                     char *path, size_t size);
-/* The #! interpreter of the file at path as the kernel reads it: the first
- * word after "#!" up to a space, a tab or the line's end (a '\r' stays
- * part of it), into interp. Returns its length; 0 without a #! line, for a
- * file that cannot be read, or a name that does not fit. */
-FL__HIDDEN size_t fl__shebang(const char *path, char *interp, size_t size);
+/* The kernel's buffer for a file's first bytes (BINPRM_BUF_SIZE). */
+#define FL__BINPRM_BUF_SIZE 256
+/* What exec makes of the #! line of the file at path. */
+enum fl__shebang {
+    FL__SHEBANG_NONE,      /* no "#!", or the file cannot be read */
+    FL__SHEBANG_INTERP,    /* interp is set: the first word after "#!", up to
+                              a blank or the line's end (a '\r' stays in it) */
+    FL__SHEBANG_EMPTY,     /* "#!" and blanks to the file's end: exec opens "",
+                              the cwd, and says EACCES */
+    FL__SHEBANG_NO_NAME,   /* "#!" and blanks to the line's end: ENOEXEC */
+    FL__SHEBANG_TOO_LONG,  /* the name does not end within the file's first
+                              255 bytes, the kernel's buffer: ENOEXEC */
+};
+FL__HIDDEN enum fl__shebang fl__shebang(const char *path, char interp[FL__BINPRM_BUF_SIZE]);
 
 /* contain_plan.c: checks .contain and .sched (0 or EINVAL), then fills
  * p->box; landlock.c builds the ruleset for it. */

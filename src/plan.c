@@ -33,13 +33,23 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
         p->ncands = 1;
         return 0;
     }
+    size_t plen = strlen(prog);
+    if (plen > NAME_MAX) {
+        /* No directory holds such a name: every exec would say
+         * ENAMETOOLONG, and execvp() says it at once. Skipping each
+         * candidate as too long would say ENOENT, "no usable entry". */
+        char what[FL_ERROR_DETAIL_MAX];
+        snprintf(what, sizeof what,
+                 "the program's name is %zu bytes, longer than NAME_MAX (%d bytes)", plen, NAME_MAX);
+        return fl__fail(e, ENAMETOOLONG, FL_STEP_EXEC, -1, prog, what);
+    }
     char fallback[256];
     const char *path = fl__env_get(p->envp, "PATH");
     if (!path) {
         size_t n = confstr(_CS_PATH, fallback, sizeof fallback);
         path = (n > 0 && n <= sizeof fallback) ? fallback : "/bin:/usr/bin";
     }
-    size_t plen = strlen(prog), nseg = 1, bytes = 0;
+    size_t nseg = 1, bytes = 0;
     for (const char *s = path; *s; s++)
         nseg += *s == ':';
     bytes = nseg * sizeof(char *) + strlen(path) + nseg * (plen + 4);
@@ -75,10 +85,44 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
 }
 
 /* The kernel refuses one string over MAX_ARG_STRLEN (32 pages), and all
- * of them with their pointers over a quarter of the stack limit (at least
- * the kernel's ARG_MAX, 128 KiB whatever the page size; at most 6 MiB).
- * Saying so here beats a bare E2BIG from exec. */
+ * of them with their pointers and the file name exec is given over a
+ * quarter of the stack limit (at least the kernel's ARG_MAX, 128 KiB
+ * whatever the page size; at most 6 MiB). Saying so here beats a bare
+ * E2BIG from exec. */
 #define KERNEL_ARG_MAX ((size_t)128 * 1024)
+
+/* Would exec of cand refuse the plan's lists? Then says so in detail. */
+bool fl__args_too_big(const struct fl__plan *p, const char *cand, char *detail, size_t size)
+{
+    size_t total = p->arg_bytes + strlen(cand) + 1;
+    if (total <= p->arg_limit)
+        return false;
+    snprintf(detail, size,
+             "arguments, environment and the program's path take %zu bytes, "
+             "over the %zu-byte limit (ARG_MAX)", total, p->arg_limit);
+    return true;
+}
+
+static size_t arg_limit(const struct fl__plan *p)
+{
+    struct rlimit st;
+    size_t limit = 6u << 20;
+    if (getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur / 4 < limit)
+        limit = st.rlim_cur / 4;
+    for (size_t i = 0; i < p->cmd->nrlimits; i++)
+        if (p->cmd->rlimits[i].resource == RLIMIT_STACK)
+            limit = p->cmd->rlimits[i].soft / 4 < (6u << 20)
+                        ? p->cmd->rlimits[i].soft / 4 : 6u << 20;
+    return limit < KERNEL_ARG_MAX ? KERNEL_ARG_MAX : limit;
+}
+
+/* After build_candidates(): exec counts the name it is given, the
+ * candidate, and which one runs is known only to exec (which opens the
+ * file before it counts: a missing candidate is ENOENT, not E2BIG). When
+ * even the shortest is over the limit, every exec would refuse; when the
+ * longest is not, none would. In between, exec says E2BIG for the file it
+ * finds if that one is over, and fl_resolve() says it for the file it
+ * finds: refusing here would refuse a list that exec takes. */
 static int check_sizes(struct fl__plan *p, struct fl_error *e)
 {
     long page = sysconf(_SC_PAGESIZE);
@@ -98,25 +142,21 @@ static int check_sizes(struct fl__plan *p, struct fl_error *e)
             }
             total += len;
         }
-    total += count * sizeof(char *) + strlen(fl__program(p->cmd)) + 1;
-    if (total <= KERNEL_ARG_MAX)
-        return 0;
-    struct rlimit st;
-    size_t limit = 6u << 20;
-    if (getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur / 4 < limit)
-        limit = st.rlim_cur / 4;
-    for (size_t i = 0; i < p->cmd->nrlimits; i++)
-        if (p->cmd->rlimits[i].resource == RLIMIT_STACK)
-            limit = p->cmd->rlimits[i].soft / 4 < (6u << 20)
-                        ? p->cmd->rlimits[i].soft / 4 : 6u << 20;
-    if (limit < KERNEL_ARG_MAX)
-        limit = KERNEL_ARG_MAX;
-    if (total > limit) {
-        snprintf(what, sizeof what,
-                 "arguments and environment take %zu bytes, over the %zu-byte limit (ARG_MAX)",
-                 total, limit);
-        return fl__fail(e, E2BIG, FL_STEP_PREPARE, -1, fl__program(p->cmd), what);
+    p->arg_bytes = total + count * sizeof(char *);
+    size_t shortest = 0, longest = 0;
+    for (size_t i = 0; i < p->ncands; i++) {
+        size_t len = strlen(p->cands[i]);
+        if (len < strlen(p->cands[shortest]))
+            shortest = i;
+        if (len > longest)
+            longest = len;
     }
+    p->arg_limit = KERNEL_ARG_MAX;
+    if (p->arg_bytes + longest + 1 <= KERNEL_ARG_MAX)
+        return 0;   /* under any stack limit */
+    p->arg_limit = arg_limit(p);
+    if (fl__args_too_big(p, p->cands[shortest], what, sizeof what))
+        return fl__fail(e, E2BIG, FL_STEP_PREPARE, -1, fl__program(p->cmd), what);
     return 0;
 }
 
@@ -300,9 +340,9 @@ static int plan_program(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_
     p->argv = cmd->argv;
     r = fl__env_build(cmd, p, e);
     if (!r)
-        r = check_sizes(p, e);
-    if (!r)
         r = build_candidates(p, e);
+    if (!r)
+        r = check_sizes(p, e);
     return r;
 }
 
@@ -317,35 +357,71 @@ static void plan_empty(struct fl__plan *p)
         p->pipe_parent[i] = p->pipe_child[i] = -1;
 }
 
-size_t fl__shebang(const char *path, char *interp, size_t size)
+static bool blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* binfmt_script's parse (Linux 5.0 and later) of the first
+ * FL__BINPRM_BUF_SIZE bytes, which the kernel pads with NULs. The line ends
+ * at the first '\n' before any NUL. Without one, the interpreter's name
+ * must end (at a blank or a NUL) by the buffer's last byte: the kernel will
+ * not run a name it may have cut short, and says ENOEXEC. */
+enum fl__shebang fl__shebang(const char *path, char interp[FL__BINPRM_BUF_SIZE])
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
-        return 0;
-    char line[256];
-    ssize_t n = read(fd, line, sizeof line - 1);
+        return FL__SHEBANG_NONE;
+    char buf[FL__BINPRM_BUF_SIZE] = { 0 };
+    ssize_t n = read(fd, buf, sizeof buf);
     close(fd);
-    if (n < 3 || line[0] != '#' || line[1] != '!')
-        return 0;
-    line[n] = '\0';
-    char *s = line + 2;
-    s += strspn(s, " \t");
-    size_t len = strcspn(s, " \t\n");
-    if (len == 0 || len >= size)
-        return 0;
+    if (n < 2 || buf[0] != '#' || buf[1] != '!')
+        return FL__SHEBANG_NONE;
+    const char *last = buf + sizeof buf - 1, *end = NULL, *s;
+    for (s = buf; s <= last && *s && !end; s++)
+        if (*s == '\n')
+            end = s;
+    if (!end) {
+        for (s = buf + 2; s <= last && blank(*s); s++)
+            ;
+        while (s <= last && *s && !blank(*s))
+            s++;
+        if (s > last)
+            return FL__SHEBANG_TOO_LONG;
+        end = last;   /* the kernel ends the line there, whatever it holds */
+    }
+    while (blank(end[-1]))
+        end--;
+    for (s = buf + 2; s < end && blank(*s); s++)
+        ;
+    if (s == end)
+        return FL__SHEBANG_NO_NAME;
+    size_t len = 0;
+    while (s + len < end && s[len] && !blank(s[len]))
+        len++;
     memcpy(interp, s, len);
     interp[len] = '\0';
-    return len;
+    return len ? FL__SHEBANG_INTERP : FL__SHEBANG_EMPTY;
 }
 
-/* Can exec run the #! interpreter of path? 0, ENOENT (missing, as exec
- * says), or EACCES; 0 also for a file without a #! line. One level only:
- * an interpreter that is itself a script is taken as it is. */
+/* Can exec run the #! interpreter of path? 0 (also for a file without a
+ * #! line), ENOENT (missing, as exec says), EACCES, or ENOEXEC for a #!
+ * line the kernel will not read. One level only: an interpreter that is
+ * itself a script is taken as it is. */
 static int interpreter_status(const char *path, const char *cwd)
 {
-    char interp[256], *full = NULL;
-    if (!fl__shebang(path, interp, sizeof interp))
+    char interp[FL__BINPRM_BUF_SIZE], *full = NULL;
+    switch (fl__shebang(path, interp)) {
+    case FL__SHEBANG_NONE:
         return 0;
+    case FL__SHEBANG_EMPTY:
+        return EACCES;   /* exec opens "": the cwd, a directory */
+    case FL__SHEBANG_NO_NAME:
+    case FL__SHEBANG_TOO_LONG:
+        return ENOEXEC;
+    case FL__SHEBANG_INTERP:
+        break;
+    }
     if (interp[0] != '/' && cwd && asprintf(&full, "%s/%s", cwd, interp) < 0)
         return 0;
     const char *at = full ? full : interp;
@@ -381,8 +457,11 @@ int fl__candidate_status(const struct fl__plan *p, const char *cand, char *path,
     if (!S_ISREG(st.st_mode) || faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
         return EACCES;
     /* exec would say ENOENT or EACCES for a script whose interpreter it
-     * cannot run, and a search goes on past it. */
-    return interpreter_status(path, cwd);
+     * cannot run, and a search goes on past it; ENOEXEC for a #! line the
+     * kernel will not read, and a search stops there, where
+     * FL_SHELL_FALLBACK runs the file with /bin/sh. */
+    int r = interpreter_status(path, cwd);
+    return r == ENOEXEC && (p->flags & FL_SHELL_FALLBACK) ? 0 : r;
 }
 
 int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error *error)
@@ -396,24 +475,31 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
     plan_empty(&p);
     int r = plan_program(&p, cmd, e);
     if (!r) {
+        /* The clone child's search, and its report: the first file that
+         * runs or fails otherwise than "not here" ends it. */
         char path[PATH_MAX];
-        int denied = -1;
-        r = ENOENT;
-        for (size_t i = 0; i < p.ncands && r == ENOENT; i++) {
-            int s = fl__candidate_status(&p, p.cands[i], path, sizeof path);
-            if (s == 0)
-                r = (size_t)snprintf(buf, size, "%s", path) < size ? 0 : ERANGE;
-            else if (s == EACCES && denied < 0)
+        int denied = -1, at = -1, s = ENOENT;
+        for (size_t i = 0; i < p.ncands && at < 0; i++) {
+            s = fl__candidate_status(&p, p.cands[i], path, sizeof path);
+            if (s == EACCES && denied < 0)
                 denied = (int)i;
             else if (s != ENOENT && s != EACCES)
-                r = s;
+                at = (int)i;
         }
-        if (r == ENOENT && denied >= 0)
-            r = EACCES;
-        if (r)
-            fl__fail(e, r, FL_STEP_EXEC, r == EACCES ? denied : -1,
-                     r == EACCES ? p.cands[denied] : fl__program(cmd),
-                     r == ERANGE ? "buffer too small" : "");
+        char what[FL_ERROR_DETAIL_MAX];
+        if (at >= 0 && s == 0 && fl__args_too_big(&p, p.cands[at], what, sizeof what))
+            s = E2BIG;   /* what exec says of this file; check_sizes() could not tell */
+        if (at >= 0 && s == 0) {
+            if ((size_t)snprintf(buf, size, "%s", path) >= size)
+                r = fl__fail(e, ERANGE, FL_STEP_EXEC, -1, fl__program(cmd), "buffer too small");
+        } else {
+            /* The record fl_spawn() fills from the child's report. */
+            p.cerr = at >= 0         ? (struct fl__child_err){ s, FL_STEP_EXEC, at, 0 }
+                     : denied >= 0   ? (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied, 0 }
+                     : p.ncands == 1 ? (struct fl__child_err){ s, FL_STEP_EXEC, 0, 0 }
+                                     : (struct fl__child_err){ ENOENT, FL_STEP_EXEC, -1, 0 };
+            r = fl__fail_child(&p, e);
+        }
     }
     fl__plan_free(&p);
     return r;

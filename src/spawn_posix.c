@@ -267,8 +267,10 @@ static int pick_candidate(struct fl__plan *p, size_t *pick)
     free(path);
     if (r == 0 || p->cerr.err)
         return r;
-    p->cerr = denied >= 0 ? (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied, 0 }
-                          : (struct fl__child_err){ ENOENT, FL_STEP_EXEC, -1, 0 };
+    /* As the clone child ends its search (exec_candidates()). */
+    p->cerr = denied >= 0    ? (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied, 0 }
+              : p->ncands == 1 ? (struct fl__child_err){ r, FL_STEP_EXEC, 0, 0 }
+                               : (struct fl__child_err){ ENOENT, FL_STEP_EXEC, -1, 0 };
     return p->cerr.err;
 }
 

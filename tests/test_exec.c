@@ -771,6 +771,99 @@ TEST(arguments_above_arg_max_are_e2big)
     ASSERT_NULL(strstr(e.detail, "MAX_ARG_STRLEN"));
 }
 
+/* ---- ARG_MAX counts the file name exec is given ---------------------------- */
+
+/* argv for the program named prog, run with the environment env alone,
+ * that exec of file counts as exactly bytes: its strings with their NULs,
+ * one pointer each, and file with its NUL. */
+static char **args_totalling(const char *prog, const char *env, const char *file, size_t bytes)
+{
+    enum { CHUNK = 100000, COST = sizeof(char *) + 1 };   /* a string's bytes beyond its length */
+    size_t fixed = strlen(prog) + COST + strlen(env) + COST + strlen(file) + 1;
+    ASSERT(bytes > fixed + 2 * COST);
+    size_t rem = bytes - fixed, n = 1;
+    char **argv = t_keep(calloc(rem / CHUNK + 3, sizeof *argv));
+    char *chunk = string_of(CHUNK, 'y');
+    argv[0] = (char *)prog;
+    while (rem > 0) {
+        size_t len = rem - COST > CHUNK ? CHUNK : rem - COST;
+        if (rem - COST - len > 0 && rem - COST - len < COST)
+            len -= COST;   /* leave room for one more string */
+        argv[n++] = chunk + (CHUNK - len);
+        rem -= len + COST;
+    }
+    return argv;
+}
+
+/* A symlink to /bin/true named fl-true in dir. */
+static char *true_in(const char *dir)
+{
+    char *f = t_fmt("%s/fl-true", dir);
+    ASSERT_SYS(symlink("/bin/true", f));
+    return f;
+}
+
+TEST(arg_max_counts_the_path_candidate_at_the_boundary)
+{
+    /* The kernel counts "<dir>/fl-true", not "fl-true": one byte over with
+     * it is E2BIG, found before the clone; exactly at the limit runs. */
+    char *d = t_tmpdir();
+    char *file = true_in(d);
+    const char *env[] = { t_fmt("PATH=%s", d), NULL };
+    size_t limit = (size_t)kernel_arg_max();
+    struct fl_cmd cmd = { .argv = args_totalling("fl-true", env[0], file, limit),
+                          .flags = FL_ENV_CLEAR, .env_set = env, .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+
+    cmd.argv = args_totalling("fl-true", env[0], file, limit + 1);
+    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_PREPARE);
+    ASSERT_STR_CONTAINS(e.detail, "ARG_MAX");
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, &e), E2BIG);
+    ASSERT_EQ(e.step, FL_STEP_PREPARE);
+}
+
+TEST(arg_max_is_judged_for_the_candidate_exec_finds)
+{
+    /* PATH=<long>:<short>. With the short candidate the lists fit, with
+     * the long one they are one byte over: which counts is the file exec
+     * finds. */
+    char *shortd = t_tmpdir();
+    char *longd = t_fmt("%s/%s", t_tmpdir(), string_of(100, 'l'));
+    ASSERT_SYS(mkdir(longd, 0755));
+    const char *env[] = { t_fmt("PATH=%s:%s", longd, shortd), NULL };
+    size_t limit = (size_t)kernel_arg_max();
+    char *in_short = t_fmt("%s/fl-true", shortd), *in_long = t_fmt("%s/fl-true", longd);
+    struct fl_cmd cmd = { .argv = args_totalling("fl-true", env[0], in_short, limit),
+                          .flags = FL_ENV_CLEAR, .env_set = env, .backend = BACKEND };
+    ASSERT_GT(strlen(in_long), strlen(in_short));
+
+    /* Found in the short entry: it runs, whatever the long one would. */
+    true_in(shortd);
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    ASSERT_STR_EQ(buf, in_short);
+
+    /* Found in the long entry: exec says E2BIG for it, and so does
+     * fl_resolve(), naming it. */
+    true_in(longd);
+    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_EXEC);
+    ASSERT_EQ(e.index, 0);
+    ASSERT_STR_EQ(e.path, in_long);
+    ASSERT_STR_CONTAINS(e.detail, "ARG_MAX");
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, &e), E2BIG);
+    ASSERT_EQ(e.step, FL_STEP_EXEC);
+    ASSERT_EQ(e.index, 0);
+    ASSERT_STR_EQ(e.path, in_long);
+    ASSERT_STR_CONTAINS(e.detail, "ARG_MAX");
+}
+
 /* The program is open for writing (here by the test itself, for good):
  * exec fails with ETXTBSY, reported as such, at once or after the retries. */
 TEST(a_program_open_for_writing_is_etxtbsy_at_exec)

@@ -147,6 +147,38 @@ TEST(a_program_named_with_a_slash_and_too_long_is_enametoolong)
     SPAWN_FAILS(&cmd, ENAMETOOLONG, FL_STEP_EXEC);
 }
 
+/* A name without '/' longer than NAME_MAX fits in no directory: exec
+ * would say ENAMETOOLONG for every candidate, and execvp() says it at
+ * once. The parent says it too, before anything starts. */
+static void name_too_long(size_t len)
+{
+    char *name = long_dir(len) + 1;
+    const char *env_set[] = { "PATH=/usr/bin:/bin", NULL };
+    struct fl_cmd cmd = { .argv = ARGV(name), .env_set = env_set, .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENAMETOOLONG, FL_STEP_EXEC);
+    ASSERT_EQ(e.index, -1);
+    ASSERT_STR_CONTAINS(e.detail, "NAME_MAX");
+    char buf[64];
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, &e), ENAMETOOLONG);
+    ASSERT_EQ(e.step, FL_STEP_EXEC);
+    ASSERT_STR_CONTAINS(e.detail, "NAME_MAX");
+}
+
+TEST(a_program_name_longer_than_name_max_is_enametoolong)
+{
+    name_too_long(NAME_MAX + 1);
+    /* NAME_MAX itself is a name: just not there. */
+    const char *env_set[] = { "PATH=/usr/bin:/bin", NULL };
+    struct fl_cmd cmd = { .argv = ARGV(long_dir(NAME_MAX) + 1), .env_set = env_set,
+                          .backend = BACKEND };
+    SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+}
+
+TEST(a_program_name_longer_than_path_max_is_enametoolong)
+{
+    name_too_long(PATH_MAX + 100);
+}
+
 /* ---- the file actions run once, wherever the program is found ----------- */
 
 /* A PATH whose first entries exist but hold no such program. */
@@ -288,6 +320,141 @@ TEST(a_missing_interpreter_is_read_from_the_childs_cwd)
     ASSERT_SYS(chdir(old));
     free(old);
     ASSERT_STR_EQ(e.detail, "");
+}
+
+/* ---- #! lines the kernel will not read ------------------------------------ */
+
+/* "#!/aaa...": a #! line whose interpreter name is n bytes long. */
+static char *shebang_of(size_t n)
+{
+    char *s = t_keep(malloc(n + 3));
+    memcpy(s, "#!/", 3);
+    memset(s + 3, 'a', n - 1);
+    s[n + 2] = '\0';
+    return s;
+}
+
+/* PATH=a:b, a/fl-script holds content, b/fl-script runs. */
+static struct fl_cmd two_scripts(const char *content, char **in_a)
+{
+    char *a = t_tmpdir(), *b = t_tmpdir();
+    *in_a = t_write_file(a, "fl-script", content, 0755);
+    t_write_file(b, "fl-script", "#!/bin/sh\nexit 0\n", 0755);
+    const char **env_set = t_keep(calloc(2, sizeof *env_set));
+    env_set[0] = t_fmt("PATH=%s:%s", a, b);
+    static char *const argv[] = { "fl-script", NULL };
+    return (struct fl_cmd){ .argv = argv, .env_set = env_set, .backend = BACKEND };
+}
+
+TEST(a_path_search_stops_at_a_shebang_too_long_for_the_kernel)
+{
+    /* The kernel reads 256 bytes; an interpreter name not ended within
+     * them is ENOEXEC (Linux 5.0 and later), and exec stops there. */
+    char *in_a;
+    struct fl_cmd cmd = two_scripts(t_fmt("%s\nexit 7\n", shebang_of(300)), &in_a);
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOEXEC, FL_STEP_EXEC);
+    ASSERT_EQ(e.index, 0);
+    ASSERT_STR_EQ(e.path, in_a);
+    ASSERT_STR_CONTAINS(e.detail, "#! line too long for the kernel");
+    char buf[4096];
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, NULL), ENOEXEC);
+}
+
+TEST(a_shebang_too_long_for_the_kernel_runs_with_shell_fallback)
+{
+    char *in_a;
+    struct fl_cmd cmd = two_scripts(t_fmt("%s\nexit 7\n", shebang_of(300)), &in_a);
+    cmd.flags = FL_SHELL_FALLBACK;
+    int st;
+    t_run(&cmd, &st);
+    ASSERT_EXITED(st, 7);
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    ASSERT_STR_EQ(buf, in_a);
+}
+
+TEST(an_interpreter_name_ending_at_the_kernels_last_byte_is_read)
+{
+    /* "#!" and 253 bytes of name fill 255: the name ends in the buffer's
+     * last byte, and a missing interpreter is passed over; 254 bytes do
+     * not fit. */
+    search_passes_over(t_tmpdir(), t_fmt("%s x", shebang_of(253)));
+    char *in_a;
+    struct fl_cmd cmd = two_scripts(t_fmt("%s\nexit 7\n", shebang_of(254)), &in_a);
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOEXEC, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.path, in_a);
+    ASSERT_STR_CONTAINS(e.detail, "#! line too long for the kernel");
+}
+
+TEST(a_shebang_naming_no_interpreter_is_enoexec_saying_so)
+{
+    char *d = t_tmpdir();
+    char *f = t_write_file(d, "prog", "#!  \necho hi\n", 0755);
+    struct fl_cmd cmd = { .argv = ARGV(f), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOEXEC, FL_STEP_EXEC);
+    ASSERT_STR_CONTAINS(e.detail, "#! names no interpreter");
+}
+
+TEST(a_file_of_just_a_shebang_is_eacces_and_passed_over_in_a_search)
+{
+    /* exec opens the empty name, the cwd: a directory, EACCES. */
+    char *in_a;
+    struct fl_cmd cmd = two_scripts("#!", &in_a);
+    struct fl_cmd direct = { .argv = ARGV(in_a), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&direct, EACCES, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.detail, "#! names no interpreter");
+    int st;
+    t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    ASSERT_NE(strcmp(buf, in_a), 0);
+}
+
+/* ---- fl_resolve() reports as fl_spawn() does ------------------------------- */
+
+/* fl_spawn() fails with err at exec, and fl_resolve() fills the very same
+ * record: index, path and detail. */
+static void resolve_reports_as_spawn(const struct fl_cmd *cmd, int err)
+{
+    struct fl_error spawned = SPAWN_FAILS(cmd, err, FL_STEP_EXEC), resolved;
+    char buf[4096];
+    ASSERT_ERR(fl_resolve(cmd, buf, sizeof buf, &resolved), err);
+    ASSERT_EQ(resolved.step, spawned.step);
+    ASSERT_EQ(resolved.index, spawned.index);
+    ASSERT_STR_EQ(resolved.path, spawned.path);
+    ASSERT_STR_EQ(resolved.detail, spawned.detail);
+}
+
+TEST(fl_resolve_reports_a_missing_interpreter_as_fl_spawn_does)
+{
+    char *d = t_tmpdir();
+    char *prog = t_write_file(d, "prog", "#!/nonexistent/interpreter\n", 0755);
+    const char *env_set[] = { t_fmt("PATH=%s", d), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("prog"), .env_set = env_set, .backend = BACKEND };
+    resolve_reports_as_spawn(&cmd, ENOENT);   /* one PATH entry */
+    struct fl_error e;
+    char buf[64];
+    fl_resolve(&cmd, buf, sizeof buf, &e);
+    ASSERT_EQ(e.index, 0);
+    ASSERT_STR_EQ(e.path, prog);
+    ASSERT_STR_CONTAINS(e.detail, "/nonexistent/interpreter");
+    cmd.argv = ARGV(prog);                    /* named with '/' */
+    resolve_reports_as_spawn(&cmd, ENOENT);
+}
+
+TEST(fl_resolve_reports_a_failed_search_as_fl_spawn_does)
+{
+    char *a = t_tmpdir(), *b = t_tmpdir();
+    const char *env_set[] = { t_fmt("PATH=%s:%s", a, b), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("prog"), .env_set = env_set, .backend = BACKEND };
+    resolve_reports_as_spawn(&cmd, ENOENT);   /* nowhere */
+    t_write_file(b, "prog", "#!/bin/sh\n", 0644);
+    resolve_reports_as_spawn(&cmd, EACCES);   /* not executable */
+    t_write_file(a, "prog", t_fmt("%s\n", shebang_of(300)), 0755);
+    resolve_reports_as_spawn(&cmd, ENOEXEC);  /* a #! line the kernel will not read */
+    cmd.argv = ARGV(t_fmt("%s/prog/x", a));   /* ENOTDIR, named with '/' */
+    resolve_reports_as_spawn(&cmd, ENOTDIR);
 }
 
 /* ---- a candidate of exactly PATH_MAX - 1 bytes ----------------------------- */

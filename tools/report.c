@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include "cli.h"
@@ -25,10 +26,17 @@ void report_time(const char *who, const struct fl_result *r)
 void reword_error(struct fl_error *e, const char *shell_fallback, unsigned cmd_flags)
 {
     if (e->step == FL_STEP_EXEC && e->err == ENOEXEC) {
-        bool hint = shell_fallback && !(cmd_flags & FL_SHELL_FALLBACK);
-        snprintf(e->detail, sizeof e->detail, "not an executable format and no #! line%s%s%s",
-                 hint ? "; " : "", hint ? shell_fallback : "",
-                 hint ? " runs it with /bin/sh" : "");
+        /* The library's cause stays (no #! line, or one the kernel will
+         * not read); its hint names the library's flag. */
+        char *flag_hint = strstr(e->detail, " (FL_SHELL_FALLBACK");
+        if (flag_hint)
+            *flag_hint = '\0';
+        if (!e->detail[0])
+            snprintf(e->detail, sizeof e->detail, "not an executable format and no #! line");
+        size_t n = strlen(e->detail);
+        if (shell_fallback && !(cmd_flags & FL_SHELL_FALLBACK))
+            snprintf(e->detail + n, sizeof e->detail - n, "; %s runs it with /bin/sh",
+                     shell_fallback);
     } else if (e->step == FL_STEP_CLONE && (e->err == EMFILE || e->err == ENFILE)) {
         /* forkless needs the pidfd (it waits on it): the limit is the cause. */
         snprintf(e->detail, sizeof e->detail, "no fd left for the program's pidfd: %s",

@@ -224,6 +224,18 @@ case_error_hints_name_cli_options() {
     ! grep -q FL_ "$T/err" || fail "names a library flag: $(err)"
 }
 
+# The cause stays the library's: here a #! line, but one too long for the
+# kernel to read.
+case_exit_126_shebang_too_long_says_so() {
+    { printf '#!/'; printf 'a%.0s' $(seq 300); printf '\necho ran\n'; } >"$T/script"
+    chmod 755 "$T/script"
+    run_fl run -- "$T/script"
+    expect_status 126
+    expect_err_has "#! line too long for the kernel"
+    expect_err_has "; --shell-fallback runs it with /bin/sh)"
+    ! grep -q -e FL_ -e "no #! line" "$T/err" || fail "says the wrong cause: $(err)"
+}
+
 case_exit_126_missing_interpreter() {
     # The program is found; its #! interpreter is not: the program cannot
     # be executed (126), it is not "not found" (127).
