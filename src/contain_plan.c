@@ -108,7 +108,7 @@ static int check_contain(const struct fl_contain *c, struct fl_error *e)
     return 0;
 }
 
-#define FL__CPUS_SIZE_MAX (64 * 1024)
+#define FL__CPUS_SIZE_MAX ((size_t)64 * 1024)
 
 static int check_sched(const struct fl_sched *s, struct fl_error *e)
 {

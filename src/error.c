@@ -162,13 +162,16 @@ static const char *path_of(const struct fl__plan *p, int step, int index)
 int fl__fail_child(struct fl__plan *p, struct fl_error *e)
 {
     const struct fl__child_err *c = &p->cerr;
-    fl__fail(e, c->err, (enum fl_step)c->step, c->index, path_of(p, c->step, c->index), "");
+    /* The whole path, not e->path, which is cut at FL_ERROR_PATH_MAX: the
+     * detail reads that file. */
+    const char *path = path_of(p, c->step, c->index);
+    fl__fail(e, c->err, (enum fl_step)c->step, c->index, path, "");
     if (c->step == FL_STEP_EXEC && c->err == ENOENT && c->index < 0)
         copy_str(e->detail, sizeof e->detail, "not found in PATH");
     else if (c->step == FL_STEP_EXEC && c->err == E2BIG && c->index >= 0)
-        fl__args_too_big(p, e->path, e->detail, sizeof e->detail);
+        fl__args_too_big(p, path, e->detail, sizeof e->detail);
     else if (c->step == FL_STEP_EXEC && (c->index >= 0 || c->err == ENOEXEC))
-        explain_exec(p, c->err, e->path, e->detail, sizeof e->detail);
+        explain_exec(p, c->err, path, e->detail, sizeof e->detail);
     return c->err;
 }
 

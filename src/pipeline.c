@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -324,12 +325,22 @@ static int finish_stages(struct fl_proc *procs, size_t n, struct fl_error *e)
     return r;
 }
 
-/* Does the stage's setup open a file (FL_FILE), which may block? */
-static bool opens_a_file(const struct fl_cmd *c)
+/* May the stage's setup block in an open() (FL_FILE) on something other
+ * than a regular file or a directory, or a missing one, which open() takes
+ * or refuses at once: a FIFO, a device? A path the parent cannot see as
+ * the child will (relative to .cwd, under .chroot) counts as one. */
+static bool open_may_block(const struct fl_cmd *c)
 {
-    for (int i = 0; i < 3; i++)
-        if (c->stdio[i].kind == FL_FILE)
+    for (int i = 0; i < 3; i++) {
+        const char *path = c->stdio[i].path;
+        if (c->stdio[i].kind != FL_FILE)
+            continue;
+        if ((path[0] != '/' && c->cwd) || (c->contain && c->contain->chroot))
             return true;
+        struct stat st;
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+            return true;
+    }
     return false;
 }
 
@@ -382,21 +393,25 @@ static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *p
             /* A stage before k, launched, may have failed first: that
              * one is reported, as it would be had each stage waited for
              * its exec. Its exec is waited for here, unless its setup
-             * opens a file, which may wait for ever on what a later stage
-             * was to do (a FIFO's other end): that one is killed first,
-             * and counts as failed only if it had by then. */
-            struct fl_error before;
+             * may wait for ever on what a later stage was to do (a FIFO's
+             * other end): that one is killed first, and counts as failed
+             * only if it had by then. */
+            struct fl_error waited, killed;
             size_t failed = k;
             for (size_t i = 0; i < k && failed == k; i++)
-                if (!opens_a_file(&stages[i]) && fl_launch_finish(&procs[i], NULL)) {
-                    fl_launch_finish(&procs[i], &before);   /* the record again */
+                if (!open_may_block(&stages[i]) && fl_launch_finish(&procs[i], NULL)) {
+                    fl_launch_finish(&procs[i], &waited);   /* the record again */
                     failed = i;
                 }
-            size_t killed = kill_stages(procs, k + (procs[k].pid > 0),
-                                        failed < k ? NULL : &before);
-            failed = failed < k ? failed : killed;
+            /* One that may block, before that one, may have failed too:
+             * the lower of the two is the first. */
+            size_t at_kill = kill_stages(procs, k + (procs[k].pid > 0), &killed);
+            if (at_kill < failed) {
+                failed = at_kill;
+                waited = killed;
+            }
             if (failed < k) {
-                *e = before;
+                *e = waited;
                 r = e->err;
             }
             e->stage = (int)(failed < k ? failed : k) + 1;

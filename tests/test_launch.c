@@ -960,6 +960,28 @@ TEST(a_pipeline_whose_later_stage_is_refused_does_not_wait_on_a_stage_at_its_ope
         close(fd);
 }
 
+TEST(a_pipeline_reports_the_first_failed_stage_even_one_that_opens_a_file)
+{
+    /* Stage 1 cannot open its stdin, stage 2 cannot exec, stage 3's name
+     * is refused in the parent: stage 1 is the first to have failed. */
+    NEEDS_CLOSE_OTHERS();
+    char name[300];
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = 0;
+    struct fl_cmd st[3] = {
+        { .argv = ARGV("/bin/cat"), .backend = BACKEND,
+          .stdio = { [0] = { .kind = FL_FILE, .path = "/nonexistent/in" } } },
+        { .argv = ARGV("/nonexistent/prog"), .backend = BACKEND },
+        { .argv = ARGV(name), .backend = BACKEND },
+    };
+    struct fl_pipeline pl;
+    struct fl_error e;
+    ASSERT_ERR(fl_pipeline_spawn(st, 3, &pl, &e), ENOENT);
+    ASSERT_EQ(e.stage, 1);
+    if (BACKEND != FL_BACKEND_POSIX_SPAWN)
+        ASSERT_EQ(e.step, FL_STEP_OPEN);
+}
+
 static pid_t test_pid;
 static volatile sig_atomic_t handler_ran_elsewhere;
 

@@ -97,6 +97,22 @@ TEST(a_file_that_cannot_be_opened_comes_before_a_program_not_found)
                                                              : "/nonexistent/in");
 }
 
+TEST(the_detail_of_a_path_longer_than_the_record_still_names_the_interpreter)
+{
+    /* The record keeps FL_ERROR_PATH_MAX - 1 bytes of the path; the
+     * detail is worked out from the whole one. */
+    char *dir = t_tmpdir();
+    while (strlen(dir) < FL_ERROR_PATH_MAX + 100) {
+        dir = t_fmt("%s/%s", dir, "dddddddddddddddddddddddddddddddddddddddddddddddddd");
+        ASSERT_SYS(mkdir(dir, 0700));
+    }
+    char *prog = t_write_file(dir, "prog", "#!/nonexistent/pyhton\n", 0755);
+    struct fl_cmd cmd = { .argv = ARGV(prog), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_EQ(strlen(e.path), FL_ERROR_PATH_MAX - 1);
+    ASSERT_STR_CONTAINS(e.detail, "/nonexistent/pyhton");
+}
+
 TEST(a_relative_program_without_exec_permission_under_cwd_is_eacces)
 {
     char *d = t_tmpdir();

@@ -61,11 +61,28 @@ static int too_long_status(const struct fl_cmd *cmd)
     if (cmd->contain && cmd->contain->chroot)
         return strchr(prog, '/') && !exec_path_exists(cmd, prog) ? EXIT_NOT_FOUND
                                                                  : EXIT_CANNOT_EXECUTE;
-    struct fl_cmd alone = *cmd;
+    /* The program alone, with the child's PATH and nothing else, so that
+     * no size can be too big for the look. */
+    const char *search = NULL;
+    for (size_t i = 0; cmd->env_set && cmd->env_set[i]; i++)
+        if (strncmp(cmd->env_set[i], "PATH=", 5) == 0)
+            search = cmd->env_set[i];
+    bool unset = cmd->flags & FL_ENV_CLEAR;
+    for (size_t i = 0; cmd->env_unset && cmd->env_unset[i]; i++)
+        unset |= strcmp(cmd->env_unset[i], "PATH") == 0;
+    char *path_var = NULL;
+    if (!search && !unset && getenv("PATH") &&
+        asprintf(&path_var, "PATH=%s", getenv("PATH")) >= 0)
+        search = path_var;
+    struct fl_cmd alone = { .argv = (char *const[]){ (char *)prog, NULL }, .path = cmd->path,
+                            .cwd = cmd->cwd, .flags = cmd->flags & FL_PATH_RELATIVE,
+                            .env = (char *const[]){ (char *)search, NULL } };
+    if (!search)
+        alone.env = (char *const[]){ NULL };
     char buf[4096];
-    alone.argv = (char *const[]){ (char *)prog, NULL };
-    return fl_resolve(&alone, buf, sizeof buf, NULL) == ENOENT ? EXIT_NOT_FOUND
-                                                               : EXIT_CANNOT_EXECUTE;
+    int r = fl_resolve(&alone, buf, sizeof buf, NULL);
+    free(path_var);
+    return r == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
 }
 
 bool empty_program(const struct fl_cmd *cmd, const struct fl_error *e)

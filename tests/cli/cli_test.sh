@@ -115,6 +115,9 @@ case_argument_list_too_long_is_126_or_127() {
     expect_err_has 'Argument list too long'
     run_fl run --rlimit STACK=131072 -- fl-no-such-program "$a" "$a"
     expect_status 127
+    # Too big by the environment alone: still 127 for a missing program.
+    BIG_A=$a BIG_B=$a run_fl run --rlimit STACK=131072 -- fl-no-such-program
+    expect_status 127
 }
 
 case_exit_signal() {
