@@ -22,14 +22,11 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
-int print_stdout(void (*print)(void))
+/* As coreutils' close_stdout(): output that did not reach stdout
+ * (>/dev/full, a closed fd 1) must not pass for a success. Returns 0 or
+ * EXIT_FORKLESS_ERROR, with the message. */
+static int stdout_written(void)
 {
-    /* As coreutils' close_stdout(): output that did not reach stdout
-     * (>/dev/full, a closed fd 1) must not pass for a success. errno is
-     * cleared first: after a write failed inside print, fflush() may
-     * have nothing left to write, and errno is then that write's. */
-    errno = 0;
-    print();
     if (fflush(stdout) == 0 && !ferror(stdout))
         return 0;
     if (errno)
@@ -37,6 +34,15 @@ int print_stdout(void (*print)(void))
     else
         cli_error("write error");
     return EXIT_FORKLESS_ERROR;
+}
+
+int print_stdout(void (*print)(void))
+{
+    /* errno is cleared first: after a write failed inside print, fflush()
+     * may have nothing left to write, and errno is then that write's. */
+    errno = 0;
+    print();
+    return stdout_written();
 }
 
 void print_version(void)
@@ -81,7 +87,11 @@ int main(int argc, char **argv)
         return pipe_main(argc - 1, argv + 1);
     if (strcmp(command, "bench") == 0) {
 #ifdef FL_HAVE_BENCH
-        return fl_bench_main(argc - 1, argv + 1);
+        /* The tables go to stdout: lost, they are no success either. */
+        errno = 0;
+        int r = fl_bench_main(argc - 1, argv + 1);
+        int w = stdout_written();
+        return r ? r : w;
 #else
         cli_error("bench: this build has no benchmarks");
         return EXIT_FORKLESS_ERROR;

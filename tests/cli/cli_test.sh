@@ -1715,9 +1715,12 @@ case_help_options_and_differences() {
 # coreutils (env --help >/dev/full: "write error", 125), not a success.
 case_help_write_error() {
     [ -w /dev/full ] || skip "no /dev/full"
-    local args
+    local args more=()
     : >"$T/out"
-    for args in --help -h --version "run --help" "run -h" "run --version" "pipe --help"; do
+    # A build with the benchmarks: their help, and their tables, too.
+    "$FL" bench --help >/dev/null 2>&1 && more=("bench --help" "bench heap --help")
+    for args in --help -h --version "run --help" "run -h" "run --version" "pipe --help" \
+                "${more[@]}"; do
         # shellcheck disable=SC2086
         "$FL" $args >/dev/full 2>"$T/err"
         STATUS=$?
