@@ -310,6 +310,10 @@ static void start_stop(struct xchg *x)
 }
 
 /* A sink that asks for the stop: act on it once for each reason. */
+/* How long after the stop's SIGKILL the outputs may still reach their
+ * end (the killed close them as they exit) before the eof wait gives up. */
+#define KILLED_EOF_NS (100 * 1000000LL)
+
 /* Is anything left for the stop's SIGKILL: a process, or the rest of a
  * group or cgroup? */
 static bool stop_reaches_something(const struct xchg *x)
@@ -397,6 +401,14 @@ static void give_up_eof(struct xchg *x)
     }
 }
 
+/* Once the stop has sent SIGKILL, the eof wait ends no sooner than
+ * KILLED_EOF_NS from now: the killed close the pipes as they exit. */
+static void give_the_killed_a_moment(struct xchg *x, long long now)
+{
+    if (x->stop->killed && x->eof_at_ns >= 0 && x->eof_at_ns < now + KILLED_EOF_NS)
+        x->eof_at_ns = now + KILLED_EOF_NS;
+}
+
 /* After the processes have all ended: the time left for the outputs. */
 static void start_eof_wait(struct xchg *x)
 {
@@ -414,6 +426,7 @@ static void start_eof_wait(struct xchg *x)
         limit = rest;
     if (limit >= 0 && limit < x->eof_at_ns)
         x->eof_at_ns = limit > now ? limit : now;
+    give_the_killed_a_moment(x, now);
 }
 
 static void handle_events(struct xchg *x, size_t npfd)
@@ -472,9 +485,14 @@ static bool step(struct xchg *x)
         start_stop(x);
     }
     /* SIGKILL at the grace's end: for the processes while one is left,
-     * and for the rest of a group or cgroup the stop reaches. */
+     * and for the rest of a group or cgroup the stop reaches. Those it
+     * kills let go of the pipes a moment later: the eof wait, which may
+     * end at that very time, gives them the moment. */
+    bool killed = x->stop->killed;
     if (stop_reaches_something(x))
         fl__stop_tick(x->stop);
+    if (!killed && x->stop->killed)
+        give_the_killed_a_moment(x, now);
     if (x->nended == x->n && x->eof_at_ns < 0)
         start_eof_wait(x);
     if (x->eof_at_ns >= 0 && now >= x->eof_at_ns)

@@ -493,6 +493,28 @@ TEST(a_group_member_that_ignores_the_stop_gets_sigkill_at_the_grace_s_end)
     fl_result_free(&r);
 }
 
+TEST(a_group_killed_at_the_grace_s_end_is_not_an_eof_missed)
+{
+    /* Every member ignores SIGTERM and holds stdout: SIGKILL ends them all
+     * at once, and the pipe's end comes a moment later, as they exit. */
+    NEEDS_CLOSE_OTHERS();
+    struct fl_stop_policy stop = { .scope = FL_STOP_GROUP, .grace_ms = 300 };
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/sh", "-c", "trap '' TERM; (trap '' TERM; sleep 30) & sleep 30"),
+        .flags = FL_NEW_PGROUP,
+        .backend = BACKEND,
+    };
+    struct fl_io io = { .out[0].capture = true, .stop = &stop, .timeout_ms = 200,
+                        .eof_wait_ms = -1 };
+    struct fl_result r;
+    ASSERT_OK(fl_run(&cmd, &io, &r, NULL));
+    ASSERT(r.timed_out);
+    ASSERT(r.killed);
+    ASSERT_SIGNALED(r.status, SIGKILL);
+    ASSERT(!r.out[0].eof_missed);
+    fl_result_free(&r);
+}
+
 TEST(a_process_that_ends_on_the_first_signal_is_not_reported_killed)
 {
     /* A background child keeps stdout open past the stop's grace: the
