@@ -1365,7 +1365,8 @@ struct fl_io {
      * so. 0: FL_EOF_WAIT_MS; -1: for ever. A deadline cuts this wait
      * short too, but not before the end of the grace that a stop of a
      * group or cgroup gives the rest of it (its output is read meanwhile,
-     * and the call waits that long anyway). */
+     * and the call waits that long anyway); after the stop's SIGKILL it
+     * lasts 100 ms more at least, for the killed to close the pipes. */
     int eof_wait_ms;
     void *reserved_[4];      /* must be zero */
 };
