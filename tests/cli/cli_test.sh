@@ -2291,9 +2291,11 @@ case_kill_tree_refuses_foreign_proc() {
 case_kill_tree_cgroup() {
     # With --cgroup the cgroup is stopped: TERM reaches a descendant whose
     # parent traps it and lives on, which the tree alone would reach
-    # only once that parent is killed, and with SIGKILL.
+    # only once that parent is killed, and with SIGKILL. The pid is written
+    # once the descendant's trap is set (its .ready), or the TERM could come
+    # first on a busy machine.
     make_cgroup || skip "no writable cgroup"
-    KILL_TREE_WORDS='trap : TERM; { sh -c "trap \"echo got-term >\\\"\$0.flag\\\"; exit\" TERM; while :; do sleep 0.05; done" "$0" & }' \
+    KILL_TREE_WORDS='trap : TERM; { sh -c "trap \"echo got-term >\\\"\$0.flag\\\"; exit\" TERM; : >\"\$0.ready\"; while :; do sleep 0.05; done" "$0" & }; while [ ! -e "$0.ready" ]; do sleep 0.05; done' \
         kill_tree_run --kill-tree --kill-after 2 --cgroup "$CGROUP_DIR" -- sh -c "$SETSID_DESCENDANT"'
             while [ ! -s "$0" ]; do sleep 0.05; done'
     wait_for is_dead "$(cat "$T/pid")"
