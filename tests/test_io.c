@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #define MIB (1024u * 1024u)
 
@@ -446,22 +447,36 @@ TEST(a_deadline_in_the_middle_of_output_stops_the_child_and_keeps_what_came)
     fl_result_free(&r);
 }
 
+/* Starts sh -c script in a process group of its own, with $0 a path the
+ * script creates once it is ready (its traps set), and waits for that:
+ * a deadline or a stop that came first would find it half set up. */
+static void spawn_group_when_ready(struct fl_proc *p, const char *script)
+{
+    char *ready = t_fmt("%s/ready", t_tmpdir());
+    struct fl_cmd cmd = { .argv = ARGV("/bin/sh", "-c", (char *)script, ready),
+                          .stdio = { [0] = { .kind = FL_NULL }, [1] = { .kind = FL_PIPE } },
+                          .flags = FL_NEW_PGROUP, .backend = BACKEND };
+    SPAWN(&cmd, p);
+    for (int i = 0; access(ready, F_OK) != 0; i++) {
+        ASSERT_LE(i, 30000);   /* 30 s: the script never got there */
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
+}
+
 TEST(after_a_deadline_the_rest_of_the_group_is_read_while_it_has_its_grace)
 {
     /* The deadline stops the group; a member that ends on SIGTERM, after
      * a moment, still has its last words read, not a closed pipe. */
     NEEDS_CLOSE_OTHERS();
+    struct fl_proc p;
+    spawn_group_when_ready(&p, "(trap 'sleep 0.2; echo bye; exit 0' TERM; echo start; : >\"$0\"; "
+                               "while :; do sleep 0.05; done) & wait");
     struct fl_stop_policy stop = { .scope = FL_STOP_GROUP, .grace_ms = 5000 };
-    struct fl_cmd cmd = {
-        .argv = ARGV("/bin/sh", "-c",
-                     "(trap 'sleep 0.2; echo bye; exit 0' TERM; echo start; "
-                     "while :; do sleep 0.05; done) & wait"),
-        .flags = FL_NEW_PGROUP,
-        .backend = BACKEND,
-    };
-    struct fl_io io = { .out[0].capture = true, .stop = &stop, .timeout_ms = 300 };
+    struct fl_io io = { .out[0].capture = true, .stop = &stop, .timeout_ms = 100 };
     struct fl_result r;
-    ASSERT_OK(fl_run(&cmd, &io, &r, NULL));
+    ASSERT_OK(fl_communicate(&p, &io, &r));
+    fl_close(&p);
     ASSERT(r.timed_out);
     ASSERT_STR_EQ(r.out[0].data, "start\nbye\n");
     ASSERT(!r.out[0].eof_missed);
@@ -475,17 +490,16 @@ TEST(a_group_member_that_ignores_the_stop_gets_sigkill_at_the_grace_s_end)
      * With no end to the eof wait, only the SIGKILL at the grace's end
      * lets the call return. */
     NEEDS_CLOSE_OTHERS();
+    struct fl_proc p;
+    spawn_group_when_ready(&p, "(trap '' TERM; : >\"$0\"; exec sleep 30) & "
+                               "while [ ! -e \"$0\" ]; do sleep 0.01; done; "
+                               "head -c 5000 /dev/zero; sleep 30");
     struct fl_stop_policy stop = { .scope = FL_STOP_GROUP, .grace_ms = 200 };
-    struct fl_cmd cmd = {
-        .argv = ARGV("/bin/sh", "-c",
-                     "(trap '' TERM; exec sleep 30) & head -c 5000 /dev/zero; sleep 30"),
-        .flags = FL_NEW_PGROUP,
-        .backend = BACKEND,
-    };
     struct fl_io io = { .out[0] = { .capture = true, .limit = 100, .overflow = FL_OVERFLOW_STOP },
                         .stop = &stop, .eof_wait_ms = -1 };
     struct fl_result r;
-    ASSERT_OK(fl_run(&cmd, &io, &r, NULL));
+    ASSERT_OK(fl_communicate(&p, &io, &r));
+    fl_close(&p);
     ASSERT(r.stop_requested);
     ASSERT_EQ(r.stop_signal, SIGTERM);
     ASSERT(r.killed);
@@ -498,16 +512,14 @@ TEST(a_group_killed_at_the_grace_s_end_is_not_an_eof_missed)
     /* Every member ignores SIGTERM and holds stdout: SIGKILL ends them all
      * at once, and the pipe's end comes a moment later, as they exit. */
     NEEDS_CLOSE_OTHERS();
+    struct fl_proc p;
+    spawn_group_when_ready(&p, "trap '' TERM; (sleep 30) & : >\"$0\"; sleep 30");
     struct fl_stop_policy stop = { .scope = FL_STOP_GROUP, .grace_ms = 300 };
-    struct fl_cmd cmd = {
-        .argv = ARGV("/bin/sh", "-c", "trap '' TERM; (trap '' TERM; sleep 30) & sleep 30"),
-        .flags = FL_NEW_PGROUP,
-        .backend = BACKEND,
-    };
-    struct fl_io io = { .out[0].capture = true, .stop = &stop, .timeout_ms = 200,
+    struct fl_io io = { .out[0].capture = true, .stop = &stop, .timeout_ms = 100,
                         .eof_wait_ms = -1 };
     struct fl_result r;
-    ASSERT_OK(fl_run(&cmd, &io, &r, NULL));
+    ASSERT_OK(fl_communicate(&p, &io, &r));
+    fl_close(&p);
     ASSERT(r.timed_out);
     ASSERT(r.killed);
     ASSERT_SIGNALED(r.status, SIGKILL);
