@@ -173,24 +173,32 @@ void tree_signal(struct tree *t, pid_t program, int sig, pid_t spare_group, bool
 
 size_t tree_reap(struct tree *t, pid_t program)
 {
-    struct pids p = children();
-    size_t running = 0;
-    for (size_t i = 0; i < p.n; i++) {
-        pid_t pid = p.v[i];
-        if (pid == program || foreign(t, pid))
-            continue;
-        siginfo_t si = { 0 };
-        int r;
-        do
-            r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG);
-        while (r < 0 && errno == EINTR);
-        if (r == 0 && si.si_pid == pid)
-            forget(t, pid);  /* its pid is free again: forget it */
-        else if (r == 0)
-            running++;
+    /* A child that ends during a pass hands its own children to us after
+     * the list was read: a pass that reaped anything is followed by one on
+     * a fresh list, and only one that reaped nothing says who runs. */
+    for (;;) {
+        struct pids p = children();
+        size_t running = 0, reaped = 0;
+        for (size_t i = 0; i < p.n; i++) {
+            pid_t pid = p.v[i];
+            if (pid == program || foreign(t, pid))
+                continue;
+            siginfo_t si = { 0 };
+            int r;
+            do
+                r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG);
+            while (r < 0 && errno == EINTR);
+            if (r == 0 && si.si_pid == pid) {
+                forget(t, pid);  /* its pid is free again: forget it */
+                reaped++;
+            } else if (r == 0) {
+                running++;
+            }
+        }
+        free(p.v);
+        if (!reaped)
+            return running;
     }
-    free(p.v);
-    return running;
 }
 
 void tree_free(struct tree *t)

@@ -65,10 +65,25 @@ static int kernel_default_termios(struct termios *t)
     return r;
 }
 
+/* Started in the background (`forkless run --pty ... &`), forkless would
+ * read the terminal's settings as the shell's prompt left them (no echo,
+ * no lines) and give them to the program's pty. tcdrain() from the
+ * background stops the job with SIGTTOU until `fg`, as a job that would
+ * change the terminal stops, and changes nothing (a tcsetattr() of the
+ * settings read would put back the prompt's over the shell's own). Where
+ * SIGTTOU is ignored or blocked, it returns at once and the wait is over. */
+static void wait_for_the_foreground(void)
+{
+    while (isatty(0) && tcgetpgrp(0) != getpgrp())
+        if (tcdrain(0) == 0 || errno != EINTR)
+            break;
+}
+
 int pty_relay_prepare(struct pty_relay *r, struct fl_cmd *cmd)
 {
     r->term_fd = r->master = r->slave = r->job_fd = r->signal_fd = -1;
     r->wake[0] = r->wake[1] = -1;
+    wait_for_the_foreground();
     r->input_is_tty = isatty(0) && tcgetattr(0, &r->saved) == 0;
     if (r->input_is_tty) {
         r->term_fd = 0;

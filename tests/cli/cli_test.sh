@@ -1807,6 +1807,61 @@ case_bad_long_option_messages() {
 # The pty's line discipline ends lines with "\r\n".
 out_lines() { tr -d '\r' <"$T/out"; }
 
+case_pty_started_in_the_background_takes_the_foreground_settings() {
+    # As `forkless run --pty ... &` then `fg` in a shell: the job, started
+    # while the prompt had echo and lines off, must wait for the
+    # foreground before it reads the terminal's settings for the program.
+    need_pty_python
+    cat >"$T/bg.py" <<'PY'
+import os, pty, signal, sys, termios
+fl = sys.argv[1]
+pid, master = pty.fork()
+if pid == 0:
+    cooked = termios.tcgetattr(0)
+    prompt = list(cooked)
+    prompt[3] &= ~(termios.ICANON | termios.ECHO)
+    termios.tcsetattr(0, termios.TCSANOW, prompt)
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    job = os.fork()
+    if job == 0:
+        os.setpgid(0, 0)
+        signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+        os.execv(fl, [fl, "run", "--pty", "--", "stty", "-a"])
+    os.setpgid(job, job)
+    _, st = os.waitpid(job, os.WUNTRACED)
+    if not os.WIFSTOPPED(st):
+        print("the job did not stop for the terminal", flush=True)
+        sys.exit(3)
+    termios.tcsetattr(0, termios.TCSANOW, cooked)   # the shell's fg
+    os.tcsetpgrp(0, job)
+    os.kill(-job, signal.SIGCONT)
+    while True:
+        _, st = os.waitpid(job, os.WUNTRACED)
+        if not os.WIFSTOPPED(st):
+            break
+        os.kill(-job, signal.SIGCONT)
+    os.tcsetpgrp(0, os.getpgrp())
+    sys.exit(os.waitstatus_to_exitcode(st))
+out = b""
+while True:
+    try:
+        d = os.read(master, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+sys.exit(os.waitstatus_to_exitcode(st))
+PY
+    timeout 30 python3 "$T/bg.py" "$FL" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 0
+    out_lines | tr ' ' '\n' | grep -qx icanon || fail "the program's terminal has no lines: $(out)"
+    out_lines | tr ' ' '\n' | grep -qx echo || fail "the program's terminal has no echo: $(out)"
+}
+
 case_pty_tty_is_a_pts() {
     run_fl run --pty -- tty </dev/null
     expect_status 0
@@ -2169,6 +2224,29 @@ case_kill_tree_double_fork() {
         sh -c '(sh -c "echo \$\$ >\"\$0\"; exec sleep 100" "$0" &); sleep 100'
     expect_status 124
     is_dead "$(cat "$T/pid")" || fail "the double-forked descendant outlived forkless"
+}
+
+case_kill_tree_a_descendant_handed_over_during_the_reap() {
+    # A descendant that ends while --kill-tree reaps hands its own child to
+    # forkless after the list was read: that one must be stopped too.
+    # strace slows each waitid() so that the hand-over falls in the pass.
+    command -v strace >/dev/null || skip "no strace to widen the window"
+    strace -o /dev/null -e trace=none true 2>/dev/null || skip "strace cannot trace here"
+    cat >"$T/tree.sh" <<'SH'
+# $1: the pid file. A session of its own that ignores TERM and ends in
+# 0.5 s, and its child, which takes TERM and would sleep on.
+setsid sh -c 'trap "" TERM; (trap - TERM; exec sh -c "echo \$\$ >\"\$0\"; exec sleep 399" "$0") & sleep 0.5' "$1" &
+while [ ! -s "$1" ]; do sleep 0.01; done
+exit 0
+SH
+    rm -f "$T/pid"
+    strace -f -o /dev/null -e trace=waitid -e inject=waitid:delay_enter=80000 \
+        "$FL" run --kill-tree -- sh "$T/tree.sh" "$T/pid" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    file_has_pid "$T/pid" || fail "the descendant never started: $(err)"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    expect_status 0
+    is_dead "$(cat "$T/pid")" || fail "the descendant handed over during the reap outlived forkless"
 }
 
 case_kill_tree_normal_exit() {
