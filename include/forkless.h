@@ -813,7 +813,10 @@ FL_API const char *fl_backend_name(enum fl_backend b);
 /* Spawning                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* A started process. Treat the fields as read-only. */
+/* A started process. Treat the fields as read-only, and do not copy the
+ * struct to use both copies: once one is closed, the pidfd number the
+ * other holds may name a file or a process that is not this one. Pass a
+ * pointer instead, as with a libuv handle. */
 struct fl_proc {
     pid_t pid;
     /* A pidfd for the process, or -1 with FL_NO_PIDFD or on a kernel
@@ -1449,12 +1452,14 @@ FL_API int fl_communicate(struct fl_proc *proc, const struct fl_io *io,
  * is EINVAL. With no pipe at all it only waits, with the
  * deadline and the stop policy. A stop policy with FL_STOP_CGROUP and no
  * .cgroup uses cmd->cgroup; FL_STOP_GROUP needs FL_NEW_PGROUP or
- * FL_SETSID in cmd, or a session of its own (FL_PTY, FL_SETCTTY).
+ * FL_SETSID in cmd, FL_FOREGROUND without FL_JOIN_PGROUP, or a session of
+ * its own (FL_PTY, FL_SETCTTY).
  *
  * Returns fl_spawn()'s errors (with *error filled), EINVAL for a bad io
  * or one the command contradicts (checked before anything starts; *error
  * filled with step FL_STEP_PREPARE), or fl_communicate()'s. *result is
- * zeroed before the spawn, so a failed spawn leaves nothing to free.
+ * zeroed first (with result NULL, nothing is), so that any failure leaves
+ * nothing to free.
  * error may be NULL.
  *
  * Unlike system(), it changes neither signal dispositions nor the mask:
@@ -1523,7 +1528,9 @@ FL_API int fl_pipeline_spawn(const struct fl_cmd *stages, size_t n,
  * Returns as fl_wait_result(): on ETIMEDOUT (stop NULL) every stage is
  * left running and unreaped, results untouched. ECHILD: the status of a
  * stage was taken elsewhere (its result is left with exit_code -1); the
- * others are reaped and filled. ESRCH: a stage was already reaped.
+ * others are reaped and filled (fl_pipefail() counts it as failed).
+ * ESRCH: a stage was already reaped. EINVAL: a bad timeout or policy, no
+ * results, or an empty pipeline (a zero struct, or one closed).
  * A cancellation point, as fl_wait() (borrowed pidfds are closed, nothing
  * is reaped). Thread-safe for different pipelines; one pipeline must not
  * be used by two threads at once. Not async-signal-safe.
@@ -1576,7 +1583,8 @@ FL_API void fl_pipeline_close(struct fl_pipeline *pl);
 
 /*
  * The stage whose status a shell's `set -o pipefail` reports: the
- * rightmost one that did not exit 0, or -1 when all did. A stage killed by
+ * rightmost one that did not exit 0, or -1 when all did. A stage whose
+ * status was lost (exit_code -1, signal 0) did not exit 0. A stage killed by
  * SIGPIPE counts as failed, as in bash (`yes | head -1` fails with 141
  * there too): test results[k].signal == SIGPIPE to treat an upstream
  * stage that lost its reader as a success. Thread-safe and

@@ -90,8 +90,18 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
     if (err == ENOENT && k == FL__SHEBANG_INTERP) {
         size_t len = strlen(interp);
         bool cr = interp[len - 1] == '\r';
-        snprintf(detail, size, "interpreter \"%.*s%s\" not found%s", (int)(len - cr), interp,
-                 cr ? "\\r" : "", cr ? " (the file has CRLF line ends)" : "");
+        const char *tail = cr ? "\\r\" not found (the file has CRLF line ends)" : "\" not found";
+        /* The cause comes last: a long interpreter loses its middle, so
+         * that the cause still fits. */
+        size_t fixed = strlen("interpreter \"") + strlen(tail) + 1;
+        size_t room = size > fixed ? size - fixed : 0, head = room > 3 ? (room - 3) / 2 : 0;
+        size_t end = room > 3 ? room - 3 - head : 0;
+        len -= cr;
+        if (room < 8 || len <= room)
+            snprintf(detail, size, "interpreter \"%.*s%s", (int)len, interp, tail);
+        else
+            snprintf(detail, size, "interpreter \"%.*s...%.*s%s", (int)head, interp, (int)end,
+                     interp + len - end, tail);
     } else if (err == EACCES && k == FL__SHEBANG_EMPTY && runnable) {
         snprintf(detail, size, "#! names no interpreter");
     } else if (err == ENOEXEC) {

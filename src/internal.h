@@ -315,6 +315,9 @@ FL__HIDDEN int fl__wait_readable(int fd, int timeout_ms);
  * ECHILD (not our child any more), or ENOSYS (no pidfd_open: the caller
  * must look with waitid(WNOHANG | WNOWAIT)). */
 FL__HIDDEN int fl__proc_pollfd(const struct fl_proc *p, int *fd);
+/* Still our child, not reaped (by us or by anyone else): its pid, and the
+ * group it leads, are then reserved. Raw system calls only. */
+FL__HIDDEN bool fl__proc_unreaped(const struct fl_proc *p);
 /* Reaps p (it must have ended, or this blocks) with its rusage (ru may be
  * NULL). 0 or an errno; 0 and ECHILD mark the handle reaped. */
 FL__HIDDEN int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru);

@@ -467,7 +467,9 @@ void fl_pipeline_close(struct fl_pipeline *pl)
 int fl_pipefail(const struct fl_result *results, size_t n)
 {
     for (size_t k = n; results && k-- > 0;)
-        if (results[k].status != 0)  /* 0 is exactly "exited with 0" */
+        /* Exited with 0 is status 0 with exit_code 0; a stage whose status
+         * was taken elsewhere (exit_code -1) did not show that it did. */
+        if (results[k].status != 0 || results[k].exit_code != 0)
             return (int)k;
     return -1;
 }

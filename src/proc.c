@@ -2,6 +2,7 @@
  * waitid(P_PIDFD), signals go through pidfd_send_signal(), and once the
  * process is reaped its numeric pid is never used again. */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -25,9 +26,15 @@ enum { PROC_RUNNING = 0, PROC_REAPED = FL__PROC_REAPED };
 _Static_assert(sizeof(struct fl_proc) == offsetof(struct fl_proc, pty) + 6 * sizeof(void *),
                "struct fl_proc changed size");
 
-static long long now_ms(void)
+/* The milliseconds from now until deadline_ns, rounded up, so that a wait
+ * retried after EINTR never ends before its deadline; 0 once it passed. */
+static int ms_until(long long deadline_ns)
 {
-    return fl__now_ns() / 1000000;
+    long long left = deadline_ns - fl__now_ns();
+    if (left <= 0)
+        return 0;
+    left = (left + 999999) / 1000000;
+    return left > INT_MAX ? INT_MAX : (int)left;
 }
 
 int fl__status_of(const siginfo_t *si)
@@ -48,7 +55,7 @@ int fl__status_of(const siginfo_t *si)
  * out; EINTR restarts with the time left. */
 int fl__wait_readable(int pidfd, int timeout_ms)
 {
-    long long deadline = now_ms() + timeout_ms;
+    long long deadline = fl__now_ns() + (long long)timeout_ms * 1000000;
     for (;;) {
         struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
         int r = poll(&pfd, 1, timeout_ms);
@@ -60,15 +67,15 @@ int fl__wait_readable(int pidfd, int timeout_ms)
             return errno;
         if (timeout_ms < 0)
             continue;  /* for ever is still for ever */
-        long long left = deadline - now_ms();
-        timeout_ms = left > 0 ? (int)left : 0;
+        timeout_ms = ms_until(deadline);
     }
 }
 
-/* Without a pidfd: WNOHANG with a growing sleep, up to 50 ms. */
+/* Without a pidfd: WNOHANG with a growing sleep, up to 50 ms, the last
+ * one cut at the deadline. */
 static int wait_polling(pid_t pid, int timeout_ms, siginfo_t *si)
 {
-    long long deadline = now_ms() + timeout_ms;
+    long long deadline = fl__now_ns() + (long long)timeout_ms * 1000000;
     long step_us = 500;
     for (;;) {
         si->si_pid = 0;
@@ -79,20 +86,26 @@ static int wait_polling(pid_t pid, int timeout_ms, siginfo_t *si)
         }
         if (si->si_pid == pid)
             return 0;
-        if (now_ms() >= deadline)
+        long long now = fl__now_ns();
+        if (now >= deadline)
             return ETIMEDOUT;
-        struct timespec ts = { 0, step_us * 1000 };
+        long long sleep_ns = deadline - now < step_us * 1000LL ? deadline - now : step_us * 1000LL;
+        struct timespec ts = { 0, (long)sleep_ns };
         nanosleep(&ts, NULL);
         step_us = step_us < 50000 ? step_us * 2 : 50000;
     }
 }
 
-/* The raw waitid(), for its fifth argument: the child's rusage. */
+/* The raw waitid() for its fifth argument, the child's rusage, which
+ * only a reap after the wait (poll()) asks for; libc's waitid() when it
+ * may block, since fl_wait() is a cancellation point and the raw system
+ * call is not one. */
 static long waitid_usage(int type, long id, siginfo_t *si, int options, struct rusage *ru)
 {
     long r;
     do
-        r = fl__sys5(SYS_waitid, type, id, (long)si, options, (long)ru);
+        r = ru ? fl__sys5(SYS_waitid, type, id, (long)si, options, (long)ru)
+               : (waitid((idtype_t)type, (id_t)id, si, options) < 0 ? -errno : 0);
     while (r == -EINTR);
     return r;
 }
@@ -135,6 +148,11 @@ static bool pidfd_is_our_child(int pidfd)
         r = fl__sys6(SYS_waitid, P_PIDFD, pidfd, (long)&si, WEXITED | WNOHANG | WNOWAIT, 0, 0);
     while (r == -EINTR);
     return r == 0;
+}
+
+bool fl__proc_unreaped(const struct fl_proc *p)
+{
+    return p->pidfd >= 0 ? pidfd_is_our_child(p->pidfd) : still_our_child(p->pid);
 }
 
 static void close_borrowed(void *fd)
@@ -230,8 +248,7 @@ int fl_killpg(struct fl_proc *p, int sig)
     fl__launch_await_group(p);
     /* Still our unreaped child, so its pid, the group's id, is reserved.
      * The check must see through a foreign reaper: WNOWAIT. */
-    bool ours = p->pidfd >= 0 ? pidfd_is_our_child(p->pidfd) : still_our_child(p->pid);
-    if (!ours)
+    if (!fl__proc_unreaped(p))
         return ESRCH;
     long r = fl__sys2(SYS_kill, -p->pid, sig);
     return r < 0 ? (int)-r : 0;

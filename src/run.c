@@ -54,12 +54,19 @@ int fl_communicate(struct fl_proc *proc, const struct fl_io *io, struct fl_resul
 
 /* The policy, checked before anything starts: a group needs a child that
  * will lead one. */
-static int check_policy(const struct fl_stop_policy *policy, const struct fl_cmd *cmd)
+/* The policy, and whether the command gives it a group to stop: one that
+ * the child leads (FL_FOREGROUND makes one unless it joins another). */
+static int check_policy(const struct fl_stop_policy *policy, const struct fl_cmd *cmd,
+                        struct fl_error *e)
 {
-    if (policy && policy->scope == FL_STOP_GROUP &&
-        !(cmd->flags & (FL_NEW_PGROUP | FL_SETSID)) && !fl__own_session(cmd))
-        return EINVAL;
-    return fl__stop_check(policy, cmd->cgroup);
+    bool leads = (cmd->flags & (FL_NEW_PGROUP | FL_SETSID)) || fl__own_session(cmd) ||
+                 (cmd->flags & (FL_FOREGROUND | FL_JOIN_PGROUP)) == FL_FOREGROUND;
+    if (policy && policy->scope == FL_STOP_GROUP && !leads)
+        return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, NULL,
+                        "FL_STOP_GROUP needs a child that leads its own group");
+    if (fl__stop_check(policy, cmd->cgroup))
+        return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, NULL, "a bad stop policy");
+    return 0;
 }
 
 static bool fd_mapped(const struct fl_cmd *cmd, int fd)
@@ -97,8 +104,11 @@ int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *r
         io = &none;
     if (!cmd || !result)
         return fl__fail(error, EINVAL, FL_STEP_PREPARE, -1, NULL, "no command or no result");
-    if (fl__io_check(io) || check_policy(io->stop, cmd))
+    *result = (struct fl_result){ .exit_code = -1 };
+    if (fl__io_check(io))
         return fl__fail(error, EINVAL, FL_STEP_PREPARE, -1, NULL, "a bad struct fl_io");
+    if (check_policy(io->stop, cmd, error))
+        return EINVAL;
     struct fl_cmd c = *cmd;
     bool want[3] = { io->input_len > 0 || io->input, io->out[0].capture, io->out[1].capture };
     bool pty = false;
@@ -110,7 +120,6 @@ int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *r
     if (pty && c.stdio[1].kind == FL_PIPE && !fd_mapped(cmd, 1))
         return fl__fail(error, EINVAL, FL_STEP_PREPARE, 1, NULL,
                         "a pty and a stdout pipe would both be out[0]");
-    *result = (struct fl_result){ .exit_code = -1 };
     struct fl_proc p;
     /* A launch is finished here, so that its failure is the spawn's. */
     int r = fl_spawn(&c, &p, error);

@@ -43,11 +43,14 @@ int fl__stop_init(struct fl__stopper *s, struct fl_proc *procs, size_t n,
         break;
     case FL_STOP_GROUP:
         /* The leader must lead: else kill(-pid) names no group, or, worse,
-         * one the leader left (a later setpgid) is still its own. */
+         * one the leader left (a later setpgid) is still its own. A leader
+         * whose status was taken elsewhere leads nothing the stop could
+         * reach (fl_killpg() sends nothing then), and the wait says
+         * ECHILD. Raw, so that errno is left as it was. */
         if (!n)
             return EINVAL;
         fl__launch_await_group(&procs[0]);
-        if (getpgid(procs[0].pid) != procs[0].pid)
+        if (fl__sys1(SYS_getpgid, procs[0].pid) != procs[0].pid && fl__proc_unreaped(&procs[0]))
             return EINVAL;
         break;
     case FL_STOP_CGROUP:

@@ -193,6 +193,21 @@ TEST(crlf_shebang_is_enoent_naming_the_interpreter)
     ASSERT(strstr(e.detail, "\\r") || strchr(e.detail, '\r'));
 }
 
+/* An interpreter too long for the detail loses its middle, not the cause
+ * at the end. */
+TEST(a_long_crlf_interpreter_keeps_the_cause_in_the_detail)
+{
+    char *d = t_tmpdir();
+    char line[200];
+    snprintf(line, sizeof line, "#!/%0140d/sh\r\necho hi\r\n", 0);
+    char *f = t_write_file(d, "dos.sh", line, 0755);
+    struct fl_cmd cmd = { .argv = ARGV(f), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_STR_CONTAINS(e.detail, "interpreter \"/000");
+    ASSERT_STR_CONTAINS(e.detail, "...");
+    ASSERT_STR_CONTAINS(e.detail, "0/sh\\r\" not found (the file has CRLF line ends)");
+}
+
 TEST(script_without_shebang_is_enoexec_by_default)
 {
     char *d = t_tmpdir();

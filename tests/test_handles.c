@@ -381,6 +381,7 @@ TEST(no_pidfd_kill_after_a_foreign_reap_is_esrch)
 
 struct cancelled_wait {
     struct fl_proc *proc;
+    int timeout_ms;
     int ready[2];
 };
 
@@ -388,8 +389,54 @@ static void *wait_until_cancelled(void *arg)
 {
     struct cancelled_wait *w = arg;
     t_write_all(w->ready[1], "x", 1);
-    fl_wait(w->proc, 60000, NULL);
+    fl_wait(w->proc, w->timeout_ms, NULL);
     return NULL;
+}
+
+/* A thread cancelled in fl_wait(p, -1) ends there, leaving the process
+ * running and the handle usable. A wait that is not a cancellation point
+ * would end only with the process: the guard then kills it, so that the
+ * failure shows as the wrong value, not as a hang. */
+static void blocking_wait_is_cancelled(int flags)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "60"), .flags = flags, .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct cancelled_wait w = { .proc = &p, .timeout_ms = -1 };
+    ASSERT_SYS(pipe2(w.ready, O_CLOEXEC));
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, wait_until_cancelled, &w), 0);
+    char c;
+    ASSERT_EQ(read(w.ready[0], &c, 1), 1);
+    struct timespec pause = { 0, 20 * 1000 * 1000 };  /* most likely in the wait by now */
+    nanosleep(&pause, NULL);
+    pthread_cancel(t);
+    struct timespec guard;
+    clock_gettime(CLOCK_REALTIME, &guard);
+    guard.tv_sec += 30;
+    void *ret = NULL;
+    if (pthread_timedjoin_np(t, &ret, &guard) == ETIMEDOUT) {
+        kill(p.pid, SIGKILL);
+        pthread_join(t, &ret);
+    }
+    ASSERT(ret == PTHREAD_CANCELED);
+    ASSERT_OK(fl_kill(&p, SIGKILL));  /* still there, still ours */
+    int st;
+    ASSERT_OK(fl_wait(&p, -1, &st));
+    ASSERT_SIGNALED(st, SIGKILL);
+    fl_close(&p);
+    close(w.ready[0]);
+    close(w.ready[1]);
+}
+
+TEST(a_wait_for_ever_is_a_cancellation_point)
+{
+    blocking_wait_is_cancelled(0);
+}
+
+TEST(a_wait_for_ever_without_a_pidfd_is_a_cancellation_point)
+{
+    blocking_wait_is_cancelled(FL_NO_PIDFD);
 }
 
 TEST(no_pidfd_timed_wait_cancelled_leaks_no_fd_and_keeps_the_handle)
@@ -404,7 +451,7 @@ TEST(no_pidfd_timed_wait_cancelled_leaks_no_fd_and_keeps_the_handle)
                           .backend = BACKEND };
     struct fl_proc p;
     SPAWN(&cmd, &p);
-    struct cancelled_wait w = { .proc = &p };
+    struct cancelled_wait w = { .proc = &p, .timeout_ms = 60000 };
     ASSERT_SYS(pipe2(w.ready, O_CLOEXEC));
     int before = count_open_fds();
     pthread_t t;

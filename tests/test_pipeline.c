@@ -193,6 +193,14 @@ TEST(pipefail_is_minus_one_when_every_stage_exits_0)
     ASSERT_EQ(fl_pipefail(res, 2), 0);
 }
 
+/* A stage whose status was taken elsewhere is filled with exit_code -1
+ * and status 0: nothing shows that it exited with 0. */
+TEST(pipefail_counts_a_stage_whose_status_was_lost_as_failed)
+{
+    struct fl_result res[2] = { { .exit_code = -1 }, { .status = 0 } };
+    ASSERT_EQ(fl_pipefail(res, 2), 0);
+}
+
 TEST(an_upstream_stage_that_loses_its_reader_is_killed_by_sigpipe)
 {
     NEEDS_CLOSE_OTHERS();
@@ -316,6 +324,24 @@ TEST(wait_without_a_policy_times_out_and_leaves_every_stage)
     wait_ok(&pl, res);
     ASSERT_SIGNALED(res[0].status, SIGKILL);
     ASSERT_SIGNALED(res[1].status, SIGKILL);
+}
+
+/* A stop policy changes nothing when the leader's status was taken
+ * elsewhere: ECHILD, and every other stage is reaped into its result. */
+TEST(a_wait_with_a_policy_reaps_the_rest_when_the_leader_was_reaped_elsewhere)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd stages[] = { STAGE("exit", "9"), STAGE("exit", "0") };
+    struct fl_pipeline pl;
+    spawn_ok(stages, 2, &pl);
+    int st;
+    ASSERT_EQ(waitpid(pl.procs[0].pid, &st, 0), pl.procs[0].pid);
+    struct fl_result res[2];
+    ASSERT_ERR(fl_pipeline_wait(&pl, 10000, &(struct fl_stop_policy){ 0 }, res), ECHILD);
+    ASSERT_EQ(res[0].exit_code, -1);
+    ASSERT_EXITED(res[1].status, 0);
+    ASSERT_EQ(fl_pipefail(res, 2), 0);
+    fl_pipeline_close(&pl);
 }
 
 TEST(a_deadline_stops_every_stage)

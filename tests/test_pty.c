@@ -573,6 +573,32 @@ TEST(foreground_failed_launch_gives_the_terminal_back)
     on_own_terminal(foreground_failed_helper, (void *)&launch);
 }
 
+/* FL_FOREGROUND puts the child in a group of its own, which a group stop
+ * reaches: fl_run() takes the policy. */
+static int foreground_run_helper(int slave, void *arg)
+{
+    (void)arg;
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "0"),
+        .stdio = { { .kind = FL_FD, .fd = slave }, { .kind = FL_NULL }, { .kind = FL_NULL } },
+        .flags = FL_FOREGROUND,
+        .backend = BACKEND,
+    };
+    struct fl_io io = { .timeout_ms = 60000,
+                        .stop = &(struct fl_stop_policy){ .scope = FL_STOP_GROUP } };
+    struct fl_result r;
+    struct fl_error e;
+    if (fl_run(&cmd, &io, &r, &e) != 0 || r.exit_code != 0)
+        return 12;
+    fl_result_free(&r);
+    return fl_tty_reclaim(slave) == 0 ? 0 : 13;
+}
+
+TEST(run_takes_a_group_stop_for_a_foreground_child)
+{
+    on_own_terminal(foreground_run_helper, NULL);
+}
+
 TEST(foreground_not_a_terminal)
 {
     struct fl_cmd cmd = {

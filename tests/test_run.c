@@ -107,10 +107,29 @@ TEST(run_refuses_to_capture_a_stream_that_is_not_inherit_or_pipe)
                           .backend = BACKEND };
     struct fl_io io = { .out[0].capture = true };
     struct fl_result r;
+    memset(&r, 0xab, sizeof r);
     struct fl_error e;
     ASSERT_ERR(fl_run(&cmd, &io, &r, &e), EINVAL);
     ASSERT_EQ(e.step, FL_STEP_PREPARE);
     ASSERT_EQ(e.index, 1);
+    ASSERT_NULL(r.out[0].data);  /* zeroed: nothing to free */
+    fl_result_free(&r);
+}
+
+/* Every refusal leaves *result zeroed, so that fl_result_free() after any
+ * failure is safe. */
+TEST(run_refusing_a_bad_io_leaves_the_result_zeroed)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND };
+    struct fl_io io = { .timeout_ms = -1 };
+    struct fl_result r;
+    memset(&r, 0xab, sizeof r);
+    struct fl_error e;
+    ASSERT_ERR(fl_run(&cmd, &io, &r, &e), EINVAL);
+    ASSERT_STR_CONTAINS(e.detail, "fl_io");
+    ASSERT_NULL(r.out[0].data);
+    ASSERT_NULL(r.out[1].data);
+    fl_result_free(&r);
 }
 
 TEST(run_refuses_a_group_stop_for_a_child_that_leads_no_group)
@@ -119,7 +138,9 @@ TEST(run_refuses_a_group_stop_for_a_child_that_leads_no_group)
     struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND };
     struct fl_io io = { .stop = &(struct fl_stop_policy){ .scope = FL_STOP_GROUP } };
     struct fl_result r;
-    ASSERT_ERR(fl_run(&cmd, &io, &r, NULL), EINVAL);
+    struct fl_error e;
+    ASSERT_ERR(fl_run(&cmd, &io, &r, &e), EINVAL);
+    ASSERT_STR_CONTAINS(e.detail, "FL_STOP_GROUP");
 }
 
 TEST(result_free_frees_library_buffers_and_leaves_a_callers_alone)

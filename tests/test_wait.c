@@ -6,7 +6,9 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 
 static const char *sh(void)
 {
@@ -103,6 +105,42 @@ TEST(a_signal_handler_does_not_end_a_wait_for_ever)
     ASSERT_EXITED(r.status, 0);
     fl_close(&p);
     sigaction(SIGALRM, &old, NULL);
+}
+
+static long long mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Signals every 137 us interrupt the waits; each retry must count the
+ * time left to the deadline, not end before it. */
+TEST(a_wait_interrupted_by_signals_does_not_time_out_early)
+{
+    struct sigaction sa = { .sa_handler = on_alarm }, old;  /* no SA_RESTART */
+    sigaction(SIGALRM, &sa, &old);
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct itimerval every = { { 0, 137 }, { 0, 137 } }, off = { 0 };
+    setitimer(ITIMER_REAL, &every, NULL);
+    int early = 0;
+    for (int i = 0; i < 20; i++) {
+        struct fl_result r;
+        long long t0 = mono_ns();
+        int a = fl_wait(&p, 5, NULL);
+        long long t1 = mono_ns();
+        int b = fl_wait_result(&p, 5, NULL, &r);
+        long long t2 = mono_ns();
+        ASSERT_ERR(a, ETIMEDOUT);
+        ASSERT_ERR(b, ETIMEDOUT);
+        early += (t1 - t0 < 5000000) + (t2 - t1 < 5000000);
+    }
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    ASSERT_EQ(early, 0);
+    t_kill_wait(&p);
 }
 
 TEST(wait_result_without_a_policy_times_out_and_leaves_the_process)
@@ -270,6 +308,44 @@ TEST(the_cgroup_scope_stops_a_member_that_left_the_session)
     fl_close(&p);
     for (int i = 0; i < 200 && rmdir(dir) != 0 && errno == EBUSY; i++)
         usleep(5000);
+}
+
+/* The group's leader reaped by someone else: no group is left to check
+ * or to stop, so the answer is the wait's, ECHILD, and the handle is done
+ * with, as without a policy. errno is left as it was. */
+TEST(a_group_policy_on_a_leader_reaped_elsewhere_is_echild)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .flags = FL_NEW_PGROUP,
+                          .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    int st;
+    ASSERT_EQ(waitpid(p.pid, &st, 0), p.pid);
+    struct fl_result r;
+    struct fl_stop_policy group = { .scope = FL_STOP_GROUP };
+    errno = 1234;
+    ASSERT_ERR(fl_wait_result(&p, 1000, &group, &r), ECHILD);
+    ASSERT_EQ(errno, 1234);
+    ASSERT_ERR(fl_wait_result(&p, 1000, &group, &r), ESRCH);
+    fl_close(&p);
+}
+
+TEST(communicate_with_a_group_policy_on_a_leader_reaped_elsewhere_is_echild)
+{
+    struct fl_cmd cmd = { .argv = PROBE("echo", "x"), .flags = FL_NEW_PGROUP,
+                          .stdio = { [1] = { .kind = FL_PIPE } }, .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    int st;
+    ASSERT_EQ(waitpid(p.pid, &st, 0), p.pid);
+    struct fl_io io = { .out = { { .capture = true } },
+                        .stop = &(struct fl_stop_policy){ .scope = FL_STOP_GROUP } };
+    struct fl_result r;
+    errno = 1234;
+    ASSERT_ERR(fl_communicate(&p, &io, &r), ECHILD);
+    ASSERT_EQ(errno, 1234);
+    fl_result_free(&r);
+    fl_close(&p);
 }
 
 TEST(killpg_signals_the_group_the_child_leads)
