@@ -38,13 +38,15 @@ static void common_usage(FILE *f)
         "                  auto: the last one this process may use). Left to the\n"
         "                  scheduler (all), a child is moved to another CPU at exec\n"
         "                  whenever that one looks idle, which adds tens of us to some\n"
-        "                  spawns and not others. threads and worker need every CPU:\n"
-        "                  threads pins its threads one per CPU in turn instead\n"
-        "                  (all: not), worker is left alone. Pinned, a timed spawn\n"
-        "                  during which something else used the CPU is taken again\n"
-        "                  (heap, call). At the end a line says how much of the\n"
-        "                  CPU(s) others took meanwhile: other tasks, interrupts,\n"
-        "                  the hypervisor.\n");
+        "                  spawns and not others. threads, launch and worker need\n"
+        "                  every CPU: threads pins its threads one per CPU in turn\n"
+        "                  instead, as launch does its 2-thread arm's (all: not),\n"
+        "                  worker is left alone; N must still be a CPU this process\n"
+        "                  may use. Pinned, a timed spawn during which something\n"
+        "                  else used the CPU is taken again (heap, call, sandbox's\n"
+        "                  filter). At the end a line says how much of the CPU(s)\n"
+        "                  others took meanwhile: other tasks, interrupts, the\n"
+        "                  hypervisor.\n");
 }
 
 /* Runs suite s with argv[0] its name: pinned to cpu unless it needs every
@@ -58,6 +60,13 @@ static int run_suite(const struct fl_suite *s, int argc, char **argv, int cpu)
     char err[256];
     if (!help && fl_cpu_pin(s->all_cpus ? FL_CPU_ALL : cpu, &pin, err, sizeof err) != 0)
         return fl_usage_error(s->name, "--cpu: %s", err);
+    /* A suite that needs every CPU does not pin, but a CPU it may not use
+     * is still a mistake to say. */
+    if (!help && s->all_cpus && cpu >= 0) {
+        if (fl_cpu_pin(cpu, &pin, err, sizeof err) != 0)
+            return fl_usage_error(s->name, "--cpu: %s", err);
+        fl_cpu_unpin(&pin);
+    }
     fl_cpu_spread(!help && s->all_cpus && cpu != FL_CPU_ALL);
     struct fl_cpu_watch w;
     fl_cpu_watch_start(&w);
@@ -125,14 +134,14 @@ static void usage(FILE *f)
     common_usage(f);
 }
 
-/* Is name an item of the comma list? */
-static int in_list(const char *list, const char *name)
+/* Where name is first an item of the comma list, or NULL. */
+static const char *first_item(const char *list, const char *name)
 {
     size_t len = strlen(name);
     for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
         if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\0'))
-            return 1;
-    return 0;
+            return p;
+    return NULL;
 }
 
 /* `forkless bench all [--out DIR] [--full] [--suites LIST]`: every suite of
@@ -176,15 +185,18 @@ static int bench_all(int argc, char **argv)
             return fl_usage_error("all", "unknown option \"%s\"", argv[i]);
         }
     }
-    if (only) {
-        size_t found = 0;
-        for (size_t k = 0; k < fl_nsuites; k++)
-            found += in_list(only, fl_suites[k].name);
-        for (const char *p = only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-            found -= 1;
-        if (found != 0)
-            return fl_usage_error("all", "--suites \"%s\": names a suite that does "
-                                  "not exist (see forkless bench --help)", only);
+    for (const char *p = only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        int len = (int)(strchr(p, ',') ? (size_t)(strchr(p, ',') - p) : strlen(p));
+        size_t k = 0;
+        while (k < fl_nsuites && (strncmp(fl_suites[k].name, p, (size_t)len) != 0 ||
+                                  fl_suites[k].name[len] != '\0'))
+            k++;
+        if (k == fl_nsuites)
+            return fl_usage_error("all", "--suites \"%s\": \"%.*s\" is not a suite (see "
+                                  "forkless bench --help)", only, len, p);
+        if (first_item(only, fl_suites[k].name) != p)
+            return fl_usage_error("all", "--suites \"%s\": names \"%s\" twice", only,
+                                  fl_suites[k].name);
     }
     if (out && mkdir(out, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "forkless bench all: mkdir %s: %s\n", out, strerror(errno));
@@ -193,7 +205,7 @@ static int bench_all(int argc, char **argv)
     int worst = 0, ran = 0;
     for (size_t k = 0; k < fl_nsuites; k++) {
         const struct fl_suite *s = &fl_suites[k];
-        if (only && !in_list(only, s->name))
+        if (only && !first_item(only, s->name))
             continue;
         char json[4096], csv[4096];
         char *sargv[8];

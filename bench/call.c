@@ -286,7 +286,7 @@ int fl_bench_call(int argc, char **argv)
 
     struct fl_rows j;
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
-        fl_rows_error(SUITE, "writing", o.json, o.csv, r);
+        fl_rows_error(SUITE, "opening", o.json, o.csv, r);
         return 1;
     }
     struct row rows[NSPAWNERS * NPROGS + 1];

@@ -36,7 +36,8 @@
 #define QUICK_N 10ul
 #define QUICK_BUDGET_S 1ul
 /* The goals: forkless within GOAL_LIMIT of the limit at every heap, its
- * median at the last heap within GOAL_FLAT of the first, and faster than
+ * median at the last heap within GOAL_FLAT of the first (a fall as much as
+ * a rise: either is a cost that depends on the heap), and faster than
  * every other arm from GOAL_FROM_MIB up. */
 #define GOAL_LIMIT 1.10
 #define GOAL_FLAT 1.10
@@ -73,7 +74,8 @@ void fl_bench_sandbox_usage(FILE *f)
         "limit, then per case: forkless / limit at every heap, forkless against\n"
         "every other arm, each arm's growth from the first heap to the last, and\n"
         "a line per goal (forkless <= %.2fx the limit at every heap, flat: its\n"
-        "last heap <= %.2fx its first, faster than every other arm from %lu MiB).\n"
+        "last heap within %.2fx of its first, either way, faster than every other\n"
+        "arm from %lu MiB).\n"
         "An arm that cannot run here (a program not installed, no Landlock, no\n"
         "user namespaces) is listed as skipped, with the reason.\n\n"
         "Cases:\n"
@@ -307,7 +309,7 @@ static void print_goals(const struct opts *o, struct res *const *res)
                 if (fl_sb_arms[a].kase != (enum fl_sb_case)k || a == fl || a == lim)
                     continue;
                 double x = ratio(res, h, fl, a);
-                printf(" %s x%.2f", fl_sb_arms[a].arm.name, x);
+                printf(" %s x%.*f", fl_sb_arms[a].arm.name, fl_ratio_decimals(x), x);
                 if (o->heaps[h] < GOAL_FROM_MIB || !isfinite(x))
                     continue;
                 others++;
@@ -334,18 +336,18 @@ static void print_goals(const struct opts *o, struct res *const *res)
                    met(worst <= GOAL_LIMIT));
         double flat = o->nheaps > 1 && res[0][fl].ok && res[last][fl].ok
                           ? res[last][fl].c.s.median_us / res[0][fl].c.s.median_us : NAN;
-        printf("goal: %s: forkless flat from %lu to %lu MiB (<= %.2fx): ", cn, o->heaps[0],
-               o->heaps[last], GOAL_FLAT);
+        printf("goal: %s: forkless flat from %lu to %lu MiB (x%.2f to x%.2f): ", cn,
+               o->heaps[0], o->heaps[last], 1 / GOAL_FLAT, GOAL_FLAT);
         if (!isfinite(flat))
             printf("not measured (needs two heaps)\n");
         else
-            printf("x%.2f: %s\n", flat, met(flat <= GOAL_FLAT));
+            printf("x%.2f: %s\n", flat, met(flat <= GOAL_FLAT && flat >= 1 / GOAL_FLAT));
         printf("goal: %s: forkless faster than every other arm from %lu MiB: ", cn,
                GOAL_FROM_MIB);
         if (!others)
             printf("not measured (no other arm, or no heap that large)\n");
         else
-            printf("slowest x%.2f %s at %lu MiB: %s\n", slowest,
+            printf("slowest x%.*f %s at %lu MiB: %s\n", fl_ratio_decimals(slowest), slowest,
                    fl_sb_arms[slow_a].arm.name, o->heaps[slow_h], met(slowest < 1.0));
     }
 }

@@ -281,4 +281,75 @@ if [ $rc -ne 2 ]; then
     echo "FAIL: unknown suite exited $rc, expected 2"
     fail=1
 fi
+
+# The rows keep the text's precision: a loop's deviation of 0.0003 s is
+# not written as 0.000, nor a call's ns as 0.001 us.
+if grep -q ',0\.000,\|,0\.000$' "$out/bench_smoke_loop.csv"; then
+    echo "FAIL: bench loop: a number cut to three decimals in the CSV"
+    head -3 "$out/bench_smoke_loop.csv"
+    fail=1
+fi
+# A suite that needs every CPU still refuses a CPU it may not use.
+for s in "threads -n 1" "launch -n 1" "worker --heap 4 --records 20000 -r 1"; do
+    # shellcheck disable=SC2086
+    "$fl" bench $s --cpu 1023 >/dev/null 2>&1
+    rc=$?
+    if [ $rc -ne 2 ]; then
+        echo "FAIL: forkless bench $s --cpu 1023 exited $rc, expected 2"
+        fail=1
+    fi
+done
+# One file for --json and --csv is refused before anything runs.
+"$fl" bench loop -n 1 -r 1 --json "$out/bench_same" --csv "$out/bench_same" \
+    >/dev/null 2>"$out/bench_same.err"
+rc=$?
+if [ $rc -eq 0 ] || ! grep -q 'same file' "$out/bench_same.err"; then
+    echo "FAIL: --json and --csv on one file: exit $rc"
+    cat "$out/bench_same.err"
+    fail=1
+fi
+# A write error is reported with its own errno.
+if [ -w /dev/full ]; then
+    "$fl" bench launch --targets tiny --heap 0 -n 1 --spawns 2 --pipelines 1 --json /dev/full \
+        >/dev/null 2>"$out/bench_full.err"
+    rc=$?
+    if [ $rc -eq 0 ] || ! grep -q 'No space left' "$out/bench_full.err"; then
+        echo "FAIL: --json /dev/full: exit $rc"
+        cat "$out/bench_full.err"
+        fail=1
+    fi
+fi
+# bench all names each item of --suites that is wrong.
+"$fl" bench all --suites heap,heap >/dev/null 2>"$out/bench_all_twice.err"
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q 'names "heap" twice' "$out/bench_all_twice.err"; then
+    echo "FAIL: bench all --suites heap,heap: exit $rc"
+    cat "$out/bench_all_twice.err"
+    fail=1
+fi
+"$fl" bench all --suites heap,nope >/dev/null 2>"$out/bench_all_nope.err"
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q '"nope" is not a suite' "$out/bench_all_nope.err"; then
+    echo "FAIL: bench all --suites heap,nope: exit $rc"
+    cat "$out/bench_all_nope.err"
+    fail=1
+fi
+# A cell too short for one spawn still makes one: no rate of 0.
+"$fl" bench threads --seconds 0.000001 --targets tiny --heap 0 --threads 1 -r 1 \
+    --arms forkless >"$out/bench_threads_short.txt" 2>&1
+rc=$?
+if [ $rc -ne 0 ] || grep -q 'nan\|median  *0 ' "$out/bench_threads_short.txt"; then
+    echo "FAIL: bench threads with a tiny --seconds: exit $rc"
+    cat "$out/bench_threads_short.txt"
+    fail=1
+fi
+# JSON stays UTF-8 whatever bytes a path has.
+if command -v python3 >/dev/null 2>&1; then
+    bad=$(printf '%s/bench_\377tiny' "$out")
+    cp "$(dirname "$fl")/../bench/tiny" "$bad" 2>/dev/null &&
+        "$fl" bench loop -n 1 -r 1 --target "$bad" --json "$out/bench_utf8.json" >/dev/null 2>&1 &&
+        python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' \
+            "$out/bench_utf8.json" ||
+        { echo "FAIL: bench loop: a target path that is not UTF-8 made bad JSON"; fail=1; }
+fi
 exit $fail

@@ -175,8 +175,14 @@ struct fl_rows {
     int err;             /* first error: errno value, or EINVAL */
 };
 
+/* Decimals that keep a ratio from reading x0.00: two, or as many as a
+ * ratio under 0.1 needs for two significant digits (up to 6). For
+ * printf("x%.*f", fl_ratio_decimals(x), x). */
+int fl_ratio_decimals(double x);
+
 /* Opens json_path and/or csv_path (either may be NULL) for suite NAME.
- * Returns 0 or an errno value; on failure nothing is left open. */
+ * Returns 0 or an errno value, or -1 when both name one file (said on
+ * stderr); on failure nothing is left open. */
 int fl_rows_open(struct fl_rows *w, const char *suite, const char *json_path,
                  const char *csv_path);
 /* Header fields (JSON top level); ignored after the first row. */
@@ -202,7 +208,8 @@ void fl_rows_start(struct fl_rows *w, const char *suite, const char *machine,
                    double load0);
 
 /* Prints "forkless bench SUITE: DOING JSON / CSV: strerror(e)" on stderr,
- * for a failed fl_rows_open or fl_rows_close (json or csv may be NULL). */
+ * for a failed fl_rows_open or fl_rows_close (json or csv may be NULL);
+ * nothing for e -1, which fl_rows_open has explained. */
 void fl_rows_error(const char *suite, const char *doing, const char *json,
                    const char *csv, int e);
 

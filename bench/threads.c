@@ -293,8 +293,8 @@ int fl_bench_threads(int argc, char **argv)
         printf("T threads spawn+wait for %.2f s per cell", o.seconds);
     printf("; %lu repeats, arms in random order per T (forking arms last); "
            "parent heap %lu MiB resident for every arm; rates in spawns/s; "
-           "eff = rate(T) / (T x rate(%lu))\n", o.repeats, o.heap_mib,
-           o.threads[tref]);
+           "eff = rate(T) / (T x rate(%lu) / %lu)\n", o.repeats, o.heap_mib,
+           o.threads[tref], o.threads[tref]);
     printf("load average %.2f at start\n", load0);
     if (load0 > 0.75 * (double)cpus)
         fprintf(stderr, "forkless bench threads: warning: the machine is busy "
@@ -377,7 +377,8 @@ int fl_bench_threads(int argc, char **argv)
                        "max %9.0f  eff %5.2f", w->target, w->threads, w->method,
                        w->rate_min, w->rate_median, w->rate_max, w->efficiency);
                 if (isfinite(w->ratio_baseline))
-                    printf("   x%.2f %s", w->ratio_baseline, BASELINE);
+                    printf("   x%.*f %s", fl_ratio_decimals(w->ratio_baseline),
+                           w->ratio_baseline, BASELINE);
                 putchar('\n');
             }
         }

@@ -39,7 +39,9 @@ static void *worker(void *p)
     for (;;) {
         if (atomic_load_explicit(&c->failed, memory_order_relaxed))
             break;
-        if (c->n ? done >= c->n : fl_bench_now_ns() >= c->deadline_ns)
+        /* One spawn at least, however short the time: a rate of 0 from
+         * a cell that never tried is no measurement. */
+        if (c->n ? done >= c->n : done > 0 && fl_bench_now_ns() >= c->deadline_ns)
             break;
         if (c->arm->run(c->t, err, sizeof err) != 0) {
             pthread_mutex_lock(&c->lock);

@@ -552,7 +552,7 @@ int fl_bench_worker(int argc, char **argv)
     struct row rows[NARMS];
     size_t nrows = 0;
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
-        fl_rows_error(SUITE, "writing", o.json, o.csv, r);
+        fl_rows_error(SUITE, "opening", o.json, o.csv, r);
         r = 1;
         goto out;
     }
