@@ -1,6 +1,6 @@
 // peer.js HEAP_MIB N TARGET: the Node peer of `forkless bench peers`.
-// Allocates and touches a heap of HEAP_MIB MiB (a Buffer, one write every
-// 4096 bytes), spawns and waits for TARGET with child_process.spawnSync()
+// Allocates and touches a heap of HEAP_MIB MiB (Buffers of 256 MiB, one
+// write every 4096 bytes), spawns and waits for TARGET with child_process.spawnSync()
 // 3 times untimed, then N times timed. Prints "# version node vX.Y.Z", then
 // one line per timed spawn: its microseconds.
 'use strict';
@@ -19,8 +19,15 @@ if (process.argv.length !== 5) {
 const mib = parseInt(process.argv[2], 10);
 const n = parseInt(process.argv[3], 10);
 const target = process.argv[4];
-const heap = Buffer.alloc(mib * 1024 * 1024);
-for (let i = 0; i < heap.length; i += 4096) heap[i] = 1;
+// A Buffer holds at most buffer.constants.MAX_LENGTH bytes (4 GiB in Node
+// 20): the heap is as many Buffers as it takes.
+const CHUNK = 256 * 1024 * 1024;
+const heap = [];
+for (let left = mib * 1024 * 1024; left > 0; left -= CHUNK) {
+  const b = Buffer.alloc(Math.min(CHUNK, left));
+  for (let i = 0; i < b.length; i += 4096) b[i] = 1;
+  heap.push(b);
+}
 for (let k = 0; k < 3; k++) run(target);
 const out = [`# version node ${process.version}`];
 for (let k = 0; k < n; k++) {
@@ -30,4 +37,4 @@ for (let k = 0; k < n; k++) {
   out.push((Number(t1 - t0) / 1e3).toFixed(3));
 }
 process.stdout.write(out.join('\n') + '\n');
-if (heap.length < 0) console.log(heap[0]);  // keep the heap alive
+if (heap.length < 0) console.log(heap[0][0]);  // keep the heap alive
