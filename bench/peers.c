@@ -5,7 +5,8 @@
  * in its runtime, times its spawns and prints one line per spawn; forkless
  * runs in-process here, with the same heap. The peers run in rounds: each
  * round runs every peer (and forkless) once with a chunk of n, in a fresh
- * random order. A peer that is not installed is listed as skipped. */
+ * random order. A peer that is not installed is listed as skipped; one
+ * that fails makes the verdict "no" and the run fail. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -94,7 +95,9 @@ void fl_bench_peers_usage(FILE *f)
         "each round every peer once with a chunk of n, in a fresh random order.\n"
         "It prints min/median/max us per spawn, each peer's median against\n"
         "forkless's, and the runtimes' versions. A peer whose runtime is\n"
-        "missing, or that was not built, is listed as skipped with the reason.\n\n"
+        "missing, or that was not built, is listed as skipped with the reason;\n"
+        "one that fails is listed as failed, the verdict is no, and the run\n"
+        "exits 1.\n\n"
         "Options:\n"
         "  --heap LIST     heap sizes in MiB, comma separated (default 0,1024)\n"
         "  --target T      PATH of the program to start, a name in $PATH, or\n"
@@ -191,6 +194,7 @@ struct peer {
     int present;
     char skip[256];          /* why it is not present */
     char failed[512];        /* why it failed during the run, or "" */
+    int ever_failed;         /* at some heap: the verdict is "no" */
     char prog[PATH_MAX];     /* the runtime or the binary */
     char script[PATH_MAX];   /* the script, the class dir, or "" */
     char version[256];
@@ -314,6 +318,30 @@ static int run_forkless(struct peer *p, const struct fl_arm *arm,
 }
 
 /* ---- the suite ---------------------------------------------------------- */
+
+/* The verdict. A peer that was asked for and failed makes it "no" and the
+ * run fail: forkless was not compared with it, and a skipped row would
+ * hide a broken peer (one not installed is skipped, which is no failure).
+ * Returns 0, or 1 when a peer failed. */
+static int print_verdict(const struct peer *peers, size_t np, int compared,
+                         int all_faster)
+{
+    char failed[256] = "";
+    for (size_t i = 0; i < np; i++)
+        if (peers[i].ever_failed)
+            set_msg(failed + strlen(failed), sizeof failed - strlen(failed), "%s%s",
+                    failed[0] ? ", " : "", peers[i].def->name);
+    if (!compared && !failed[0]) {
+        printf("no peer ran: nothing to compare forkless with\n");
+        return 0;
+    }
+    printf("forkless faster (median) than every present peer at every heap: ");
+    if (failed[0])
+        printf("no (%s failed)\n", failed);
+    else
+        printf("%s\n", all_faster ? "yes" : "no");
+    return failed[0] != '\0';
+}
 
 struct row {
     const char *method;
@@ -478,6 +506,7 @@ int fl_bench_peers(int argc, char **argv)
             } else if (p->failed[0]) {
                 w->status = "failed";
                 w->reason = p->failed;
+                p->ever_failed = 1;
             } else {
                 w->status = "ok";
                 w->reason = "";
@@ -513,11 +542,7 @@ int fl_bench_peers(int argc, char **argv)
                    peers[i].present ? (peers[i].version[0] ? peers[i].version : "?")
                                     : "skipped");
         putchar('\n');
-        if (compared)
-            printf("forkless faster (median) than every present peer at every heap: "
-                   "%s\n", all_faster ? "yes" : "no");
-        else
-            printf("no peer ran: nothing to compare forkless with\n");
+        r = print_verdict(peers, np, compared, all_faster);
         printf("load average %.2f at end\n", fl_loadavg());
     }
 out:

@@ -193,6 +193,32 @@ for bad in "-n 0" "--heap 1,,2" "--rounds 0" "--peers nope" "--target /" "--frob
         fail=1
     fi
 done
+# A peer that was asked for and fails makes the verdict "no (NAME failed)"
+# and the run exit 1; one that is not there is skipped, and the run passes.
+# FORKLESS_PEERS_BIN holds a Rust peer that exits 1, or none.
+mkdir -p "$out/bench_peers_bad" "$out/bench_peers_none"
+printf '#!/bin/sh\nexit 1\n' >"$out/bench_peers_bad/peer_rust"
+chmod +x "$out/bench_peers_bad/peer_rust"
+peer_case() {   # DIR RC PATTERN...: peers --peers rust with that bin dir
+    dir=$1
+    want=$2
+    shift 2
+    FORKLESS_PEERS_BIN="$out/$dir" "$fl" bench peers --peers rust --heap 0 -n 2 \
+        --rounds 1 >"$out/$dir.txt" 2>&1
+    rc=$?
+    ok=1
+    for pat in "$@"; do
+        grep -q "$pat" "$out/$dir.txt" || ok=0
+    done
+    if [ $rc -ne "$want" ] || [ $ok -ne 1 ]; then
+        echo "FAIL: bench peers with $dir: exit $rc, expected $want and $*:"
+        cat "$out/$dir.txt"
+        fail=1
+    fi
+}
+peer_case bench_peers_bad 1 '^peers heap .* rust  *failed: exited with status 1$' \
+    '^forkless faster .*: no (rust failed)$'
+peer_case bench_peers_none 0 '^peers heap .* rust  *skipped: .*not built$' '^no peer ran'
 # The Java and Node peers hold a heap past the most one array or Buffer
 # holds (2 GiB, 4 GiB), in several; run alone, where twice that fits.
 big_peer() {   # FILE CMD...: CMD runs where FILE (its program) and CMD are here
