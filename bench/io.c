@@ -101,7 +101,9 @@ void fl_bench_io_usage(FILE *f)
         "Every capture's bytes and every exit status are checked. The Python and\n"
         "Rust peers are programs that time their own captures (each runs once\n"
         "untimed first), so their start-up is not counted; a peer that is missing is\n"
-        "listed as skipped. At the end a line per goal of the issue: met or not.\n\n"
+        "listed as skipped, one still running at its deadline (%lu s and more,\n"
+        "scaled to its captures; FORKLESS_PEER_TIMEOUT=SECONDS sets another) is\n"
+        "killed and has failed. At the end a line per goal of the issue: met or not.\n\n"
         "Options:\n"
         "  --mib N         MiB the writer writes (default %lu)\n"
         "  --captures N    samples per capture arm (default %lu)\n"
@@ -114,7 +116,8 @@ void fl_bench_io_usage(FILE *f)
         "  --csv FILE      also write the rows as CSV (a header line, then one\n"
         "                  line per row)\n"
         "  -h, --help      this text\n\n"
-        "Arms:\n", DEFAULT_MIB, DEFAULT_CAPTURES, DEFAULT_ROUNDS, DEFAULT_N);
+        "Arms:\n", FL_PEER_START_S, DEFAULT_MIB, DEFAULT_CAPTURES, DEFAULT_ROUNDS,
+        DEFAULT_N);
     for (size_t i = 0; i < fl_bio_narms; i++)
         fprintf(f, "  %-8s %-17s %s\n", parts[fl_bio_arms[i].part].name,
                 fl_bio_arms[i].name, fl_bio_arms[i].what);
@@ -191,8 +194,10 @@ static int take(struct arm *w, const struct fl_bio_job *j, const struct opts *o,
         argv[k++] = sn;
         argv[k++] = j->wargv[0];
         argv[k] = NULL;
-        if (fl_peer_collect(argv, chunk, w->ns, &w->got, w->version, sizeof w->version,
-                            w->failed, sizeof w->failed) != 0)
+        /* A capture: 2 s, and 1 s per 64 MiB (Python takes 1 GiB/s). */
+        unsigned long timeout_s = fl_peer_deadline_s(chunk + 1, 2 + o->mib / 64, 0);
+        if (fl_peer_collect(argv, chunk, timeout_s, w->ns, &w->got, w->version,
+                            sizeof w->version, w->failed, sizeof w->failed) != 0)
             fprintf(stderr, "forkless bench io: %s: %s\n", w->a->name, w->failed);
         return 0;
     }

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,10 @@
 #include <unistd.h>
 
 #include "forkless.h"
+#include "suite.h"
+
+/* fl_run() takes its deadline in milliseconds, as an int. */
+#define MAX_DEADLINE_S ((unsigned long)INT_MAX / 1000)
 
 #ifndef FL_PEERS_SRC_DIR
 #define FL_PEERS_SRC_DIR ""
@@ -78,34 +83,6 @@ int fl_peer_binary(const char *name, int built, const char *why, char *prog,
     return 0;
 }
 
-/* All of fd, NUL-terminated, in a malloc'ed buffer, or NULL (out of memory). */
-static char *read_all(int fd)
-{
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    if (!buf)
-        return NULL;
-    for (;;) {
-        if (len + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                return NULL;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        ssize_t got = read(fd, buf + len, cap - len - 1);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        len += (size_t)got;
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
 /* Takes the samples out of a peer's output. Returns 0 or 1 (failed set). */
 static int parse_samples(char *buf, unsigned long want, uint64_t *samples, size_t *got,
                          char *version, size_t vsize, char *failed, size_t fsize)
@@ -137,32 +114,57 @@ static int parse_samples(char *buf, unsigned long want, uint64_t *samples, size_
     return 0;
 }
 
-int fl_peer_collect(char *const *argv, unsigned long want, uint64_t *samples, size_t *got,
-                    char *version, size_t vsize, char *failed, size_t fsize)
+unsigned long fl_peer_deadline_s(unsigned long runs, unsigned long run_s,
+                                 unsigned long once_s)
 {
-    struct fl_cmd cmd = { .argv = argv, .stdio = { [1] = { .kind = FL_PIPE } } };
-    struct fl_proc proc;
-    struct fl_error e;
-    if (fl_spawn(&cmd, &proc, &e) != 0) {
-        char msg[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 64];
-        snprintf(failed, fsize, "%s", fl_error_format(&e, msg, sizeof msg));
-        return 1;
-    }
-    char *buf = read_all(proc.stdio[1]);
-    int st = 0;
-    int wr = fl_wait(&proc, -1, &st);
-    fl_close(&proc);
-    int r = 1;
-    if (!buf)
+    unsigned long s;
+    const char *v = getenv("FORKLESS_PEER_TIMEOUT");
+    if (v && fl_parse_ulong(v, 1, MAX_DEADLINE_S, &s) == 0)
+        return s;
+    s = FL_PEER_START_S + once_s + runs * run_s;
+    return s < MAX_DEADLINE_S ? s : MAX_DEADLINE_S;
+}
+
+/* Why fl_run() failed, in failed. */
+static void run_failed(int r, const struct fl_error *e, char *failed, size_t fsize)
+{
+    char msg[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 64];
+    if (e->err)
+        snprintf(failed, fsize, "%s", fl_error_format(e, msg, sizeof msg));
+    else if (r == ENOMEM)
         snprintf(failed, fsize, "out of memory reading its output");
-    else if (wr)
-        snprintf(failed, fsize, "fl_wait: %s", strerror(wr));
+    else
+        snprintf(failed, fsize, "fl_run: %s", strerror(r));
+}
+
+int fl_peer_collect(char *const *argv, unsigned long want, unsigned long timeout_s,
+                    uint64_t *samples, size_t *got, char *version, size_t vsize,
+                    char *failed, size_t fsize)
+{
+    /* At the deadline the peer is hung: SIGKILL, as it has nothing to
+     * save, to its group, so that a target it hangs on goes too. In a
+     * group of its own it misses the terminal's Ctrl-C, so it dies with
+     * the bench instead (pdeathsig). */
+    const struct fl_stop_policy stop = { .signal = SIGKILL, .scope = FL_STOP_GROUP };
+    struct fl_cmd cmd = { .argv = argv, .flags = FL_NEW_PGROUP, .pdeathsig = SIGKILL };
+    struct fl_io io = { .out = { { .capture = true } }, .stop = &stop,
+                        .timeout_ms = (int)(timeout_s * 1000) };
+    struct fl_result res;
+    struct fl_error e = { 0 };
+    char none[] = "";
+    int r = fl_run(&cmd, &io, &res, &e);
+    int st = res.status, bad = 1;
+    if (r != 0)
+        run_failed(r, &e, failed, fsize);
+    else if (res.timed_out)
+        snprintf(failed, fsize, "timed out after %lu s", timeout_s);
     else if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
         snprintf(failed, fsize, "exited with status %d", WEXITSTATUS(st));
     else if (!WIFEXITED(st))
         snprintf(failed, fsize, "killed by signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
     else
-        r = parse_samples(buf, want, samples, got, version, vsize, failed, fsize);
-    free(buf);
-    return r;
+        bad = parse_samples(res.out[0].data ? res.out[0].data : none, want, samples, got,
+                            version, vsize, failed, fsize);
+    fl_result_free(&res);
+    return bad;
 }

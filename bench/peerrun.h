@@ -31,13 +31,24 @@ int fl_peer_script(const char *runtime, const char *name, char *prog, char *scri
 int fl_peer_binary(const char *name, int built, const char *why, char *prog,
                    char *skip, size_t skipsz);
 
-/* Runs argv (argv[0] an absolute path) with its stdout a pipe, reads all of
- * it and waits: a line "# version V" sets version, other lines starting
- * with '#' and empty ones are skipped, and every other line is one sample
- * in microseconds, stored in nanoseconds at samples[(*got)++]. Returns 0
- * when the peer exited 0 having printed exactly want samples; otherwise 1
- * with the reason in failed. */
-int fl_peer_collect(char *const *argv, unsigned long want, uint64_t *samples, size_t *got,
-                    char *version, size_t vsize, char *failed, size_t fsize);
+/* The seconds a peer may run before it is taken for hung: FL_PEER_START_S
+ * (a runtime's start on a busy machine), once_s, and run_s for each of its
+ * runs, the untimed ones too. Far more than a healthy peer takes, so that
+ * only a hung one reaches it. FORKLESS_PEER_TIMEOUT=SECONDS (a whole number
+ * from 1) sets another. */
+#define FL_PEER_START_S 120ul
+unsigned long fl_peer_deadline_s(unsigned long runs, unsigned long run_s,
+                                 unsigned long once_s);
+
+/* Runs argv (argv[0] an absolute path) with its stdout captured, in a
+ * process group of its own that is killed after timeout_s seconds (it has
+ * then failed: "timed out after N s"), and dies with the bench: a line "# version V" sets version, other lines starting with
+ * '#' and empty ones are skipped, and every other line is one sample in
+ * microseconds, stored in nanoseconds at samples[(*got)++]. Returns 0 when
+ * the peer exited 0 having printed exactly want samples; otherwise 1 with
+ * the reason in failed. */
+int fl_peer_collect(char *const *argv, unsigned long want, unsigned long timeout_s,
+                    uint64_t *samples, size_t *got, char *version, size_t vsize,
+                    char *failed, size_t fsize);
 
 #endif

@@ -33,6 +33,7 @@
 #define DEFAULT_N 200
 #define DEFAULT_ROUNDS 4
 #define WARMUP 3
+#define PEER_UNTIMED 3       /* the spawns each peer program makes untimed */
 #define MEM_MARGIN_MIB 768   /* the JVM, page tables, the rest */
 
 #ifndef FL_PEERS_SRC_DIR
@@ -110,8 +111,11 @@ void fl_bench_peers_usage(FILE *f)
         "  --csv FILE      also write the rows as CSV (a header line, then one\n"
         "                  line per row)\n"
         "  -h, --help      this text\n\n"
+        "A peer still running at its deadline (%lu s and more, scaled to its\n"
+        "spawns and heap; FORKLESS_PEER_TIMEOUT=SECONDS sets another) is killed\n"
+        "and has failed.\n\n"
         "Peers (sources in %s; set FORKLESS_PEERS_SRC and FORKLESS_PEERS_BIN to\n"
-        "use others):\n", DEFAULT_N, DEFAULT_ROUNDS,
+        "use others):\n", DEFAULT_N, DEFAULT_ROUNDS, FL_PEER_START_S,
         FL_PEERS_SRC_DIR[0] ? FL_PEERS_SRC_DIR : "bench/peers");
     for (size_t i = 0; i < NPEERS; i++)
         fprintf(f, "  %-9s %s\n", peer_defs[i].name, peer_defs[i].what);
@@ -295,7 +299,11 @@ static int run_peer(struct peer *p, unsigned long mib, unsigned long chunk,
     argv[k++] = sn;
     argv[k++] = (char *)target;
     argv[k] = NULL;
-    return fl_peer_collect(argv, chunk, p->samples, &p->got, p->version,
+    /* A spawn: 2 s, and 1 s per GiB of heap (Node's forks take 0.8 s at
+     * 4 GiB on a busy 2-CPU machine); touching the heap: 1 s per 64 MiB. */
+    unsigned long timeout_s = fl_peer_deadline_s(chunk + PEER_UNTIMED, 2 + mib / 1024,
+                                                 mib / 64);
+    return fl_peer_collect(argv, chunk, timeout_s, p->samples, &p->got, p->version,
                            sizeof p->version, p->failed, sizeof p->failed);
 }
 

@@ -194,17 +194,20 @@ for bad in "-n 0" "--heap 1,,2" "--rounds 0" "--peers nope" "--target /" "--frob
     fi
 done
 # A peer that was asked for and fails makes the verdict "no (NAME failed)"
-# and the run exit 1; one that is not there is skipped, and the run passes.
-# FORKLESS_PEERS_BIN holds a Rust peer that exits 1, or none.
-mkdir -p "$out/bench_peers_bad" "$out/bench_peers_none"
+# and the run exit 1; one still running at its deadline (1 s here) is
+# killed and has failed; one that is not there is skipped, and the run
+# passes. FORKLESS_PEERS_BIN holds a Rust peer that exits 1, one that hangs,
+# or none.
+mkdir -p "$out/bench_peers_bad" "$out/bench_peers_hung" "$out/bench_peers_none"
 printf '#!/bin/sh\nexit 1\n' >"$out/bench_peers_bad/peer_rust"
-chmod +x "$out/bench_peers_bad/peer_rust"
+printf '#!/bin/sh\nexec sleep 120\n' >"$out/bench_peers_hung/peer_rust"
+chmod +x "$out/bench_peers_bad/peer_rust" "$out/bench_peers_hung/peer_rust"
 peer_case() {   # DIR RC PATTERN...: peers --peers rust with that bin dir
     dir=$1
     want=$2
     shift 2
-    FORKLESS_PEERS_BIN="$out/$dir" "$fl" bench peers --peers rust --heap 0 -n 2 \
-        --rounds 1 >"$out/$dir.txt" 2>&1
+    FORKLESS_PEERS_BIN="$out/$dir" FORKLESS_PEER_TIMEOUT=1 "$fl" bench peers \
+        --peers rust --heap 0 -n 2 --rounds 1 >"$out/$dir.txt" 2>&1
     rc=$?
     ok=1
     for pat in "$@"; do
@@ -217,6 +220,8 @@ peer_case() {   # DIR RC PATTERN...: peers --peers rust with that bin dir
     fi
 }
 peer_case bench_peers_bad 1 '^peers heap .* rust  *failed: exited with status 1$' \
+    '^forkless faster .*: no (rust failed)$'
+peer_case bench_peers_hung 1 '^peers heap .* rust  *failed: timed out after 1 s$' \
     '^forkless faster .*: no (rust failed)$'
 peer_case bench_peers_none 0 '^peers heap .* rust  *skipped: .*not built$' '^no peer ran'
 # The Java and Node peers hold a heap past the most one array or Buffer
