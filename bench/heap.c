@@ -71,8 +71,10 @@ void fl_bench_heap_usage(FILE *f)
         "parent's memory copy-on-write, which would slow whatever runs next.\n\n"
         "Options:\n"
         "  --heap LIST     heap sizes in MiB, comma separated, each at most 65536\n"
-        "                  (64 GiB) (default 0,1024,4096); a heap larger than\n"
-        "                  MemAvailable less a %d MiB margin is refused\n"
+        "                  (64 GiB) (default 0,1024,4096); a heap larger than the\n"
+        "                  free memory (MemAvailable, or the room left in this\n"
+        "                  process's cgroup where less) less a %d MiB margin is\n"
+        "                  refused\n"
         "  --pages KIND    4k, thp or both: madvise(NOHUGEPAGE/HUGEPAGE) on the heap\n"
         "                  (default 4k); the row shows the AnonHugePages obtained\n"
         "  --target T      PATH of the program to start, or \"tiny\": the bench's\n"
@@ -369,22 +371,9 @@ int fl_bench_heap(int argc, char **argv)
         if (strcmp(arms[a]->name, FL_ARM_REFERENCE) == 0)
             ref = a;
 
-    unsigned long max_heap = 0;
-    for (size_t h = 0; h < o.nheaps; h++)
-        if (o.heaps[h] > max_heap)
-            max_heap = o.heaps[h];
-    long avail = fl_mem_available_mib();
-    if (!o.overcommit_demo && max_heap > 0 && avail >= 0
-        && (long)max_heap + MEM_MARGIN_MIB > avail) {
-        fprintf(stderr, "forkless bench heap: refused: a %lu MiB heap needs %lu MiB "
-                "of memory (the heap, resident, + %d MiB margin), but this machine "
-                "has only %ld MiB available (MemAvailable in /proc/meminfo; "
-                "MemTotal %ld MiB); choose a --heap of at most %ld MiB\n",
-                max_heap, max_heap + MEM_MARGIN_MIB, MEM_MARGIN_MIB, avail,
-                fl_meminfo_mib("MemTotal"),
-                avail > MEM_MARGIN_MIB ? avail - MEM_MARGIN_MIB : 0);
-        return 2;
-    }
+    if (!o.overcommit_demo &&
+        (r = fl_mem_check(SUITE, "--heap", o.heaps, o.nheaps, 1, MEM_MARGIN_MIB)) != 0)
+        return r;
 
     char path[PATH_MAX];
     int is_tiny;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "suite.h"
 
 void fl_machine_line(char *buf, size_t size)
 {
@@ -37,23 +38,31 @@ void fl_machine_line(char *buf, size_t size)
              u.sysname, u.release, u.machine, cpus, gib, libc);
 }
 
-/* Reads "<name>: <value> kB" from a /proc file; -1 when absent. */
-static long proc_kib(const char *file, const char *name)
+/* The number after "<name><sep>" on a line of file (as /proc/meminfo's
+ * "MemTotal: 123 kB" or memory.stat's "inactive_file 123"); -1 when
+ * absent. */
+static long long file_field(const char *file, const char *name, char sep)
 {
     FILE *f = fopen(file, "re");
     if (!f)
         return -1;
     char line[256];
     size_t len = strlen(name);
-    long kib = -1;
+    long long v = -1;
     while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, name, len) == 0 && line[len] == ':') {
-            kib = strtol(line + len + 1, NULL, 10);
+        if (strncmp(line, name, len) == 0 && line[len] == sep) {
+            v = strtoll(line + len + 1, NULL, 10);
             break;
         }
     }
     fclose(f);
-    return kib;
+    return v;
+}
+
+/* Reads "<name>: <value> kB" from a /proc file; -1 when absent. */
+static long proc_kib(const char *file, const char *name)
+{
+    return (long)file_field(file, name, ':');
 }
 
 double fl_loadavg(void)
@@ -79,16 +88,190 @@ long fl_meminfo_mib(const char *name)
     return kib < 0 ? -1 : kib / 1024;
 }
 
-long fl_read_long_file(const char *path)
+/* The whole number a file starts with, or -1. */
+static long long read_number(const char *path)
 {
-    long v = -1;
+    long long v = -1;
     FILE *f = fopen(path, "re");
     if (f) {
-        if (fscanf(f, "%ld", &v) != 1)
+        if (fscanf(f, "%lld", &v) != 1)
             v = -1;
         fclose(f);
     }
     return v;
+}
+
+long fl_read_long_file(const char *path)
+{
+    return (long)read_number(path);
+}
+
+/* ---- the memory a suite may take ---------------------------------------- */
+
+/* A limit at least this large is none (v1 writes "no limit" as about
+ * LLONG_MAX). */
+#define NO_LIMIT (1ll << 62)
+
+/* A hierarchy's memory files: v2's, or v1's memory controller's. */
+struct cg_files {
+    int v1;
+    const char *limit, *usage;
+    const char *inactive;     /* memory.stat's reclaimable page cache, in bytes */
+};
+static const struct cg_files cg_v2 = { 0, "memory.max", "memory.current", "inactive_file" };
+static const struct cg_files cg_v1 = { 1, "memory.limit_in_bytes", "memory.usage_in_bytes",
+                                       "total_inactive_file" };
+
+/* Is word an item of the comma list s? */
+static int in_list(const char *s, const char *word)
+{
+    size_t len = strlen(word);
+    for (const char *p = s; (p = strstr(p, word)) != NULL; p += len)
+        if ((p == s || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* This process's cgroup in the hierarchy (/proc/self/cgroup: "0::PATH" on
+ * v2, "N:CONTROLLERS:PATH" with memory among them on v1). 0 or -1. */
+static int own_cgroup(const struct cg_files *fs, char *path, size_t size)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        return -1;
+    char line[PATH_MAX + 128];
+    int r = -1;
+    while (r != 0 && fgets(line, sizeof line, f)) {
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        char *controllers = c1 + 1, *p = c2 + 1;
+        *c1 = *c2 = '\0';
+        p[strcspn(p, "\n")] = '\0';
+        if (fs->v1 ? in_list(controllers, "memory") : (strcmp(line, "0") == 0 && !*controllers))
+            r = snprintf(path, size, "%s", p) < (int)size ? 0 : -1;
+    }
+    fclose(f);
+    return r;
+}
+
+/* Where the hierarchy is mounted (/proc/self/mountinfo): the mount point,
+ * and the cgroup its root is ("/" unless the mount shows a part of the
+ * tree). 0 or -1. */
+static int cgroup_mount(const struct cg_files *fs, char *root, char *point)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (!f)
+        return -1;
+    char line[3 * PATH_MAX], type[64], opts[512];
+    int r = -1;
+    while (r != 0 && fgets(line, sizeof line, f)) {
+        const char *tail = strstr(line, " - ");
+        if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2 || !tail ||
+            sscanf(tail + 3, "%63s %*s %511s", type, opts) != 2)
+            continue;
+        if (fs->v1 ? strcmp(type, "cgroup") == 0 && in_list(opts, "memory")
+                   : strcmp(type, "cgroup2") == 0)
+            r = 0;
+    }
+    fclose(f);
+    return r;
+}
+
+/* A memory file of dir: its whole number of bytes, or -1 ("max", none). */
+static long long cg_bytes(const char *dir, const char *name)
+{
+    char file[PATH_MAX + 64];
+    snprintf(file, sizeof file, "%s/%s", dir, name);
+    return read_number(file);
+}
+
+/* Takes the cgroup dir into r when its room is the least so far. Its use
+ * counts its page cache that the kernel reclaims first (inactive_file) as
+ * free, as MemAvailable does. */
+static void cgroup_level(const struct cg_files *fs, const char *dir, struct fl_mem_room *r)
+{
+    long long limit = cg_bytes(dir, fs->limit), used = cg_bytes(dir, fs->usage);
+    if (limit < 0 || limit >= NO_LIMIT || used < 0)
+        return;
+    char stat[PATH_MAX + 64];
+    snprintf(stat, sizeof stat, "%s/memory.stat", dir);
+    long long inactive = file_field(stat, fs->inactive, ' ');
+    if (inactive > 0 && inactive < used)
+        used -= inactive;
+    long room = limit > used ? (long)((limit - used) >> 20) : 0;
+    if (r->cg_room_mib >= 0 && room >= r->cg_room_mib)
+        return;
+    r->cg_room_mib = room;
+    r->cg_limit_mib = (long)(limit >> 20);
+    r->cg_used_mib = (long)(used >> 20);
+    snprintf(r->cg_dir, sizeof r->cg_dir, "%s", dir);
+}
+
+/* This process's cgroup in the hierarchy, and every one above it up to
+ * the mount, into r: each one's limit holds. */
+static void cgroup_room(const struct cg_files *fs, struct fl_mem_room *r)
+{
+    char path[PATH_MAX], root[PATH_MAX], point[PATH_MAX], dir[PATH_MAX];
+    if (own_cgroup(fs, path, sizeof path) != 0 || cgroup_mount(fs, root, point) != 0)
+        return;
+    size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+    if (strncmp(path, root, rl) != 0 || (path[rl] && path[rl] != '/'))
+        return;   /* not below the mount's root: not visible here */
+    if (snprintf(dir, sizeof dir, "%s%s", point,
+                 strcmp(path + rl, "/") ? path + rl : "") >= (int)sizeof dir)
+        return;
+    for (size_t top = strlen(point);;) {
+        cgroup_level(fs, dir, r);
+        char *slash = strrchr(dir, '/');
+        if (!slash || (size_t)(slash - dir) < top)
+            break;
+        *slash = '\0';
+    }
+}
+
+void fl_mem_room(struct fl_mem_room *r)
+{
+    *r = (struct fl_mem_room){ .avail_mib = fl_mem_available_mib(), .cg_room_mib = -1 };
+    cgroup_room(&cg_v2, r);
+    cgroup_room(&cg_v1, r);
+    r->mib = r->avail_mib;
+    if (r->cg_room_mib >= 0 && (r->mib < 0 || r->cg_room_mib < r->mib))
+        r->mib = r->cg_room_mib;
+}
+
+int fl_mem_check(const char *suite, const char *option, const unsigned long *mib,
+                 size_t n, unsigned long copies, unsigned long margin_mib)
+{
+    unsigned long most = 0;
+    for (size_t i = 0; i < n; i++)
+        most = mib[i] > most ? mib[i] : most;
+    if (most == 0)
+        return 0;
+    struct fl_mem_room room;
+    fl_mem_room(&room);
+    unsigned long need = copies * most + margin_mib;
+    if (room.mib < 0 || need <= (unsigned long)room.mib)
+        return 0;
+    char avail[64] = "unknown", cg[PATH_MAX + 96] = "no cgroup limit";
+    if (room.avail_mib >= 0)
+        snprintf(avail, sizeof avail, "%ld MiB", room.avail_mib);
+    if (room.cg_room_mib >= 0)
+        snprintf(cg, sizeof cg, "cgroup %s: limit %ld MiB, %ld MiB in use", room.cg_dir,
+                 room.cg_limit_mib, room.cg_used_mib);
+    char times[32] = "";
+    if (copies > 1)
+        snprintf(times, sizeof times, "%lu x ", copies);
+    long fits = room.mib > (long)margin_mib ? (room.mib - (long)margin_mib) / (long)copies : 0;
+    char hint[96];
+    if (fits > 0)
+        snprintf(hint, sizeof hint, "choose a %s of at most %ld MiB", option, fits);
+    else
+        snprintf(hint, sizeof hint, "no %s above 0 fits", option);
+    return fl_usage_error(suite, "refused: %s %lu needs %lu MiB (%s%lu MiB + %lu MiB "
+                          "margin), but only %ld MiB are free (MemAvailable %s; %s); %s",
+                          option, most, need, times, most, margin_mib, room.mib, avail, cg,
+                          hint);
 }
 
 int fl_reserve_map(struct fl_reserve *r, size_t gib)

@@ -3,6 +3,7 @@
 #ifndef FL_BENCH_MACHINE_H
 #define FL_BENCH_MACHINE_H
 
+#include <limits.h>
 #include <stddef.h>
 
 /* One line describing the machine: "Linux 6.1.0 x86_64, 2 CPUs, glibc 2.36". */
@@ -17,6 +18,31 @@ long fl_mem_available_mib(void);
 /* Any "<name>: <n> kB" line of /proc/meminfo (MemTotal, CommitLimit,
  * Committed_AS, ...) in MiB, or -1. */
 long fl_meminfo_mib(const char *name);
+
+/* The memory the bench may take: the least of MemAvailable and the room
+ * of this process's cgroup and of each one above it, on v2 and on v1's
+ * memory hierarchy (memory.max less memory.current, memory.limit_in_bytes
+ * less memory.usage_in_bytes; the page cache the kernel reclaims first,
+ * inactive_file, counts as free, as it does in MemAvailable). Inside a
+ * container the host's MemAvailable is not what the kernel's OOM killer
+ * goes by. Every figure is in MiB, -1 when unknown; cg_* describe the
+ * cgroup with the least room, cg_room_mib -1 when none has a limit. */
+struct fl_mem_room {
+    long mib;
+    long avail_mib;
+    long cg_room_mib, cg_limit_mib, cg_used_mib;
+    char cg_dir[PATH_MAX];
+};
+void fl_mem_room(struct fl_mem_room *r);
+
+/* The one memory check of every suite, before it allocates: copies x the
+ * largest of the n values (MiB) of option, held at once, and margin_mib for
+ * the rest (page tables, the children, a runtime), must fit in
+ * fl_mem_room(). Returns 0, or 2 with "refused: ..." on stderr naming the
+ * option, the value and the limits found (a usage error: the run would be
+ * killed, not measured). A room that cannot be read refuses nothing. */
+int fl_mem_check(const char *suite, const char *option, const unsigned long *mib,
+                 size_t n, unsigned long copies, unsigned long margin_mib);
 
 /* A whole number from a one-line file such as /proc/sys/vm/overcommit_memory,
  * or -1. */

@@ -390,16 +390,9 @@ int fl_bench_peers(int argc, char **argv)
     if (r >= 0)
         return r;
 
-    unsigned long max_heap = 0;
-    for (size_t h = 0; h < o.nheaps; h++)
-        if (o.heaps[h] > max_heap)
-            max_heap = o.heaps[h];
-    long avail = fl_mem_available_mib();
     /* This process's heap and one peer's at a time. */
-    if (max_heap > 0 && avail >= 0 && (long)(2 * max_heap) + MEM_MARGIN_MIB > avail)
-        return fl_usage_error(SUITE, "a %lu MiB heap here and in a peer needs %lu "
-                              "MiB available, but MemAvailable is %ld MiB", max_heap,
-                              2 * max_heap + MEM_MARGIN_MIB, avail);
+    if ((r = fl_mem_check(SUITE, "--heap", o.heaps, o.nheaps, 2, MEM_MARGIN_MIB)) != 0)
+        return r;
 
     char path[PATH_MAX];
     int is_tiny;

@@ -55,7 +55,7 @@ struct opts {
 /* An arm at one heap. */
 struct res {
     int ok;                  /* measured */
-    char why[640];           /* why not: the arm, or the heap, skipped */
+    char why[640];           /* why not: the arm skipped */
     struct fl_arm_cell c;
 };
 
@@ -85,8 +85,8 @@ void fl_bench_sandbox_usage(FILE *f)
         "Options:\n"
         "  --heap LIST     the parent's resident heaps in MiB, comma separated, each\n"
         "                  at most %lu (default 0,1024,4096); a heap larger than\n"
-        "                  MemAvailable less %d MiB is skipped, saying so (--heaps\n"
-        "                  is the same)\n"
+        "                  the free memory less %d MiB is refused (--heaps is the\n"
+        "                  same)\n"
         "  -n N            spawns per arm per heap (default %lu; --repeats N is the same)\n"
         "  --budget SEC    an arm whose spawns would take longer than SEC seconds per\n"
         "                  heap takes fewer samples (at least %d, evenly spread); 0:\n"
@@ -358,6 +358,8 @@ int fl_bench_sandbox(int argc, char **argv)
     int r = parse(argc, argv, &o);
     if (r >= 0)
         return r;
+    if ((r = fl_mem_check(SUITE, "--heap", o.heaps, o.nheaps, 1, MEM_MARGIN_MIB)) != 0)
+        return r;
     char path[PATH_MAX], err[512];
     int is_tiny;
     if ((r = fl_bench_target(SUITE, o.target, path, sizeof path, &is_tiny)) != 0)
@@ -415,20 +417,10 @@ int fl_bench_sandbox(int argc, char **argv)
                    fl_sb_arms[a].arm.name, why[a]);
     }
     fflush(stdout);
-    long avail = fl_mem_available_mib();
     for (size_t h = 0; h < o.nheaps && r == 0; h++) {
         others[h] = NAN;
         for (size_t a = 0; a < fl_sb_narms; a++)
             snprintf(res[h][a].why, sizeof res[h][a].why, "%s", why[a]);
-        if (o.heaps[h] > 0 && avail >= 0 && (long)o.heaps[h] + MEM_MARGIN_MIB > avail) {
-            printf("heap %lu MiB skipped: it needs %lu MiB (the heap, resident, + %d MiB "
-                   "margin), MemAvailable is %ld MiB\n", o.heaps[h],
-                   o.heaps[h] + MEM_MARGIN_MIB, MEM_MARGIN_MIB, avail);
-            for (size_t a = 0; a < fl_sb_narms; a++)
-                snprintf(res[h][a].why, sizeof res[h][a].why, "heap %lu MiB does not fit "
-                         "in MemAvailable %ld MiB", o.heaps[h], avail);
-            continue;
-        }
         fprintf(stderr, "sandbox: heap %lu MiB: touching...\n", o.heaps[h]);
         struct fl_heap heap;
         int e = fl_heap_alloc(&heap, o.heaps[h], FL_PAGES_4K);

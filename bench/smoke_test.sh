@@ -319,15 +319,46 @@ for bad in "heap --reserve 1x" "heap --heap 65537" "heap --csv" "all --frob" \
 done
 # A heap the machine cannot hold is refused (tried only where 64 GiB do not
 # fit, so that it never really maps one).
-avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo 2>/dev/null)
-if [ -n "$avail" ] && [ "$avail" -lt 66048 ]; then
+if [ "$room" -lt 66048 ]; then
     "$fl" bench heap --heap 65536 -n 1 >/dev/null 2>"$out/bench_smoke_big.err"
     rc=$?
-    if [ $rc -ne 2 ] || ! grep -q 'MemAvailable' "$out/bench_smoke_big.err"; then
-        echo "FAIL: a 64 GiB heap with $avail MiB available: exit $rc, expected 2 and a message"
+    if [ $rc -ne 2 ] || ! grep -q 'refused: --heap 65536 .*MemAvailable' "$out/bench_smoke_big.err"; then
+        echo "FAIL: a 64 GiB heap with $room MiB free: exit $rc, expected 2 and a message"
         cat "$out/bench_smoke_big.err"
         fail=1
     fi
+fi
+# Inside a cgroup of 400 MiB (made below this process's own, v2 where its
+# memory controller is on, else v1's memory hierarchy; as root only) every
+# suite refuses a heap of 300 MiB that the host's MemAvailable would let
+# through and the cgroup's OOM killer would end.
+own=$(sed -n 's/^0:://p' /proc/self/cgroup 2>/dev/null)
+own1=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*://p' /proc/self/cgroup 2>/dev/null)
+memcg=
+for d in "/sys/fs/cgroup$own" "/sys/fs/cgroup/unified$own" "/sys/fs/cgroup/memory$own1"; do
+    c=$d/forkless-bench-smoke-$$
+    [ -z "$memcg" ] && [ "$(id -u)" -eq 0 ] && mkdir "$c" 2>/dev/null || continue
+    for f in memory.max memory.limit_in_bytes; do   # a file of a cgroup, not of a tmpfs
+        [ -e "$c/cgroup.procs" ] && [ -e "$c/$f" ] && echo $((400 << 20)) >"$c/$f" && memcg=$c
+    done 2>/dev/null
+    [ -n "$memcg" ] || rmdir "$c"
+done
+if [ -n "$memcg" ]; then
+    for c in "heap --heap" "sandbox --heap" "threads --heap" "worker --heap" "peers --heap"; do
+        # shellcheck disable=SC2086,SC2016
+        sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$memcg" \
+            "$fl" bench $c 300 --quick >/dev/null 2>"$out/bench_smoke_memcg.err"
+        rc=$?
+        if [ $rc -ne 2 ] ||
+           ! grep -q "refused: ${c#* } 300 .*; cgroup $memcg: limit 400 MiB" "$out/bench_smoke_memcg.err"; then
+            echo "FAIL: bench $c 300 in a cgroup of 400 MiB: exit $rc, expected 2 and a message"
+            cat "$out/bench_smoke_memcg.err"
+            fail=1
+        fi
+    done
+    rmdir "$memcg"
+else
+    echo "note: no memory cgroup could be made here: the cgroup limit not tried"
 fi
 # --overcommit-demo is refused without root; never run here, as root it
 # changes a system setting for a moment.

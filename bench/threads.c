@@ -239,11 +239,8 @@ int fl_bench_threads(int argc, char **argv)
         if (strcmp(arms[a]->name, BASELINE) == 0)
             base = a;
 
-    long avail = fl_mem_available_mib();
-    if (o.heap_mib > 0 && avail >= 0 && (long)o.heap_mib + MEM_MARGIN_MIB > avail)
-        return fl_usage_error(SUITE, "a %lu MiB heap needs %lu MiB available, "
-                              "but MemAvailable is %ld MiB", o.heap_mib,
-                              o.heap_mib + MEM_MARGIN_MIB, avail);
+    if ((r = fl_mem_check(SUITE, "--heap", &o.heap_mib, 1, 1, MEM_MARGIN_MIB)) != 0)
+        return r;
 
     char paths[MAX_TARGETS][PATH_MAX];
     const char *tnames[MAX_TARGETS];

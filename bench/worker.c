@@ -487,12 +487,9 @@ int fl_bench_worker(int argc, char **argv)
     if (r >= 0)
         return r;
 
-    long avail = fl_mem_available_mib();
     /* The fork arm may copy the whole heap. */
-    if (o.heap_mib > 0 && avail >= 0 && (long)(2 * o.heap_mib) + MEM_MARGIN_MIB > avail)
-        return fl_usage_error(SUITE, "a %lu MiB heap needs %lu MiB available (the fork "
-                              "arm may copy it), but MemAvailable is %ld MiB", o.heap_mib,
-                              2 * o.heap_mib + MEM_MARGIN_MIB, avail);
+    if ((r = fl_mem_check(SUITE, "--heap", &o.heap_mib, 1, 2, MEM_MARGIN_MIB)) != 0)
+        return r;
 
     struct ctx c = { .memfd = -1, .records = o.records, .cycle = o.cycle };
     char worker[PATH_MAX];
