@@ -32,6 +32,11 @@
 #define DEFAULT_CAPTURES 30ul
 #define DEFAULT_ROUNDS 10ul
 #define DEFAULT_N 300ul
+/* A capture holds its bytes twice at the most: a buffer that doubles
+ * (read_loop, popen, fl_capture, Rust's Vec) copies them as it grows, and
+ * Python joins its chunks into one bytes object. */
+#define CAPTURE_COPIES 2ul
+#define MEM_MARGIN_MIB 512ul   /* the writer, a runtime, the rest */
 
 #ifndef FL_WRITER_PATH
 #define FL_WRITER_PATH NULL   /* the build's fl-writer (CMake) */
@@ -105,7 +110,9 @@ void fl_bench_io_usage(FILE *f)
         "scaled to its captures; FORKLESS_PEER_TIMEOUT=SECONDS sets another) is\n"
         "killed and has failed. At the end a line per goal of the issue: met or not.\n\n"
         "Options:\n"
-        "  --mib N         MiB the writer writes (default %lu)\n"
+        "  --mib N         MiB the writer writes (default %lu); a capture holds them\n"
+        "                  twice at the most, and twice N over the free memory less\n"
+        "                  %lu MiB is refused\n"
         "  --captures N    samples per capture arm (default %lu)\n"
         "  --rounds R      rounds the captures are split into (default %lu): a\n"
         "                  peer is started once a round\n"
@@ -116,8 +123,8 @@ void fl_bench_io_usage(FILE *f)
         "  --csv FILE      also write the rows as CSV (a header line, then one\n"
         "                  line per row)\n"
         "  -h, --help      this text\n\n"
-        "Arms:\n", FL_PEER_START_S, DEFAULT_MIB, DEFAULT_CAPTURES, DEFAULT_ROUNDS,
-        DEFAULT_N);
+        "Arms:\n", FL_PEER_START_S, DEFAULT_MIB, MEM_MARGIN_MIB, DEFAULT_CAPTURES,
+        DEFAULT_ROUNDS, DEFAULT_N);
     for (size_t i = 0; i < fl_bio_narms; i++)
         fprintf(f, "  %-8s %-17s %s\n", parts[fl_bio_arms[i].part].name,
                 fl_bio_arms[i].name, fl_bio_arms[i].what);
@@ -400,6 +407,8 @@ int fl_bench_io(int argc, char **argv)
     struct opts o;
     int r = parse(argc, argv, &o);
     if (r >= 0)
+        return r;
+    if ((r = fl_mem_check(SUITE, "--mib", &o.mib, 1, CAPTURE_COPIES, MEM_MARGIN_MIB)) != 0)
         return r;
     static struct job_bufs bufs;
     struct fl_bio_job job;

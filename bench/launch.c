@@ -34,6 +34,7 @@
 #define MAX_TARGETS 4
 #define MAX_HEAPS 4
 #define MAX_HEAP_MIB 65536ul
+#define MEM_MARGIN_MIB 512ul   /* as heap.c: page tables, the children, the rest */
 
 struct opts {
     unsigned long rounds, spawns, pipelines;
@@ -89,14 +90,15 @@ void fl_bench_launch_usage(FILE *f)
         "                  tiny,/usr/bin/true)\n"
         "  --target T      the same, with one target\n"
         "  --heap LIST     the parent's resident heaps in MiB, comma separated\n"
-        "                  (default 0,1024)\n"
+        "                  (default 0,1024); one larger than the free memory less\n"
+        "                  %lu MiB is refused\n"
         "  --quick         -n %lu --spawns %lu --pipelines %lu (each unless given)\n"
         "  --json FILE     also write the rows as JSON\n"
         "  --csv FILE      also write the rows as CSV\n"
         "  -h, --help      this text\n\n"
         "Arms:\n",
-        DEFAULT_ROUNDS, DEFAULT_SPAWNS, DEFAULT_PIPELINES, QUICK_ROUNDS, QUICK_SPAWNS,
-        QUICK_PIPELINES);
+        DEFAULT_ROUNDS, DEFAULT_SPAWNS, DEFAULT_PIPELINES, MEM_MARGIN_MIB, QUICK_ROUNDS,
+        QUICK_SPAWNS, QUICK_PIPELINES);
     for (size_t k = 0; k < fl_la_narms; k++)
         fprintf(f, "  %-18s %s\n", fl_la_arms[k].name, fl_la_arms[k].what);
 }
@@ -296,6 +298,8 @@ int fl_bench_launch(int argc, char **argv)
     struct opts o;
     int r = parse(argc, argv, &o);
     if (r >= 0)
+        return r;
+    if ((r = fl_mem_check(SUITE, "--heap", o.heaps, o.nheaps, 1, MEM_MARGIN_MIB)) != 0)
         return r;
     char paths[MAX_TARGETS][PATH_MAX];
     const char *tnames[MAX_TARGETS];

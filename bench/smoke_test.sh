@@ -330,8 +330,8 @@ if [ "$room" -lt 66048 ]; then
 fi
 # Inside a cgroup of 400 MiB (made below this process's own, v2 where its
 # memory controller is on, else v1's memory hierarchy; as root only) every
-# suite refuses a heap of 300 MiB that the host's MemAvailable would let
-# through and the cgroup's OOM killer would end.
+# suite refuses a heap (io: a capture) of 300 MiB that the host's
+# MemAvailable would let through and the cgroup's OOM killer would end.
 own=$(sed -n 's/^0:://p' /proc/self/cgroup 2>/dev/null)
 own1=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*://p' /proc/self/cgroup 2>/dev/null)
 memcg=
@@ -344,7 +344,8 @@ for d in "/sys/fs/cgroup$own" "/sys/fs/cgroup/unified$own" "/sys/fs/cgroup/memor
     [ -n "$memcg" ] || rmdir "$c"
 done
 if [ -n "$memcg" ]; then
-    for c in "heap --heap" "sandbox --heap" "threads --heap" "worker --heap" "peers --heap"; do
+    for c in "heap --heap" "launch --heap" "sandbox --heap" "threads --heap" "worker --heap" \
+             "peers --heap" "io --mib"; do
         # shellcheck disable=SC2086,SC2016
         sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$memcg" \
             "$fl" bench $c 300 --quick >/dev/null 2>"$out/bench_smoke_memcg.err"
