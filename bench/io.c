@@ -45,14 +45,18 @@
 #define FL_PEER_RUST_BUILT 0
 #endif
 
+/* retakes: how often a disturbed sample is taken again (see fl_sample_upto).
+ * Never for capture: its peers time their own captures, which cannot be
+ * taken again, and the arms they are compared with must be taken alike. */
 static const struct {
     const char *name;
     const char *unit;
     int rate;           /* shown as MiB/s, ratios of rates */
+    int retakes;
 } parts[FL_BIO_NPARTS] = {
-    [FL_BIO_CAPTURE] = { "capture", "MiB/s", 1 },
-    [FL_BIO_RUN] = { "run", "us", 0 },
-    [FL_BIO_PIPELINE] = { "pipeline", "us", 0 },
+    [FL_BIO_CAPTURE] = { "capture", "MiB/s", 1, 0 },
+    [FL_BIO_RUN] = { "run", "us", 0, FL_RETAKES },
+    [FL_BIO_PIPELINE] = { "pipeline", "us", 0, FL_RETAKES },
 };
 
 /* What the issue asks of the forkless arms: arm's ratio to than (of MiB/s
@@ -103,19 +107,22 @@ void fl_bench_io_usage(FILE *f)
         "  run       us to start tiny and wait for it; ratios of time to posix_spawn's\n"
         "  pipeline  us to start tiny | tiny | tiny | tiny and wait; ratios of time\n"
         "            to posix_spawn_pipes'\n"
-        "Every capture's bytes and every exit status are checked. The Python and\n"
-        "Rust peers are programs that time their own captures (each runs once\n"
-        "untimed first), so their start-up is not counted; a peer that is missing is\n"
-        "listed as skipped, one still running at its deadline (%lu s and more,\n"
-        "scaled to its captures; FORKLESS_PEER_TIMEOUT=SECONDS sets another) is\n"
-        "killed and has failed. At the end a line per goal of the issue: met or not.\n\n"
+        "Every capture's bytes and every exit status are checked. A run or pipeline\n"
+        "sample during which something else took the CPU is taken again, at most\n"
+        "twice (retaken); a capture never is, as the peers time their own. The\n"
+        "Python and Rust peers are programs that time their own captures (each runs\n"
+        "once untimed first), so their start-up is not counted; a peer that is\n"
+        "missing is listed as skipped, one still running at its deadline (%lu s and\n"
+        "more, scaled to its captures; FORKLESS_PEER_TIMEOUT=SECONDS sets another)\n"
+        "is killed and has failed. At the end a line per goal of the issue: met or\n"
+        "not.\n\n"
         "Options:\n"
         "  --mib N         MiB the writer writes (default %lu); a capture holds them\n"
         "                  twice at the most, and twice N over the free memory less\n"
         "                  %lu MiB is refused\n"
         "  --captures N    samples per capture arm (default %lu)\n"
-        "  --rounds R      rounds the captures are split into (default %lu): a\n"
-        "                  peer is started once a round\n"
+        "  --rounds R      rounds the captures are split into (default %lu; at most\n"
+        "                  --captures): a peer is started once a round\n"
         "  -n N            samples per arm of run and pipeline (default %lu)\n"
         "  --quick         small counts: --mib 8 --captures 6 --rounds 3 -n 40\n"
         "                  (each unless given); what `forkless bench all` passes\n"
@@ -211,7 +218,7 @@ static int take(struct arm *w, const struct fl_bio_job *j, const struct opts *o,
     for (unsigned long i = 0; i < chunk; i++) {
         struct one c = { .w = w, .j = j };
         uint64_t ns;
-        if (fl_sample(run_one, &c, &ns, &w->rt) != 0) {
+        if (fl_sample_upto(run_one, &c, &ns, &w->rt, parts[w->a->part].retakes) != 0) {
             fprintf(stderr, "forkless bench io: %s: %s\n", w->a->name, c.err);
             return 1;
         }
@@ -236,8 +243,6 @@ static int run_part(struct arm *arms, enum fl_bio_part p, unsigned long n,
             return 1;
         }
     }
-    if (rounds > n)
-        rounds = n;
     fprintf(stderr, "io: %s: %zu arms, %lu samples each in %lu rounds...\n",
             parts[p].name, m, n, rounds);
     size_t order[fl_bio_narms];
@@ -320,6 +325,7 @@ static void write_row(struct fl_rows *j, const struct arm *w, const struct arm *
     fl_rows_num(j, "max_mib_s", r.max);
     fl_rows_str(j, "ratio_to", ref ? ref->a->name : "");
     fl_rows_num(j, "ratio", w->ratio);
+    fl_rows_int(j, "retakes", parts[w->a->part].retakes);
     fl_rows_int(j, "retaken", (long long)w->rt.retaken);
     fl_rows_int(j, "disturbed", (long long)w->rt.disturbed);
     fl_rows_end(j);
@@ -439,16 +445,23 @@ int fl_bench_io(int argc, char **argv)
     fl_machine_line(machine, sizeof machine);
     double load0 = fl_loadavg();
     printf("forkless bench io: %s\n", machine);
-    printf("writer %s %lu: %lu captures per arm in %lu rounds; tiny %s: %lu samples per "
-           "run and pipeline arm; each part interleaved in random order\n", bufs.wpath,
-           o.mib, o.captures, o.rounds, bufs.tpath, o.n);
+    /* A round takes a capture of each arm at least. */
+    unsigned long rounds = o.rounds < o.captures ? o.rounds : o.captures;
+    char cut[80] = "";
+    if (rounds < o.rounds)
+        snprintf(cut, sizeof cut, " (not --rounds %lu: a round takes a capture)", o.rounds);
+    printf("writer %s %lu: %lu captures per arm in %lu rounds%s, never taken again when "
+           "disturbed (the peers time their own); tiny %s: %lu samples per run and "
+           "pipeline arm; each part interleaved in random order\n", bufs.wpath, o.mib,
+           o.captures, rounds, cut, bufs.tpath, o.n);
     fl_rows_start(&j, SUITE, machine, load0);
     fl_rows_meta_str(&j, "writer", bufs.wpath);
     fl_rows_meta_str(&j, "tiny", bufs.tpath);
     fl_rows_meta_int(&j, "mib", (long long)o.mib);
+    fl_rows_meta_int(&j, "capture_rounds", (long long)rounds);
     for (enum fl_bio_part p = 0; p < FL_BIO_NPARTS && r == 0; p++)
         r = run_part(arms, p, p == FL_BIO_CAPTURE ? o.captures : o.n,
-                     p == FL_BIO_CAPTURE ? o.rounds : o.n, &job, &o);
+                     p == FL_BIO_CAPTURE ? rounds : o.n, &job, &o);
     if (r)
         goto out;
     for (size_t k = 0; k < fl_bio_narms; k++)

@@ -102,12 +102,18 @@ smoke_suite loop 4 -n 3 -r 2
 smoke_suite call static -n 3 --calls 1000
 smoke_suite launch 11 --targets tiny --heap 0 -n 1 --spawns 20 --pipelines 2
 # io: a row per arm its --help lists (a missing peer is a "skipped" row),
-# none "failed".
+# none "failed"; no capture arm is taken again when disturbed (the peers
+# cannot be), the run and pipeline arms may be; --rounds past --captures
+# is cut to it, saying so.
 io_rows=$("$fl" bench io --help | sed -n '/^Arms:/,$p' | grep -cE '^  (capture|run|pipeline) ')
-smoke_suite io "$io_rows" --mib 1 --captures 2 --rounds 1 -n 3
+smoke_suite io "$io_rows" --mib 1 --captures 2 --rounds 5 -n 3
+grep -q '^writer .*: 2 captures per arm in 2 rounds (not --rounds 5' "$out/bench_smoke_io.txt" ||
+    { echo "FAIL: bench io --captures 2 --rounds 5: not 2 rounds, or not said"; fail=1; }
 if command -v python3 >/dev/null 2>&1; then
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"]; assert all(x["status"] in ("ok","skipped") for x in r) and sum(x["status"]=="ok" for x in r)>=7, r' \
         "$out/bench_smoke_io.json" || { echo "FAIL: bench io: a failed or missing row"; fail=1; }
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"]; assert all(x["retakes"]==(0 if x["part"]=="capture" else 2) and x["retaken"]<=x["n"]*x["retakes"] for x in r), r' \
+        "$out/bench_smoke_io.json" || { echo "FAIL: bench io: a capture arm taken again"; fail=1; }
 fi
 # sandbox: a row per arm and heap (2 cases, 8 arms, 2 heaps with --quick),
 # each "ok" or "skipped" (bwrap not installed, no user namespaces or no
