@@ -30,6 +30,7 @@
 
 #define SUITE "peers"
 #define MAX_HEAPS 8
+#define MAX_HEAP_MIB (1ul << 20)
 #define DEFAULT_N 200
 #define DEFAULT_ROUNDS 4
 #define WARMUP 3
@@ -100,7 +101,8 @@ void fl_bench_peers_usage(FILE *f)
         "one that fails is listed as failed, the verdict is no, and the run\n"
         "exits 1.\n\n"
         "Options:\n"
-        "  --heap LIST     heap sizes in MiB, comma separated (default 0,1024)\n"
+        "  --heap LIST     heap sizes in MiB, comma separated, at most %d, each at\n"
+        "                  most %lu (default 0,1024)\n"
         "  --target T      PATH of the program to start, a name in $PATH, or\n"
         "                  \"tiny\" (the bench's static program; default /bin/true)\n"
         "  -n N            spawns per peer per heap (default %d)\n"
@@ -115,7 +117,8 @@ void fl_bench_peers_usage(FILE *f)
         "spawns and heap; FORKLESS_PEER_TIMEOUT=SECONDS sets another) is killed\n"
         "and has failed.\n\n"
         "Peers (sources in %s; set FORKLESS_PEERS_SRC and FORKLESS_PEERS_BIN to\n"
-        "use others):\n", DEFAULT_N, DEFAULT_ROUNDS, FL_PEER_START_S,
+        "use others):\n", MAX_HEAPS, MAX_HEAP_MIB, DEFAULT_N, DEFAULT_ROUNDS,
+        FL_PEER_START_S,
         FL_PEERS_SRC_DIR[0] ? FL_PEERS_SRC_DIR : "bench/peers");
     for (size_t i = 0; i < NPEERS; i++)
         fprintf(f, "  %-9s %s\n", peer_defs[i].name, peer_defs[i].what);
@@ -143,10 +146,11 @@ static int parse(int argc, char **argv, struct opts *o)
         if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
             if (m < 0)
                 return 2;
-            int n = fl_parse_ulong_list(v, 0, 1ul << 20, o->heaps, MAX_HEAPS);
+            int n = fl_parse_ulong_list(v, 0, MAX_HEAP_MIB, o->heaps, MAX_HEAPS);
             if (n < 0)
-                return fl_usage_error(SUITE, "--heap wants a comma list of MiB "
-                                      "(at most %d), not \"%s\"", MAX_HEAPS, v);
+                return fl_usage_error(SUITE, "--heap wants a comma list of at most %d "
+                                      "sizes in MiB up to %lu, not \"%s\"", MAX_HEAPS,
+                                      MAX_HEAP_MIB, v);
             o->nheaps = (size_t)n;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--target", &v))) {
             if (m < 0)

@@ -199,6 +199,14 @@ for bad in "-n 0" "--heap 1,,2" "--rounds 0" "--peers nope" "--target /" "--frob
         fail=1
     fi
 done
+# A heap past the largest one is refused, naming the largest.
+"$fl" bench peers --heap 999999999 >/dev/null 2>"$out/bench_peers_heap.err"
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q 'up to 1048576' "$out/bench_peers_heap.err"; then
+    echo "FAIL: bench peers --heap 999999999: exit $rc, expected 2 and the limit 1048576:"
+    cat "$out/bench_peers_heap.err"
+    fail=1
+fi
 # A peer that was asked for and fails makes the verdict "no (NAME failed)"
 # and the run exit 1; one still running at its deadline (1 s here) is
 # killed and has failed; one that is not there is skipped, and the run
