@@ -278,9 +278,14 @@ static void find_peer(struct peer *p)
 static int run_peer(struct peer *p, unsigned long mib, unsigned long chunk,
                     const char *target)
 {
-    char smib[32], sn[32], xmx[48], ncpu[48];
+    char smib[32], sn[32], xms[48], xmx[48], ncpu[48];
     snprintf(smib, sizeof smib, "%lu", mib);
     snprintf(sn, sizeof sn, "%lu", chunk);
+    /* The JVM's heap at its full size from the start (only reserved: its
+     * pages are touched as used): one that grows as the arrays come leaves
+     * them, each in one piece of regions, no room (OutOfMemoryError, now
+     * and then, at 4 GiB). */
+    snprintf(xms, sizeof xms, "-Xms%lum", mib + 512);
     snprintf(xmx, sizeof xmx, "-Xmx%lum", mib + 512);
     /* Pinned to one CPU (cpu.h), the JVM would size itself for one: the
      * serial collector, whose old generation cannot hold a 1 GiB array in
@@ -293,6 +298,7 @@ static int run_peer(struct peer *p, unsigned long mib, unsigned long chunk,
     if (p->def->kind == P_PYTHON || p->def->kind == P_NODE)
         argv[k++] = p->script;
     if (p->def->kind == P_JAVA) {
+        argv[k++] = xms;
         argv[k++] = xmx;
         argv[k++] = ncpu;
         argv[k++] = "-cp";

@@ -253,7 +253,7 @@ big_peer() {   # FILE CMD...: CMD runs where FILE (its program) and CMD are here
     fi
 }
 if [ "$room" -ge 9216 ]; then
-    big_peer "$out/peers/Peer.class" java -Xmx2560m -cp "$out/peers" Peer 2048
+    big_peer "$out/peers/Peer.class" java -Xms2560m -Xmx2560m -cp "$out/peers" Peer 2048
     big_peer "$src/peers/peer.js" node "$src/peers/peer.js" 4097
 fi
 for s in threads peers io sandbox; do
