@@ -974,11 +974,20 @@ case_no_kill() {
     # --no-kill (the last word, after --kill-after) never sends SIGKILL:
     # the child takes its time after SIGTERM, and a grandchild that
     # ignores SIGTERM outlives the timeout, as under timeout(1) without -k.
-    run_fl run --timeout 0.2 --kill-after 0.1 --no-kill -- sh -c '
-        (trap "" TERM; exec sleep 100) & echo $! >"$1"
+    # The time is up (SIGALRM) once both traps are set: the grandchild
+    # writes its pid after its own, a fixed --timeout could come first.
+    rm -f "$T/pid"
+    "$FL" run --timeout 1h --kill-after 0.1 --no-kill -- sh -c '
         trap "sleep 1; echo survived >\"$2\"; exit 3" TERM
-        while :; do sleep 0.05; done' sh "$T/pid" "$T/flag"
-    file_has_pid "$T/pid" && BACKGROUND_PIDS+=("$(cat "$T/pid")")
+        (trap "" TERM; exec sh -c "echo \$\$ >\"\$0\"; exec sleep 100" "$1") &
+        while :; do sleep 0.05; done' sh "$T/pid" "$T/flag" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    kill -ALRM "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
     expect_status 124
     expect_file "$T/flag" survived
     is_alive "$(cat "$T/pid")" || fail "the rest of the group got SIGKILL"
@@ -2204,15 +2213,31 @@ kill_tree_run() {
     BACKGROUND_PIDS+=("$(cat "$T/pid")")
 }
 
+# kill_tree_timed_out FORKLESS-OPTIONS... -- SCRIPT: as kill_tree_run, but
+# the time is up (SIGALRM, which forkless takes as timeout(1) does) once the
+# descendant has written its pid: a fixed --timeout could end before a busy
+# machine had started it.
+kill_tree_timed_out() {
+    rm -f "$T/pid" "$T/flag"
+    "$FL" run --timeout 1h "$@" "$T/pid" "${KILL_TREE_WORDS:-:}" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    kill -ALRM "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+}
+
 case_kill_tree_timeout_setsid() {
-    kill_tree_run --kill-tree --timeout 0.5 -- sh -c "$SETSID_DESCENDANT sleep 100"
+    kill_tree_timed_out --kill-tree -- sh -c "$SETSID_DESCENDANT sleep 100"
     expect_status 124
     is_dead "$(cat "$T/pid")" || fail "the setsid descendant outlived forkless"
 }
 
 case_no_kill_tree_setsid_survives() {
     # The contrast: without --kill-tree it is out of reach, as under timeout(1).
-    kill_tree_run --timeout 0.5 -- sh -c "$SETSID_DESCENDANT sleep 100"
+    kill_tree_timed_out -- sh -c "$SETSID_DESCENDANT sleep 100"
     expect_status 124
     is_alive "$(cat "$T/pid")" || fail "the setsid descendant died without --kill-tree"
     kill -KILL "$(cat "$T/pid")"
@@ -2220,7 +2245,7 @@ case_no_kill_tree_setsid_survives() {
 
 case_kill_tree_double_fork() {
     # A subshell that ends at once leaves an orphan: forkless adopts it.
-    kill_tree_run --kill-tree --timeout 0.5 -- \
+    kill_tree_timed_out --kill-tree -- \
         sh -c '(sh -c "echo \$\$ >\"\$0\"; exec sleep 100" "$0" &); sleep 100'
     expect_status 124
     is_dead "$(cat "$T/pid")" || fail "the double-forked descendant outlived forkless"
