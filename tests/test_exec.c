@@ -191,6 +191,7 @@ TEST(crlf_shebang_is_enoent_naming_the_interpreter)
     ASSERT_STR_CONTAINS(e.detail, "/bin/sh");
     /* The carriage return is shown, escaped or not: it is the cause. */
     ASSERT(strstr(e.detail, "\\r") || strchr(e.detail, '\r'));
+    ASSERT_STR_CONTAINS(e.detail, "(the file has CRLF line ends)");
 }
 
 /* An interpreter too long for the detail loses its middle, not the cause

@@ -530,6 +530,10 @@ static int t_filter(const struct t_rule *rules, int nrules)
 #endif
 }
 
+/* A helper that cannot set up its seccomp filter exits with this, and the
+ * case is skipped. */
+#define NO_FILTER_HERE 77
+
 /* Runs body in a forked helper and expects it to exit 0 (an assertion
  * that fails there aborts it). */
 static void in_helper(void (*body)(void))
@@ -542,6 +546,8 @@ static void in_helper(void (*body)(void))
     }
     int st;
     ASSERT_EQ(waitpid(h, &st, 0), h);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == NO_FILTER_HERE)
+        SKIP("no seccomp filter to be had here (another architecture, or seccomp off)");
     ASSERT_EXITED(st, 0);
 }
 
@@ -562,7 +568,7 @@ static void pending_launch_under_no_p_pidfd(void)
     const struct t_rule no_p_pidfd = { SYS_waitid, 1, { 0 }, { 3 /* P_PIDFD */ },
                                        SECCOMP_RET_ERRNO | EINVAL };
     if (t_filter(&no_p_pidfd, 1) != 0)
-        _exit(0);   /* no filter to be had: nothing to show */
+        _exit(NO_FILTER_HERE);
     char *fifo = make_fifo();
     pthread_t th;
     ASSERT_OK(pthread_create(&th, NULL, release_fifo_later, fifo));
@@ -620,7 +626,7 @@ static void failed_launch_without_any_pidfd(void)
     struct sigaction sa = { .sa_handler = on_sigsys };
     ASSERT_SYS(sigaction(SIGSYS, &sa, NULL));
     if (t_filter(rules, 2) != 0)
-        _exit(0);
+        _exit(NO_FILTER_HERE);
     struct fl_cmd cmd = { .argv = ARGV("/nonexistent/prog"), .flags = FL_NO_PIDFD };
     struct fl_proc p;
     launch(&cmd, &p);
@@ -638,7 +644,7 @@ static void failed_launch_without_any_pidfd(void)
 TEST(a_launch_reaped_by_the_wait_is_not_reaped_again)
 {
     if (!launches())
-        return;
+        SKIP("only the clone backend launches without waiting for the exec");
     in_helper(failed_launch_without_any_pidfd);
 }
 

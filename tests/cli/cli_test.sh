@@ -11,7 +11,10 @@ set -u
 CASE=${1:?usage: cli_test.sh CASE FORKLESS}
 FL=${2:?usage: cli_test.sh CASE FORKLESS}
 case $FL in /*) ;; *) FL=$PWD/$FL ;; esac  # cases may cd
-T=$(mktemp -d "${TMPDIR:-/tmp}/forkless-cli.XXXXXX")
+# A TMPDIR that is not a directory must not make every case share "/out".
+tmp=${TMPDIR:-/tmp}
+[ -d "$tmp" ] || tmp=/tmp
+T=$(mktemp -d "$tmp/forkless-cli.XXXXXX") || { echo "cli_test.sh: mktemp -d in $tmp failed" >&2; exit 1; }
 BACKGROUND_PIDS=()
 
 cleanup() {
@@ -1122,6 +1125,9 @@ case_foreground() {
 same_as_timeout1() {
     local targs=$1 fopts=$2 ours theirs
     shift 2
+    # One PATH for both: an entry the user cannot search is EACCES to
+    # timeout(1)'s execvp and skipped by forkless, on purpose.
+    local PATH=/usr/bin:/bin
     # (In braces, so that bash's own note on a death by signal is quiet.)
     # shellcheck disable=SC2086
     { timeout -s KILL 60 timeout $targs "$@" >/dev/null 2>&1; theirs=$?; } 2>/dev/null
