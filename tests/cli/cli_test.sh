@@ -973,17 +973,12 @@ case_kill_after() {
     expect_status 137
 }
 
-case_no_kill() {
-    # --no-kill (the last word, after --kill-after) never sends SIGKILL:
-    # the child takes its time after SIGTERM, and a grandchild that
-    # ignores SIGTERM outlives the timeout, as under timeout(1) without -k.
-    # The time is up (SIGALRM) once both traps are set: the grandchild
-    # writes its pid after its own, a fixed --timeout could come first.
-    rm -f "$T/pid"
-    "$FL" run --timeout 1h --kill-after 0.1 --no-kill -- sh -c '
-        trap "sleep 1; echo survived >\"$2\"; exit 3" TERM
-        (trap "" TERM; exec sh -c "echo \$\$ >\"\$0\"; exec sleep 100" "$1") &
-        while :; do sleep 0.05; done' sh "$T/pid" "$T/flag" >"$T/out" 2>"$T/err" &
+# time_up_when_started COMMAND...: runs COMMAND (forkless) in the
+# background and, once $T/pid holds a pid, tells it the time is up
+# (SIGALRM, which forkless takes as timeout(1) does); STATUS gets its
+# status.
+time_up_when_started() {
+    "$@" >"$T/out" 2>"$T/err" &
     local fl_pid=$!
     BACKGROUND_PIDS+=("$fl_pid")
     wait_for file_has_pid "$T/pid"
@@ -991,6 +986,19 @@ case_no_kill() {
     kill -ALRM "$fl_pid"
     wait "$fl_pid"
     STATUS=$?
+}
+
+case_no_kill() {
+    # --no-kill (the last word, after --kill-after) never sends SIGKILL:
+    # the child takes its time after SIGTERM, and a grandchild that
+    # ignores SIGTERM outlives the timeout, as under timeout(1) without -k.
+    # The time is up (SIGALRM) once both traps are set: the grandchild
+    # writes its pid after its own, a fixed --timeout could come first.
+    rm -f "$T/pid"
+    time_up_when_started "$FL" run --timeout 1h --kill-after 0.1 --no-kill -- sh -c '
+        trap "sleep 1; echo survived >\"$2\"; exit 3" TERM
+        (trap "" TERM; exec sh -c "echo \$\$ >\"\$0\"; exec sleep 100" "$1") &
+        while :; do sleep 0.05; done' sh "$T/pid" "$T/flag"
     expect_status 124
     expect_file "$T/flag" survived
     is_alive "$(cat "$T/pid")" || fail "the rest of the group got SIGKILL"
@@ -1255,15 +1263,8 @@ case_forward_timeout_signals() {
 # means, as for timeout(1): the time is up.
 sigalrm_test() {
     rm -f "$T/pid"
-    "$FL" run --timeout "$1" -- sh -c 'echo $$ >"$1"; exec sleep 100' sh "$T/pid" \
-        >"$T/out" 2>"$T/err" &
-    local fl_pid=$!
-    BACKGROUND_PIDS+=("$fl_pid")
-    wait_for file_has_pid "$T/pid"
-    BACKGROUND_PIDS+=("$(cat "$T/pid")")
-    kill -ALRM "$fl_pid"
-    wait "$fl_pid"
-    STATUS=$?
+    time_up_when_started "$FL" run --timeout "$1" -- sh -c 'echo $$ >"$1"; exec sleep 100' \
+        sh "$T/pid"
     expect_status 124
     wait_for is_dead "$(cat "$T/pid")"
 }
@@ -2225,14 +2226,7 @@ kill_tree_run() {
 # machine had started it.
 kill_tree_timed_out() {
     rm -f "$T/pid" "$T/flag"
-    "$FL" run --timeout 1h "$@" "$T/pid" "${KILL_TREE_WORDS:-:}" >"$T/out" 2>"$T/err" &
-    local fl_pid=$!
-    BACKGROUND_PIDS+=("$fl_pid")
-    wait_for file_has_pid "$T/pid"
-    BACKGROUND_PIDS+=("$(cat "$T/pid")")
-    kill -ALRM "$fl_pid"
-    wait "$fl_pid"
-    STATUS=$?
+    time_up_when_started "$FL" run --timeout 1h "$@" "$T/pid" "${KILL_TREE_WORDS:-:}"
 }
 
 case_kill_tree_timeout_setsid() {
