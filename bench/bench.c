@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "cpu.h"
+#include "helpers.h"
 #include "suite.h"
 
 const struct fl_suite fl_suites[] = {
@@ -134,16 +135,6 @@ static void usage(FILE *f)
     common_usage(f);
 }
 
-/* Where name is first an item of the comma list, or NULL. */
-static const char *first_item(const char *list, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-        if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\0'))
-            return p;
-    return NULL;
-}
-
 /* `forkless bench all [--out DIR] [--full] [--suites LIST]`: every suite of
  * fl_suites[] (or those in LIST) in turn, each called as
  *   NAME --quick [--json DIR/NAME.json --csv DIR/NAME.csv]
@@ -194,7 +185,7 @@ static int bench_all(int argc, char **argv)
         if (k == fl_nsuites)
             return fl_usage_error("all", "--suites \"%s\": \"%.*s\" is not a suite (see "
                                   "forkless bench --help)", only, len, p);
-        if (first_item(only, fl_suites[k].name) != p)
+        if (fl_list_find(only, fl_suites[k].name) != p)
             return fl_usage_error("all", "--suites \"%s\": names \"%s\" twice", only,
                                   fl_suites[k].name);
     }
@@ -205,7 +196,7 @@ static int bench_all(int argc, char **argv)
     int worst = 0, ran = 0;
     for (size_t k = 0; k < fl_nsuites; k++) {
         const struct fl_suite *s = &fl_suites[k];
-        if (only && !first_item(only, s->name))
+        if (only && !fl_list_find(only, s->name))
             continue;
         char json[4096], csv[4096];
         char *sargv[8];

@@ -113,3 +113,12 @@ void fl_usage_now(struct fl_usage *u)
         u->child_minflt = c.ru_minflt;
     }
 }
+
+const char *fl_list_find(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+            return p;
+    return NULL;
+}

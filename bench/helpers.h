@@ -41,4 +41,7 @@ struct fl_usage {
 };
 void fl_usage_now(struct fl_usage *u);
 
+/* Where name is first a whole item of the comma list, or NULL. */
+const char *fl_list_find(const char *list, const char *name);
+
 #endif

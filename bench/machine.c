@@ -122,16 +122,6 @@ static const struct cg_files cg_v2 = { 0, "memory.max", "memory.current", "inact
 static const struct cg_files cg_v1 = { 1, "memory.limit_in_bytes", "memory.usage_in_bytes",
                                        "total_inactive_file" };
 
-/* Is word an item of the comma list s? */
-static int in_list(const char *s, const char *word)
-{
-    size_t len = strlen(word);
-    for (const char *p = s; (p = strstr(p, word)) != NULL; p += len)
-        if ((p == s || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
-            return 1;
-    return 0;
-}
-
 /* This process's cgroup in the hierarchy (/proc/self/cgroup: "0::PATH" on
  * v2, "N:CONTROLLERS:PATH" with memory among them on v1). 0 or -1. */
 static int own_cgroup(const struct cg_files *fs, char *path, size_t size)
@@ -148,7 +138,7 @@ static int own_cgroup(const struct cg_files *fs, char *path, size_t size)
         char *controllers = c1 + 1, *p = c2 + 1;
         *c1 = *c2 = '\0';
         p[strcspn(p, "\n")] = '\0';
-        if (fs->v1 ? in_list(controllers, "memory") : (strcmp(line, "0") == 0 && !*controllers))
+        if (fs->v1 ? fl_list_find(controllers, "memory") != NULL : (strcmp(line, "0") == 0 && !*controllers))
             r = snprintf(path, size, "%s", p) < (int)size ? 0 : -1;
     }
     fclose(f);
@@ -170,7 +160,7 @@ static int cgroup_mount(const struct cg_files *fs, char *root, char *point)
         if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2 || !tail ||
             sscanf(tail + 3, "%63s %*s %511s", type, opts) != 2)
             continue;
-        if (fs->v1 ? strcmp(type, "cgroup") == 0 && in_list(opts, "memory")
+        if (fs->v1 ? strcmp(type, "cgroup") == 0 && fl_list_find(opts, "memory") != NULL
                    : strcmp(type, "cgroup2") == 0)
             r = 0;
     }

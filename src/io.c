@@ -309,7 +309,6 @@ static void start_stop(struct xchg *x)
     fl__stop_begin(x->stop);
 }
 
-/* A sink that asks for the stop: act on it once for each reason. */
 /* How long after the stop's SIGKILL the outputs may still reach their
  * end (the killed close them as they exit) before the eof wait gives up. */
 #define KILLED_EOF_NS (100 * 1000000LL)
@@ -321,6 +320,7 @@ static bool stop_reaches_something(const struct xchg *x)
     return x->nended < x->n || x->stop->scope != FL_STOP_PROCESS;
 }
 
+/* A sink that asks for the stop: act on it once for each reason. */
 static void sink_events(struct xchg *x, struct fl__stream *s)
 {
     if (!fl__sink_wants_stop(&s->sink))

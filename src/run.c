@@ -53,9 +53,7 @@ int fl_communicate(struct fl_proc *proc, const struct fl_io *io, struct fl_resul
 }
 
 /* The policy, checked before anything starts: a group needs a child that
- * will lead one. */
-/* The policy, and whether the command gives it a group to stop: one that
- * the child leads (FL_FOREGROUND makes one unless it joins another). */
+ * will lead one (FL_FOREGROUND makes one unless it joins another). */
 static int check_policy(const struct fl_stop_policy *policy, const struct fl_cmd *cmd,
                         struct fl_error *e)
 {
