@@ -174,8 +174,13 @@ enum fl_flags {
      * calling thread's signal mask. The default resets every disposition to
      * SIG_DFL, SIGPIPE included, and empties the mask. Handlers never run
      * in the child either way.
-     * By default the child sets signals 1-31 to SIG_DFL one by one, which
-     * is exact whatever other threads do meanwhile and needs no /proc.
+     * By default the clone backend's child reads which of signals 1-31
+     * the process ignores from its /proc/<pid>/stat (the library's fd, see
+     * fl_spawn()) and resets those: exact while the process has one
+     * thread, as that thread sleeps until the child has exec'd. With other
+     * threads, without /proc, for a launch (FL_NO_WAIT_EXEC) and with the
+     * other backends, it sets all of 1-31 to SIG_DFL one by one, which is
+     * exact whatever other threads do meanwhile.
      * The real-time signals the process ignores are asked once, at its
      * first spawn: a real-time signal first set to SIG_IGN after that
      * stays ignored in children unless .sigdefault names it. With
@@ -912,6 +917,15 @@ struct fl_proc {
  * Any stack that can call it is enough: the clone backend's child runs on
  * a 16 KiB stack of its own, mapped at a thread's first spawn and unmapped
  * when the thread exits.
+ *
+ * One fd of the library's: the clone backend keeps the process's own
+ * /proc/<pid>/stat open (O_CLOEXEC, opened at the first spawn that needs
+ * it), from which its child reads which signals to reset (see
+ * FL_KEEP_SIGNALS). An fd count taken before the first spawn sees it as
+ * one more. The library copes with an application that closes it or puts
+ * another file at its number (it opens another and never reads or closes
+ * that file) and with a fork() (the copy drops the parent's). When a spawn
+ * finds no fd left for the pidfd, the library gives its own up first.
  */
 FL_API int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
                     struct fl_error *error);

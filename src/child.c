@@ -308,26 +308,84 @@ struct fl__ksigaction {
     unsigned long mask;
 };
 
+/* The number at *s, which must end at a space; s moves past both. */
+static CHILD bool stat_number(const char **s, const char *end, uint64_t *v)
+{
+    const char *c = *s;
+    uint64_t n = 0;
+    if (c >= end || *c < '0' || *c > '9')
+        return false;
+    for (; c < end && *c >= '0' && *c <= '9'; c++) {
+        if (n > (UINT64_MAX - 9) / 10)
+            return false;
+        n = n * 10 + (uint64_t)(*c - '0');
+    }
+    if (c >= end || *c != ' ')
+        return false;
+    *s = c + 1;
+    *v = n;
+    return true;
+}
+
+/* Which of signals 1-31 to set to SIG_DFL: the ones the process ignores,
+ * read from its /proc/<pid>/stat (see ignored_signals.c), or all of them
+ * where that read cannot tell exactly: no stat, not the expected one, or
+ * a process with other threads, which may have changed a disposition
+ * since the clone copied them. It must run before the child closes any
+ * fd: the stat's may be among them. */
+static CHILD uint64_t low_signals_to_reset(const struct fl__plan *p)
+{
+    char buf[512];
+    if (p->stat_fd < 0)
+        return FL__LOW_SIGNALS;
+    long n = fl__sys4(SYS_pread64, p->stat_fd, buf, sizeof buf, 0);
+    if (n <= 0 || (size_t)n >= sizeof buf)
+        return FL__LOW_SIGNALS;
+    const char *s = buf, *end = buf + n, *close_paren = 0;
+    uint64_t v;
+    /* "pid (comm) state ...": comm may hold anything, ')' too, but every
+     * field after it is plain, so the last ')' ends it. */
+    if (!stat_number(&s, end, &v) || v != (uint64_t)p->stat_pid || s >= end || *s != '(')
+        return FL__LOW_SIGNALS;
+    for (const char *c = s; c < end; c++)
+        if (*c == ')')
+            close_paren = c;
+    if (!close_paren || end - close_paren < 4 || close_paren[1] != ' ' || close_paren[3] != ' ')
+        return FL__LOW_SIGNALS;
+    s = close_paren + 4;  /* field 4, past the state's letter */
+    uint64_t threads = 0, ignored = 0;
+    for (int field = 4; field <= 33; field++) {
+        if (field == 20 || field == 33) {
+            if (!stat_number(&s, end, field == 20 ? &threads : &ignored))
+                return FL__LOW_SIGNALS;
+            continue;
+        }
+        while (s < end && *s != ' ')  /* some are negative: not read */
+            s++;
+        if (s++ >= end)
+            return FL__LOW_SIGNALS;
+    }
+    return threads == 1 ? ignored & FL__LOW_SIGNALS : FL__LOW_SIGNALS;
+}
+
 /* Every disposition back to SIG_DFL, unless FL_KEEP_SIGNALS; then only
  * the handlers (none is left when clone3 cleared them) and .sigdefault;
  * then .sigignore, then the child's mask.
  *
- * The default sets signals 1-31 to SIG_DFL one by one without asking
- * first: 29 system calls, exact, and cheaper than learning which are
- * ignored from /proc/self/stat, whose entries a new process must first
- * create (about four times the cost). Reading the parent's dispositions
- * instead would race with its other threads: a signal another thread
- * ignores just before the clone would stay ignored here. Real-time
- * signals the process ignores are asked once per process (see
- * FL_KEEP_SIGNALS in forkless.h). */
-static CHILD int reset_signals(struct fl__plan *p)
+ * By default, of signals 1-31 the ones in low (low_signals_to_reset():
+ * the ignored ones, or all 29 without asking where it cannot tell) are set
+ * to SIG_DFL, one system call each. Opening /proc/self/stat here instead
+ * would cost about four times the 29 calls: a new process's /proc entries
+ * must first be made. Real-time signals the process ignores are asked
+ * once per process (see FL_KEEP_SIGNALS in forkless.h). */
+static CHILD int reset_signals(struct fl__plan *p, uint64_t low)
 {
     const struct fl__ksigaction dfl = { SIG_DFL, 0, 0, 0 };
     bool keep = p->flags & FL_KEEP_SIGNALS;
     uint64_t must = p->sigdefault_bits, ask = 0;
     long r;
     if (!keep)
-        must |= FL__LOW_SIGNALS | (p->sighand_cleared ? p->rt_ignored : ~FL__LOW_SIGNALS);
+        must |= p->sighand_cleared ? low | p->rt_ignored : ~(uint64_t)0;
     else if (!p->sighand_cleared)
         ask = ~must;  /* clone() and fork() keep handlers: find them */
     for (int sig = 1; sig <= 64; sig++) {
@@ -474,6 +532,7 @@ static CHILD int own_fd_table(struct fl__plan *p)
 CHILD void fl__child_run(struct fl__plan *p)
 {
     p->child_ran = true;
+    uint64_t low_signals = low_signals_to_reset(p);
     int closed = p->files_shared ? own_fd_table(p) : 0;
     if (closed < 0 || fl__child_enter_ns(p) < 0 || set_placement(p) < 0 ||
         fl__child_cgroup_ns(p) < 0 || fl__child_sched(p) < 0 || report_not_applied(p) < 0 || fl__child_root(p) < 0 ||
@@ -482,7 +541,7 @@ CHILD void fl__child_run(struct fl__plan *p)
     if (!(p->flags & FL_KEEP_FDS) && !closed && close_other_fds(p) < 0)
         return;
     if (fl__child_caps_before(p) < 0 || set_credentials(p) < 0 || fl__child_caps_after(p) < 0 ||
-        set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 || reset_signals(p) < 0 ||
+        set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 || reset_signals(p, low_signals) < 0 ||
         fl__child_seccomp(p) < 0)
         return;
     exec_candidates(p);

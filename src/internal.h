@@ -123,6 +123,9 @@ struct fl__plan {
     uint64_t sigdefault_bits;   /* signal n is bit n-1 */
     uint64_t sigignore_bits;
     uint64_t rt_ignored;        /* real-time signals the parent ignores */
+    int stat_fd;                /* the process's /proc/<pid>/stat for the
+                                   child to read (ignored_signals.c), or -1 */
+    pid_t stat_pid;             /* ... the pid it belongs to */
     bool sighand_cleared;       /* clone3(CLONE_CLEAR_SIGHAND) reset handlers */
     bool mask_inherited;        /* the child already has the mask it needs */
 
@@ -294,6 +297,13 @@ FL__HIDDEN uint64_t fl__sigset_bits(const sigset_t *set);
 FL__HIDDEN void fl__reap(pid_t pid, int pidfd);
 FL__HIDDEN int fl__pidfd_open(pid_t pid);
 FL__HIDDEN bool fl__clone_vm_works(void);
+/* ignored_signals.c: this process's own /proc/<pid>/stat, open for a
+ * CLONE_VFORK child to read its ignored signals from, and in *pid the pid
+ * it belongs to; -1 when there is none to be had. */
+FL__HIDDEN int fl__ignored_signals_fd(pid_t *pid);
+/* Closes it when fd is still that one, and opens none for a while: the
+ * process is out of fds, and a spawn needs the slot more. */
+FL__HIDDEN void fl__ignored_signals_release(int fd);
 /* The child's frames are small (the deepest holds a 1 KiB getdents
  * buffer); 16 KiB leaves ample room. */
 #define FL__CHILD_STACK_SIZE (16 * 1024)

@@ -258,6 +258,10 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     a.flags |= namespaces(p, true);
     p->rt_ignored = rt_ignored;
     p->sighand_cleared = true;
+    /* Only a spawn's child reads the stat: a launch's parent goes on, and
+     * may change a disposition before its child reads. */
+    if (!p->exec_word && !(p->flags & FL_KEEP_SIGNALS) && p->stat_fd < 0)
+        p->stat_fd = fl__ignored_signals_fd(&p->stat_pid);
     /* Not for a launch: its caller may close an fd the child is yet to
      * copy (an FL_FD, a map, a pipe's child end) as soon as it returns. */
     p->files_shared = !(p->flags & FL_KEEP_FDS) && !p->exec_word &&
@@ -266,6 +270,12 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         a.flags |= CLONE_FILES;
     p->child_ran = false;
     long pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
+    if ((pid == -EMFILE || pid == -ENFILE) && p->stat_fd >= 0) {
+        /* The kept fd may hold the slot the pidfd needs. */
+        fl__ignored_signals_release(p->stat_fd);
+        p->stat_fd = -1;
+        pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
+    }
     if (pid >= 0 && p->files_shared && p->files_unshare_failed) {
         /* It stopped before it touched anything: start again without. */
         fl__reap((pid_t)pid, *pidfd);

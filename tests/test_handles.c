@@ -326,7 +326,7 @@ static int count_open_fds(void)
 {
     int n = 0;
     for (int fd = 0; fd < 1024; fd++)
-        n += t_fd_open(fd);
+        n += t_fd_open(fd) && !t_library_fd(fd);
     return n;
 }
 

@@ -46,7 +46,7 @@ static int count_fds(void)
     rewinddir(d);
     struct dirent *de;
     while ((de = readdir(d)))
-        if (de->d_name[0] >= '0' && de->d_name[0] <= '9')
+        if (de->d_name[0] >= '0' && de->d_name[0] <= '9' && !t_library_fd(atoi(de->d_name)))
             n++;
     if (d != fd_dir)
         closedir(d);

@@ -135,7 +135,7 @@ static int count_fds(void)
         FAIL("opendir: %s", strerror(errno));
     struct dirent *de;
     while ((de = readdir(d)))
-        n += de->d_name[0] >= '0' && de->d_name[0] <= '9';
+        n += de->d_name[0] >= '0' && de->d_name[0] <= '9' && !t_library_fd(atoi(de->d_name));
     closedir(d);
     return n - 1;
 }

@@ -10,7 +10,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 
 static const int ignored[] = { SIGPIPE, SIGINT, SIGQUIT, SIGCHLD, SIGTTIN,
                                SIGTTOU };
@@ -510,4 +512,179 @@ TEST(the_default_child_ignores_no_signal_at_all)
      * 32 and 33 to SIG_IGN unless asked to reset them). */
     struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
     ASSERT_EQ(t_sigmask_of(signals_report(&cmd), "SigIgn"), 0);
+}
+
+/* ---- the library's stat fd (ignored_signals.c) ----------------------------- */
+
+/* The ignored signals are read at each spawn: one ignored since the last
+ * spawn is reset like the others. */
+TEST(a_signal_ignored_between_two_spawns_is_default_in_the_second_child)
+{
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    ASSERT_EQ(sig_ign_of(signals_report(&cmd)), 0);
+    struct sigaction old[NIGNORED];
+    ignore_all(old);
+    char *out = signals_report(&cmd);
+    restore_all(old);
+    ASSERT_EQ(sig_ign_of(out), 0);
+}
+
+/* As an application's closefrom(3) would do to it. */
+TEST(ignored_signals_are_default_after_the_library_fd_was_closed)
+{
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    signals_report(&cmd);
+    int fd = t_library_fd_find();
+    if (fd >= 0)
+        ASSERT_SYS(close(fd));
+    struct sigaction old[NIGNORED];
+    ignore_all(old);
+    char *out = signals_report(&cmd);
+    restore_all(old);
+    ASSERT_EQ(sig_ign_of(out), 0);
+}
+
+/* The library's fd number, closed and then taken by a file of the
+ * application's that reads like a stat of this process ignoring nothing:
+ * the library must not read it, nor close it. */
+TEST(the_library_never_reads_a_file_that_took_its_fd_number)
+{
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    signals_report(&cmd);
+    int fd = t_library_fd_find();
+    if (fd < 0)
+        fd = 100;  /* no such fd with this backend: the case still holds */
+    else
+        ASSERT_SYS(close(fd));
+    t_file_at(fd, true);
+    char forged[512];
+    int n = snprintf(forged, sizeof forged, "%d (forged) S", (int)getpid());
+    for (int field = 4; field <= 52; field++)
+        n += snprintf(forged + n, sizeof forged - (size_t)n, " %d", field == 20);
+    t_write_all(fd, forged, (size_t)n);
+    unsigned long ino = t_ino(fd);
+    struct sigaction old[NIGNORED];
+    ignore_all(old);
+    char *out = signals_report(&cmd);
+    restore_all(old);
+    ASSERT(t_fd_open(fd));
+    ASSERT_EQ(t_ino(fd), ino);
+    ASSERT_EQ(lseek(fd, 0, SEEK_CUR), n);
+    close(fd);
+    ASSERT_EQ(sig_ign_of(out), 0);
+}
+
+/* A forked copy inherits the fd, whose file is the parent's stat: it
+ * must read its own, and not keep the parent's open. */
+TEST(a_forked_copy_resets_what_it_ignores_itself)
+{
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    signals_report(&cmd);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        signal(SIGINT, SIG_IGN);
+        signal(SIGQUIT, SIG_IGN);
+        struct fl_cmd c = cmd;
+        c.stdio[1].kind = FL_PIPE;
+        struct fl_proc p;
+        struct fl_error e;
+        if (fl_spawn(&c, &p, &e) != 0)
+            _exit(2);
+        char *out = t_read_all(p.stdio[1]);
+        int st;
+        fl_wait(&p, -1, &st);
+        fl_close(&p);
+        if (sig_ign_of(out) != 0)
+            _exit(3);
+        char want[64], link[64], target[64];
+        snprintf(want, sizeof want, "/proc/%d/stat", (int)parent);
+        for (int fd = 3; fd < 1024; fd++) {
+            snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+            ssize_t len = readlink(link, target, sizeof target - 1);
+            if (len > 0 && (target[len] = 0, strcmp(target, want) == 0))
+                _exit(4);
+        }
+        _exit(0);
+    }
+    int st;
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        FAIL("the forked copy: %s",
+             WIFEXITED(st) && WEXITSTATUS(st) == 3   ? "its child kept a signal it ignores"
+             : WIFEXITED(st) && WEXITSTATUS(st) == 4 ? "it kept the parent's stat open"
+                                                     : "it failed to spawn");
+}
+
+static atomic_bool flipping;
+
+static void *flip_sigpipe(void *arg)
+{
+    (void)arg;
+    struct sigaction ign = { .sa_handler = SIG_IGN }, dfl = { .sa_handler = SIG_DFL };
+    while (atomic_load(&flipping)) {
+        sigaction(SIGPIPE, &ign, NULL);
+        sigaction(SIGPIPE, &dfl, NULL);
+    }
+    return NULL;
+}
+
+/* Another thread may change a disposition between the clone, which
+ * copies them, and anything the child then reads about the parent's:
+ * whatever the moment, the child has SIGPIPE at SIG_DFL. */
+TEST(ignored_signals_are_default_while_another_thread_flips_one) /* stress */
+{
+    struct sigaction old;
+    ASSERT_SYS(sigaction(SIGPIPE, NULL, &old));
+    atomic_store(&flipping, true);
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, flip_sigpipe, NULL));
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    unsigned long long kept = 0;
+    for (int i = 0, n = t_scaled(200); i < n && !kept; i++)
+        kept = sig_ign_of(signals_report(&cmd));
+    atomic_store(&flipping, false);
+    pthread_join(th, NULL);
+    sigaction(SIGPIPE, &old, NULL);
+    ASSERT_EQ(kept, 0);
+}
+
+/* The library's fd may hold the one slot left: a spawn needs it for the
+ * pidfd more, and gets it. */
+TEST(a_spawn_with_one_fd_left_gets_its_pidfd)
+{
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("only the clone backend keeps an fd; the fork backend needs two");
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    int st;
+    ASSERT_OK(fl_wait(&p, -1, &st));
+    fl_close(&p);
+    /* Closed, so that the next spawn opens it again into the last slot. */
+    int fd = t_library_fd_find();
+    if (fd >= 0)
+        close(fd);
+    struct rlimit old, low = { 64, 64 };
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &old));
+    low.rlim_max = old.rlim_max;
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &low));
+    int fills[64], nfill = 0;
+    for (int fd; nfill < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;)
+        fills[nfill++] = fd;
+    ASSERT(nfill > 0);
+    close(fills[--nfill]);
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    int err = errno;
+    for (int i = 0; i < nfill; i++)
+        close(fills[i]);
+    setrlimit(RLIMIT_NOFILE, &old);
+    if (r != 0)
+        FAIL("spawn with one fd left: %s", fl_t_errname(err));
+    ASSERT(p.pidfd >= 0);
+    ASSERT_OK(fl_wait(&p, -1, &st));
+    ASSERT_EXITED(st, 0);
+    fl_close(&p);
 }

@@ -1,0 +1,138 @@
+/* ignored_signals.c: how a clone child learns which signals the process
+ * ignores without asking the kernel 29 times.
+ *
+ * The clean child must reset every SIG_IGN to SIG_DFL (clone3's
+ * CLONE_CLEAR_SIGHAND already reset the handlers). Setting signals 1-31
+ * one by one is exact but costs 29 system calls in every spawn; opening
+ * /proc/self/stat in the child costs more, as the kernel must first make
+ * the new process's /proc entries. The library instead keeps this
+ * process's own /proc/<pid>/stat open, and a child cloned under
+ * CLONE_VFORK reads it with one pread() (learn_ignored() in child.c).
+ * That read is exact when the process has one thread: its only thread is
+ * the one sleeping in the clone, so the dispositions cannot change between
+ * the clone, which copied them, and the read. With more threads the child
+ * says so (the stat's thread count) and resets 1-31 one by one, as before.
+ *
+ * The fd is the library's, so it must survive what the application does
+ * to fds it did not open, and never be read when it is something else:
+ * - closed (a closefrom() loop): fstat() fails, and it is opened again;
+ * - its number reused (dup2() over it, or a later open()): its device and
+ *   inode are not the ones kept, so it is left alone and another opened;
+ * - inherited by a fork(): its file is the parent's, so the copy is
+ *   dropped. A fork is seen without a system call where the kernel wipes a
+ *   page of ours in the copy (MADV_WIPEONFORK, Linux 4.14), else by
+ *   getpid().
+ * It is O_CLOEXEC, so no child keeps it past exec. A process that cannot
+ * open it (no /proc, no fd left) gets -1 and the 29 calls. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK 18
+#endif
+
+/* glibc 2.32 and later: false once a second thread was ever made. Absent
+ * from musl, where the child's own thread count decides alone. */
+extern char __libc_single_threaded __attribute__((weak));
+
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static int kept_fd = -1;
+static dev_t kept_dev;
+static ino_t kept_ino;
+static pid_t kept_pid;
+/* A page the kernel zeroes in a forked copy of the process: byte 0 is 1
+ * while kept_fd is this process's own. NULL: no such page, compare
+ * getpid() with kept_pid instead. */
+static volatile char *fork_mark;
+static bool fork_mark_tried;
+/* /proc is not there, or not ours to read: stop trying. */
+static bool no_proc;
+/* Spawns left before the fd is opened again, after it was given up for
+ * a pidfd (fl__ignored_signals_release()). */
+static unsigned starved;
+
+static bool same_file(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && st.st_dev == kept_dev && st.st_ino == kept_ino;
+}
+
+static bool forked_since_opened(void)
+{
+    return fork_mark ? fork_mark[0] != 1 : getpid() != kept_pid;
+}
+
+static void make_fork_mark(void)
+{
+    fork_mark_tried = true;
+    void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return;
+    if (madvise(m, 4096, MADV_WIPEONFORK) != 0) {
+        munmap(m, 4096);
+        return;
+    }
+    fork_mark = m;
+}
+
+static void open_kept(void)
+{
+    if (!fork_mark_tried)
+        make_fork_mark();
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    if (fd < 0) {
+        no_proc = errno != EMFILE && errno != ENFILE && errno != ENOMEM && errno != EINTR;
+        return;
+    }
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return;
+    }
+    kept_fd = fd;
+    kept_dev = st.st_dev;
+    kept_ino = st.st_ino;
+    kept_pid = getpid();
+    if (fork_mark)
+        fork_mark[0] = 1;
+}
+
+int fl__ignored_signals_fd(pid_t *pid)
+{
+    if (&__libc_single_threaded && !__libc_single_threaded)
+        return -1;
+    if (pthread_mutex_trylock(&kept_lock) != 0)
+        return -1;  /* another thread is here: the child counts threads anyway */
+    if (kept_fd >= 0 && forked_since_opened()) {
+        /* The copy is the parent's file: of no use here. */
+        if (same_file(kept_fd))
+            close(kept_fd);
+        kept_fd = -1;
+    }
+    if (kept_fd >= 0 && !same_file(kept_fd))
+        kept_fd = -1;  /* closed, or its number is someone else's now */
+    if (kept_fd < 0 && !no_proc && (starved == 0 || --starved == 0))
+        open_kept();
+    int fd = kept_fd;
+    *pid = kept_pid;
+    pthread_mutex_unlock(&kept_lock);
+    return fd;
+}
+
+void fl__ignored_signals_release(int fd)
+{
+    pthread_mutex_lock(&kept_lock);
+    if (fd == kept_fd && same_file(fd)) {
+        close(fd);
+        kept_fd = -1;
+        starved = 1024;
+    }
+    pthread_mutex_unlock(&kept_lock);
+}
