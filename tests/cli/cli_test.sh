@@ -1843,7 +1843,10 @@ if pid == 0:
         os.setpgid(0, 0)
         signal.signal(signal.SIGTTOU, signal.SIG_DFL)
         os.execv(fl, [fl, "run", "--pty", "--", "stty", "-a"])
-    os.setpgid(job, job)
+    try:
+        os.setpgid(job, job)   # as a shell does, for whichever runs first
+    except PermissionError:
+        pass                   # it has exec'd, in the group it made itself
     _, st = os.waitpid(job, os.WUNTRACED)
     if not os.WIFSTOPPED(st):
         print("the job did not stop for the terminal", flush=True)
