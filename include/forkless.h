@@ -175,9 +175,12 @@ enum fl_flags {
      * SIG_DFL, SIGPIPE included, and empties the mask. Handlers never run
      * in the child either way.
      * By default the clone backend's child reads which of signals 1-31
-     * the process ignores from its /proc/<pid>/stat (the library's fd, see
+     * the process ignores from its stat in /proc (the library's fd, see
      * fl_spawn()) and resets those: exact while the process has one
-     * thread, as that thread sleeps until the child has exec'd. With other
+     * thread, as that thread sleeps until the child has exec'd (a process
+     * that shares its dispositions without being a thread, made with
+     * clone(CLONE_SIGHAND) and no CLONE_THREAD, escapes the count: if it
+     * changes one during a spawn, the child may keep a SIG_IGN). With other
      * threads, without /proc, for a launch (FL_NO_WAIT_EXEC) and with the
      * other backends, it sets all of 1-31 to SIG_DFL one by one, which is
      * exact whatever other threads do meanwhile.
@@ -919,13 +922,15 @@ struct fl_proc {
  * when the thread exits.
  *
  * One fd of the library's: the clone backend keeps the process's own
- * /proc/<pid>/stat open (O_CLOEXEC, opened at the first spawn that needs
- * it), from which its child reads which signals to reset (see
+ * /proc/<pid>/task/<pid>/stat open (O_CLOEXEC, opened at the first spawn
+ * that needs it), from which its child reads which signals to reset (see
  * FL_KEEP_SIGNALS). An fd count taken before the first spawn sees it as
  * one more. The library copes with an application that closes it or puts
- * another file at its number (it opens another and never reads or closes
- * that file) and with a fork() (the copy drops the parent's). When a spawn
- * finds no fd left for the pidfd, the library gives its own up first.
+ * another file at its number: it opens another, and neither reads nor
+ * closes that file (unless it is that same stat file opened again, or a
+ * signal handler swaps it in during a spawn). A fork() child drops the
+ * parent's at once. When a spawn finds no fd left for its pidfd, the
+ * library gives its own up first.
  */
 FL_API int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
                     struct fl_error *error);

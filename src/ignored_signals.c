@@ -17,17 +17,21 @@
  * to fds it did not open, and never be read when it is something else:
  * - closed (a closefrom() loop): fstat() fails, and it is opened again;
  * - its number reused (dup2() over it, or a later open()): its device and
- *   inode are not the ones kept, so it is left alone and another opened;
- * - inherited by a fork(): its file is the parent's, so the copy is
- *   dropped. A fork is seen without a system call where the kernel wipes a
- *   page of ours in the copy (MADV_WIPEONFORK, Linux 4.14), else by
- *   getpid().
+ *   inode are not the ones kept, so it is left alone and another opened
+ *   (only the same file opened again at the same number passes for ours);
+ * - inherited by a fork(): its file is the parent's. A fork() child drops
+ *   it at once (pthread_atfork); one made otherwise (_Fork(), a raw clone)
+ *   is seen at its first spawn, without a system call where the kernel
+ *   wipes a page of ours in the copy (MADV_WIPEONFORK, Linux 4.14), else
+ *   by getpid().
  * It is O_CLOEXEC, so no child keeps it past exec. A process that cannot
- * open it (no /proc, no fd left) gets -1 and the 29 calls. */
+ * open it (no /proc, no fd left) gets -1 and the 29 calls; so does one
+ * whose clone3() turned out unusable, which resets every signal anyway. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,8 +42,9 @@
 #define MADV_WIPEONFORK 18
 #endif
 
-/* glibc 2.32 and later: false once a second thread was ever made. Absent
- * from musl, where the child's own thread count decides alone. */
+/* glibc 2.32 and later: false once a second thread was ever made (also
+ * in a fork child). Absent from musl, where the child's own thread count
+ * decides alone. */
 extern char __libc_single_threaded __attribute__((weak));
 
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -51,9 +56,10 @@ static pid_t kept_pid;
  * while kept_fd is this process's own. NULL: no such page, compare
  * getpid() with kept_pid instead. */
 static volatile char *fork_mark;
-static bool fork_mark_tried;
-/* /proc is not there, or not ours to read: stop trying. */
-static bool no_proc;
+static pthread_once_t set_up_once = PTHREAD_ONCE_INIT;
+/* /proc is not there, or not ours to read, or clone3() is not usable:
+ * stop trying. */
+static bool given_up;
 /* Spawns left before the fd is opened again, after it was given up for
  * a pidfd (fl__ignored_signals_release()). */
 static unsigned starved;
@@ -64,14 +70,27 @@ static bool same_file(int fd)
     return fstat(fd, &st) == 0 && st.st_dev == kept_dev && st.st_ino == kept_ino;
 }
 
-static bool forked_since_opened(void)
+static void drop_kept(void)
 {
-    return fork_mark ? fork_mark[0] != 1 : getpid() != kept_pid;
+    if (kept_fd >= 0 && same_file(kept_fd))
+        close(kept_fd);
+    kept_fd = -1;
 }
 
-static void make_fork_mark(void)
+/* In the child of a fork(): the kept fd is the parent's file. Only this
+ * thread is left, so nothing else holds the lock now; another thread may
+ * have held it at the fork. */
+static void after_fork_in_child(void)
 {
-    fork_mark_tried = true;
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    kept_lock = fresh;
+    drop_kept();
+    starved = 0;
+}
+
+static void set_up(void)
+{
+    pthread_atfork(NULL, NULL, after_fork_in_child);
     void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         return;
@@ -82,14 +101,21 @@ static void make_fork_mark(void)
     fork_mark = m;
 }
 
+static bool forked_since_opened(void)
+{
+    return fork_mark ? fork_mark[0] != 1 : getpid() != kept_pid;
+}
+
 static void open_kept(void)
 {
-    if (!fork_mark_tried)
-        make_fork_mark();
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    pthread_once(&set_up_once, set_up);
+    pid_t pid = getpid();
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     struct stat st;
     if (fd < 0) {
-        no_proc = errno != EMFILE && errno != ENFILE && errno != ENOMEM && errno != EINTR;
+        given_up = errno != EMFILE && errno != ENFILE && errno != ENOMEM && errno != EINTR;
         return;
     }
     if (fstat(fd, &st) != 0) {
@@ -99,40 +125,38 @@ static void open_kept(void)
     kept_fd = fd;
     kept_dev = st.st_dev;
     kept_ino = st.st_ino;
-    kept_pid = getpid();
+    kept_pid = pid;
     if (fork_mark)
         fork_mark[0] = 1;
 }
 
 int fl__ignored_signals_fd(pid_t *pid)
 {
-    if (&__libc_single_threaded && !__libc_single_threaded)
-        return -1;
     if (pthread_mutex_trylock(&kept_lock) != 0)
         return -1;  /* another thread is here: the child counts threads anyway */
-    if (kept_fd >= 0 && forked_since_opened()) {
-        /* The copy is the parent's file: of no use here. */
-        if (same_file(kept_fd))
-            close(kept_fd);
-        kept_fd = -1;
+    if (kept_fd >= 0 && forked_since_opened())
+        drop_kept();  /* made by _Fork() or a raw clone: no handler ran */
+    int fd = -1;
+    if (!&__libc_single_threaded || __libc_single_threaded) {
+        if (kept_fd >= 0 && !same_file(kept_fd))
+            kept_fd = -1;  /* closed, or its number is someone else's now */
+        if (kept_fd < 0 && !given_up && (starved == 0 || --starved == 0))
+            open_kept();
+        fd = kept_fd;
+        *pid = kept_pid;
     }
-    if (kept_fd >= 0 && !same_file(kept_fd))
-        kept_fd = -1;  /* closed, or its number is someone else's now */
-    if (kept_fd < 0 && !no_proc && (starved == 0 || --starved == 0))
-        open_kept();
-    int fd = kept_fd;
-    *pid = kept_pid;
     pthread_mutex_unlock(&kept_lock);
     return fd;
 }
 
-void fl__ignored_signals_release(int fd)
+void fl__ignored_signals_release(int fd, bool for_good)
 {
     pthread_mutex_lock(&kept_lock);
-    if (fd == kept_fd && same_file(fd)) {
-        close(fd);
-        kept_fd = -1;
+    if (fd == kept_fd) {
+        drop_kept();
         starved = 1024;
     }
+    if (for_good)
+        given_up = true;
     pthread_mutex_unlock(&kept_lock);
 }

@@ -272,7 +272,7 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     long pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
     if ((pid == -EMFILE || pid == -ENFILE) && p->stat_fd >= 0) {
         /* The kept fd may hold the slot the pidfd needs. */
-        fl__ignored_signals_release(p->stat_fd);
+        fl__ignored_signals_release(p->stat_fd, false);
         p->stat_fd = -1;
         pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
     }
@@ -335,6 +335,9 @@ static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     if (pid == -ENOSYS || pid == -EPERM || pid == -EINVAL || pid == -E2BIG) {
         __atomic_store_n(&clone3_usable, 0, __ATOMIC_RELAXED);
         p->mask_inherited = false;
+        if (p->stat_fd >= 0)  /* clone()'s child resets every signal */
+            fl__ignored_signals_release(p->stat_fd, true);
+        p->stat_fd = -1;
         return -ENOSYS;
     }
     return pid;
@@ -351,10 +354,22 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
     long pid = -1;
     errno = EINVAL;
     int ns = (int)namespaces(p, false);
-    if (!(p->flags & FL_NO_PIDFD) && __atomic_load_n(&pidfd_flag_usable, __ATOMIC_RELAXED))
+    /* This child resets every signal and reads no stat; but after a
+     * clone3() refused for its namespaces alone, the library's fd may hold
+     * the slot the pidfd needs. */
+    int kept = p->stat_fd;
+    p->stat_fd = -1;
+    if (!(p->flags & FL_NO_PIDFD) && __atomic_load_n(&pidfd_flag_usable, __ATOMIC_RELAXED)) {
         pid = clone(fl__child_entry, stack_top,
                     CLONE_VM | (int)wait_flags(p) | ns | CLONE_PIDFD | SIGCHLD, p, pidfd, NULL,
                     p->exec_word);
+        if (pid < 0 && (errno == EMFILE || errno == ENFILE) && kept >= 0) {
+            fl__ignored_signals_release(kept, false);
+            pid = clone(fl__child_entry, stack_top,
+                        CLONE_VM | (int)wait_flags(p) | ns | CLONE_PIDFD | SIGCHLD, p, pidfd,
+                        NULL, p->exec_word);
+        }
+    }
     if (pid < 0 && (p->flags & FL_NO_PIDFD || errno == EINVAL || errno == EPERM ||
                     errno == ENOSYS)) {
         /* A kernel before 5.2 has no CLONE_PIDFD, and a seccomp filter may

@@ -720,7 +720,7 @@ bool t_library_fd(int fd)
 {
     char link[64], target[64], want[64];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    snprintf(want, sizeof want, "/proc/%d/stat", (int)getpid());
+    snprintf(want, sizeof want, "/proc/%d/task/%d/stat", (int)getpid(), (int)getpid());
     ssize_t n = readlink(link, target, sizeof target - 1);
     if (n <= 0)
         return false;

@@ -265,7 +265,7 @@ unsigned long t_ino(int fd);
 int t_file_at(int at, bool cloexec);
 /* True when fd is open in this process. */
 bool t_fd_open(int fd);
-/* True when fd is the library's own: this process's /proc/<pid>/stat,
+/* True when fd is the library's own: this process's /proc/<pid>/task/<pid>/stat,
  * which a spawn keeps open for its children to read (forkless.h, "fds the
  * library keeps"). Fd counts leave it out. */
 bool t_library_fd(int fd);

@@ -10,6 +10,14 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
+#include <linux/filter.h>
+#include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <fcntl.h>
@@ -546,7 +554,8 @@ TEST(ignored_signals_are_default_after_the_library_fd_was_closed)
 
 /* The library's fd number, closed and then taken by a file of the
  * application's that reads like a stat of this process ignoring nothing:
- * the library must not read it, nor close it. */
+ * the library must neither read it (inotify would see the access) nor
+ * close it. */
 TEST(the_library_never_reads_a_file_that_took_its_fd_number)
 {
     struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
@@ -556,22 +565,69 @@ TEST(the_library_never_reads_a_file_that_took_its_fd_number)
         fd = 100;  /* no such fd with this backend: the case still holds */
     else
         ASSERT_SYS(close(fd));
-    t_file_at(fd, true);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/forged-stat", t_tmpdir());
+    int file = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ASSERT_SYS(file);
+    ASSERT_SYS(dup3(file, fd, O_CLOEXEC));
+    close(file);
     char forged[512];
     int n = snprintf(forged, sizeof forged, "%d (forged) S", (int)getpid());
     for (int field = 4; field <= 52; field++)
         n += snprintf(forged + n, sizeof forged - (size_t)n, " %d", field == 20);
     t_write_all(fd, forged, (size_t)n);
     unsigned long ino = t_ino(fd);
+    int watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    ASSERT_SYS(watch);
+    ASSERT_SYS(inotify_add_watch(watch, path, IN_ACCESS | IN_CLOSE));
     struct sigaction old[NIGNORED];
     ignore_all(old);
     char *out = signals_report(&cmd);
     restore_all(old);
+    char ev[4096];
+    ssize_t got = read(watch, ev, sizeof ev);
+    int read_err = errno;
+    close(watch);
     ASSERT(t_fd_open(fd));
     ASSERT_EQ(t_ino(fd), ino);
-    ASSERT_EQ(lseek(fd, 0, SEEK_CUR), n);
     close(fd);
+    if (got >= 0)
+        FAIL("the file at the library's old fd number was %s",
+             ((struct inotify_event *)ev)->mask & IN_ACCESS ? "read" : "closed");
+    ASSERT_ERR(read_err, EAGAIN);
     ASSERT_EQ(sig_ign_of(out), 0);
+}
+
+/* Whether an fd of this process is open on path. */
+static bool holds_file(const char *path)
+{
+    char link[64], target[256];
+    for (int fd = 0; fd < 1024; fd++) {
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t len = readlink(link, target, sizeof target - 1);
+        if (len > 0 && (target[len] = 0, strcmp(target, path) == 0))
+            return true;
+    }
+    return false;
+}
+
+/* In a forked copy: ignores SIGINT and SIGQUIT, spawns cmd and says
+ * whether its child had any signal ignored (or could not be spawned). */
+static int spawn_ignoring_sigint(const struct fl_cmd *cmd)
+{
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    struct fl_cmd c = *cmd;
+    c.stdio[1].kind = FL_PIPE;
+    struct fl_proc p;
+    struct fl_error e;
+    if (fl_spawn(&c, &p, &e) != 0)
+        return -1;
+    char *out = t_read_all(p.stdio[1]);
+    int st;
+    fl_wait(&p, -1, &st);
+    fl_close(&p);
+    return sig_ign_of(out) != 0;
 }
 
 /* A forked copy inherits the fd, whose file is the parent's stat: it
@@ -584,37 +640,22 @@ TEST(a_forked_copy_resets_what_it_ignores_itself)
     pid_t pid = fork();
     ASSERT_SYS(pid);
     if (pid == 0) {
-        signal(SIGINT, SIG_IGN);
-        signal(SIGQUIT, SIG_IGN);
-        struct fl_cmd c = cmd;
-        c.stdio[1].kind = FL_PIPE;
-        struct fl_proc p;
-        struct fl_error e;
-        if (fl_spawn(&c, &p, &e) != 0)
-            _exit(2);
-        char *out = t_read_all(p.stdio[1]);
-        int st;
-        fl_wait(&p, -1, &st);
-        fl_close(&p);
-        if (sig_ign_of(out) != 0)
+        char want[64];
+        snprintf(want, sizeof want, "/proc/%d/task/%d/stat", (int)parent, (int)parent);
+        if (holds_file(want))
+            _exit(4);
+        if (spawn_ignoring_sigint(&cmd) != 0)
             _exit(3);
-        char want[64], link[64], target[64];
-        snprintf(want, sizeof want, "/proc/%d/stat", (int)parent);
-        for (int fd = 3; fd < 1024; fd++) {
-            snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-            ssize_t len = readlink(link, target, sizeof target - 1);
-            if (len > 0 && (target[len] = 0, strcmp(target, want) == 0))
-                _exit(4);
-        }
-        _exit(0);
+        _exit(holds_file(want) ? 5 : 0);
     }
     int st;
     ASSERT_SYS(waitpid(pid, &st, 0));
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         FAIL("the forked copy: %s",
-             WIFEXITED(st) && WEXITSTATUS(st) == 3   ? "its child kept a signal it ignores"
-             : WIFEXITED(st) && WEXITSTATUS(st) == 4 ? "it kept the parent's stat open"
-                                                     : "it failed to spawn");
+             WIFEXITED(st) && WEXITSTATUS(st) == 3   ? "its child kept a signal it ignores, or no spawn"
+             : WIFEXITED(st) && WEXITSTATUS(st) == 4 ? "it kept the parent's stat open after the fork"
+             : WIFEXITED(st) && WEXITSTATUS(st) == 5 ? "it kept the parent's stat open after a spawn"
+                                                     : "it failed");
 }
 
 static atomic_bool flipping;
@@ -646,6 +687,50 @@ TEST(ignored_signals_are_default_while_another_thread_flips_one) /* stress */
         kept = sig_ign_of(signals_report(&cmd));
     atomic_store(&flipping, false);
     pthread_join(th, NULL);
+    sigaction(SIGPIPE, &old, NULL);
+    ASSERT_EQ(kept, 0);
+}
+
+/* A thread made with a raw clone(), which the libc does not know of (its
+ * single-threaded flag stays set): the child sees it in the stat's thread
+ * count and resets every signal. */
+static int raw_flipper(void *arg)
+{
+    (void)arg;
+    struct { void *handler; unsigned long flags; void *restorer; unsigned long mask; }
+        ign = { SIG_IGN, 0, 0, 0 }, dfl = { SIG_DFL, 0, 0, 0 };
+    while (atomic_load(&flipping)) {
+        syscall(SYS_rt_sigaction, SIGPIPE, &ign, NULL, 8);
+        syscall(SYS_rt_sigaction, SIGPIPE, &dfl, NULL, 8);
+    }
+    syscall(SYS_exit, 0);
+    return 0;
+}
+
+TEST(ignored_signals_are_default_while_a_raw_clone_thread_flips_one) /* stress */
+{
+    struct sigaction old;
+    ASSERT_SYS(sigaction(SIGPIPE, NULL, &old));
+    size_t size = 64 * 1024;
+    char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT(stack != MAP_FAILED);
+    static pid_t tid_word;
+    tid_word = 1;
+    atomic_store(&flipping, true);
+    /* No TLS of its own: raw_flipper makes raw system calls only. */
+    int tid = clone(raw_flipper, stack + size,
+                    CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+                        CLONE_SYSVSEM | CLONE_CHILD_CLEARTID,
+                    NULL, NULL, NULL, &tid_word);
+    ASSERT_SYS(tid);
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    unsigned long long kept = 0;
+    for (int i = 0, n = t_scaled(200); i < n && !kept; i++)
+        kept = sig_ign_of(signals_report(&cmd));
+    atomic_store(&flipping, false);
+    while (__atomic_load_n(&tid_word, __ATOMIC_ACQUIRE) != 0)
+        syscall(SYS_futex, &tid_word, FUTEX_WAIT, tid, NULL, NULL, 0);
+    munmap(stack, size);
     sigaction(SIGPIPE, &old, NULL);
     ASSERT_EQ(kept, 0);
 }
@@ -687,4 +772,65 @@ TEST(a_spawn_with_one_fd_left_gets_its_pidfd)
     ASSERT_OK(fl_wait(&p, -1, &st));
     ASSERT_EXITED(st, 0);
     fl_close(&p);
+}
+
+/* Where clone3() turns out unusable (an older kernel, a seccomp profile),
+ * the library's fd must not keep the slot a pidfd needs: with one fd left,
+ * two spawns in a row work. In a forked copy, as a filter stays. */
+TEST(a_spawn_with_one_fd_left_works_where_clone3_is_denied)
+{
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("only the clone backend keeps an fd");
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        struct sock_filter f[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = { 4, f };
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+            _exit(77);
+        /* clone()'s child resets every signal: no fd is kept for it. */
+        struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
+        struct fl_proc p;
+        struct fl_error e;
+        int st;
+        if (fl_spawn(&cmd, &p, &e) != 0)
+            _exit(2);
+        fl_wait(&p, -1, &st);
+        fl_close(&p);
+        if (t_library_fd_find() >= 0)
+            _exit(3);
+        struct rlimit low = { 32, 32 };
+        if (setrlimit(RLIMIT_NOFILE, &low) != 0)
+            _exit(2);
+        int fd = -1;
+        while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0 && fd < 31)
+            ;
+        if (fd != 31)
+            _exit(2);
+        close(fd);  /* one slot left */
+        for (int i = 0; i < 2; i++) {
+            if (fl_spawn(&cmd, &p, &e) != 0)
+                _exit(10 + i);
+            fl_wait(&p, -1, &st);
+            fl_close(&p);
+        }
+        _exit(0);
+    }
+    int st;
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+        SKIP("no seccomp filter could be installed");
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        FAIL("with clone3 denied: %s",
+             !WIFEXITED(st)              ? "the helper died"
+             : WEXITSTATUS(st) == 3      ? "the library kept its fd, which clone()'s child never reads"
+             : WEXITSTATUS(st) == 10     ? "the first spawn with one fd left failed"
+             : WEXITSTATUS(st) == 11     ? "the second spawn with one fd left failed"
+                                         : "the helper failed");
 }
