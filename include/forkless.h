@@ -181,9 +181,10 @@ enum fl_flags {
      * that shares its dispositions without being a thread, made with
      * clone(CLONE_SIGHAND) and no CLONE_THREAD, escapes the count: if it
      * changes one during a spawn, the child may keep a SIG_IGN). With other
-     * threads, without /proc, for a launch (FL_NO_WAIT_EXEC) and with the
-     * other backends, it sets all of 1-31 to SIG_DFL one by one, which is
-     * exact whatever other threads do meanwhile.
+     * threads (with glibc: once a second thread was ever made), without
+     * /proc, for a launch (FL_NO_WAIT_EXEC) and with the other backends, it
+     * sets all of 1-31 to SIG_DFL one by one, which is exact whatever other
+     * threads do meanwhile.
      * The real-time signals the process ignores are asked once, at its
      * first spawn: a real-time signal first set to SIG_IGN after that
      * stays ignored in children unless .sigdefault names it. With
@@ -925,12 +926,14 @@ struct fl_proc {
  * /proc/<pid>/task/<pid>/stat open (O_CLOEXEC, opened at the first spawn
  * that needs it), from which its child reads which signals to reset (see
  * FL_KEEP_SIGNALS). An fd count taken before the first spawn sees it as
- * one more. The library copes with an application that closes it or puts
- * another file at its number: it opens another, and neither reads nor
- * closes that file (unless it is that same stat file opened again, or a
- * signal handler swaps it in during a spawn). A fork() child drops the
- * parent's at once. When a spawn finds no fd left for its pidfd, the
- * library gives its own up first.
+ * one more; it is never 0, 1 or 2. The library copes with an application
+ * that closes it or puts another file at its number: it opens another, and
+ * neither reads nor closes that file, unless it is that same stat file
+ * opened again, or the swap happens during a spawn (a signal handler; with
+ * musl, whose threads the library cannot see, another thread). A fork()
+ * child drops the parent's at once. When a spawn finds no fd left for its
+ * pidfd, the library gives its own up first; where clone3() is not usable
+ * it keeps none.
  */
 FL_API int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
                     struct fl_error *error);

@@ -56,7 +56,7 @@ static pid_t kept_pid;
  * while kept_fd is this process's own. NULL: no such page, compare
  * getpid() with kept_pid instead. */
 static volatile char *fork_mark;
-static pthread_once_t set_up_once = PTHREAD_ONCE_INIT;
+static pthread_once_t fork_mark_once = PTHREAD_ONCE_INIT;
 /* /proc is not there, or not ours to read, or clone3() is not usable:
  * stop trying. */
 static bool given_up;
@@ -88,9 +88,15 @@ static void after_fork_in_child(void)
     starved = 0;
 }
 
-static void set_up(void)
+/* At load, not at the first spawn: that one may come from inside an
+ * application's own atfork handler, where musl's atfork lock is held. */
+__attribute__((constructor)) static void register_after_fork(void)
 {
     pthread_atfork(NULL, NULL, after_fork_in_child);
+}
+
+static void make_fork_mark(void)
+{
     void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         return;
@@ -108,7 +114,7 @@ static bool forked_since_opened(void)
 
 static void open_kept(void)
 {
-    pthread_once(&set_up_once, set_up);
+    pthread_once(&fork_mark_once, make_fork_mark);
     pid_t pid = getpid();
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)pid);
@@ -117,6 +123,15 @@ static void open_kept(void)
     if (fd < 0) {
         given_up = errno != EMFILE && errno != ENFILE && errno != ENOMEM && errno != EINTR;
         return;
+    }
+    if (fd < 3) {
+        /* A daemon that closed its stdio reopens it with the lowest
+         * numbers: those are not the library's to take. */
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        close(fd);
+        if (high < 0)
+            return;
+        fd = high;
     }
     if (fstat(fd, &st) != 0) {
         close(fd);
@@ -149,14 +164,20 @@ int fl__ignored_signals_fd(pid_t *pid)
     return fd;
 }
 
-void fl__ignored_signals_release(int fd, bool for_good)
+void fl__ignored_signals_release(int fd)
 {
     pthread_mutex_lock(&kept_lock);
     if (fd == kept_fd) {
         drop_kept();
         starved = 1024;
     }
-    if (for_good)
-        given_up = true;
+    pthread_mutex_unlock(&kept_lock);
+}
+
+void fl__ignored_signals_give_up(void)
+{
+    pthread_mutex_lock(&kept_lock);
+    drop_kept();
+    given_up = true;
     pthread_mutex_unlock(&kept_lock);
 }

@@ -301,10 +301,12 @@ FL__HIDDEN bool fl__clone_vm_works(void);
  * CLONE_VFORK child to read its ignored signals from, and in *pid the pid
  * it belongs to; -1 when there is none to be had. */
 FL__HIDDEN int fl__ignored_signals_fd(pid_t *pid);
-/* Closes it when fd is still that one, and opens none for a while (the
- * process is out of fds, and a spawn needs the slot more) or, for_good,
- * ever again (clone3() is not usable, and with it the reading). */
-FL__HIDDEN void fl__ignored_signals_release(int fd, bool for_good);
+/* Closes it when fd is still that one, and opens none for a while: the
+ * process is out of fds, and a spawn needs the slot more. */
+FL__HIDDEN void fl__ignored_signals_release(int fd);
+/* Closes it and opens none ever again: clone3() is not usable here, and
+ * clone()'s child resets every signal without reading. */
+FL__HIDDEN void fl__ignored_signals_give_up(void);
 /* The child's frames are small (the deepest holds a 1 KiB getdents
  * buffer); 16 KiB leaves ample room. */
 #define FL__CHILD_STACK_SIZE (16 * 1024)

@@ -272,7 +272,7 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     long pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
     if ((pid == -EMFILE || pid == -ENFILE) && p->stat_fd >= 0) {
         /* The kept fd may hold the slot the pidfd needs. */
-        fl__ignored_signals_release(p->stat_fd, false);
+        fl__ignored_signals_release(p->stat_fd);
         p->stat_fd = -1;
         pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
     }
@@ -335,8 +335,7 @@ static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     if (pid == -ENOSYS || pid == -EPERM || pid == -EINVAL || pid == -E2BIG) {
         __atomic_store_n(&clone3_usable, 0, __ATOMIC_RELAXED);
         p->mask_inherited = false;
-        if (p->stat_fd >= 0)  /* clone()'s child resets every signal */
-            fl__ignored_signals_release(p->stat_fd, true);
+        fl__ignored_signals_give_up();  /* clone()'s child resets every signal */
         p->stat_fd = -1;
         return -ENOSYS;
     }
@@ -364,7 +363,7 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
                     CLONE_VM | (int)wait_flags(p) | ns | CLONE_PIDFD | SIGCHLD, p, pidfd, NULL,
                     p->exec_word);
         if (pid < 0 && (errno == EMFILE || errno == ENFILE) && kept >= 0) {
-            fl__ignored_signals_release(kept, false);
+            fl__ignored_signals_release(kept);
             pid = clone(fl__child_entry, stack_top,
                         CLONE_VM | (int)wait_flags(p) | ns | CLONE_PIDFD | SIGCHLD, p, pidfd,
                         NULL, p->exec_word);
