@@ -524,17 +524,24 @@ TEST(the_default_child_ignores_no_signal_at_all)
 
 /* ---- the library's stat fd (ignored_signals.c) ----------------------------- */
 
+/* The child's ignored signals, spawned while this process ignores the
+ * usual ones. */
+static unsigned long long sig_ign_while_ignoring(struct fl_cmd *cmd)
+{
+    struct sigaction old[NIGNORED];
+    ignore_all(old);
+    char *out = signals_report(cmd);
+    restore_all(old);
+    return sig_ign_of(out);
+}
+
 /* The ignored signals are read at each spawn: one ignored since the last
  * spawn is reset like the others. */
 TEST(a_signal_ignored_between_two_spawns_is_default_in_the_second_child)
 {
     struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
     ASSERT_EQ(sig_ign_of(signals_report(&cmd)), 0);
-    struct sigaction old[NIGNORED];
-    ignore_all(old);
-    char *out = signals_report(&cmd);
-    restore_all(old);
-    ASSERT_EQ(sig_ign_of(out), 0);
+    ASSERT_EQ(sig_ign_while_ignoring(&cmd), 0);
 }
 
 /* As an application's closefrom(3) would do to it. */
@@ -545,11 +552,7 @@ TEST(ignored_signals_are_default_after_the_library_fd_was_closed)
     int fd = t_library_fd_find();
     if (fd >= 0)
         ASSERT_SYS(close(fd));
-    struct sigaction old[NIGNORED];
-    ignore_all(old);
-    char *out = signals_report(&cmd);
-    restore_all(old);
-    ASSERT_EQ(sig_ign_of(out), 0);
+    ASSERT_EQ(sig_ign_while_ignoring(&cmd), 0);
 }
 
 /* The library's fd number, closed and then taken by a file of the
@@ -580,10 +583,7 @@ TEST(the_library_never_reads_a_file_that_took_its_fd_number)
     int watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     ASSERT_SYS(watch);
     ASSERT_SYS(inotify_add_watch(watch, path, IN_ACCESS | IN_CLOSE));
-    struct sigaction old[NIGNORED];
-    ignore_all(old);
-    char *out = signals_report(&cmd);
-    restore_all(old);
+    unsigned long long ign = sig_ign_while_ignoring(&cmd);
     char ev[4096];
     ssize_t got = read(watch, ev, sizeof ev);
     int read_err = errno;
@@ -595,7 +595,7 @@ TEST(the_library_never_reads_a_file_that_took_its_fd_number)
         FAIL("the file at the library's old fd number was %s",
              ((struct inotify_event *)ev)->mask & IN_ACCESS ? "read" : "closed");
     ASSERT_ERR(read_err, EAGAIN);
-    ASSERT_EQ(sig_ign_of(out), 0);
+    ASSERT_EQ(ign, 0);
 }
 
 /* Whether an fd of this process is open on path. */
