@@ -328,7 +328,7 @@ static CHILD bool stat_number(const char **s, const char *end, uint64_t *v)
 }
 
 /* Which of signals 1-31 to set to SIG_DFL: the ones the process ignores,
- * read from its /proc/<pid>/stat (see ignored_signals.c), or all of them
+ * read from its stat in /proc (see ignored_signals.c), or all of them
  * where that read cannot tell exactly: no stat, not the expected one, or
  * a process with other threads, which may have changed a disposition
  * since the clone copied them. It must run before the child closes any

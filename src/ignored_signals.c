@@ -6,12 +6,17 @@
  * one by one is exact but costs 29 system calls in every spawn; opening
  * /proc/self/stat in the child costs more, as the kernel must first make
  * the new process's /proc entries. The library instead keeps this
- * process's own /proc/<pid>/stat open, and a child cloned under
- * CLONE_VFORK reads it with one pread() (learn_ignored() in child.c).
- * That read is exact when the process has one thread: its only thread is
- * the one sleeping in the clone, so the dispositions cannot change between
- * the clone, which copied them, and the read. With more threads the child
- * says so (the stat's thread count) and resets 1-31 one by one, as before.
+ * process's own /proc/<pid>/task/<pid>/stat open (the main thread's, the
+ * same figures as /proc/<pid>/stat, and a file an application is less
+ * likely to open itself), and a child cloned under CLONE_VFORK reads it
+ * with one pread() (low_signals_to_reset() in child.c). That read is exact
+ * when the process has one thread: its only thread is the one sleeping in
+ * the clone, so the dispositions cannot change between the clone, which
+ * copied them, and the read. With more threads the child sees so (the
+ * stat's thread count) and resets 1-31 one by one. No stat shows a process
+ * made with clone(CLONE_SIGHAND) but not CLONE_THREAD, which shares the
+ * dispositions without being a thread: if it changes one during a spawn,
+ * the child may keep a SIG_IGN (forkless.h says so).
  *
  * The fd is the library's, so it must survive what the application does
  * to fds it did not open, and never be read when it is something else:
@@ -24,9 +29,10 @@
  *   is seen at its first spawn, without a system call where the kernel
  *   wipes a page of ours in the copy (MADV_WIPEONFORK, Linux 4.14), else
  *   by getpid().
- * It is O_CLOEXEC, so no child keeps it past exec. A process that cannot
- * open it (no /proc, no fd left) gets -1 and the 29 calls; so does one
- * whose clone3() turned out unusable, which resets every signal anyway. */
+ * It is O_CLOEXEC, so no child keeps it past exec, and never 0-2. A
+ * process that cannot open it (no /proc, no fd left) gets -1 and the 29
+ * calls; so does one whose clone3() turned out unusable, whose clone()
+ * child resets every signal anyway. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

@@ -123,7 +123,7 @@ struct fl__plan {
     uint64_t sigdefault_bits;   /* signal n is bit n-1 */
     uint64_t sigignore_bits;
     uint64_t rt_ignored;        /* real-time signals the parent ignores */
-    int stat_fd;                /* the process's /proc/<pid>/stat for the
+    int stat_fd;                /* the process's stat in /proc for the
                                    child to read (ignored_signals.c), or -1 */
     pid_t stat_pid;             /* ... the pid it belongs to */
     bool sighand_cleared;       /* clone3(CLONE_CLEAR_SIGHAND) reset handlers */
@@ -297,7 +297,7 @@ FL__HIDDEN uint64_t fl__sigset_bits(const sigset_t *set);
 FL__HIDDEN void fl__reap(pid_t pid, int pidfd);
 FL__HIDDEN int fl__pidfd_open(pid_t pid);
 FL__HIDDEN bool fl__clone_vm_works(void);
-/* ignored_signals.c: this process's own /proc/<pid>/stat, open for a
+/* ignored_signals.c: this process's own /proc/<pid>/task/<pid>/stat, open for a
  * CLONE_VFORK child to read its ignored signals from, and in *pid the pid
  * it belongs to; -1 when there is none to be had. */
 FL__HIDDEN int fl__ignored_signals_fd(pid_t *pid);
