@@ -864,6 +864,7 @@ TEST(a_spawn_with_one_fd_left_works_where_clone3_is_denied)
  * daemon counts on to reopen them: the library's fd takes none of them. */
 TEST(the_library_fd_is_never_0_1_or_2)
 {
+    NEEDS_CLOSE_OTHERS();
     pid_t pid = fork();
     ASSERT_SYS(pid);
     if (pid == 0) {
