@@ -359,14 +359,11 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
     int kept = p->stat_fd;
     p->stat_fd = -1;
     if (!(p->flags & FL_NO_PIDFD) && __atomic_load_n(&pidfd_flag_usable, __ATOMIC_RELAXED)) {
-        pid = clone(fl__child_entry, stack_top,
-                    CLONE_VM | (int)wait_flags(p) | ns | CLONE_PIDFD | SIGCHLD, p, pidfd, NULL,
-                    p->exec_word);
+        int flags = CLONE_VM | (int)wait_flags(p) | ns | CLONE_PIDFD | SIGCHLD;
+        pid = clone(fl__child_entry, stack_top, flags, p, pidfd, NULL, p->exec_word);
         if (pid < 0 && (errno == EMFILE || errno == ENFILE) && kept >= 0) {
             fl__ignored_signals_release(kept);
-            pid = clone(fl__child_entry, stack_top,
-                        CLONE_VM | (int)wait_flags(p) | ns | CLONE_PIDFD | SIGCHLD, p, pidfd,
-                        NULL, p->exec_word);
+            pid = clone(fl__child_entry, stack_top, flags, p, pidfd, NULL, p->exec_word);
         }
     }
     if (pid < 0 && (p->flags & FL_NO_PIDFD || errno == EINVAL || errno == EPERM ||
