@@ -363,8 +363,9 @@ struct fl_cmd {
     const char *path;
 
     /* The base environment ("NAME=VALUE" strings, NULL-terminated). NULL
-     * means a copy of the caller's environ, taken in the parent before the
-     * child starts. Ignored with FL_ENV_CLEAR. Its strings are passed as
+     * means the caller's environ as it is when the call starts: read in
+     * place by a spawn in a process that never had a second thread,
+     * copied in the parent otherwise. Ignored with FL_ENV_CLEAR. Its strings are passed as
      * they are: one without '=' is not checked. */
     char *const *env;
     /* Edits applied in order on top of the base: set "NAME=VALUE" (a

@@ -211,8 +211,12 @@ int fl__env_build(const struct fl_cmd *cmd, struct fl__plan *p, struct fl_error 
     bool edits = nset || (cmd->env_unset && cmd->env_unset[0]);
 
     /* The caller's own array needs no copy; environ does, because another
-     * thread's setenv() may move it while the child reads it. */
-    if (!edits && base != environ) {
+     * thread's setenv() may move it while the child reads it, and a
+     * launch's caller may itself change it before its child has exec'd.
+     * A spawn in a process that never had a second thread reads it as it
+     * is: its only thread sleeps until the exec. */
+    bool environ_still = !(cmd->flags & FL_NO_WAIT_EXEC) && fl__known_single_threaded();
+    if (!edits && (base != environ || environ_still)) {
         p->envp = (char **)base;
         return 0;
     }

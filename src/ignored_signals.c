@@ -48,11 +48,6 @@
 #define MADV_WIPEONFORK 18
 #endif
 
-/* glibc 2.32 and later: false once a second thread was ever made (also
- * in a fork child). Absent from musl, where the child's own thread count
- * decides alone. */
-extern char __libc_single_threaded __attribute__((weak));
-
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static int kept_fd = -1;
 static dev_t kept_dev;
@@ -158,6 +153,8 @@ int fl__ignored_signals_fd(pid_t *pid)
     if (kept_fd >= 0 && forked_since_opened())
         drop_kept();  /* made by _Fork() or a raw clone: no handler ran */
     int fd = -1;
+    /* Where the libc cannot say (musl), the child's own thread count
+     * decides alone. */
     if (!&__libc_single_threaded || __libc_single_threaded) {
         if (kept_fd >= 0 && !same_file(kept_fd))
             kept_fd = -1;  /* closed, or its number is someone else's now */

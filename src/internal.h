@@ -297,6 +297,14 @@ FL__HIDDEN uint64_t fl__sigset_bits(const sigset_t *set);
 FL__HIDDEN void fl__reap(pid_t pid, int pidfd);
 FL__HIDDEN int fl__pidfd_open(pid_t pid);
 FL__HIDDEN bool fl__clone_vm_works(void);
+/* glibc 2.32 and later: false once a second thread was ever made. Absent
+ * from musl, which says nothing. */
+extern char __libc_single_threaded __attribute__((weak));
+/* True only where the libc says this process never had a second thread. */
+static inline bool fl__known_single_threaded(void)
+{
+    return &__libc_single_threaded && __libc_single_threaded;
+}
 /* ignored_signals.c: this process's own /proc/<pid>/task/<pid>/stat, open for a
  * CLONE_VFORK child to read its ignored signals from, and in *pid the pid
  * it belongs to; -1 when there is none to be had. */
