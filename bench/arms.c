@@ -9,6 +9,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +237,140 @@ static int arm_clone_vm_full(const struct fl_arm_target *t, char *err, size_t er
     return r;
 }
 
+/* What forkless's default child does, done raw: the floor under the
+ * forkless arm. clone3() makes a pidfd and clears the handlers, and shares
+ * the fd table; the child reads which signals the process ignores from
+ * its stat in /proc (one pread() of an fd kept open; none is ignored here,
+ * so none is reset), takes a table of its own holding fds 0-2, clears its
+ * mask and execs. The parent waits on the pidfd and closes it. */
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef CLONE_CLEAR_SIGHAND
+#define CLONE_CLEAR_SIGHAND 0x100000000ULL
+#endif
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE 2
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* The library's clone3() entry (spawn_clone.c): the child starts on the
+ * given stack and calls fn there. */
+long fl__clone3(void *args, size_t size, int (*fn)(void *), void *arg);
+
+struct clone_clean_arg {
+    const char *path;
+    char *const *argv;
+    int stat_fd;
+};
+
+__attribute__((noinline, no_sanitize("address", "undefined")))
+static int clone_clean_child(void *p)
+{
+    const struct clone_clean_arg *a = p;
+    char stat[512];
+    uint64_t no_signals = 0;
+    syscall(SYS_pread64, a->stat_fd, stat, sizeof stat, 0);
+    syscall(SYS_close_range, 3, ~0u, CLOSE_RANGE_UNSHARE);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &no_signals, NULL, 8);
+    execve(a->path, a->argv, environ);
+    _exit(127);
+}
+
+/* Where clone3() is unusable (a kernel before 5.5, a container's seccomp
+ * filter) the library's child is made by clone() with every signal
+ * blocked, and resets each handler itself; so does this one. */
+__attribute__((noinline, no_sanitize("address", "undefined")))
+static int clone_clean_fallback_child(void *p)
+{
+    const struct clone_clean_arg *a = p;
+    struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } dfl = { 0 };
+    uint64_t no_signals = 0;
+    for (int sig = 1; sig <= 64; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            syscall(SYS_rt_sigaction, sig, &dfl, NULL, 8);
+    syscall(SYS_close_range, 3, ~0u, 0);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &no_signals, NULL, 8);
+    execve(a->path, a->argv, environ);
+    _exit(127);
+}
+
+static long clone_clean_fallback(char *top, struct clone_clean_arg *arg, int *pidfd)
+{
+    uint64_t all = ~(uint64_t)0, old;
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
+    long pid = clone(clone_clean_fallback_child, top, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD,
+                     arg, pidfd);
+    if (pid < 0) {
+        *pidfd = -1;
+        pid = clone(clone_clean_fallback_child, top, CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
+        if (pid > 0)
+            *pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    }
+    pid = pid < 0 ? -errno : pid;
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+    return pid;
+}
+
+static int arm_clone_vm_clean(const struct fl_arm_target *t, char *err, size_t errsz)
+{
+    static int stat_fd = -1;
+    char *top = fl_arm_clone_stack(err, errsz);
+    if (!top)
+        return -1;
+    if (stat_fd < 0) {
+        char name[64];
+        snprintf(name, sizeof name, "/proc/self/task/%d/stat", (int)getpid());
+        stat_fd = open(name, O_RDONLY | O_CLOEXEC);
+        if (stat_fd < 0) {
+            snprintf(err, errsz, "open %s: %s", name, strerror(errno));
+            return -1;
+        }
+    }
+    struct clone_clean_arg arg = { t->path, t->argv, stat_fd };
+    int pidfd = -1;
+    uint64_t a[11] = {  /* struct clone_args, as far as .cgroup */
+        [0] = CLONE_VM | CLONE_VFORK | CLONE_FILES | CLONE_PIDFD | CLONE_CLEAR_SIGHAND,
+        [1] = (uintptr_t)&pidfd,
+        [4] = SIGCHLD,
+        [5] = (uintptr_t)(top - CLONE_STACK_SIZE),
+        [6] = CLONE_STACK_SIZE,
+    };
+    static bool clone3_unusable;
+    long pid = clone3_unusable ? -ENOSYS : fl__clone3(a, sizeof a, clone_clean_child, &arg);
+    if (pid == -ENOSYS || pid == -EPERM || pid == -EINVAL || pid == -E2BIG) {
+        clone3_unusable = true;
+        pid = clone_clean_fallback(top, &arg, &pidfd);
+    }
+    if (pid > 0 && pidfd < 0) {
+        snprintf(err, errsz, "no pidfd: %s", strerror(errno));
+        fl_arm_wait((pid_t)pid, err, errsz);
+        return -1;
+    }
+    if (pid < 0) {
+        snprintf(err, errsz, "clone3: %s", strerror((int)-pid));
+        return -1;
+    }
+    siginfo_t si;
+    int r;
+    do
+        r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED);
+    while (r < 0 && errno == EINTR);
+    int wait_err = errno;
+    close(pidfd);
+    if (r < 0) {
+        snprintf(err, errsz, "waitid: %s", strerror(wait_err));
+        return -1;
+    }
+    if (si.si_code == CLD_EXITED && si.si_status == 0)
+        return 0;
+    snprintf(err, errsz, "child %s %d", si.si_code == CLD_EXITED ? "exited with status" : "killed by signal",
+             si.si_status);
+    return -1;
+}
+
 /* ---- forkless ------------------------------------------------------------ */
 
 int fl_arm_spawn_wait(const struct fl_cmd *cmd, char *err, size_t errsz)
@@ -337,8 +473,11 @@ const struct fl_arm fl_arms[] = {
     { .name = "clone_vm_full",
       .what = "clone_vm doing forkless_full's setup by hand: its limit",
       .run = arm_clone_vm_full, .in_default = 1 },
+    { .name = "clone_vm_clean",
+      .what = "clone_vm doing forkless's clean child by hand, with a pidfd: its limit",
+      .run = arm_clone_vm_clean, .in_default = 1 },
     { .name = "forkless", .what = "fl_spawn() with defaults (clean child), fl_wait()",
-      .run = arm_forkless, .in_default = 1 },
+      .run = arm_forkless, .in_default = 1, .limit = "clone_vm_clean" },
     { .name = "forkless_full",
       .what = "fl_spawn() with 3 pipes, cwd, env edit, rlimit, setsid",
       .run = arm_forkless_full, .in_default = 1, .limit = "clone_vm_full" },

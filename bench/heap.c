@@ -2,7 +2,9 @@
  * 4 GiB and starts the same program with each arm, interleaved, timing
  * every spawn+wait. fork's cost grows with the heap; the others stay flat.
  * Each arm's median is reported against clone_vm, the physical limit, at
- * the same heap. */
+ * the same heap, and a forkless arm's also against the raw arm that does
+ * its work by hand (clone_vm_clean, clone_vm_full): what the library
+ * itself adds. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

@@ -25,7 +25,7 @@ room=$(free_mib | sort -n | head -n 1)
 room=${room:-0}
 
 "$fl" bench heap --target tiny --heap 0,8 -n 3 --budget 0 \
-    --arms fork_exec,vfork_exec,posix_spawn,clone_vm,forkless,forkless_full,forkless_keep,forkless_posix,forkless_fork \
+    --arms fork_exec,vfork_exec,posix_spawn,clone_vm,clone_vm_clean,forkless,forkless_full,forkless_keep,forkless_posix,forkless_fork \
     --json "$out/bench_smoke.json" >"$out/bench_smoke.txt"
 rc=$?
 cat "$out/bench_smoke.txt"
@@ -34,15 +34,30 @@ if [ $rc -ne 0 ]; then
     fail=1
 fi
 rows=$(grep -c '^heap ' "$out/bench_smoke.txt")
-if [ "$rows" -ne 18 ]; then
-    echo "FAIL: expected 18 rows, got $rows"
+if [ "$rows" -ne 20 ]; then
+    echo "FAIL: expected 20 rows, got $rows"
     fail=1
 fi
 if command -v python3 >/dev/null 2>&1; then
-    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["suite"]=="heap" and len(d["rows"])==18, d' \
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["suite"]=="heap" and len(d["rows"])==20, d' \
         "$out/bench_smoke.json" || { echo "FAIL: bad JSON"; fail=1; }
 else
     echo "note: python3 not found, JSON not validated"
+fi
+
+# An arm with a floor of its own shows the ratio to it too.
+grep -q '^heap .* forkless  .* x[0-9.]* clone_vm  *x[0-9.]* clone_vm_clean$' "$out/bench_smoke.txt" ||
+    { echo "FAIL: bench heap: no forkless ratio to clone_vm_clean"; fail=1; }
+
+# Where clone3() is denied (as in a container's default seccomp profile),
+# clone_vm_clean does what the library's clone() fallback does.
+if "$fl" run --seccomp-deny clone3 --seccomp-errno ENOSYS -- true 2>/dev/null; then
+    "$fl" run --seccomp-deny clone3 --seccomp-errno ENOSYS -- "$fl" bench heap --target tiny \
+        --heap 0 -n 2 --arms clone_vm_clean,forkless >"$out/bench_smoke_noclone3.txt" 2>&1 &&
+        grep -q '^heap .* clone_vm_clean n' "$out/bench_smoke_noclone3.txt" ||
+        { cat "$out/bench_smoke_noclone3.txt"; echo "FAIL: bench heap without clone3"; fail=1; }
+else
+    echo "skip: bench heap without clone3: no seccomp filter can be installed here"
 fi
 
 # Pinned to one CPU by default, with a line at the end on who else used it;

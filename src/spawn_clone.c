@@ -34,11 +34,14 @@ struct fl__clone_args {
 };
 
 /* clone3() needs its own entry code: the child starts on the new stack and
- * must call fn there, not return into the parent's frames. */
+ * must call fn there, not return into the parent's frames. Global but
+ * hidden: the bench's raw arms use it too. */
 long fl__clone3(struct fl__clone_args *args, size_t size, int (*fn)(void *), void *arg);
 #if defined(__x86_64__)
 __asm__(".text\n"
         ".p2align 4\n"
+        ".globl fl__clone3\n"
+        ".hidden fl__clone3\n"
         ".type fl__clone3,@function\n"
         "fl__clone3:\n"
         "  mov %rdx, %r8\n"
@@ -59,6 +62,8 @@ __asm__(".text\n"
 #elif defined(__aarch64__)
 __asm__(".text\n"
         ".p2align 4\n"
+        ".globl fl__clone3\n"
+        ".hidden fl__clone3\n"
         ".type fl__clone3,%function\n"
         "fl__clone3:\n"
         "  mov x4, x2\n"
