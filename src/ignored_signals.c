@@ -96,6 +96,24 @@ __attribute__((constructor)) static void register_after_fork(void)
     pthread_atfork(NULL, NULL, after_fork_in_child);
 }
 
+/* Unloaded with a plugin that linked the static archive (dlclose()), the
+ * fd and the page would stay behind once per load. With glibc no spawn
+ * can be reading the fd meanwhile: it is lent only while the process has
+ * one thread, and that thread is the one here. musl's dlclose() unloads
+ * nothing, so there this runs only at exit, where nothing is lost: it
+ * leaves both alone, since musl's other threads may still be spawning. */
+__attribute__((destructor)) static void release_at_unload(void)
+{
+    if (!&__libc_single_threaded || pthread_mutex_trylock(&kept_lock) != 0)
+        return;
+    drop_kept();
+    if (fork_mark) {
+        munmap((void *)fork_mark, 4096);
+        fork_mark = NULL;  /* a later spawn asks getpid() instead */
+    }
+    pthread_mutex_unlock(&kept_lock);
+}
+
 static void make_fork_mark(void)
 {
     void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -96,6 +96,18 @@ static char *stack_take(void)
     return fl__map_stack();
 }
 
+/* Unloaded with a plugin that linked the static archive (dlclose()), the
+ * pooled stacks would stay mapped once per load. Stacks that children
+ * still run on are not in the pool. */
+__attribute__((destructor)) static void drain_pool(void)
+{
+    for (int i = 0; i < POOL_SLOTS; i++) {
+        char *s = __atomic_exchange_n(&pool[i], NULL, __ATOMIC_ACQUIRE);
+        if (s)
+            fl__unmap_stack(s);
+    }
+}
+
 static void stack_give(char *s)
 {
     for (int i = 0; __atomic_load_n(&pool_on, __ATOMIC_RELAXED) && i < POOL_SLOTS; i++) {

@@ -100,7 +100,22 @@ void fl__unmap_stack(void *base)
 
 static void make_stack_key(void)
 {
-    stack_key_made = pthread_key_create(&stack_key, fl__unmap_stack) == 0;
+    __atomic_store_n(&stack_key_made, pthread_key_create(&stack_key, fl__unmap_stack) == 0,
+                     __ATOMIC_RELEASE);
+}
+
+/* Unloaded with a plugin that linked the static archive (dlclose()), the
+ * key's destructor would be code that is gone by the time a thread that
+ * spawned exits: the key goes first. This thread's stack is unmapped;
+ * other threads' stay mapped, and a spawn after this maps one for itself. */
+__attribute__((destructor)) static void forget_stack_key(void)
+{
+    if (!__atomic_exchange_n(&stack_key_made, false, __ATOMIC_ACQ_REL))
+        return;
+    char *mine = pthread_getspecific(stack_key);
+    pthread_key_delete(stack_key);
+    if (mine)
+        fl__unmap_stack(mine);
 }
 
 char *fl__map_stack(void)
@@ -119,12 +134,13 @@ static char *thread_stack(bool *owned)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, make_stack_key);
-    *owned = !stack_key_made;
-    char *base = stack_key_made ? pthread_getspecific(stack_key) : NULL;
+    bool keyed = __atomic_load_n(&stack_key_made, __ATOMIC_ACQUIRE);
+    *owned = !keyed;
+    char *base = keyed ? pthread_getspecific(stack_key) : NULL;
     if (base)
         return base;
     base = fl__map_stack();
-    if (base && stack_key_made && pthread_setspecific(stack_key, base) != 0)
+    if (base && keyed && pthread_setspecific(stack_key, base) != 0)
         *owned = true;
     return base;
 }

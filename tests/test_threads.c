@@ -385,13 +385,13 @@ static void *spawn_through_dlopen(void *arg)
     return NULL;  /* the thread's exit runs the library's key destructors */
 }
 
-TEST(a_thread_that_spawned_exits_safely_after_dlclose_of_the_library)
+static void thread_spawns_then_library_unloaded(const char *library)
 {
     NEEDS_CLOSE_OTHERS();
     struct dl_case c = { .backend = BACKEND };
-    c.lib = dlopen(FL_SHARED_LIB, RTLD_NOW | RTLD_LOCAL);
+    c.lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
     if (!c.lib)
-        SKIP("dlopen of the shared library failed");
+        SKIP(t_strdup(dlerror()));
     pthread_barrier_init(&c.spawned, NULL, 2);
     pthread_barrier_init(&c.unloaded, NULL, 2);
     pthread_t t;
@@ -404,4 +404,74 @@ TEST(a_thread_that_spawned_exits_safely_after_dlclose_of_the_library)
     pthread_barrier_destroy(&c.unloaded);
     ASSERT_OK(c.result);
     ASSERT_EXITED(c.status, 0);
+}
+
+TEST(a_thread_that_spawned_exits_safely_after_dlclose_of_the_library)
+{
+    thread_spawns_then_library_unloaded(FL_SHARED_LIB);
+}
+
+/* A plugin's own copy of the library goes with it at dlclose(), key
+ * destructor included. */
+TEST(a_thread_that_spawned_exits_safely_after_dlclose_of_a_plugin_with_the_static_library)
+{
+    thread_spawns_then_library_unloaded(FL_TEST_PLUGIN);
+}
+
+static int count_lines_of(const char *path)
+{
+    char *text = t_read_file(path);
+    int n = 0;
+    for (const char *c = text; c && *c; c++)
+        n += *c == '\n';
+    free(text);
+    return n;
+}
+
+static int count_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++)
+        n += t_fd_open(fd);
+    return n;
+}
+
+/* One load of the plugin: a spawn and a launch (which keep what the
+ * library keeps between spawns: the stat fd, the thread's stack, the
+ * pool's stacks), then dlclose(). */
+static void plugin_cycle(void)
+{
+    void *lib = dlopen(FL_TEST_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        SKIP(t_strdup(dlerror()));
+    int (*spawn)(const struct fl_cmd *, struct fl_proc *, struct fl_error *) =
+        (int (*)(const struct fl_cmd *, struct fl_proc *, struct fl_error *))dlsym(lib, "fl_spawn");
+    int (*wait)(struct fl_proc *, int, int *) =
+        (int (*)(struct fl_proc *, int, int *))dlsym(lib, "fl_wait");
+    void (*close_proc)(struct fl_proc *) = (void (*)(struct fl_proc *))dlsym(lib, "fl_close");
+    if (!spawn || !wait || !close_proc)
+        FAIL("the plugin lacks fl_spawn, fl_wait or fl_close");
+    for (int i = 0; i < 2; i++) {
+        struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND,
+                              .flags = i ? FL_NO_WAIT_EXEC : 0 };
+        struct fl_proc p;
+        int status = -1;
+        ASSERT_OK(spawn(&cmd, &p, NULL));
+        ASSERT_OK(wait(&p, -1, &status));
+        close_proc(&p);
+        ASSERT_EXITED(status, 0);
+    }
+    ASSERT_EQ(dlclose(lib), 0);
+}
+
+TEST(a_plugin_with_the_static_library_loaded_and_unloaded_again_leaks_no_fd_or_mapping)
+{
+    NEEDS_CLOSE_OTHERS();
+    for (int i = 0; i < 3; i++)  /* the libc's own first-load state */
+        plugin_cycle();
+    int fds = count_fds(), maps = count_lines_of("/proc/self/maps");
+    for (int i = 0; i < 20; i++)
+        plugin_cycle();
+    ASSERT_EQ(count_fds(), fds);
+    ASSERT_EQ(count_lines_of("/proc/self/maps"), maps);
 }
