@@ -5,6 +5,7 @@
 #include "test.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -368,6 +369,41 @@ TEST(killpg_refuses_a_reaped_handle_and_a_bad_signal)
     ASSERT_ERR(fl_killpg(&p, NSIG), EINVAL);
     ASSERT_EQ(t_wait(&p), 0);
     ASSERT_ERR(fl_killpg(&p, SIGKILL), ESRCH);
+}
+
+/* The leader reaped by someone else (a waitpid() of the caller's own)
+ * while the rest of its group runs on: the group's id is no longer held
+ * for the handle, so it could be anyone's by the time a signal went out.
+ * fl_killpg() says ESRCH and sends nothing, with a pidfd or without. */
+TEST(killpg_sends_nothing_once_the_leader_was_reaped_elsewhere)
+{
+    /* A subreaper, so that the member, orphaned when its shell ends, is
+     * ours to reap (and the runner's to kill should the case fail). */
+    ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 1));
+    const unsigned kinds[] = { 0, FL_NO_PIDFD };
+    for (size_t k = 0; k < 2; k++) {
+        struct fl_cmd cmd = {
+            .argv = ARGV((char *)sh(), "-c", "sleep 100 </dev/null >/dev/null 2>&1 & echo $!"),
+            .stdio = { [1] = { .kind = FL_PIPE } },
+            .flags = FL_NEW_PGROUP | kinds[k],
+            .backend = BACKEND,
+        };
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        pid_t member = (pid_t)atoi(t_read_all(p.stdio[1]));
+        ASSERT_GT(member, 0);
+        int st;
+        ASSERT_EQ(waitpid(p.pid, &st, 0), p.pid);
+        ASSERT_EXITED(st, 0);
+        ASSERT_EQ(getpgid(member), p.pid);   /* the group lives on */
+        ASSERT_ERR(fl_killpg(&p, SIGKILL), ESRCH);
+        ASSERT(t_running(member));
+        ASSERT_SYS(kill(member, SIGKILL));
+        ASSERT_EQ(waitpid(member, &st, 0), member);
+        ASSERT_SIGNALED(st, SIGKILL);
+        fl_close(&p);
+    }
+    ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 0));
 }
 
 TEST(pgroup_running_sees_the_rest_of_the_group_until_it_ends)
