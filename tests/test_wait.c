@@ -202,6 +202,50 @@ TEST(a_child_killed_by_sigquit_with_rlimit_core_0_is_not_reported_core_dumped)
     ASSERT(!WCOREDUMP(r.status));
 }
 
+/* ---- errno ------------------------------------------------------------------ */
+
+/* A handler interrupts the wait in its poll() (EINTR, retried): errno is
+ * as the caller left it all the same. */
+TEST(wait_result_leaves_errno_as_it_was_when_a_handler_interrupts_it)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct t_interrupt *it = t_interrupt_start(t_poll_nrs, t_npoll_nrs, p.pid);
+    struct fl_result r;
+    errno = 1234;
+    int err = fl_wait_result(&p, -1, NULL, &r);
+    int saw = errno;
+    t_interrupt_end(it);
+    ASSERT_OK(err);
+    ASSERT_EQ(r.signal, SIGKILL);
+    ASSERT_EQ(saw, 1234);
+    fl_close(&p);
+}
+
+/* fl_stop() sends a signal the child survives (SIGWINCH: ignored by
+ * default) and never SIGKILL, so that it waits, in poll(), for the end;
+ * a handler interrupts it there. */
+TEST(stop_leaves_errno_as_it_was_when_a_handler_interrupts_it)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct t_interrupt *it = t_interrupt_start(t_poll_nrs, t_npoll_nrs, p.pid);
+    struct fl_result r;
+    errno = 1234;
+    int err = fl_stop(&p, &(struct fl_stop_policy){ .signal = SIGWINCH,
+                                                   .grace_ms = FL_STOP_NEVER_KILL },
+                      &r);
+    int saw = errno;
+    t_interrupt_end(it);
+    ASSERT_OK(err);
+    ASSERT_EQ(r.stop_signal, SIGWINCH);
+    ASSERT_EQ(r.signal, SIGKILL);
+    ASSERT_EQ(saw, 1234);
+    fl_close(&p);
+}
+
 static long long mono_ns(void)
 {
     struct timespec ts;
