@@ -563,7 +563,8 @@ enum fl_contain_flags {
      * at step seccomp): this library does not set it behind the caller's
      * back. */
     FL_NO_NEW_PRIVS         = 1u << 0,
-    /* A fresh proc on /proc, which shows the new PID namespace; with
+    /* A fresh proc on /proc, mounted nosuid, nodev and noexec, which
+     * shows the new PID namespace; with
      * .chroot, on the new root's /proc, mounted after the chroot (a
      * failure there names it as .chroot + "/proc"). Needs FL_NS_MOUNT
      * and FL_NS_PID (EINVAL). */

@@ -74,6 +74,14 @@
  *                  capability n, from system calls only (works in a chroot)
  *   pending        "sig_pending HEX": the signals pending for the probe
  *                  (sigpending(), /proc's SigPnd|ShdPnd format)
+ *   mount-flags PATH  "mount_flags PATH FLAGS": the flags of the mount
+ *                  that PATH is on (statvfs(), so the one on top), as
+ *                  "rw" or "ro" and then any of "nosuid", "nodev",
+ *                  "noexec", in that order, separated by spaces; or
+ *                  "mount_flags PATH ERRNO" when statvfs() fails
+ *   stat-fd FD     "stat_fd FD INO RDEV MODE": fstat() of fd FD (RDEV as
+ *                  major:minor, MODE r, w or rw), or "stat_fd FD -" when
+ *                  it is not open; no /proc needed (works in a chroot)
  * Containment actions:
  *   mount-tmpfs DIR   mount a small tmpfs on DIR: "mount_tmpfs 0", or the
  *                  errno value
@@ -618,6 +626,8 @@ static bool io_command(const char *c, char **argv, int argc, int *i)
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <net/if.h>
 
@@ -711,6 +721,33 @@ static void put_mountinfo(void)
     put("mountinfo_root_shared %d", shared);
 }
 
+static void put_mount_flags(const char *path)
+{
+    struct statvfs vfs;
+    if (statvfs(path, &vfs) != 0) {
+        put("mount_flags %s %d", path, errno);
+        return;
+    }
+    put("mount_flags %s %s%s%s%s", path, vfs.f_flag & ST_RDONLY ? "ro" : "rw",
+        vfs.f_flag & ST_NOSUID ? " nosuid" : "", vfs.f_flag & ST_NODEV ? " nodev" : "",
+        vfs.f_flag & ST_NOEXEC ? " noexec" : "");
+}
+
+static void put_stat_fd(int fd)
+{
+    struct stat st;
+    int fl = fcntl(fd, F_GETFL);
+    if (fl == -1 || fstat(fd, &st) != 0) {
+        put("stat_fd %d -", fd);
+        return;
+    }
+    const char *mode = (fl & O_ACCMODE) == O_RDONLY   ? "r"
+                       : (fl & O_ACCMODE) == O_WRONLY ? "w"
+                                                      : "rw";
+    put("stat_fd %d %lu %u:%u %s", fd, (unsigned long)st.st_ino, major(st.st_rdev),
+        minor(st.st_rdev), mode);
+}
+
 static void report_ns(void)
 {
     static const char *const names[] = { "user", "mnt", "pid", "net", "ipc", "uts",
@@ -778,6 +815,10 @@ static bool ns_command(const char *c, char **argv, int argc, int *i)
             if (sigismember(&set, sig) == 1)
                 bits |= 1ULL << (sig - 1);
         put("sig_pending %016llx", bits);
+    } else if (!strcmp(c, "mount-flags")) {
+        put_mount_flags(arg(argv, argc, (*i)++));
+    } else if (!strcmp(c, "stat-fd")) {
+        put_stat_fd(atoi(arg(argv, argc, (*i)++)));
     } else if (!strcmp(c, "mount-tmpfs")) {
         const char *dir = arg(argv, argc, (*i)++);
         int r = mount("none", dir, "tmpfs", 0, "size=64k");

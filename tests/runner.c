@@ -17,6 +17,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -987,6 +989,117 @@ char *t_make_cgroup(char **rel)
         return dir;
     }
     return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Interrupting a call in its sleep                                         */
+/* ------------------------------------------------------------------------ */
+
+const long t_poll_nrs[] = {
+#ifdef SYS_poll
+    SYS_poll,
+#endif
+    SYS_ppoll,
+};
+const size_t t_npoll_nrs = sizeof t_poll_nrs / sizeof *t_poll_nrs;
+const long t_waitid_nrs[] = { SYS_waitid };
+const size_t t_nwaitid_nrs = 1;
+
+struct t_interrupt {
+    pthread_t thread;
+    pid_t tid;              /* the caller's thread */
+    const long *nrs;
+    size_t n;
+    pid_t then_kill;
+    char path[64];          /* /proc/self/task/TID/syscall */
+    bool seen;              /* it slept in one of nrs when signalled */
+    bool handled;           /* and the handler ran */
+};
+
+static atomic_int interrupt_handled;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    atomic_fetch_add(&interrupt_handled, 1);
+    errno = saved;
+}
+
+/* The number of the system call the thread sleeps in, or -1 while it runs
+ * (the file says "running") or when it cannot be read. */
+static long sleeping_in(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[256];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    char *end;
+    long nr = strtol(buf, &end, 10);
+    return end == buf ? -1 : nr;
+}
+
+static void *interrupter(void *arg)
+{
+    struct t_interrupt *it = arg;
+    /* The caller is about to sleep in the call; 20 s without it is a hang
+     * (or a call that never sleeps there), and the kill below ends it. */
+    for (int i = 0; i < 20000 && !it->seen; i++) {
+        long nr = sleeping_in(it->path);
+        for (size_t k = 0; k < it->n; k++)
+            it->seen |= nr == it->nrs[k];
+        if (!it->seen)
+            usleep(1000);
+    }
+    if (it->seen) {
+        int before = atomic_load(&interrupt_handled);
+        syscall(SYS_tgkill, getpid(), it->tid, SIGUSR2);
+        for (int i = 0; i < 20000 && atomic_load(&interrupt_handled) == before; i++)
+            usleep(1000);
+        it->handled = atomic_load(&interrupt_handled) != before;
+    }
+    kill(it->then_kill, SIGKILL);
+    return NULL;
+}
+
+struct t_interrupt *t_interrupt_start(const long *nrs, size_t n, pid_t then_kill)
+{
+    struct t_interrupt *it = t_keep(calloc(1, sizeof *it));
+    it->tid = (pid_t)syscall(SYS_gettid);
+    it->nrs = nrs;
+    it->n = n;
+    it->then_kill = then_kill;
+    snprintf(it->path, sizeof it->path, "/proc/self/task/%d/syscall", (int)it->tid);
+    int fd = open(it->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        kill(then_kill, SIGKILL);
+        SKIP("/proc/self/task/TID/syscall cannot be read (no /proc, or a kernel "
+             "without CONFIG_HAVE_ARCH_TRACEHOOK): no way to see the call asleep");
+    }
+    close(fd);
+    struct sigaction sa = { .sa_handler = on_interrupt };  /* no SA_RESTART */
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGUSR2, &sa, NULL) != 0)
+        FAIL("sigaction: %s", strerror(errno));
+    int r = pthread_create(&it->thread, NULL, interrupter, it);
+    if (r)
+        FAIL("pthread_create: %s", strerror(r));
+    return it;
+}
+
+void t_interrupt_end(struct t_interrupt *it)
+{
+    pthread_join(it->thread, NULL);
+    signal(SIGUSR2, SIG_DFL);
+    if (!it->seen)
+        FAIL("the call was never seen asleep in the system call to interrupt");
+    if (!it->handled)
+        FAIL("the signal sent to the call asleep was never handled");
 }
 
 bool t_running(pid_t pid)

@@ -319,6 +319,29 @@ char *t_exe_for_anyone(const char *path);
  * no echo, no "\r" added, no line editing, so bytes pass as they are. */
 struct termios t_raw_termios(void);
 
+/*
+ * For a case about a call that must carry on, errno and all, after a
+ * signal handler interrupts the system call it sleeps in (EINTR). The
+ * calling thread starts it just before the call: another thread waits
+ * until the caller sleeps in one of the system calls nrs[0..n) (as
+ * /proc/self/task/TID/syscall shows it: a handshake, not a delay), sends
+ * it SIGUSR2, whose handler (without SA_RESTART, so that the kernel
+ * restarts nothing) only counts and keeps errno, and once it has run,
+ * sends SIGKILL to then_kill (a pid, or -pgid for a group) so that the
+ * call can end. Skips where /proc/self/task/TID/syscall cannot be read.
+ * t_interrupt_end(), after the call, joins the thread and fails the case
+ * unless the signal reached the caller in that system call.
+ */
+struct t_interrupt;
+struct t_interrupt *t_interrupt_start(const long *nrs, size_t n, pid_t then_kill);
+void t_interrupt_end(struct t_interrupt *it);
+/* The system calls of libc's poll() (poll or ppoll) and of its blocking
+ * waitid(), for t_interrupt_start(). */
+extern const long t_poll_nrs[];
+extern const size_t t_npoll_nrs;
+extern const long t_waitid_nrs[];
+extern const size_t t_nwaitid_nrs;
+
 /* Kills every child of this process (by scanning /proc) and reaps them. */
 void t_kill_children(void);
 /* A fresh cgroup v2 directory below the test's own cgroup (named for the

@@ -24,6 +24,7 @@
 #include <linux/seccomp.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 
 #define CONTAIN(...) (&(struct fl_contain){ __VA_ARGS__ })
@@ -361,6 +362,21 @@ TEST(mount_proc_shows_only_the_new_pid_namespace_as_root_and_as_nobody)
     t_rerun_as_nobody();
 }
 
+/* The fresh proc is mounted nosuid, nodev and noexec, as a distribution
+ * mounts /proc. As root without a user namespace: in one, the kernel
+ * gives a new proc the caller's /proc's locked flags by itself, and the
+ * library's own could not be told from them. */
+TEST(mount_proc_mounts_it_nosuid_nodev_noexec)
+{
+    struct fl_contain c = { .unshare = FL_NS_MOUNT | FL_NS_PID, .flags = FL_MOUNT_PROC };
+    struct fl_cmd cmd = { .argv = PROBE("mount-flags", "/proc"), .contain = &c,
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    require_root("needs root, for a mount namespace without a user namespace (in one, a new "
+                 "proc takes the flags of the caller's /proc from the kernel)");
+    ASSERT_STR_EQ(t_get(t_probe(&cmd), "mount_flags /proc"), "rw nosuid nodev noexec");
+}
+
 TEST(a_mount_the_program_makes_does_not_reach_the_caller)
 {
     struct fl_contain c = { .unshare = FL_NS_MOUNT };
@@ -504,6 +520,30 @@ TEST(chroot_makes_the_directory_the_root_as_root_and_as_nobody)
     /* .cwd names a directory inside the new root. */
     cmd.cwd = "/sub";
     ASSERT_STR_EQ(t_get(t_probe(&cmd), "cwd"), "/sub");
+    t_rerun_as_nobody();
+}
+
+/* FL_NULL is the caller's /dev/null, opened in the parent: the new root
+ * has no /dev at all here, and the child gets it all the same. */
+TEST(fl_null_in_a_chroot_without_dev_is_the_callers_dev_null_as_root_and_as_nobody)
+{
+    struct fl_contain c = { .chroot = "/" };
+    struct fl_cmd cmd = { .argv = ARGV("/probe", "stat-fd", "0", "stat-fd", "2"),
+                          .stdio = { [0] = { .kind = FL_NULL }, [2] = { .kind = FL_NULL } },
+                          .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    char *root = t_make_root(false);
+    ASSERT(access(t_fmt("%s/dev", root), F_OK) != 0);
+    c.chroot = root;
+    if (!t_is_root())
+        c.unshare = FL_NS_USER, c.map = FL_MAP_ROOT;
+    struct stat null;
+    ASSERT_SYS(stat("/dev/null", &null));
+    char *want = t_fmt("%lu %u:%u", (unsigned long)null.st_ino, major(null.st_rdev),
+                       minor(null.st_rdev));
+    char *out = t_probe(&cmd);
+    ASSERT_STR_EQ(t_get(out, "stat_fd 0"), t_fmt("%s r", want));
+    ASSERT_STR_EQ(t_get(out, "stat_fd 2"), t_fmt("%s w", want));
     t_rerun_as_nobody();
 }
 

@@ -159,6 +159,65 @@ TEST(wait_retries_after_a_signal_handler_interrupts_it)
     fl_close(&p);
 }
 
+/* A handler interrupts the wait for ever in its waitid() (EINTR, retried):
+ * errno is as the caller left it all the same. */
+TEST(wait_leaves_errno_as_it_was_when_a_handler_interrupts_it)
+{
+    struct fl_proc p;
+    sleeper(&p);
+    struct t_interrupt *it = t_interrupt_start(t_waitid_nrs, t_nwaitid_nrs, p.pid);
+    int st = 0;
+    errno = 1234;
+    int err = fl_wait(&p, -1, &st);
+    int saw = errno;
+    t_interrupt_end(it);
+    ASSERT_OK(err);
+    ASSERT_SIGNALED(st, SIGKILL);
+    ASSERT_EQ(saw, 1234);
+    fl_close(&p);
+}
+
+/* ---- errno of fl_spawn() ------------------------------------------------- */
+
+TEST(spawn_leaves_errno_as_it_was)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"),
+                          .stdio = { [0] = { .kind = FL_PIPE }, [1] = { .kind = FL_PIPE } },
+                          .backend = BACKEND };
+    struct fl_proc p;
+    errno = 1234;
+    int err = fl_spawn(&cmd, &p, NULL);
+    int saw = errno;
+    ASSERT_OK(err);
+    ASSERT_EXITED(t_wait(&p), 0);
+    ASSERT_EQ(saw, 1234);
+}
+
+/* A failure is the return value alone: neither a step in the parent (a
+ * launch refused before its clone: an FL_FD that is not open) nor the
+ * child's, explained in the parent (the file exec did not find), leaves
+ * its errno behind. */
+TEST(a_failed_spawn_leaves_errno_as_it_was)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd missing = { .argv = ARGV("/nonexistent-dir/program"), .backend = BACKEND };
+    struct fl_cmd bad_fd = { .argv = PROBE("exit", "0"),
+                             .stdio = { [0] = { .kind = FL_FD, .fd = 999 } },
+                             .flags = FL_NO_WAIT_EXEC, .backend = BACKEND };
+    ASSERT(!t_fd_open(999));
+    struct fl_proc p;
+    errno = 1234;
+    int err = fl_spawn(&missing, &p, NULL);
+    int saw = errno;
+    ASSERT_ERR(err, ENOENT);
+    ASSERT_EQ(saw, 1234);
+    err = fl_spawn(&bad_fd, &p, NULL);
+    saw = errno;
+    ASSERT_ERR(err, EBADF);
+    ASSERT_EQ(saw, 1234);
+}
+
 /* ---- fl_kill ------------------------------------------------------------- */
 
 TEST(kill_after_reap_is_esrch)

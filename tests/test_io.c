@@ -99,6 +99,25 @@ TEST(an_empty_output_is_an_empty_string)
     fl_result_free(&r);
 }
 
+/* Its reads and writes meet EAGAIN on the way (the pipes are made
+ * O_NONBLOCK): errno is as the caller left it all the same. */
+TEST(communicate_leaves_errno_as_it_was)
+{
+    struct fl_proc p;
+    spawn_piped(&p, PROBE("cat"), true, true, false);
+    struct fl_io io = { .input = "abc\n", .input_len = 4 };
+    struct fl_result r;
+    errno = 1234;
+    int err = fl_communicate(&p, &io, &r);
+    int saw = errno;
+    ASSERT_OK(err);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_STR_EQ(r.out[0].data, "abc\n");
+    ASSERT_EQ(saw, 1234);
+    fl_result_free(&r);
+    fl_close(&p);
+}
+
 TEST(communicate_closes_the_pipe_ends_of_the_handle)
 {
     struct fl_proc p;

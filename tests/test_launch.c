@@ -242,6 +242,41 @@ TEST(close_drops_a_failed_launch_without_a_zombie)
     }
 }
 
+/* Settling a launch whose child failed explains the failure in the
+ * caller (it reads what exec could not find): whichever call settles it,
+ * fl_close(), fl_launch_finish() or fl_wait(), errno is as the caller
+ * left it. The other backends fail in fl_spawn() itself, which keeps it
+ * too. */
+TEST(settling_a_failed_launch_leaves_errno_as_it_was)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd cmd = { .argv = ARGV("/nonexistent-dir/program") };
+    struct fl_proc p;
+    int err, saw;
+    cmd.flags = FL_NO_WAIT_EXEC;
+    cmd.backend = BACKEND;
+    if (!launches()) {
+        errno = 1234;
+        err = fl_spawn(&cmd, &p, NULL);
+        saw = errno;
+        ASSERT_ERR(err, ENOENT);
+        ASSERT_EQ(saw, 1234);
+        return;
+    }
+    for (int how = 0; how < 3; how++) {
+        ASSERT_OK(fl_spawn(&cmd, &p, NULL));
+        int st;
+        errno = 1234;
+        err = how == 0 ? (fl_close(&p), 0)
+              : how == 1 ? fl_launch_finish(&p, NULL)
+                         : fl_wait(&p, -1, &st);
+        saw = errno;
+        ASSERT_ERR(err, how == 0 ? 0 : ENOENT);
+        ASSERT_EQ(saw, 1234);
+        fl_close(&p);
+    }
+}
+
 TEST(close_of_an_exec_d_launch_leaves_it_running)
 {
     NEEDS_CLOSE_OTHERS();

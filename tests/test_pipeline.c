@@ -55,6 +55,68 @@ static struct fl_error spawn_fails(const struct fl_cmd *stages, size_t n, int er
     return e;
 }
 
+/* ---- errno ---------------------------------------------------------------- */
+
+TEST(pipeline_spawn_leaves_errno_as_it_was)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd stages[] = { STAGE("echo", "x"), STAGE("cat") };
+    struct fl_pipeline pl;
+    errno = 1234;
+    int err = fl_pipeline_spawn(stages, 2, &pl, NULL);
+    int saw = errno;
+    ASSERT_OK(err);
+    struct fl_result res[2];
+    wait_ok(&pl, res);
+    ASSERT_EQ(saw, 1234);
+}
+
+/* Stage 1 is refused in the parent (its PATH has no entry to search);
+ * stage 0, launched before it, failed at its stdin, a missing file, and is
+ * the one reported: looking at what may keep a stage waiting (stat() of
+ * that file) fails on the way. errno is as the caller left it. */
+TEST(a_failed_pipeline_spawn_leaves_errno_as_it_was)
+{
+    NEEDS_CLOSE_OTHERS();
+    static const char *const empty_path[] = { "PATH=", NULL };
+    struct fl_cmd stages[] = {
+        { .argv = PROBE("cat"),
+          .stdio = { [0] = { .kind = FL_FILE, .path = "/nonexistent-dir/in" } },
+          .backend = BACKEND },
+        { .argv = ARGV("no-such-program"), .env_set = empty_path, .backend = BACKEND },
+    };
+    struct fl_pipeline pl;
+    struct fl_error e;
+    errno = 1234;
+    int err = fl_pipeline_spawn(stages, 2, &pl, &e);
+    int saw = errno;
+    ASSERT_ERR(err, ENOENT);
+    ASSERT_EQ(e.stage, 1);
+    ASSERT_EQ(pl.n, 0);
+    ASSERT_EQ(saw, 1234);
+}
+
+/* A handler interrupts the wait in its poll() (EINTR, retried): errno is
+ * as the caller left it all the same. */
+TEST(pipeline_wait_leaves_errno_as_it_was_when_a_handler_interrupts_it)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd stages[] = { STAGE("sleep", "100"), STAGE("sleep", "100") };
+    struct fl_pipeline pl;
+    spawn_ok(stages, 2, &pl);
+    struct t_interrupt *it = t_interrupt_start(t_poll_nrs, t_npoll_nrs, -pl.pgid);
+    struct fl_result res[2];
+    errno = 1234;
+    int err = fl_pipeline_wait(&pl, -1, NULL, res);
+    int saw = errno;
+    t_interrupt_end(it);
+    ASSERT_OK(err);
+    ASSERT_EQ(res[0].signal, SIGKILL);
+    ASSERT_EQ(res[1].signal, SIGKILL);
+    ASSERT_EQ(saw, 1234);
+    fl_pipeline_close(&pl);
+}
+
 /* ---- data and groups ----------------------------------------------------- */
 
 TEST(data_flows_from_stage_to_stage)

@@ -380,6 +380,52 @@ TEST(pdeathsig_is_sent_when_the_spawning_thread_exits)
     ASSERT_SIGNALED(st, SIGKILL);
 }
 
+/* The parent process dies while the child is still in its setup, before
+ * its prctl(PR_SET_PDEATHSIG): the kernel will never send the signal for
+ * that death, so the child, seeing another parent (getppid()), sends it
+ * to itself before exec. A helper process spawns the child, which waits
+ * in its open() of a FIFO for stdin until we open the other end, then in
+ * its open() of another for stdout until we do; in between, the helper is
+ * killed in its fl_spawn(). */
+TEST(pdeathsig_is_sent_when_the_parent_died_before_the_child_set_it)
+{
+    char *dir = t_tmpdir();
+    char *in = t_fmt("%s/in", dir), *out = t_fmt("%s/out", dir);
+    ASSERT_SYS(mkfifo(in, 0600));
+    ASSERT_SYS(mkfifo(out, 0600));
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "0"),
+        .stdio = { [0] = { .kind = FL_FILE, .path = in }, [1] = { .kind = FL_FILE, .path = out } },
+        .pdeathsig = SIGUSR1,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    /* A subreaper: the orphan comes to us, to be reaped here. */
+    ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 1));
+    pid_t helper = fork();
+    ASSERT_SYS(helper);
+    if (helper == 0) {
+        struct fl_proc p;
+        fl_spawn(&cmd, &p, NULL);   /* killed in there */
+        _exit(1);
+    }
+    int w = open(in, O_WRONLY | O_CLOEXEC);   /* returns once the child opened it */
+    ASSERT_SYS(w);
+    ASSERT_SYS(kill(helper, SIGKILL));
+    int st;
+    ASSERT_EQ(waitpid(helper, &st, 0), helper);
+    ASSERT_SIGNALED(st, SIGKILL);
+    /* The child, ours now, goes on to its prctl() and its check. */
+    int r = open(out, O_RDONLY | O_CLOEXEC);
+    ASSERT_SYS(r);
+    pid_t child = waitpid(-1, &st, 0);
+    ASSERT_GT(child, 0);
+    close(w);
+    close(r);
+    ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 0));
+    ASSERT_SIGNALED(st, SIGUSR1);
+}
+
 TEST(pdeathsig_survives_the_uid_change)
 {
     struct fl_cmd cmd = {

@@ -10,7 +10,13 @@
 #include "pattern.h"
 
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -226,6 +232,81 @@ TEST(eio_after_the_child_ended_is_the_end)
     ASSERT(!r.out[0].eof_missed);
     fl_close(&p);
     fl_result_free(&r);
+}
+
+/* Linux takes input on a master after the child has ended (and drops
+ * it): only the read says EIO there. A write that says EIO, as where the
+ * terminal side is gone for good, is the end of the input, as EPIPE is
+ * on a pipe (input_closed), and no error of the call. A seccomp filter in
+ * a helper process makes the master's write say it, once the child has
+ * ended; a helper that cannot have the filter exits NO_FILTER_HERE. */
+#if defined(__x86_64__)
+#define T_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define T_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+#define NO_FILTER_HERE 77
+
+/* From now on, write(fd, ...) in this process fails with err. 0, or -1. */
+static int writes_to_fail(int fd, int err)
+{
+#ifndef T_AUDIT_ARCH
+    (void)fd, (void)err;
+    errno = ENOTSUP;
+    return -1;
+#else
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, T_AUDIT_ARCH, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 0, 3),
+        /* The fd's low 32 bits: both architectures are little-endian. */
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)fd, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)err & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { .len = sizeof f / sizeof *f, .filter = f };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return -1;
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+#endif
+}
+
+TEST(eio_writing_the_input_to_the_master_ends_the_feeding_without_error)
+{
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("echo", "gone"), "ppn", RAW);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    pid_t h = fork();
+    ASSERT_SYS(h);
+    if (h == 0) {
+        struct fl_proc p;
+        SPAWN(&c.cmd, &p);
+        siginfo_t si;
+        ASSERT_SYS(waitid(P_PID, (id_t)p.pid, &si, WEXITED | WNOWAIT));
+        if (writes_to_fail(p.pty, EIO) != 0) {
+            t_kill_wait(&p);
+            _exit(NO_FILTER_HERE);
+        }
+        struct fl_io io = { .input = "late\n", .input_len = 5 };
+        struct fl_result r;
+        ASSERT_OK(fl_communicate(&p, &io, &r));
+        ASSERT_EXITED(r.status, 0);
+        ASSERT(r.input_closed);
+        ASSERT_EQ(r.input_written, 0);
+        ASSERT_STR_EQ(r.out[0].data, "gone\n");
+        fl_close(&p);
+        fl_result_free(&r);
+        _exit(0);
+    }
+    int st;
+    ASSERT_EQ(waitpid(h, &st, 0), h);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == NO_FILTER_HERE)
+        SKIP("no seccomp filter to be had here (another architecture, or seccomp off): "
+             "no way to make the master's write say EIO");
+    ASSERT_EXITED(st, 0);
 }
 
 TEST(four_mib_through_a_raw_pty_arrive_exactly)

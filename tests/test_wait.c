@@ -4,7 +4,10 @@
  */
 #include "test.h"
 
+#include <dirent.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -105,6 +108,142 @@ TEST(a_signal_handler_does_not_end_a_wait_for_ever)
     ASSERT_EXITED(r.status, 0);
     fl_close(&p);
     sigaction(SIGALRM, &old, NULL);
+}
+
+/* ---- core dumps ---------------------------------------------------------- */
+
+/* A core dump must be seen to be told: it is a file in the dying
+ * process's working directory only when core_pattern is a plain name
+ * ("core", "core.%p"). A pipe (systemd-coredump, apport) or a path
+ * elsewhere would keep the dump out of sight, and out of the case's
+ * directory: skip then. */
+static void require_cores_in_the_cwd(void)
+{
+    char pat[512] = "";
+    FILE *f = fopen("/proc/sys/kernel/core_pattern", "re");
+    if (!f)
+        SKIP("/proc/sys/kernel/core_pattern cannot be read: where a core dump lands is unknown");
+    if (!fgets(pat, sizeof pat, f))
+        pat[0] = 0;
+    fclose(f);
+    pat[strcspn(pat, "\n")] = 0;
+    if (!pat[0] || pat[0] == '|' || strchr(pat, '/'))
+        SKIP(t_fmt("core_pattern is \"%s\": a core dump would not be a file in the child's "
+                   "working directory",
+                   pat));
+}
+
+/* The entries of dir (a core file, if one was written). */
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        FAIL("opendir %s: %s", dir, strerror(errno));
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* Runs a probe that sends itself SIGQUIT in dir, with RLIMIT_CORE's soft
+ * limit at core: the caller's own, lowered or raised around the spawn
+ * only (every backend passes it on; a failed assertion here must not
+ * dump the test's own core). */
+static struct fl_result die_of_sigquit_in(const char *dir, rlim_t core)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct rlimit old;
+    ASSERT_SYS(getrlimit(RLIMIT_CORE, &old));
+    if (core > old.rlim_max)
+        SKIP("the hard RLIMIT_CORE allows no core dump to be asked for");
+    struct fl_cmd cmd = { .argv = PROBE("kill-self", t_fmt("%d", SIGQUIT)), .cwd = dir,
+                          .backend = BACKEND };
+    struct fl_proc p;
+    struct fl_error e;
+    int set = setrlimit(RLIMIT_CORE, &(struct rlimit){ core, old.rlim_max });
+    int r = set == 0 ? fl_spawn(&cmd, &p, &e) : 0;
+    ASSERT_SYS(setrlimit(RLIMIT_CORE, &old));
+    ASSERT_SYS(set);
+    char buf[2048];
+    if (r)
+        FAIL("fl_spawn: %s", fl_error_format(&e, buf, sizeof buf));
+    struct fl_result res;
+    ASSERT_OK(fl_wait_result(&p, -1, NULL, &res));
+    fl_close(&p);
+    ASSERT_EQ(res.signal, SIGQUIT);
+    return res;
+}
+
+TEST(a_child_that_dumped_core_is_reported_core_dumped)
+{
+    require_cores_in_the_cwd();
+    char *dir = t_tmpdir();
+    struct fl_result r = die_of_sigquit_in(dir, RLIM_INFINITY);
+    if (count_entries(dir) == 0) {
+        /* No dump (a file system or a kernel that refuses): none may be
+         * reported either. */
+        ASSERT(!r.core_dumped);
+        SKIP("the kernel wrote no core file here: a core dump cannot be observed");
+    }
+    ASSERT_EQ(r.core_dumped, 1);
+    ASSERT(WCOREDUMP(r.status));
+    ASSERT_EQ(r.exit_code, -1);
+}
+
+TEST(a_child_killed_by_sigquit_with_rlimit_core_0_is_not_reported_core_dumped)
+{
+    require_cores_in_the_cwd();
+    char *dir = t_tmpdir();
+    struct fl_result r = die_of_sigquit_in(dir, 0);
+    ASSERT_EQ(count_entries(dir), 0);
+    ASSERT_EQ(r.core_dumped, 0);
+    ASSERT(!WCOREDUMP(r.status));
+}
+
+/* ---- errno ------------------------------------------------------------------ */
+
+/* A handler interrupts the wait in its poll() (EINTR, retried): errno is
+ * as the caller left it all the same. */
+TEST(wait_result_leaves_errno_as_it_was_when_a_handler_interrupts_it)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct t_interrupt *it = t_interrupt_start(t_poll_nrs, t_npoll_nrs, p.pid);
+    struct fl_result r;
+    errno = 1234;
+    int err = fl_wait_result(&p, -1, NULL, &r);
+    int saw = errno;
+    t_interrupt_end(it);
+    ASSERT_OK(err);
+    ASSERT_EQ(r.signal, SIGKILL);
+    ASSERT_EQ(saw, 1234);
+    fl_close(&p);
+}
+
+/* fl_stop() sends a signal the child survives (SIGWINCH: ignored by
+ * default) and never SIGKILL, so that it waits, in poll(), for the end;
+ * a handler interrupts it there. */
+TEST(stop_leaves_errno_as_it_was_when_a_handler_interrupts_it)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "100"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct t_interrupt *it = t_interrupt_start(t_poll_nrs, t_npoll_nrs, p.pid);
+    struct fl_result r;
+    errno = 1234;
+    int err = fl_stop(&p, &(struct fl_stop_policy){ .signal = SIGWINCH,
+                                                   .grace_ms = FL_STOP_NEVER_KILL },
+                      &r);
+    int saw = errno;
+    t_interrupt_end(it);
+    ASSERT_OK(err);
+    ASSERT_EQ(r.stop_signal, SIGWINCH);
+    ASSERT_EQ(r.signal, SIGKILL);
+    ASSERT_EQ(saw, 1234);
+    fl_close(&p);
 }
 
 static long long mono_ns(void)
@@ -368,6 +507,41 @@ TEST(killpg_refuses_a_reaped_handle_and_a_bad_signal)
     ASSERT_ERR(fl_killpg(&p, NSIG), EINVAL);
     ASSERT_EQ(t_wait(&p), 0);
     ASSERT_ERR(fl_killpg(&p, SIGKILL), ESRCH);
+}
+
+/* The leader reaped by someone else (a waitpid() of the caller's own)
+ * while the rest of its group runs on: the group's id is no longer held
+ * for the handle, so it could be anyone's by the time a signal went out.
+ * fl_killpg() says ESRCH and sends nothing, with a pidfd or without. */
+TEST(killpg_sends_nothing_once_the_leader_was_reaped_elsewhere)
+{
+    /* A subreaper, so that the member, orphaned when its shell ends, is
+     * ours to reap (and the runner's to kill should the case fail). */
+    ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 1));
+    const unsigned kinds[] = { 0, FL_NO_PIDFD };
+    for (size_t k = 0; k < 2; k++) {
+        struct fl_cmd cmd = {
+            .argv = ARGV((char *)sh(), "-c", "sleep 100 </dev/null >/dev/null 2>&1 & echo $!"),
+            .stdio = { [1] = { .kind = FL_PIPE } },
+            .flags = FL_NEW_PGROUP | kinds[k],
+            .backend = BACKEND,
+        };
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        pid_t member = (pid_t)atoi(t_read_all(p.stdio[1]));
+        ASSERT_GT(member, 0);
+        int st;
+        ASSERT_EQ(waitpid(p.pid, &st, 0), p.pid);
+        ASSERT_EXITED(st, 0);
+        ASSERT_EQ(getpgid(member), p.pid);   /* the group lives on */
+        ASSERT_ERR(fl_killpg(&p, SIGKILL), ESRCH);
+        ASSERT(t_running(member));
+        ASSERT_SYS(kill(member, SIGKILL));
+        ASSERT_EQ(waitpid(member, &st, 0), member);
+        ASSERT_SIGNALED(st, SIGKILL);
+        fl_close(&p);
+    }
+    ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 0));
 }
 
 TEST(pgroup_running_sees_the_rest_of_the_group_until_it_ends)
