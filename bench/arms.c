@@ -399,7 +399,7 @@ int fl_arm_spawn_ok(const struct fl_cmd *cmd, char *err, size_t errsz)
     return st < 0 ? -1 : fl_arm_check_status(st, err, errsz);
 }
 
-/* The defaults: a clean child (signals reset, fds closed), environ copied. */
+/* The defaults: a clean child (signals reset, fds closed), environ as it is. */
 static int arm_forkless(const struct fl_arm_target *t, char *err, size_t errsz)
 {
     struct fl_cmd cmd = { .argv = t->argv, .path = t->path };

@@ -364,8 +364,9 @@ struct fl_cmd {
 
     /* The base environment ("NAME=VALUE" strings, NULL-terminated). NULL
      * means the caller's environ as it is when the call starts: read in
-     * place by a spawn in a process that never had a second thread,
-     * copied in the parent otherwise. Ignored with FL_ENV_CLEAR. Its strings are passed as
+     * place where glibc says the process never had a second thread (the
+     * clone and posix_spawn backends, not a launch), copied in the parent
+     * otherwise. Ignored with FL_ENV_CLEAR. Its strings are passed as
      * they are: one without '=' is not checked. */
     char *const *env;
     /* Edits applied in order on top of the base: set "NAME=VALUE" (a

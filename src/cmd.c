@@ -214,8 +214,11 @@ int fl__env_build(const struct fl_cmd *cmd, struct fl__plan *p, struct fl_error 
      * thread's setenv() may move it while the child reads it, and a
      * launch's caller may itself change it before its child has exec'd.
      * A spawn in a process that never had a second thread reads it as it
-     * is: its only thread sleeps until the exec. */
-    bool environ_still = !(cmd->flags & FL_NO_WAIT_EXEC) && fl__known_single_threaded();
+     * is: its only thread sleeps until the exec, and runs nothing of the
+     * application's meanwhile, except under fork(), whose atfork handlers
+     * may call setenv(). */
+    bool environ_still = !(cmd->flags & FL_NO_WAIT_EXEC) && fl__known_single_threaded() &&
+                         fl__backend_of(cmd) != FL_BACKEND_FORK;
     if (!edits && (base != environ || environ_still)) {
         p->envp = (char **)base;
         return 0;

@@ -297,6 +297,9 @@ FL__HIDDEN uint64_t fl__sigset_bits(const sigset_t *set);
 FL__HIDDEN void fl__reap(pid_t pid, int pidfd);
 FL__HIDDEN int fl__pidfd_open(pid_t pid);
 FL__HIDDEN bool fl__clone_vm_works(void);
+/* The backend a spawn of cmd uses: cmd->backend, or for FL_BACKEND_AUTO
+ * the clone backend where CLONE_VM works here, else fork. */
+FL__HIDDEN enum fl_backend fl__backend_of(const struct fl_cmd *cmd);
 /* glibc 2.32 and later: false once a second thread was ever made. Absent
  * from musl, which says nothing. */
 extern char __libc_single_threaded __attribute__((weak));

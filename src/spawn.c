@@ -68,7 +68,7 @@ void fl__reap(pid_t pid, int pidfd)
         close(pidfd);
 }
 
-static enum fl_backend pick_backend(const struct fl_cmd *cmd)
+enum fl_backend fl__backend_of(const struct fl_cmd *cmd)
 {
     if (cmd->backend != FL_BACKEND_AUTO)
         return cmd->backend;
@@ -108,7 +108,7 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
      * heap with the handle, until the child has exec'd (launch.c). */
     struct fl__plan stack_plan, *p = &stack_plan;
     struct fl__launch *launch = NULL;
-    enum fl_backend b = cmd ? pick_backend(cmd) : FL_BACKEND_AUTO;
+    enum fl_backend b = cmd ? fl__backend_of(cmd) : FL_BACKEND_AUTO;
     bool launching = cmd && launchable(cmd, b);
     int r = launching ? fl__launch_new(cmd, &launch, &p, e) : fl__plan_init(p, cmd, e);
     if (r && launching) {

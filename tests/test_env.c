@@ -26,6 +26,40 @@ TEST(environment_is_inherited_by_default)
     unsetenv("FL_TEST_VAR");
 }
 
+/* glibc's fork() runs the atfork handlers after the plan is built and
+ * before the child's exec; one that sets new variables moves environ's
+ * array and frees the old one. */
+static atomic_bool grow_at_fork;
+
+static void grow_environ(void)
+{
+    if (!atomic_load(&grow_at_fork))
+        return;
+    char name[32];
+    for (int i = 0; i < 200; i++) {
+        snprintf(name, sizeof name, "FL_T_ATFORK_%d", i);
+        setenv(name, "1", 1);
+    }
+}
+
+TEST(an_atfork_handler_that_moves_environ_leaves_the_child_the_environment_of_the_call)
+{
+    ASSERT_SYS(setenv("FL_TEST_VAR", "before", 1));
+    ASSERT_OK(pthread_atfork(grow_environ, NULL, grow_environ));
+    atomic_store(&grow_at_fork, true);
+    struct fl_cmd cmd = { .argv = PROBE("env"), .backend = BACKEND };
+    char *out = t_probe(&cmd);
+    atomic_store(&grow_at_fork, false);
+    ASSERT_EQ(t_count_lines(out, "env FL_TEST_VAR=before"), 1);
+    ASSERT_EQ(t_count_lines(out, "env FL_T_ATFORK_"), 0);
+    for (int i = 0; i < 200; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "FL_T_ATFORK_%d", i);
+        unsetenv(name);
+    }
+    unsetenv("FL_TEST_VAR");
+}
+
 TEST(env_clear_gives_an_empty_environment)
 {
     ASSERT_SYS(setenv("FL_TEST_VAR", "x", 1));
