@@ -96,15 +96,30 @@ __attribute__((constructor)) static void register_after_fork(void)
     pthread_atfork(NULL, NULL, after_fork_in_child);
 }
 
+/* Whether no spawn can be reading the kept fd now. glibc 2.32 and later
+ * lend it only while the process has one thread, which cannot be spawning
+ * while it runs this. An older glibc lends it to every thread, as musl
+ * does: then the process must have one thread now (a task directory in
+ * /proc links "." and ".." and one entry per thread). musl's dlclose()
+ * unloads nothing: there this runs at exit only, where nothing is lost,
+ * and other threads may still be spawning. */
+static bool no_spawn_reads_the_fd(void)
+{
+    if (&__libc_single_threaded)
+        return true;
+#ifdef __GLIBC__
+    struct stat st;
+    return stat("/proc/self/task", &st) == 0 && st.st_nlink == 3;
+#else
+    return false;
+#endif
+}
+
 /* Unloaded with a plugin that linked the static archive (dlclose()), the
- * fd and the page would stay behind once per load. With glibc no spawn
- * can be reading the fd meanwhile: it is lent only while the process has
- * one thread, and that thread is the one here. musl's dlclose() unloads
- * nothing, so there this runs only at exit, where nothing is lost: it
- * leaves both alone, since musl's other threads may still be spawning. */
+ * fd and the page would stay behind once per load. */
 __attribute__((destructor)) static void release_at_unload(void)
 {
-    if (!&__libc_single_threaded || pthread_mutex_trylock(&kept_lock) != 0)
+    if (!no_spawn_reads_the_fd() || pthread_mutex_trylock(&kept_lock) != 0)
         return;
     drop_kept();
     if (fork_mark) {
