@@ -264,6 +264,15 @@ struct clone_clean_arg {
     const char *path;
     char *const *argv;
     int stat_fd;
+    uint32_t ignored;  /* signals 1-31 the bench ignores (nohup, a shell's &) */
+};
+
+/* The kernel's struct sigaction. */
+struct clean_sigaction {
+    void *handler;
+    unsigned long flags;
+    void *restorer;
+    uint64_t mask;
 };
 
 __attribute__((noinline, no_sanitize("address", "undefined")))
@@ -272,11 +281,29 @@ static int clone_clean_child(void *p)
     const struct clone_clean_arg *a = p;
     char stat[512];
     uint64_t no_signals = 0;
+    struct clean_sigaction dfl = { 0 };
     syscall(SYS_pread64, a->stat_fd, stat, sizeof stat, 0);
-    syscall(SYS_close_range, 3, ~0u, CLOSE_RANGE_UNSHARE);
+    for (int sig = 1; sig < 32; sig++)
+        if (a->ignored & (1u << sig))
+            syscall(SYS_rt_sigaction, sig, &dfl, NULL, 8);
+    if (syscall(SYS_close_range, 3, ~0u, CLOSE_RANGE_UNSHARE) != 0) {  /* before 5.9 */
+        syscall(SYS_unshare, CLONE_FILES);
+        syscall(SYS_close_range, 3, ~0u, 0);
+    }
     syscall(SYS_rt_sigprocmask, SIG_SETMASK, &no_signals, NULL, 8);
     execve(a->path, a->argv, environ);
     _exit(127);
+}
+
+static uint32_t ignored_signals(void)
+{
+    uint32_t ignored = 0;
+    for (int sig = 1; sig < 32; sig++) {
+        struct sigaction sa;
+        if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+            ignored |= 1u << sig;
+    }
+    return ignored;
 }
 
 /* Where clone3() is unusable (a kernel before 5.5, a container's seccomp
@@ -286,7 +313,7 @@ __attribute__((noinline, no_sanitize("address", "undefined")))
 static int clone_clean_fallback_child(void *p)
 {
     const struct clone_clean_arg *a = p;
-    struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } dfl = { 0 };
+    struct clean_sigaction dfl = { 0 };
     uint64_t no_signals = 0;
     for (int sig = 1; sig <= 64; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
@@ -317,10 +344,12 @@ static long clone_clean_fallback(char *top, struct clone_clean_arg *arg, int *pi
 static int arm_clone_vm_clean(const struct fl_arm_target *t, char *err, size_t errsz)
 {
     static int stat_fd = -1;
+    static uint32_t ignored;
     char *top = fl_arm_clone_stack(err, errsz);
     if (!top)
         return -1;
     if (stat_fd < 0) {
+        ignored = ignored_signals();
         char name[64];
         snprintf(name, sizeof name, "/proc/self/task/%d/stat", (int)getpid());
         stat_fd = open(name, O_RDONLY | O_CLOEXEC);
@@ -329,7 +358,7 @@ static int arm_clone_vm_clean(const struct fl_arm_target *t, char *err, size_t e
             return -1;
         }
     }
-    struct clone_clean_arg arg = { t->path, t->argv, stat_fd };
+    struct clone_clean_arg arg = { t->path, t->argv, stat_fd, ignored };
     int pidfd = -1;
     uint64_t a[11] = {  /* struct clone_args, as far as .cgroup */
         [0] = CLONE_VM | CLONE_VFORK | CLONE_FILES | CLONE_PIDFD | CLONE_CLEAR_SIGHAND,
@@ -358,6 +387,8 @@ static int arm_clone_vm_clean(const struct fl_arm_target *t, char *err, size_t e
     do
         r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED);
     while (r < 0 && errno == EINTR);
+    while (r < 0 && (errno == EINVAL || errno == EINTR))  /* no P_PIDFD before 5.4 */
+        r = waitid(P_PID, (id_t)pid, &si, WEXITED);
     int wait_err = errno;
     close(pidfd);
     if (r < 0) {
