@@ -331,48 +331,57 @@ static void run_case(const char *scenario, unsigned deny, int err,
 
 TEST(close_range_denied_eperm)
 {
+    NEEDS_SECCOMP();
     run_case("seccomp_close_range_eperm", DENY_CLOSE_RANGE, EPERM, "7");
 }
 
 TEST(close_range_denied_enosys)
 {
+    NEEDS_SECCOMP();
     run_case("seccomp_close_range_enosys", DENY_CLOSE_RANGE, ENOSYS, "7");
 }
 
 TEST(close_range_and_unshare_denied_eperm)
 {
+    NEEDS_SECCOMP();
     run_case("seccomp_close_range_unshare_eperm", DENY_CLOSE_RANGE | DENY_UNSHARE,
              EPERM, "7");
 }
 
 TEST(close_range_and_unshare_denied_enosys)
 {
+    NEEDS_SECCOMP();
     run_case("seccomp_close_range_unshare_enosys", DENY_CLOSE_RANGE | DENY_UNSHARE,
              ENOSYS, "7");
 }
 
 TEST(clone3_denied_eperm)
 {
+    NEEDS_SECCOMP();
     run_case("seccomp_clone3_eperm", DENY_CLONE3, EPERM, "8");
 }
 
 TEST(clone3_denied_enosys)
 {
+    NEEDS_SECCOMP();
     run_case("seccomp_clone3_enosys", DENY_CLONE3, ENOSYS, "8");
 }
 
 TEST(pidfd_open_denied_eperm)
 {
+    NEEDS_SECCOMP();
     run_case("seccomp_pidfd_open_eperm", DENY_PIDFD_OPEN, EPERM, "25,37");
 }
 
 TEST(pidfd_open_denied_enosys)
 {
+    NEEDS_SECCOMP();
     run_case("seccomp_pidfd_open_enosys", DENY_PIDFD_OPEN, ENOSYS, "25,37");
 }
 
 TEST(no_pidfd_at_all_eperm)
 {
+    NEEDS_SECCOMP();
     run_case("seccomp_no_pidfd_eperm",
              DENY_CLONE3 | DENY_CLONE_PIDFD | DENY_PIDFD_OPEN, EPERM,
              "8,25,37");
@@ -380,6 +389,7 @@ TEST(no_pidfd_at_all_eperm)
 
 TEST(no_pidfd_at_all_enosys)
 {
+    NEEDS_SECCOMP();
     run_case("seccomp_no_pidfd_enosys",
              DENY_CLONE3 | DENY_CLONE_PIDFD | DENY_PIDFD_OPEN, ENOSYS,
              "8,25,37");
@@ -387,6 +397,7 @@ TEST(no_pidfd_at_all_enosys)
 
 TEST(everything_denied_eperm)
 {
+    NEEDS_SECCOMP();
     run_case("seccomp_everything_eperm",
              DENY_CLOSE_RANGE | DENY_CLONE3 | DENY_CLONE_PIDFD |
                  DENY_PIDFD_OPEN,
@@ -395,6 +406,7 @@ TEST(everything_denied_eperm)
 
 TEST(everything_denied_enosys)
 {
+    NEEDS_SECCOMP();
     run_case("seccomp_everything_enosys",
              DENY_CLOSE_RANGE | DENY_CLONE3 | DENY_CLONE_PIDFD |
                  DENY_PIDFD_OPEN,
