@@ -5,6 +5,8 @@
  * real setting can make fail (sethostname() in a new UTS namespace, the
  * first mount() in a new mount namespace, Landlock on a kernel that has
  * it) fails there, and the case checks that the error names that step.
+ * Such a case needs NEEDS_SECCOMP() first: where no filter can be
+ * installed, nothing can be made to fail this way.
  */
 #ifndef FL_TEST_DENIED_H
 #define FL_TEST_DENIED_H

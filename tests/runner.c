@@ -13,13 +13,16 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
-#include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -375,6 +378,122 @@ void fl_t_needs_close_others(const char *file, int line)
     t_wait(&p);
     fl_t_fail(file, line, "posix_spawn ran with close-others on a libc "
               "without a closefrom action");
+}
+
+/* ------------------------------------------------------------------------ */
+/* What the machine may lack (NEEDS_SECCOMP, NEEDS_PTY)                     */
+/* ------------------------------------------------------------------------ */
+
+/* A probe's answer, kept: "" when the feature is there, else the reason. */
+struct t_feature {
+    bool probed;
+    char missing[256];
+};
+
+static void t_feature_missing(struct t_feature *f, const char *lack, const char *call, int err)
+{
+    snprintf(f->missing, sizeof f->missing, "%s: %s failed with %s (%s)", lack, call,
+             fl_t_errname(err), strerror(err));
+}
+
+/* In a forked child, as the filter binds the process for good: one
+ * allow-all filter installed each way the library and the cases install
+ * theirs, after no_new_privs (which an unprivileged installer needs). The
+ * child sends {step, errno} for the first call that failed, step 0 if none. */
+static void probe_seccomp_child(int fd)
+{
+    struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog prog = { .len = 1, .filter = &allow };
+    int res[2] = { 0, 0 };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        res[0] = 1;
+    else if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+        res[0] = 2;
+    else if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+        res[0] = 3;
+    else if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != SECCOMP_MODE_FILTER) {
+        res[0] = 4;
+        errno = EINVAL;   /* accepted, yet not in force */
+    }
+    res[1] = res[0] ? errno : 0;
+    _exit(write(fd, res, sizeof res) == (ssize_t)sizeof res ? 0 : 1);
+}
+
+void fl_t_needs_seccomp(void)
+{
+    static struct t_feature f;
+    if (!f.probed) {
+        static const char *const calls[] = {
+            NULL,
+            "prctl(PR_SET_NO_NEW_PRIVS)",
+            "seccomp(SECCOMP_SET_MODE_FILTER) of an allow-all filter",
+            "prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) of an allow-all filter",
+            "prctl(PR_GET_SECCOMP) after an allow-all filter",
+        };
+        int pfd[2];
+        ASSERT_SYS(pipe2(pfd, O_CLOEXEC));
+        pid_t pid = fork();
+        ASSERT_SYS(pid);
+        if (pid == 0) {
+            close(pfd[0]);
+            probe_seccomp_child(pfd[1]);
+        }
+        close(pfd[1]);
+        int res[2] = { -1, 0 };
+        ssize_t n;
+        while ((n = read(pfd[0], res, sizeof res)) < 0 && errno == EINTR)
+            ;
+        close(pfd[0]);
+        int st;
+        while (waitpid(pid, &st, 0) < 0)
+            if (errno != EINTR)
+                FAIL("waitpid: %s", strerror(errno));
+        if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+            /* A filter of the container's that kills for these calls. */
+            snprintf(f.missing, sizeof f.missing, "cannot install a seccomp filter here: the "
+                     "probe was killed by SIGSYS (the filter this process runs under)");
+        else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || n != (ssize_t)sizeof res ||
+                 res[0] < 0 || res[0] > 4)
+            FAIL("the seccomp probe failed: status 0x%x", st);
+        else if (res[0] != 0)
+            t_feature_missing(&f, "cannot install a seccomp filter here", calls[res[0]], res[1]);
+        f.probed = true;
+    }
+    if (f.missing[0])
+        SKIP(f.missing);
+}
+
+void fl_t_needs_pty(void)
+{
+    static struct t_feature f;
+    if (!f.probed) {
+        char name[128] = "";
+        const char *call = NULL;
+        int err = 0;
+        int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (m < 0)
+            call = "posix_openpt(\"/dev/ptmx\")", err = errno;
+        else if (grantpt(m) != 0)
+            call = "grantpt", err = errno;
+        else if (unlockpt(m) != 0)
+            call = "unlockpt", err = errno;
+        else if ((err = ptsname_r(m, name, sizeof name)) != 0)
+            call = "ptsname";
+        else {
+            int s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+            if (s < 0)
+                call = t_fmt("opening the terminal side \"%s\"", name), err = errno;
+            else
+                close(s);
+        }
+        if (m >= 0)
+            close(m);
+        if (call)
+            t_feature_missing(&f, "no pseudo-terminal here", call, err);
+        f.probed = true;
+    }
+    if (f.missing[0])
+        SKIP(f.missing);
 }
 
 bool fl_t_step_is(const struct fl_error *e, enum fl_step step)

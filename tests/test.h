@@ -166,6 +166,30 @@ const char *fl_t_errname(int e);
 #define NEEDS_CLOSE_OTHERS() fl_t_needs_close_others(__FILE__, __LINE__)
 void fl_t_needs_close_others(const char *file, int line);
 
+/*
+ * For a case that needs what a kernel or a container may take away: the
+ * first call probes (once a process), and where the feature is missing the
+ * case skips with a reason that names the call that failed and its errno.
+ * Put it at the top of the case, or just after an
+ * UNSUPPORTED_ON_POSIX_SPAWN() that asserts a refusal without the feature.
+ *
+ * NEEDS_SECCOMP(): a seccomp filter can be installed. A forked child sets
+ * no_new_privs and installs an allow-all filter with seccomp(2), as the
+ * library does, and with prctl(PR_SET_SECCOMP), as the cases' own helpers
+ * do. Missing on a kernel without CONFIG_SECCOMP_FILTER (EINVAL, ENOSYS) or
+ * under a container's filter that denies either call (EPERM, EINVAL, ...).
+ *
+ * NEEDS_PTY(): a pseudo-terminal can be had: posix_openpt(), grantpt(),
+ * unlockpt(), ptsname() and the terminal side opened by that name, as the
+ * library and the cases open them. Missing without /dev/ptmx (ENOENT), or
+ * a devpts on /dev/pts (ENODEV), or where a container refuses it (EACCES,
+ * EPERM, ENXIO, ...).
+ */
+#define NEEDS_SECCOMP() fl_t_needs_seccomp()
+void fl_t_needs_seccomp(void);
+#define NEEDS_PTY() fl_t_needs_pty()
+void fl_t_needs_pty(void);
+
 /* fl_spawn() must succeed; on failure, prints the formatted error. */
 #define SPAWN(cmd, proc) fl_t_spawn((cmd), (proc), __FILE__, __LINE__)
 void fl_t_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,

@@ -317,6 +317,7 @@ TEST(the_time_ns_is_unshared_in_the_child_where_clone3_is_missing)
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     if (!have_time_ns())
         SKIP("no time namespace in this kernel (Linux 5.6)");
+    NEEDS_SECCOMP();
     int pfd[2];
     ASSERT_SYS(pipe2(pfd, O_CLOEXEC));
     pid_t pid = fork();
@@ -474,6 +475,7 @@ TEST(a_late_cgroup_ns_that_fails_names_the_cgroup_ns_at_step_unshare)
     struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = CONTAIN(.unshare = FL_NS_CGROUP),
                           .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    NEEDS_SECCOMP();
     if (!t_is_root())
         SKIP("needs root, to make a cgroup");
     char *rel;
@@ -662,6 +664,7 @@ TEST(a_refused_sethostname_is_its_step_errno_and_name)
         c.unshare |= FL_NS_USER, c.map = FL_MAP_ROOT;
     struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    NEEDS_SECCOMP();
     struct t_denied d = t_spawn_denied(&cmd, (const char *[]){ "sethostname", NULL }, EXDEV);
     ASSERT_EQ(d.r, EXDEV);
     ASSERT_EQ(d.e.step, FL_STEP_HOSTNAME);
@@ -678,6 +681,7 @@ TEST(a_refused_private_mount_is_step_mount_index_0)
         c.unshare |= FL_NS_USER, c.map = FL_MAP_ROOT;
     struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    NEEDS_SECCOMP();
     struct t_denied d = t_spawn_denied(&cmd, (const char *[]){ "mount", NULL }, EXDEV);
     ASSERT_EQ(d.r, EXDEV);
     ASSERT_EQ(d.e.step, FL_STEP_MOUNT);

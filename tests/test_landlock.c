@@ -409,6 +409,7 @@ TEST(strict_landlock_on_a_kernel_without_it_is_enotsup_at_step_landlock)
     struct fl_contain c = { .flags = FL_NO_NEW_PRIVS, .landlock = &everything_rx, .nlandlock = 1 };
     struct fl_cmd cmd = { .argv = true_argv, .contain = &c, .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    NEEDS_SECCOMP();
     struct t_denied d =
         t_spawn_denied(&cmd, (const char *[]){ "landlock_create_ruleset", NULL }, ENOSYS);
     ASSERT_EQ(d.r, ENOTSUP);
@@ -423,6 +424,7 @@ TEST(best_effort_landlock_on_a_kernel_without_it_runs_and_says_what_is_unenforce
                             .landlock = &everything_rx, .nlandlock = 1 };
     struct fl_cmd cmd = { .argv = true_argv, .contain = &c, .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    NEEDS_SECCOMP();
     struct t_denied d =
         t_spawn_denied(&cmd, (const char *[]){ "landlock_create_ruleset", NULL }, ENOSYS);
     ASSERT_EQ(d.r, 0);
@@ -439,6 +441,7 @@ TEST(best_effort_landlock_on_a_kernel_without_it_still_fails_on_a_missing_path)
                             .landlock = rules, .nlandlock = 1 };
     struct fl_cmd cmd = { .argv = true_argv, .contain = &c, .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    NEEDS_SECCOMP();
     c.nlandlock = 2;
     struct t_denied d =
         t_spawn_denied(&cmd, (const char *[]){ "landlock_create_ruleset", NULL }, ENOSYS);

@@ -639,6 +639,7 @@ static void pending_launch_under_no_p_pidfd(void)
 TEST(close_waits_for_the_exec_where_waitid_has_no_p_pidfd)
 {
     NEEDS_CLOSE_OTHERS();
+    NEEDS_SECCOMP();
     in_helper(pending_launch_under_no_p_pidfd);
 }
 
@@ -680,6 +681,7 @@ TEST(a_launch_reaped_by_the_wait_is_not_reaped_again)
 {
     if (!launches())
         SKIP("only the clone backend launches without waiting for the exec");
+    NEEDS_SECCOMP();
     in_helper(failed_launch_without_any_pidfd);
 }
 
@@ -899,6 +901,7 @@ TEST(a_cancel_pending_at_the_finish_of_a_failed_launch_leaves_no_zombie)
 TEST(a_just_launched_group_leader_has_its_group_for_killpg_and_stop)
 {
     NEEDS_CLOSE_OTHERS();
+    NEEDS_PTY();
     for (int i = 0; i < t_scaled(20); i++) {
         /* A group of its own, a session of its own, and a terminal of its
          * own (which makes a session too). */

@@ -208,6 +208,7 @@ TEST(a_stage_on_a_terminal_of_its_own_is_einval_in_a_pipeline_of_two)
 TEST(a_pipeline_of_one_stage_may_have_a_terminal)
 {
     NEEDS_CLOSE_OTHERS();
+    NEEDS_PTY();
     struct fl_cmd stages[] = { STAGE("exit", "0") };
     stages[0].stdio[0].kind = FL_PTY;
     if (BACKEND == FL_BACKEND_POSIX_SPAWN)

@@ -90,6 +90,7 @@ static char *run_pty_probe(const struct fl_cmd *cmd, const char *out, long long 
 
 TEST(pty_on_all_three_streams)
 {
+    NEEDS_PTY();
     char *out = out_file();
     struct fl_cmd cmd = {
         .argv = PROBE("--out", out, "tty", "fds"),
@@ -119,6 +120,7 @@ TEST(pty_on_all_three_streams)
 
 TEST(pty_on_one_stream_only)
 {
+    NEEDS_PTY();
     char *out = out_file();
     struct fl_cmd cmd = {
         .argv = PROBE("--out", out, "tty", "fds"),
@@ -178,12 +180,14 @@ static void expect_settings(const struct fl_tty_options *tty, const int want[6])
 
 TEST(pty_default_settings)
 {
+    NEEDS_PTY();
     expect_settings(NULL, (int[]){ 0, 0, 1, 1, 1, 1 });
     expect_settings(&(struct fl_tty_options){ 0 }, (int[]){ 0, 0, 1, 1, 1, 1 });
 }
 
 TEST(pty_window_size_and_termios)
 {
+    NEEDS_PTY();
     struct termios raw = t_raw_termios();
     raw.c_lflag |= ISIG;  /* a mix, to see each flag taken as given */
     expect_settings(&(struct fl_tty_options){ .rows = 33, .cols = 121, .termios = &raw },
@@ -194,6 +198,7 @@ TEST(pty_window_size_and_termios)
  * has the pty as its controlling terminal. */
 TEST(pty_ctrl_c_reaches_child)
 {
+    NEEDS_PTY();
     struct fl_cmd cmd = {
         .argv = ARGV("/bin/sh", "-c",
                      "trap 'echo GOT-INT; exit 3' INT; echo READY; "
@@ -214,6 +219,7 @@ TEST(pty_ctrl_c_reaches_child)
 /* The end of the output is EIO on the master, after the last byte. */
 TEST(pty_master_read_ends_in_eio)
 {
+    NEEDS_PTY();
     struct fl_cmd cmd = {
         .argv = PROBE("echo", "one", "echo", "two"),
         .stdio = { { .kind = FL_NULL }, { .kind = FL_PTY }, { .kind = FL_NULL } },
@@ -237,6 +243,7 @@ TEST(pty_master_read_ends_in_eio)
  * (no OPOST, so no "\r" is added), and nothing hangs. */
 TEST(pty_ten_mib_to_a_slow_reader) /* stress */
 {
+    NEEDS_PTY();
     enum { TOTAL = 10 << 20 };
     struct termios raw = t_raw_termios();
     struct fl_cmd cmd = {
@@ -298,6 +305,7 @@ static void *spawn_pty_children(void *arg)
 
 TEST(pty_master_not_leaked_to_other_threads)
 {
+    NEEDS_PTY();
     struct fl_cmd pty_cmd = {
         .argv = PROBE("exit", "0"),
         .stdio = { { .kind = FL_PTY } },
@@ -326,6 +334,7 @@ TEST(pty_master_not_leaked_to_other_threads)
 
 TEST(pty_resize_sends_sigwinch)
 {
+    NEEDS_PTY();
     struct fl_cmd cmd = {
         .argv = ARGV("/bin/sh", "-c",
                      "trap 'stty size; exit 0' WINCH; echo READY; "
@@ -350,6 +359,7 @@ TEST(pty_resize_sends_sigwinch)
 
 TEST(pty_resize_and_reclaim_errors)
 {
+    NEEDS_PTY();
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     ASSERT_SYS(null);
     errno = 1234;
@@ -388,6 +398,7 @@ TEST(setctty_on_a_given_fd)
     UNSUPPORTED_ON_POSIX_SPAWN(&((struct fl_cmd){ .argv = PROBE("exit", "0"),
                                                   .flags = FL_SETCTTY,
                                                   .backend = BACKEND }));
+    NEEDS_PTY();
     int slave, m = open_pty_pair(&slave);
     /* The terminal at child fd 5 only: the ctty need not be a stream. */
     struct fl_cmd cmd = {
@@ -524,6 +535,7 @@ static int foreground_helper(int slave, void *out)
 
 TEST(foreground_and_reclaim)
 {
+    NEEDS_PTY();
     char *out = out_file();
     pid_t pid = on_own_terminal(foreground_helper, out);
     if (!pid)
@@ -564,11 +576,13 @@ static int foreground_failed_helper(int slave, void *arg)
 
 TEST(foreground_failed_spawn_gives_the_terminal_back)
 {
+    NEEDS_PTY();
     on_own_terminal(foreground_failed_helper, NULL);
 }
 
 TEST(foreground_failed_launch_gives_the_terminal_back)
 {
+    NEEDS_PTY();
     static const unsigned launch = FL_NO_WAIT_EXEC;
     on_own_terminal(foreground_failed_helper, (void *)&launch);
 }
@@ -596,6 +610,7 @@ static int foreground_run_helper(int slave, void *arg)
 
 TEST(run_takes_a_group_stop_for_a_foreground_child)
 {
+    NEEDS_PTY();
     on_own_terminal(foreground_run_helper, NULL);
 }
 
@@ -663,6 +678,7 @@ static int lowest_free_fd(void)
  * openpt, nothing left open. */
 TEST(openpt_failure_names_the_step)
 {
+    NEEDS_PTY();
     struct rlimit saved;
     ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved));
     struct fl_cmd cmd = {

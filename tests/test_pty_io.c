@@ -66,6 +66,7 @@ static int communicate(const struct fl_cmd *cmd, const struct fl_io *io, struct 
 
 TEST(raw_output_arrives_exactly)
 {
+    NEEDS_PTY();
     struct pty_cmd c;
     pty_cmd(&c, PROBE("print", "1", "one\\ntwo\\n three"), "npn", RAW);
     UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
@@ -81,6 +82,7 @@ TEST(raw_output_arrives_exactly)
 
 TEST(cooked_output_has_crlf)
 {
+    NEEDS_PTY();
     struct pty_cmd c;
     pty_cmd(&c, PROBE("echo", "one", "echo", "two"), "npn", COOKED);
     UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
@@ -94,6 +96,7 @@ TEST(cooked_output_has_crlf)
 /* Every fd on the pty goes to out[0], in the order of the writes. */
 TEST(stdout_and_stderr_on_the_pty_merge_into_out0)
 {
+    NEEDS_PTY();
     struct pty_cmd c;
     pty_cmd(&c, PROBE("echo", "a", "stderr", "b", "echo", "c"), "npp", RAW);
     UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
@@ -106,6 +109,7 @@ TEST(stdout_and_stderr_on_the_pty_merge_into_out0)
 /* A stderr pipe besides the pty stays out[1]. */
 TEST(a_stderr_pipe_besides_the_pty_is_out1)
 {
+    NEEDS_PTY();
     struct pty_cmd c;
     pty_cmd(&c, PROBE("echo", "a", "stderr", "b"), "npn", RAW);
     UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
@@ -119,6 +123,7 @@ TEST(a_stderr_pipe_besides_the_pty_is_out1)
 
 TEST(a_captured_child_sees_a_terminal)
 {
+    NEEDS_PTY();
     struct pty_cmd c;
     pty_cmd(&c, PROBE("tty"), "npn", RAW);
     UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
@@ -164,18 +169,21 @@ static void feed_drain(const char *input)
 
 TEST(input_in_canonical_mode_reaches_the_child_then_eof)
 {
+    NEEDS_PTY();
     feed_drain("hello\nworld\n");
 }
 
 /* The first VEOF only hands the partial line over; the second ends it. */
 TEST(a_partial_last_line_still_gets_eof)
 {
+    NEEDS_PTY();
     feed_drain("hello\nwor");
 }
 
 /* No input: one VEOF, as a stdin pipe is closed at once. */
 TEST(no_input_is_eof_at_once)
 {
+    NEEDS_PTY();
     feed_drain("");
 }
 
@@ -183,6 +191,7 @@ TEST(no_input_is_eof_at_once)
  * takes them, echoed meanwhile. */
 TEST(sixty_kib_of_lines_reach_cat)
 {
+    NEEDS_PTY();
     enum { NLINES = 1024 };
     char *in = t_keep(malloc(NLINES * 60 + 1)), *at = in;
     for (int k = 0; k < NLINES; k++)
@@ -203,6 +212,7 @@ TEST(sixty_kib_of_lines_reach_cat)
 /* Raw: no VEOF can be sent, so the child sees its input and no end. */
 TEST(raw_input_reaches_the_child_without_eof)
 {
+    NEEDS_PTY();
     struct pty_cmd c;
     pty_cmd(&c, PROBE("head", "1"), "ppn", RAW);
     UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
@@ -218,6 +228,7 @@ TEST(raw_input_reaches_the_child_without_eof)
  * which is the end and no error. */
 TEST(eio_after_the_child_ended_is_the_end)
 {
+    NEEDS_PTY();
     struct pty_cmd c;
     pty_cmd(&c, PROBE("echo", "gone"), "npn", RAW);
     UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
@@ -311,6 +322,7 @@ TEST(eio_writing_the_input_to_the_master_ends_the_feeding_without_error)
 
 TEST(four_mib_through_a_raw_pty_arrive_exactly)
 {
+    NEEDS_PTY();
     enum { N = 4 << 20 };
     struct pty_cmd c;
     pty_cmd(&c, PROBE("spew", "1", "4194304"), "npn", RAW);
@@ -330,6 +342,7 @@ TEST(four_mib_through_a_raw_pty_arrive_exactly)
 /* fl_run() feeds and captures through the master: no pipe is made. */
 TEST(fl_run_feeds_and_captures_a_pty)
 {
+    NEEDS_PTY();
     struct pty_cmd c;
     pty_cmd(&c, PROBE("tty", "drain"), "ppn", LINES);
     UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
@@ -346,6 +359,7 @@ TEST(fl_run_feeds_and_captures_a_pty)
 
 TEST(fl_run_stops_the_group_of_a_child_on_a_pty_of_its_own)
 {
+    NEEDS_PTY();
     /* A pty child leads a session, so a group: FL_STOP_GROUP needs no
      * FL_NEW_PGROUP or FL_SETSID beside it, as fl_communicate() needs none. */
     struct pty_cmd c;
@@ -371,6 +385,7 @@ static int count_lines(void *ctx, int stream, const char *data, size_t len)
 
 TEST(on_output_gets_the_pty_as_stream_1)
 {
+    NEEDS_PTY();
     int lines = 0;
     struct pty_cmd c;
     pty_cmd(&c, PROBE("echo", "a", "echo", "b", "echo", "c"), "npn", COOKED);
@@ -386,6 +401,7 @@ TEST(on_output_gets_the_pty_as_stream_1)
  * session leader exits, which ends a grandchild that does not block it. */
 TEST(a_grandchild_holding_the_pty_is_given_up_after_eof_wait)
 {
+    NEEDS_PTY();
     struct pty_cmd c;
     pty_cmd(&c, PROBE("echo", "hi", "hold-fds", "30", "exit", "0"), "npn", RAW);
     sigset_t hup;
@@ -413,6 +429,7 @@ TEST(a_grandchild_holding_the_pty_is_given_up_after_eof_wait)
 /* A stdout pipe and the pty would both be out[0]: refused. */
 TEST(a_stdout_pipe_besides_a_pty_is_einval)
 {
+    NEEDS_PTY();
     struct pty_cmd c;
     pty_cmd(&c, PROBE("cat"), "pnn", COOKED);
     UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);

@@ -799,6 +799,7 @@ TEST(a_spawn_with_one_fd_left_works_where_clone3_is_denied)
 {
     if (BACKEND != FL_BACKEND_CLONE)
         SKIP("only the clone backend keeps an fd");
+    NEEDS_SECCOMP();
     pid_t pid = fork();
     ASSERT_SYS(pid);
     if (pid == 0) {

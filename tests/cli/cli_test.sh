@@ -1426,11 +1426,26 @@ case_no_fd_for_signals() {
     [ ! -e "$T/flag" ] || fail "the program ran: $(err)"
 }
 
+# need_pty: skips unless a pseudo-terminal can be had here: /dev/ptmx may
+# be missing, /dev/pts may hold no devpts, a container may refuse them.
+# Asked of python3's openpty() (posix_openpt, grantpt, unlockpt, the
+# terminal side) where there is one, so that a forkless whose --pty breaks
+# still fails the case; else of forkless itself.
+need_pty() {
+    if command -v python3 >/dev/null; then
+        python3 -c 'import os; os.openpty()' >"$T/probe" 2>&1 ||
+            skip "no pseudo-terminal here: $(tail -n 1 "$T/probe")"
+    else
+        "$FL" run --pty -- true </dev/null >"$T/probe" 2>&1 ||
+            skip "no pseudo-terminal here: $(cat "$T/probe")"
+    fi
+}
+
 # need_pty_python: python3, with a pseudo-terminal to run forkless on.
 # Writes $T/on_pty.py and $T/rec.py (see below).
 need_pty_python() {
     command -v python3 >/dev/null || skip "no python3 to drive a pseudo-terminal"
-    python3 -c 'import pty, os; m, s = os.openpty()' 2>/dev/null || skip "no pseudo-terminal here"
+    need_pty
     # on_pty.py ACTION PIDFILE COMMAND...: runs COMMAND as the session
     # leader of a new pseudo-terminal, its controlling terminal. Once
     # PIDFILE holds a pid: ACTION intr types Ctrl-C, hangup closes the
@@ -1882,12 +1897,14 @@ PY
 }
 
 case_pty_tty_is_a_pts() {
+    need_pty
     run_fl run --pty -- tty </dev/null
     expect_status 0
     out_lines | grep -qx '/dev/pts/[0-9]*' || fail "tty printed \"$(out)\""
 }
 
 case_pty_stdin_and_stdout_are_terminals() {
+    need_pty
     run_fl run --pty -- sh -c 'test -t 0 && test -t 1 && test -t 2' </dev/null
     expect_status 0
     # A redirected stream keeps its kind.
@@ -1896,6 +1913,7 @@ case_pty_stdin_and_stdout_are_terminals() {
 }
 
 case_pty_size() {
+    need_pty
     run_fl run --pty --pty-size 33x121 -- stty size </dev/null
     expect_status 0
     [ "$(out_lines)" = "33 121" ] || fail "stty size said \"$(out)\""
@@ -1910,6 +1928,7 @@ case_pty_size() {
 }
 
 case_pty_input_not_a_terminal() {
+    need_pty
     # Fed, not echoed, and its end is the terminal's EOF: cat ends.
     run_fl run --pty -- cat <<<"one two"
     expect_status 0
@@ -1922,6 +1941,7 @@ case_pty_input_not_a_terminal() {
 }
 
 case_pty_exit_codes() {
+    need_pty
     run_fl run --pty -- sh -c 'exit 42' </dev/null
     expect_status 42
     run_fl run --pty -- nosuchprogram-forkless </dev/null
@@ -1945,6 +1965,7 @@ case_pty_every_stream_redirected() {
 }
 
 case_pty_terminal_reopened() {
+    need_pty
     # A program that closes every fd of its terminal, then opens it again
     # (/dev/tty), is still relayed: forkless holds the terminal side too.
     timeout -s KILL 20 "$FL" run --pty -- sh -c 'exec </dev/null >/dev/null 2>/dev/null
@@ -1955,6 +1976,7 @@ sleep 0.5; exec </dev/tty >/dev/tty 2>&1; echo back' </dev/null >"$T/out" 2>"$T/
 }
 
 case_pty_drain_ends_while_a_descendant_writes() {
+    need_pty
     # A descendant that keeps writing to the terminal after the program
     # has ended is given up at the drain's deadline.
     rm -f "$T/pid"
@@ -1968,6 +1990,7 @@ while ! [ -s "$0" ]; do sleep 0.05; done; echo started' "$T/pid" </dev/null >"$T
 }
 
 case_pty_sigterm_while_stdout_is_full() {
+    need_pty
     # Nobody reads forkless's stdout: SIGTERM still ends the program and
     # forkless, whose last writes are given up at the drain's deadline.
     rm -f "$T/flpid" "$T/rc"
@@ -1983,6 +2006,7 @@ case_pty_sigterm_while_stdout_is_full() {
 }
 
 case_pty_slow_reader_gets_everything() {
+    need_pty
     # A reader of forkless's stdout that takes its time (longer than the
     # drain's deadline) still gets it all: the deadline is for a
     # descendant that holds the terminal, and only a signal to forkless
@@ -2000,6 +2024,7 @@ case_pty_slow_reader_gets_everything() {
 }
 
 case_pty_stdout_closed_hangs_up() {
+    need_pty
     # The reader of forkless's stdout has gone (EPIPE): the relay stops
     # and the program's terminal hangs up, which ends yes by SIGHUP.
     timeout -s KILL 20 "$FL" run --pty -- yes </dev/null 2>"$T/err" | head -n 1 >"$T/out"
@@ -2012,6 +2037,7 @@ case_pty_eof_in_non_canonical_mode() {
     # Input that is not a terminal ends in the EOF character even when the
     # program reads its terminal raw: it gets the byte, as from script(1).
     command -v python3 >/dev/null || skip "no python3 for a program that reads its terminal raw"
+    need_pty
     rm -f "$T/raw"
     { wait_for test -s "$T/raw"; printf 'abc'; } |
         timeout -s KILL 20 "$FL" run --pty -- python3 -c '
@@ -2035,6 +2061,7 @@ TMUX_SOCK=
 tm() { tmux -S "$TMUX_SOCK" "$@"; }
 tmux_start() {
     command -v tmux >/dev/null || skip "tmux is not installed (apt-get install -y tmux)"
+    need_pty
     TMUX_SOCK=$T/tmux.sock
     tm -f /dev/null new-session -d -s t -x 100 -y 30 "PS1='$ ' exec sh" ||
         skip "tmux cannot start a session here"
@@ -2591,6 +2618,7 @@ case_pipe_verbose() {
 pty_job() {
     command -v python3 >/dev/null || skip "no python3 for a pty driver"
     python3 -c 'import pty' 2>/dev/null || skip "python3 has no pty module"
+    need_pty
     local script=$1
     shift
     python3 - "$@" >"$T/out" 2>"$T/err" <<EOF
@@ -2950,6 +2978,17 @@ case_contain_caps_need_privilege() {
     expect_err_has "needs CAP_SETPCAP"
 }
 
+# need_seccomp: skips unless forkless can install a seccomp filter here: a
+# kernel without CONFIG_SECCOMP_FILTER, or a container's filter that denies
+# seccomp() or prctl(), refuses it at step seccomp, or at the no_new_privs
+# it implies (any other failure is forkless's own: the case goes on, and
+# fails).
+need_seccomp() {
+    "$FL" run --seccomp-deny mkdirat -- true >"$T/probe" 2>&1 && return
+    grep -Eq '^forkless: (seccomp|no_new_privs): ' "$T/probe" &&
+        skip "cannot install a seccomp filter here: $(cat "$T/probe")"
+}
+
 # deny_mkdir: the system calls that make a directory here (mkdir is not
 # on every architecture).
 deny_mkdir() {
@@ -2957,6 +2996,7 @@ deny_mkdir() {
 }
 
 case_contain_seccomp() {
+    need_seccomp
     local calls
     calls=$(deny_mkdir)
     run_fl run --seccomp-deny "$calls" -- mkdir "$T/d"
