@@ -92,7 +92,12 @@ char *t_fmt(const char *fmt, ...)
     return t_keep(s);
 }
 
-static char *tmpdirs[16];
+/* Each directory is removed by the process that made it: a forked helper
+ * of a case removes its own (t_helper_exit()), never its parent's. */
+static struct {
+    char *path;
+    pid_t owner;
+} tmpdirs[16];
 static int ntmpdirs;
 
 static int rm_one(const char *path, const struct stat *st, int type,
@@ -131,13 +136,15 @@ static void remove_tmpdirs(void)
 {
     remove_bindir();
     for (int i = 0; i < ntmpdirs; i++) {
+        if (tmpdirs[i].owner != getpid())
+            continue;
         /* Cases leave directories without permissions (PATH tests). */
         char *noperm = NULL;
-        if (asprintf(&noperm, "%s/noperm", tmpdirs[i]) > 0) {
+        if (asprintf(&noperm, "%s/noperm", tmpdirs[i].path) > 0) {
             chmod(noperm, 0700);
             free(noperm);
         }
-        nftw(tmpdirs[i], rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        nftw(tmpdirs[i].path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     }
     ntmpdirs = 0;
 }
@@ -149,8 +156,16 @@ char *t_tmpdir(void)
     char *d = t_strdup("/tmp/fl-test-XXXXXX");
     if (!mkdtemp(d))
         FAIL("mkdtemp: %s", strerror(errno));
-    tmpdirs[ntmpdirs++] = d;
+    tmpdirs[ntmpdirs].path = d;
+    tmpdirs[ntmpdirs].owner = getpid();
+    ntmpdirs++;
     return d;
+}
+
+void t_helper_exit(int code)
+{
+    remove_tmpdirs();
+    _exit(code);
 }
 
 /* Copies the file at fd src to path (which must not exist), mode 0755. */

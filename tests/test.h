@@ -272,8 +272,12 @@ bool t_library_fd(int fd);
 /* The fd of it, or -1. */
 int t_library_fd_find(void);
 
-/* A temporary directory, removed at exit. */
+/* A temporary directory, removed at exit by the process that made it. */
 char *t_tmpdir(void);
+/* Ends a forked helper of a case (instead of _exit()): removes the
+ * temporary directories the helper made itself, and only those (its
+ * parent's, which it inherited the list of, are the parent's to remove). */
+__attribute__((noreturn)) void t_helper_exit(int code);
 /* Writes a file with the given content and mode; returns path (kept). */
 char *t_write_file(const char *dir, const char *name, const char *content,
                    mode_t mode);
