@@ -168,6 +168,45 @@ void t_helper_exit(int code)
     _exit(code);
 }
 
+/* The system's standard PATH, confstr(_CS_PATH): where execvp() and the
+ * library search when the environment has no PATH at all ("/bin:/usr/bin"
+ * with glibc and musl, which finds the tools with or without a merged
+ * /usr). */
+static const char *standard_path(void)
+{
+    static char path[1024];
+    if (!path[0]) {
+        size_t n = confstr(_CS_PATH, path, sizeof path);
+        if (n == 0 || n > sizeof path)
+            snprintf(path, sizeof path, "/bin:/usr/bin");
+    }
+    return path;
+}
+
+const char *t_tools_path(void)
+{
+    static char *entry;
+    if (!entry)
+        entry = t_fmt("PATH=%s", standard_path());
+    return entry;
+}
+
+char *t_tool(const char *name)
+{
+    const char *dirs = standard_path();
+    for (const char *d = dirs; *d;) {
+        size_t len = strcspn(d, ":");
+        char *path = t_fmt("%.*s/%s", (int)len, d, name);
+        struct stat st;
+        if (len > 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(path, X_OK) == 0)
+            return path;
+        d += len + (d[len] == ':');
+    }
+    SKIP(t_fmt("needs %s, which is in no directory of the standard PATH %s",
+               name, dirs));
+}
+
 /* Copies the file at fd src to path (which must not exist), mode 0755. */
 static void copy_exe_to(int src, const char *from, const char *path)
 {
@@ -382,7 +421,7 @@ void fl_t_needs_close_others(const char *file, int line)
 {
     if (FL_T_POSIX_SPAWN_CLOSES_FDS || fl_test_backend != FL_BACKEND_POSIX_SPAWN)
         return;
-    struct fl_cmd cmd = { .argv = ARGV("true"), .backend = fl_test_backend };
+    struct fl_cmd cmd = { .argv = ARGV(t_tool("true")), .backend = fl_test_backend };
     struct fl_proc p;
     fl_t_spawn(&cmd, &p, file, line);   /* skips the case after the refusal */
     t_wait(&p);

@@ -285,6 +285,22 @@ char *t_write_file(const char *dir, const char *name, const char *content,
  * (a child's umask) is given the owner's read bit first, as root needs none. */
 char *t_read_file(const char *path);
 
+/*
+ * Standard tools (sleep, head, stty, ...) for the children of a case: the
+ * suite may run with any PATH, an empty one or none at all, and a child
+ * that finds its tools through the test's own PATH would fail there. They
+ * come from the system's standard PATH, confstr(_CS_PATH), instead. (A
+ * case about the PATH search itself sets the child's PATH as it needs.)
+ *
+ * t_tool() gives the absolute path of one, and SKIPs the case where the
+ * system has none. t_tools_path() is "PATH=" and the standard PATH, for
+ * .env_set; TOOLS_PATH_ENV is an .env_set of it alone, for a shell script
+ * that runs tools by name.
+ */
+char *t_tool(const char *name);
+const char *t_tools_path(void);
+#define TOOLS_PATH_ENV ((const char *const[]){ t_tools_path(), NULL })
+
 /* A mask from the probe's SigBlk/SigIgn/SigCgt line. */
 unsigned long long t_sigmask_of(const char *out, const char *key);
 #define SIGBIT(sig) (1ULL << ((sig) - 1))

@@ -54,6 +54,21 @@ static void run_io(char *const *argv, bool in, const struct fl_io *io, struct fl
     fl_close(&p);
 }
 
+/* run_io() of sh -c script, a script that runs tools by name (sleep). */
+static void run_sh(const char *script, const struct fl_io *io, struct fl_result *r, int expect)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/sh", "-c", (char *)script),
+        .env_set = TOOLS_PATH_ENV,
+        .stdio = { { .kind = FL_NULL }, { .kind = FL_PIPE }, { .kind = FL_PIPE } },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_ERR(fl_communicate(&p, io, r), expect);
+    fl_close(&p);
+}
+
 /* ---- sizes ---------------------------------------------------------------- */
 
 TEST(sixty_four_mib_in_out_and_err_at_once_arrive_byte_exact) /* stress */
@@ -454,6 +469,7 @@ static void spawn_group_when_ready(struct fl_proc *p, const char *script)
 {
     char *ready = t_fmt("%s/ready", t_tmpdir());
     struct fl_cmd cmd = { .argv = ARGV("/bin/sh", "-c", (char *)script, ready),
+                          .env_set = TOOLS_PATH_ENV,
                           .stdio = { [0] = { .kind = FL_NULL }, [1] = { .kind = FL_PIPE } },
                           .flags = FL_NEW_PGROUP, .backend = BACKEND };
     SPAWN(&cmd, p);
@@ -536,7 +552,7 @@ TEST(a_process_that_ends_on_the_first_signal_is_not_reported_killed)
     struct fl_io io = { .out[0] = { .on_output = collect, .ctx = &c }, .stop = &stop,
                         .eof_wait_ms = 1000 };
     struct fl_result r;
-    run_io(ARGV("/bin/sh", "-c", "sleep 1 & echo x; sleep 10"), false, &io, &r, ECANCELED);
+    run_sh("sleep 1 & echo x; sleep 10", &io, &r, ECANCELED);
     ASSERT_EQ(r.stop_signal, SIGTERM);
     ASSERT_SIGNALED(r.status, SIGTERM);
     ASSERT(!r.killed);
@@ -551,7 +567,7 @@ TEST(a_stop_asked_on_the_last_partial_line_at_the_eof_wait_s_end_is_ecanceled)
     struct fl_io io = { .out[0] = { .on_output = collect, .ctx = &c, .lines = true },
                         .eof_wait_ms = 200 };
     struct fl_result r;
-    run_io(ARGV("/bin/sh", "-c", "printf 'a\\nSTOP'; sleep 2 &"), false, &io, &r, ECANCELED);
+    run_sh("printf 'a\\nSTOP'; sleep 2 &", &io, &r, ECANCELED);
     ASSERT_EQ(c.calls, 2);
     ASSERT(r.stop_requested);
     ASSERT_EXITED(r.status, 0);
