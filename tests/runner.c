@@ -97,7 +97,12 @@ char *t_fmt(const char *fmt, ...)
     return t_keep(s);
 }
 
-static char *tmpdirs[16];
+/* Each directory is removed by the process that made it: a forked helper
+ * of a case removes its own (t_helper_exit()), never its parent's. */
+static struct {
+    char *path;
+    pid_t owner;
+} tmpdirs[16];
 static int ntmpdirs;
 
 static int rm_one(const char *path, const struct stat *st, int type,
@@ -136,13 +141,15 @@ static void remove_tmpdirs(void)
 {
     remove_bindir();
     for (int i = 0; i < ntmpdirs; i++) {
+        if (tmpdirs[i].owner != getpid())
+            continue;
         /* Cases leave directories without permissions (PATH tests). */
         char *noperm = NULL;
-        if (asprintf(&noperm, "%s/noperm", tmpdirs[i]) > 0) {
+        if (asprintf(&noperm, "%s/noperm", tmpdirs[i].path) > 0) {
             chmod(noperm, 0700);
             free(noperm);
         }
-        nftw(tmpdirs[i], rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        nftw(tmpdirs[i].path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     }
     ntmpdirs = 0;
 }
@@ -154,8 +161,55 @@ char *t_tmpdir(void)
     char *d = t_strdup("/tmp/fl-test-XXXXXX");
     if (!mkdtemp(d))
         FAIL("mkdtemp: %s", strerror(errno));
-    tmpdirs[ntmpdirs++] = d;
+    tmpdirs[ntmpdirs].path = d;
+    tmpdirs[ntmpdirs].owner = getpid();
+    ntmpdirs++;
     return d;
+}
+
+void t_helper_exit(int code)
+{
+    remove_tmpdirs();
+    _exit(code);
+}
+
+/* The system's standard PATH, confstr(_CS_PATH): where execvp() and the
+ * library search when the environment has no PATH at all ("/bin:/usr/bin"
+ * with glibc and musl, which finds the tools with or without a merged
+ * /usr). */
+static const char *standard_path(void)
+{
+    static char path[1024];
+    if (!path[0]) {
+        size_t n = confstr(_CS_PATH, path, sizeof path);
+        if (n == 0 || n > sizeof path)
+            snprintf(path, sizeof path, "/bin:/usr/bin");
+    }
+    return path;
+}
+
+const char *t_tools_path(void)
+{
+    static char *entry;
+    if (!entry)
+        entry = t_fmt("PATH=%s", standard_path());
+    return entry;
+}
+
+char *t_tool(const char *name)
+{
+    const char *dirs = standard_path();
+    for (const char *d = dirs; *d;) {
+        size_t len = strcspn(d, ":");
+        char *path = t_fmt("%.*s/%s", (int)len, d, name);
+        struct stat st;
+        if (len > 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(path, X_OK) == 0)
+            return path;
+        d += len + (d[len] == ':');
+    }
+    SKIP(t_fmt("needs %s, which is in no directory of the standard PATH %s",
+               name, dirs));
 }
 
 /* Copies the file at fd src to path (which must not exist), mode 0755. */
@@ -372,7 +426,7 @@ void fl_t_needs_close_others(const char *file, int line)
 {
     if (FL_T_POSIX_SPAWN_CLOSES_FDS || fl_test_backend != FL_BACKEND_POSIX_SPAWN)
         return;
-    struct fl_cmd cmd = { .argv = ARGV("true"), .backend = fl_test_backend };
+    struct fl_cmd cmd = { .argv = ARGV(t_tool("true")), .backend = fl_test_backend };
     struct fl_proc p;
     fl_t_spawn(&cmd, &p, file, line);   /* skips the case after the refusal */
     t_wait(&p);

@@ -296,14 +296,34 @@ bool t_library_fd(int fd);
 /* The fd of it, or -1. */
 int t_library_fd_find(void);
 
-/* A temporary directory, removed at exit. */
+/* A temporary directory, removed at exit by the process that made it. */
 char *t_tmpdir(void);
+/* Ends a forked helper of a case (instead of _exit()): removes the
+ * temporary directories the helper made itself, and only those (its
+ * parent's, which it inherited the list of, are the parent's to remove). */
+__attribute__((noreturn)) void t_helper_exit(int code);
 /* Writes a file with the given content and mode; returns path (kept). */
 char *t_write_file(const char *dir, const char *name, const char *content,
                    mode_t mode);
 /* Reads a file; one of the test user's own that its mode makes unreadable
  * (a child's umask) is given the owner's read bit first, as root needs none. */
 char *t_read_file(const char *path);
+
+/*
+ * Standard tools (sleep, head, stty, ...) for the children of a case: the
+ * suite may run with any PATH, an empty one or none at all, and a child
+ * that finds its tools through the test's own PATH would fail there. They
+ * come from the system's standard PATH, confstr(_CS_PATH), instead. (A
+ * case about the PATH search itself sets the child's PATH as it needs.)
+ *
+ * t_tool() gives the absolute path of one, and SKIPs the case where the
+ * system has none. t_tools_path() is "PATH=" and the standard PATH, for
+ * .env_set; TOOLS_PATH_ENV is an .env_set of it alone, for a shell script
+ * that runs tools by name.
+ */
+char *t_tool(const char *name);
+const char *t_tools_path(void);
+#define TOOLS_PATH_ENV ((const char *const[]){ t_tools_path(), NULL })
 
 /* A mask from the probe's SigBlk/SigIgn/SigCgt line. */
 unsigned long long t_sigmask_of(const char *out, const char *key);

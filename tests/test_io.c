@@ -54,6 +54,33 @@ static void run_io(char *const *argv, bool in, const struct fl_io *io, struct fl
     fl_close(&p);
 }
 
+/* run_io() of sh -c script, a script that runs tools by name (sleep). */
+static void run_sh(const char *script, const struct fl_io *io, struct fl_result *r, int expect)
+{
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/sh", "-c", (char *)script),
+        .env_set = TOOLS_PATH_ENV,
+        .stdio = { { .kind = FL_NULL }, { .kind = FL_PIPE }, { .kind = FL_PIPE } },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_ERR(fl_communicate(&p, io, r), expect);
+    fl_close(&p);
+}
+
+/* Returns once the child has ended, leaving it unreaped (WNOWAIT) for
+ * the library to reap. */
+static void wait_ended(pid_t pid)
+{
+    siginfo_t si;
+    int r;
+    do
+        r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT);
+    while (r < 0 && errno == EINTR);
+    ASSERT_SYS(r);
+}
+
 /* ---- sizes ---------------------------------------------------------------- */
 
 TEST(sixty_four_mib_in_out_and_err_at_once_arrive_byte_exact) /* stress */
@@ -419,9 +446,16 @@ TEST(a_process_directed_sigpipe_the_caller_had_pending_stays_one)
 
 TEST(a_deadline_cuts_an_endless_eof_wait_short)
 {
+    /* The child has ended before the call starts (one slow to run could
+     * still be there at the deadline, and be stopped): only its grandchild
+     * holds stdout, and only the deadline ends the wait. */
+    struct fl_proc p;
+    spawn_piped(&p, PROBE("echo", "hi", "hold-fds", "30", "exit", "0"), false, true, true);
+    wait_ended(p.pid);
     struct fl_io io = { .eof_wait_ms = -1, .timeout_ms = 200 };
     struct fl_result r;
-    run_io(PROBE("echo", "hi", "hold-fds", "30", "exit", "0"), false, &io, &r, 0);
+    ASSERT_OK(fl_communicate(&p, &io, &r));
+    fl_close(&p);
     ASSERT_EXITED(r.status, 0);
     ASSERT(r.out[0].eof_missed);
     kill((pid_t)t_get_num(r.out[0].data, "grandchild"), SIGKILL);
@@ -473,6 +507,7 @@ static void spawn_group_when_ready(struct fl_proc *p, const char *script)
 {
     char *ready = t_fmt("%s/ready", t_tmpdir());
     struct fl_cmd cmd = { .argv = ARGV("/bin/sh", "-c", (char *)script, ready),
+                          .env_set = TOOLS_PATH_ENV,
                           .stdio = { [0] = { .kind = FL_NULL }, [1] = { .kind = FL_PIPE } },
                           .flags = FL_NEW_PGROUP, .backend = BACKEND };
     SPAWN(&cmd, p);
@@ -546,19 +581,50 @@ TEST(a_group_killed_at_the_grace_s_end_is_not_an_eof_missed)
     fl_result_free(&r);
 }
 
+/* The callback of the next case: it asks for the stop only once the child
+ * has ended, on a SIGTERM (left unreaped). Left to the stop's own SIGTERM,
+ * a child that a busy machine is slow to run could still be there when
+ * the grace runs out, and get the SIGKILL. */
+struct ended_then_stop {
+    pid_t pid;
+    char data[256];
+    size_t len;
+};
+
+static int end_then_stop(void *ctx, int stream, const char *d, size_t n)
+{
+    (void)stream;
+    struct ended_then_stop *e = ctx;
+    if (e->len + n < sizeof e->data) {
+        memcpy(e->data + e->len, d, n);
+        e->len += n;
+    }
+    kill(e->pid, SIGTERM);
+    wait_ended(e->pid);
+    return 1;
+}
+
 TEST(a_process_that_ends_on_the_first_signal_is_not_reported_killed)
 {
-    /* A background child keeps stdout open past the stop's grace: the
-     * SIGKILL due then has no process left to reach. */
-    struct collected c = { .stop_after = 1 };
-    struct fl_stop_policy stop = { .grace_ms = 100 };
-    struct fl_io io = { .out[0] = { .on_output = collect, .ctx = &c }, .stop = &stop,
-                        .eof_wait_ms = 1000 };
+    /* The stop finds the child ended, though not yet seen to be. A
+     * grandchild keeps stdout open past the grace (the eof wait outlasts
+     * it): the SIGKILL due at the grace's end has no process left to
+     * reach. */
+    struct fl_proc p;
+    spawn_piped(&p, PROBE("hold-fds", "30", "sleep", "30"), false, true, true);
+    struct ended_then_stop e = { .pid = p.pid };
+    /* A second: the caller itself may stall between the stop's start and
+     * its next look at the child. */
+    struct fl_stop_policy stop = { .grace_ms = 1000 };
+    struct fl_io io = { .out[0] = { .on_output = end_then_stop, .ctx = &e }, .stop = &stop,
+                        .eof_wait_ms = 2000 };
     struct fl_result r;
-    run_io(ARGV("/bin/sh", "-c", "sleep 1 & echo x; sleep 10"), false, &io, &r, ECANCELED);
+    ASSERT_ERR(fl_communicate(&p, &io, &r), ECANCELED);
+    fl_close(&p);
     ASSERT_EQ(r.stop_signal, SIGTERM);
     ASSERT_SIGNALED(r.status, SIGTERM);
     ASSERT(!r.killed);
+    kill((pid_t)t_get_num(e.data, "grandchild"), SIGKILL);
     fl_result_free(&r);
 }
 
@@ -570,7 +636,7 @@ TEST(a_stop_asked_on_the_last_partial_line_at_the_eof_wait_s_end_is_ecanceled)
     struct fl_io io = { .out[0] = { .on_output = collect, .ctx = &c, .lines = true },
                         .eof_wait_ms = 200 };
     struct fl_result r;
-    run_io(ARGV("/bin/sh", "-c", "printf 'a\\nSTOP'; sleep 2 &"), false, &io, &r, ECANCELED);
+    run_sh("printf 'a\\nSTOP'; sleep 2 &", &io, &r, ECANCELED);
     ASSERT_EQ(c.calls, 2);
     ASSERT(r.stop_requested);
     ASSERT_EXITED(r.status, 0);

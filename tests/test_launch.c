@@ -570,14 +570,15 @@ static int t_filter(const struct t_rule *rules, int nrules)
 #define NO_FILTER_HERE 77
 
 /* Runs body in a forked helper and expects it to exit 0 (an assertion
- * that fails there aborts it). */
+ * that fails there aborts it). The helper ends with t_helper_exit(): the
+ * FIFO's directory it made is its own to remove. */
 static void in_helper(void (*body)(void))
 {
     pid_t h = fork();
     ASSERT_SYS(h);
     if (h == 0) {
         body();
-        _exit(0);
+        t_helper_exit(0);
     }
     int st;
     ASSERT_EQ(waitpid(h, &st, 0), h);
@@ -603,7 +604,7 @@ static void pending_launch_under_no_p_pidfd(void)
     const struct t_rule no_p_pidfd = { SYS_waitid, 1, { 0 }, { 3 /* P_PIDFD */ },
                                        SECCOMP_RET_ERRNO | EINVAL };
     if (t_filter(&no_p_pidfd, 1) != 0)
-        _exit(NO_FILTER_HERE);
+        t_helper_exit(NO_FILTER_HERE);
     char *fifo = make_fifo();
     pthread_t th;
     ASSERT_OK(pthread_create(&th, NULL, release_fifo_later, fifo));
@@ -662,7 +663,7 @@ static void failed_launch_without_any_pidfd(void)
     struct sigaction sa = { .sa_handler = on_sigsys };
     ASSERT_SYS(sigaction(SIGSYS, &sa, NULL));
     if (t_filter(rules, 2) != 0)
-        _exit(NO_FILTER_HERE);
+        t_helper_exit(NO_FILTER_HERE);
     struct fl_cmd cmd = { .argv = ARGV("/nonexistent/prog"), .flags = FL_NO_PIDFD };
     struct fl_proc p;
     launch(&cmd, &p);

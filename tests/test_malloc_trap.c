@@ -126,6 +126,9 @@ TEST(spawning_with_every_option_never_allocates_in_the_child) /* stress */
     sigaddset(&mask, SIGUSR2);
     static const struct fl_rlimit no_core[] = { { RLIMIT_CORE, 0, 0 } };
     bool full = BACKEND != FL_BACKEND_POSIX_SPAWN;
+    /* "true" is searched for, in a PATH of its own: the search is one of
+     * the options, and the test's own PATH may have nothing to search. */
+    const char *path = t_tools_path();
     atomic_store(&owner, (int)getpid());
     pthread_t t;
     ASSERT_OK(pthread_create(&t, NULL, churn, NULL));
@@ -134,7 +137,7 @@ TEST(spawning_with_every_option_never_allocates_in_the_child) /* stress */
         struct fl_cmd cmd = {
             .argv = ARGV("true"),
             .cwd = dir,
-            .env_set = (const char *const[]){ "FL_TRAP=1", NULL },
+            .env_set = (const char *const[]){ "FL_TRAP=1", path, NULL },
             .env_unset = (const char *const[]){ "HOME", NULL },
             .stdio = { { .kind = FL_PIPE }, { .kind = FL_NULL }, { .kind = FL_TO_STDOUT } },
             .fds = (struct fl_fd_map[]){ { 3, extra }, { 4, extra } },

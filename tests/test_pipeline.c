@@ -468,7 +468,8 @@ TEST(the_stop_reaches_a_process_that_a_stage_started)
     struct fl_cmd stages[] = {
         STAGE("sleep", "100"),
         { .argv = ARGV("/bin/sh", "-c", "sleep 100 & echo $!; wait"),
-          .stdio = { [1] = { .kind = FL_PIPE } }, .backend = BACKEND },
+          .env_set = TOOLS_PATH_ENV, .stdio = { [1] = { .kind = FL_PIPE } },
+          .backend = BACKEND },
     };
     struct fl_pipeline pl;
     spawn_ok(stages, 2, &pl);

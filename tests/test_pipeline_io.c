@@ -8,6 +8,7 @@
  */
 #include "test.h"
 
+#include <poll.h>
 #include <signal.h>
 
 #define NSTAGES(a) (sizeof(a) / sizeof((a)[0]))
@@ -118,11 +119,21 @@ TEST(one_callers_buffer_for_several_stages_stderr_is_einval)
 TEST(a_deadline_stops_every_stage_while_output_flows)
 {
     NEEDS_CLOSE_OTHERS();
-    struct fl_cmd stages[] = { STAGE("yes", "y"), STAGE("cat") };
+    struct fl_cmd stages[] = {
+        STAGE("yes", "y"),
+        { .argv = PROBE("cat"), .stdio = { [1] = { .kind = FL_PIPE } }, .backend = BACKEND },
+    };
+    struct fl_pipeline pl;
+    ASSERT_OK(fl_pipeline_spawn(stages, 2, &pl, NULL));
+    /* The deadline starts once the output flows: stages slow to start
+     * could otherwise meet it before they wrote anything. */
+    struct pollfd flows = { .fd = pl.procs[1].stdio[1], .events = POLLIN };
+    ASSERT_EQ(poll(&flows, 1, 20000), 1);   /* 20 s: a hang, not a measure */
     struct fl_io io = { .out = { [0] = { .capture = true, .discard = true } },
                         .timeout_ms = 30 };
     struct fl_result res[2];
-    run_ok(stages, 2, &io, res);
+    ASSERT_OK(fl_pipeline_communicate(&pl, &io, res));
+    fl_pipeline_close(&pl);
     for (size_t k = 0; k < 2; k++) {
         ASSERT(res[k].timed_out);
         ASSERT_EQ(res[k].stop_signal, SIGTERM);

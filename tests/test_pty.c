@@ -203,6 +203,7 @@ TEST(pty_ctrl_c_reaches_child)
         .argv = ARGV("/bin/sh", "-c",
                      "trap 'echo GOT-INT; exit 3' INT; echo READY; "
                      "while :; do sleep 0.1; done"),
+        .env_set = TOOLS_PATH_ENV,
         .stdio = { { .kind = FL_PTY }, { .kind = FL_PTY }, { .kind = FL_PTY } },
         .backend = BACKEND,
     };
@@ -247,7 +248,7 @@ TEST(pty_ten_mib_to_a_slow_reader) /* stress */
     enum { TOTAL = 10 << 20 };
     struct termios raw = t_raw_termios();
     struct fl_cmd cmd = {
-        .argv = ARGV("head", "-c", "10485760", "/dev/zero"),
+        .argv = ARGV(t_tool("head"), "-c", "10485760", "/dev/zero"),
         .stdio = { { .kind = FL_NULL }, { .kind = FL_PTY }, { .kind = FL_NULL } },
         .tty = &(struct fl_tty_options){ .termios = &raw },
         .backend = BACKEND,
@@ -339,6 +340,7 @@ TEST(pty_resize_sends_sigwinch)
         .argv = ARGV("/bin/sh", "-c",
                      "trap 'stty size; exit 0' WINCH; echo READY; "
                      "while :; do sleep 0.1; done"),
+        .env_set = TOOLS_PATH_ENV,
         .stdio = { { .kind = FL_PTY }, { .kind = FL_PTY }, { .kind = FL_PTY } },
         .tty = &(struct fl_tty_options){ .rows = 10, .cols = 20 },
         .backend = BACKEND,

@@ -87,8 +87,11 @@ TEST(a_file_that_cannot_be_opened_comes_before_a_program_not_found)
     /* The clone and fork children open their files before they look for
      * the program: the open's error is the one. The posix_spawn backend
      * searches first, and a search that finds nothing starts nothing (the
-     * header says so): exec's ENOENT. */
+     * header says so): exec's ENOENT. The child's PATH is set, with
+     * entries to search in vain: the test's own may have none (an empty
+     * PATH), and a search of nothing is refused before any child runs. */
     struct fl_cmd cmd = { .argv = ARGV("fl-no-such-program"),
+                          .env_set = TOOLS_PATH_ENV,
                           .stdio = { [0] = { .kind = FL_FILE, .path = "/nonexistent/in" } },
                           .backend = BACKEND };
     struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, BACKEND == FL_BACKEND_POSIX_SPAWN
@@ -513,8 +516,10 @@ TEST(a_cwd_that_is_a_file_fails_at_chdir)
 
 TEST(a_missing_cwd_fails_at_chdir_before_any_path_search)
 {
+    /* The child's PATH is set, with entries to search: the test's own may
+     * have none, and a search of nothing is refused before the chdir. */
     struct fl_cmd cmd = { .argv = ARGV("fl-no-such-program"), .cwd = "/nonexistent/dir",
-                          .backend = BACKEND };
+                          .env_set = TOOLS_PATH_ENV, .backend = BACKEND };
     struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_CHDIR);
     ASSERT_STR_EQ(fl_step_name(e.step), "chdir");
 }

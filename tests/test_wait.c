@@ -29,6 +29,7 @@ static pid_t start_shell_with_member(struct fl_proc *p, unsigned flags, const ch
                                 : "sleep 100 & echo $!; wait";
     struct fl_cmd cmd = {
         .argv = ARGV((char *)sh(), "-c", (char *)script),
+        .env_set = TOOLS_PATH_ENV,
         .stdio = { [1] = { .kind = FL_PIPE } },
         .flags = flags,
         .cgroup = cgroup,

@@ -8,6 +8,21 @@
 # bound against a hang, not a measurement.
 set -u
 
+# The tools, the script's and those the cases run by name (sh, cat,
+# sleep), come from the system's standard PATH, whatever PATH the suite
+# was started with: an empty one, or none, must not make them "not
+# found". The caller's absolute directories follow, for optional tools
+# installed elsewhere (python3, tmux); a case about the PATH search sets
+# the one it needs.
+std_path=$(command -p getconf PATH 2>/dev/null) || std_path=/bin:/usr/bin
+IFS=: read -ra caller_path <<<"${PATH-}"
+PATH=$std_path
+for dir in "${caller_path[@]}"; do
+    case $dir in /*) PATH=$PATH:$dir ;; esac
+done
+export PATH
+unset std_path caller_path dir
+
 CASE=${1:?usage: cli_test.sh CASE FORKLESS}
 FL=${2:?usage: cli_test.sh CASE FORKLESS}
 case $FL in /*) ;; *) FL=$PWD/$FL ;; esac  # cases may cd
@@ -932,31 +947,56 @@ case_no_kill_with_parent() {
 
 # ---------------------------------------------------------------- timeouts
 
+# time_up_when_ready FILE... -- COMMAND...: runs COMMAND (forkless, or
+# timeout(1)) in the background and, once each FILE holds a pid, tells it
+# the time is up (SIGALRM, which forkless takes as timeout(1) does);
+# STATUS gets its status. The program writes the files once it is ready
+# (its traps set, its children started): on a busy machine a fixed
+# --timeout could come first.
+time_up_when_ready() {
+    local files=() f
+    while [ "$1" != -- ]; do
+        files+=("$1")
+        shift
+    done
+    shift
+    "$@" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    for f in "${files[@]}"; do
+        wait_for file_has_pid "$f"
+        BACKGROUND_PIDS+=("$(cat "$f")")
+    done
+    kill -ALRM "$fl_pid"
+    # (In braces, so that bash's own note on a death by signal is quiet.)
+    { wait "$fl_pid"; STATUS=$?; } 2>/dev/null
+}
+# time_up_when_started COMMAND...: time_up_when_ready with $T/pid.
+time_up_when_started() { time_up_when_ready "$T/pid" -- "$@"; }
+
 case_timeout_kills_group() {
-    run_fl run --timeout 2 -- sh -c 'sleep 100 & echo $! >"$1"; wait' sh "$T/pid"
+    time_up_when_started "$FL" run --timeout 1h -- sh -c 'sleep 100 & echo $! >"$1"; wait' sh "$T/pid"
     expect_status 124
-    file_has_pid "$T/pid" || fail "no grandchild pid"
-    BACKGROUND_PIDS+=("$(cat "$T/pid")")
     wait_for is_dead "$(cat "$T/pid")"
 }
 
 case_timeout_child_leaves_group() {
     # The child moves from the group forkless made for it into ours
-    # (setpgid): the group signal misses it, the signal to the child
-    # itself must not. A hang would end in SIGKILL from the guard: 137.
+    # (setpgid), and only then is the time up: the group signal misses it,
+    # the signal to the child itself must not.
     command -v perl >/dev/null || skip "no perl to call setpgid"
-    timeout -s KILL 20 "$FL" run --timeout 0.5 -- perl -e '
-        open(my $f, ">", $ARGV[0]) or die; print $f "$$\n"; close $f;
+    time_up_when_started "$FL" run --timeout 1h -- perl -e '
         setpgrp(0, getpgrp(getppid())) or die "setpgid: $!";
-        exec "sleep", "100"' "$T/pid" >"$T/out" 2>"$T/err"
-    STATUS=$?
-    file_has_pid "$T/pid" && BACKGROUND_PIDS+=("$(cat "$T/pid")")
+        open(my $f, ">", $ARGV[0]) or die; print $f "$$\n"; close $f;
+        exec "sleep", "100"' "$T/pid"
     expect_status 124
     wait_for is_dead "$(cat "$T/pid")"
 }
 
 case_timeout_term_first() {
-    run_fl run --timeout 2 -- sh -c 'trap "echo got-term >\"$1\"; exit 3" TERM; sleep 100 & wait' sh "$T/flag"
+    time_up_when_started "$FL" run --timeout 1h -- sh -c '
+        trap "echo got-term >\"$1\"; exit 3" TERM; echo $$ >"$2"; sleep 100 & wait' \
+        sh "$T/flag" "$T/pid"
     expect_status 124
     expect_file "$T/flag" got-term
 }
@@ -965,27 +1005,13 @@ case_kill_after() {
     # The child ignores SIGTERM: SIGKILL follows after --kill-after. The
     # outer timeout only guards against a hang.
     # As with timeout(1), a child that took SIGKILL gives 128+9, not 124.
-    run_fl run --timeout 2 --kill-after 0.2 -- sh -c 'trap "" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' sh "$T/pid"
+    local ignore_term='trap "" TERM; echo $$ >"$1"; while :; do sleep 0.05; done'
+    time_up_when_started "$FL" run --timeout 1h --kill-after 0.2 -- sh -c "$ignore_term" sh "$T/pid"
     expect_status 137
-    file_has_pid "$T/pid" || fail "the child never started"
     wait_for is_dead "$(cat "$T/pid")"
-    run_fl run --timeout 0.1 --kill-after 0 -- sh -c 'trap "" TERM; while :; do sleep 0.05; done'
+    rm -f "$T/pid"
+    time_up_when_started "$FL" run --timeout 1h --kill-after 0 -- sh -c "$ignore_term" sh "$T/pid"
     expect_status 137
-}
-
-# time_up_when_started COMMAND...: runs COMMAND (forkless) in the
-# background and, once $T/pid holds a pid, tells it the time is up
-# (SIGALRM, which forkless takes as timeout(1) does); STATUS gets its
-# status.
-time_up_when_started() {
-    "$@" >"$T/out" 2>"$T/err" &
-    local fl_pid=$!
-    BACKGROUND_PIDS+=("$fl_pid")
-    wait_for file_has_pid "$T/pid"
-    BACKGROUND_PIDS+=("$(cat "$T/pid")")
-    kill -ALRM "$fl_pid"
-    wait "$fl_pid"
-    STATUS=$?
 }
 
 case_no_kill() {
@@ -1059,9 +1085,10 @@ case_timeout_signal() {
     expect_status 137
     local sig
     for sig in USR1 sigusr1 10 40 RTMAX rtmax-2 HUP; do
-        rm -f "$T/flag"
-        run_fl run --timeout 0.2 --signal "$sig" -- bash -c 'trap "echo got >\"$1\"; exit 4" "$2"; sleep 100 & wait' \
-            bash "$T/flag" "$(echo "$sig" | sed 's/^10$/USR1/; s/^sig//' | tr a-z A-Z)"
+        rm -f "$T/flag" "$T/pid"
+        time_up_when_started "$FL" run --timeout 1h --signal "$sig" -- bash -c '
+            trap "echo got >\"$1\"; exit 4" "$2"; echo $$ >"$3"; sleep 100 & wait' \
+            bash "$T/flag" "$(echo "$sig" | sed 's/^10$/USR1/; s/^sig//' | tr a-z A-Z)" "$T/pid"
         expect_status 124
         expect_file "$T/flag" got
     done
@@ -1071,10 +1098,10 @@ case_timeout_signal() {
 # follows a stop signal (timeout(1) sends it too), which lets the program
 # see the time is up, and SIGKILL at the --kill-after deadline.
 case_timeout_signal_0() {
-    run_fl run --timeout 0.2 --signal 0 --kill-after 1h -- bash -c '
+    time_up_when_started "$FL" run --timeout 1h --signal 0 --kill-after 1h -- bash -c '
         for s in HUP INT QUIT TERM USR1 USR2 ALRM; do trap "echo $s >>\"$1\"" $s; done
         trap "echo CONT >>\"\$1\"; kill \$!; exit 5" CONT
-        sleep 100 & wait' bash "$T/got"
+        sleep 100 & echo $$ >"$2"; wait' bash "$T/got" "$T/pid"
     expect_status 124
     expect_file "$T/got" CONT
     timeout -s KILL 60 "$FL" run --timeout 0.2 --signal 00 --kill-after 0.2 -- sleep 100 \
@@ -1101,12 +1128,15 @@ case_timeout_signal_bad() {
 }
 
 case_preserve_status() {
-    run_fl run --timeout 0.2 --preserve-status -- sh -c 'trap "exit 3" TERM; sleep 100 & wait'
+    time_up_when_started "$FL" run --timeout 1h --preserve-status -- sh -c '
+        trap "exit 3" TERM; echo $$ >"$1"; sleep 100 & wait' sh "$T/pid"
     expect_status 3
     # Killed by the timeout's signal: 128+N, exited, not died by it.
     wait_status "$T/how" "$FL" run --timeout 0.2 --preserve-status -- sleep 100
     expect_file "$T/how" "exit 143"
-    run_fl run --timeout 0.2 --kill-after 0 --preserve-status -- sh -c 'trap "" TERM; while :; do sleep 0.05; done'
+    rm -f "$T/pid"
+    time_up_when_started "$FL" run --timeout 1h --kill-after 0 --preserve-status -- sh -c '
+        trap "" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' sh "$T/pid"
     expect_status 137
     run_fl run --timeout 1h --preserve-status -- sh -c 'exit 5'
     expect_status 5
@@ -1119,10 +1149,9 @@ case_foreground() {
     run_fl run --timeout 1h --foreground -- cat /proc/self/stat
     expect_status 0
     [ "$(stat_field 5)" != "$(stat_pid)" ] || fail "child leads a group: $(out)"
-    run_fl run --timeout 0.3 --foreground -- sh -c 'sleep 100 & echo $! >"$1"; wait' sh "$T/pid"
+    time_up_when_started "$FL" run --timeout 1h --foreground -- sh -c 'sleep 100 & echo $! >"$1"; wait' \
+        sh "$T/pid"
     expect_status 124
-    file_has_pid "$T/pid" || fail "no grandchild pid"
-    BACKGROUND_PIDS+=("$(cat "$T/pid")")
     is_alive "$(cat "$T/pid")" || fail "the grandchild was timed out too"
     expect_bad_option run --foreground --pgroup -- true
     expect_bad_option run --foreground --setsid --timeout 1 -- true
@@ -1145,21 +1174,40 @@ same_as_timeout1() {
         fail "timeout $targs $*: $theirs; forkless run $fopts: $ours: $(err)"
 }
 
+# same_as_timeout1_when_ready "TIMEOUT ARGS" "FORKLESS OPTIONS" SCRIPT: as
+# same_as_timeout1 for sh -c SCRIPT, which writes its pid to the file $1
+# once its traps are set: only then is the time up for either (SIGALRM,
+# which timeout(1) takes for it too).
+same_as_timeout1_when_ready() {
+    local targs=$1 fopts=$2 script=$3 ours theirs
+    local PATH=/usr/bin:/bin  # as in same_as_timeout1
+    rm -f "$T/pid"
+    # shellcheck disable=SC2086
+    time_up_when_started timeout $targs sh -c "$script" sh "$T/pid"
+    theirs=$STATUS
+    rm -f "$T/pid"
+    # shellcheck disable=SC2086
+    time_up_when_started "$FL" run $fopts -- sh -c "$script" sh "$T/pid"
+    ours=$STATUS
+    [ "$ours" -eq "$theirs" ] ||
+        fail "timeout $targs: $theirs; forkless run $fopts: $ours; sh -c '$script': $(err)"
+}
+
 case_exit_codes_as_timeout1() {
     command -v timeout >/dev/null || skip "no timeout(1) to compare with"
-    local ignore_term='trap "" TERM; while :; do sleep 0.05; done'
+    local ignore_term='trap "" TERM; echo $$ >"$1"; while :; do sleep 0.05; done'
     same_as_timeout1 "0.2" "--timeout 0.2" sleep 100
     same_as_timeout1 "1h" "--timeout 1h" sh -c 'exit 3'
-    same_as_timeout1 "-k 0.2 0.2" "--timeout 0.2 --kill-after 0.2" sh -c "$ignore_term"
+    same_as_timeout1_when_ready "-k 0.2 1h" "--timeout 1h --kill-after 0.2" "$ignore_term"
     same_as_timeout1 "-s KILL 0.2" "--timeout 0.2 --signal KILL" sleep 100
     same_as_timeout1 "-s INT 0.2" "--timeout 0.2 --signal INT" sleep 100
     same_as_timeout1 "--preserve-status 0.2" "--timeout 0.2 --preserve-status" sleep 100
-    same_as_timeout1 "--preserve-status 0.2" "--timeout 0.2 --preserve-status" \
-        sh -c 'trap "exit 3" TERM; sleep 100 & wait'
-    same_as_timeout1 "--preserve-status -k 0.2 0.2" \
-        "--timeout 0.2 --kill-after 0.2 --preserve-status" sh -c "$ignore_term"
-    same_as_timeout1 "--foreground -k 0.2 0.2" "--timeout 0.2 --kill-after 0.2 --foreground" \
-        sh -c "$ignore_term"
+    same_as_timeout1_when_ready "--preserve-status 1h" "--timeout 1h --preserve-status" \
+        'trap "exit 3" TERM; echo $$ >"$1"; sleep 100 & wait'
+    same_as_timeout1_when_ready "--preserve-status -k 0.2 1h" \
+        "--timeout 1h --kill-after 0.2 --preserve-status" "$ignore_term"
+    same_as_timeout1_when_ready "--foreground -k 0.2 1h" \
+        "--timeout 1h --kill-after 0.2 --foreground" "$ignore_term"
     same_as_timeout1 "0.0000000001" "--timeout 0.0000000001" sleep 100
     same_as_timeout1 "1d" "--timeout 1d" true
     same_as_timeout1 "2.34e+5" "--timeout 2.34e+5" true
@@ -1191,9 +1239,9 @@ case_timeout_tiny() {
 }
 
 case_timeout_stays_in_group_with_setsid() {
-    run_fl run --setsid --timeout 2 -- sh -c 'sleep 100 & echo $! >"$1"; wait' sh "$T/pid"
+    time_up_when_started "$FL" run --setsid --timeout 1h -- sh -c 'sleep 100 & echo $! >"$1"; wait' \
+        sh "$T/pid"
     expect_status 124
-    file_has_pid "$T/pid" || fail "no grandchild pid"
     wait_for is_dead "$(cat "$T/pid")"
 }
 
@@ -2569,25 +2617,21 @@ case_pipe_sigpipe_status() {
 case_pipe_timeout() {
     # The whole pipeline is stopped: every stage, and what a stage left
     # in the group; 124 as timeout(1).
-    run_fl pipe --timeout 0.3 sh -c 'echo $$ >"$1"; exec sleep 100' sh "$T/p1" \
+    time_up_when_ready "$T/p1" "$T/p2" "$T/p3" -- "$FL" pipe --timeout 1h \
+        sh -c 'echo $$ >"$1"; exec sleep 100' sh "$T/p1" \
         ::: sh -c 'sleep 100 & echo $! >"$2"; echo $$ >"$1"; cat >/dev/null; wait' sh "$T/p2" "$T/p3"
+    expect_status 124
     local f
     for f in p1 p2 p3; do
-        file_has_pid "$T/$f" && BACKGROUND_PIDS+=("$(cat "$T/$f")")
-    done
-    expect_status 124
-    for f in p1 p2 p3; do
-        file_has_pid "$T/$f" || fail "$f: a stage never started"
         wait_for is_dead "$(cat "$T/$f")"
     done
 }
 
 case_pipe_timeout_kill() {
     # A stage that ignores SIGTERM gets SIGKILL at --kill-after: 128+9.
-    run_fl pipe --timeout 0.2 --kill-after 0.2 \
+    time_up_when_started "$FL" pipe --timeout 1h --kill-after 0.2 \
         sh -c 'trap "" TERM; echo $$ >"$1"; while :; do sleep 0.05; done' sh "$T/pid" ::: cat
     expect_status 137
-    file_has_pid "$T/pid" || fail "the stage never started"
     wait_for is_dead "$(cat "$T/pid")"
     run_fl pipe --timeout 0.2 --signal KILL sleep 100 ::: cat
     expect_status 137
