@@ -1189,7 +1189,11 @@ enum fl_stop_scope {
 };
 
 /* How to stop a process: .signal, then, .grace_ms later, SIGKILL. All
- * zero is SIGTERM, FL_STOP_GRACE_MS, the process alone. */
+ * zero is SIGTERM, FL_STOP_GRACE_MS, the process alone. Each signal
+ * reaches each process once: the group or the cgroup is sent it first,
+ * and then, through its pidfd, each process it missed (one that has left
+ * the group or the cgroup); many programs take a second TERM or INT as
+ * "stop now". */
 struct fl_stop_policy {
     int signal;              /* 0: SIGTERM */
     /* 0: FL_STOP_GRACE_MS; FL_STOP_NEVER_KILL; else milliseconds. */
@@ -1394,7 +1398,9 @@ struct fl_io {
      * short too, but not before the end of the grace that a stop of a
      * group or cgroup gives the rest of it (its output is read meanwhile,
      * and the call waits that long anyway); after the stop's SIGKILL it
-     * lasts 100 ms more at least, for the killed to close the pipes. */
+     * lasts 100 ms more at least, for the killed to close the pipes, and
+     * while the rest of the group or cgroup is still seen exiting (one
+     * that frees much memory takes a while), 10 s at most. */
     int eof_wait_ms;
     void *reserved_[4];      /* must be zero */
 };

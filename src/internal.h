@@ -377,6 +377,11 @@ FL__HIDDEN bool fl__stop_started(const struct fl__stopper *s);
  * grace (fl__stop_finish() waits for it so long): a time in ns, or -1 (no
  * stop of a group under way, or one that never kills). */
 FL__HIDDEN long long fl__stop_rest_until_ns(const struct fl__stopper *s);
+/* Is anything the stop reaches still running, beyond the processes
+ * themselves (which have ended): the rest of the group or the cgroup?
+ * 1 or 0; -1 when it cannot tell (no /proc of this pid namespace), and
+ * 0 for FL_STOP_PROCESS. */
+FL__HIDDEN int fl__stop_rest_running(const struct fl__stopper *s);
 /* wait_ms (-1: for ever) cut to the time left before SIGKILL is due. */
 FL__HIDDEN int fl__stop_clip_ms(const struct fl__stopper *s, int wait_ms);
 /* SIGKILL now, to all it reaches, whatever the phase. */

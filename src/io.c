@@ -113,6 +113,7 @@ struct xchg {
     struct fl__stopper *stop;
     long long deadline_ns;  /* -1: none */
     long long eof_at_ns;    /* -1: not yet, or never */
+    long long killed_at_ns; /* the stop's SIGKILL; -1: none yet */
     int eof_wait_ms;
     int err;                /* the first hard error */
     bool nomem, cancelled, stop_requested, timed_out;
@@ -310,8 +311,13 @@ static void start_stop(struct xchg *x)
 }
 
 /* How long after the stop's SIGKILL the outputs may still reach their
- * end (the killed close them as they exit) before the eof wait gives up. */
+ * end (the killed close them as they exit) before the eof wait gives up;
+ * and, while the rest of a group or cgroup it killed is still seen to
+ * run (a busy machine may take a while to run the exits), how long at
+ * most, looking again every KILLED_LOOK_NS. */
 #define KILLED_EOF_NS (100 * 1000000LL)
+#define KILLED_EXIT_MAX_NS (10 * 1000000000LL)
+#define KILLED_LOOK_NS (10 * 1000000LL)
 
 /* Is anything left for the stop's SIGKILL: a process, or the rest of a
  * group or cgroup? */
@@ -405,8 +411,22 @@ static void give_up_eof(struct xchg *x)
  * KILLED_EOF_NS from now: the killed close the pipes as they exit. */
 static void give_the_killed_a_moment(struct xchg *x, long long now)
 {
+    if (x->stop->killed && x->killed_at_ns < 0)
+        x->killed_at_ns = now;
     if (x->stop->killed && x->eof_at_ns >= 0 && x->eof_at_ns < now + KILLED_EOF_NS)
         x->eof_at_ns = now + KILLED_EOF_NS;
+}
+
+/* The eof wait is over, but the rest of a group or cgroup that the stop
+ * killed is still exiting (it lets go of the pipes as it does): the wait
+ * goes on while it is seen to, KILLED_EXIT_MAX_NS at most. */
+static bool killed_still_exiting(struct xchg *x, long long now)
+{
+    if (x->killed_at_ns < 0 || now - x->killed_at_ns >= KILLED_EXIT_MAX_NS ||
+        fl__stop_rest_running(x->stop) <= 0)
+        return false;
+    x->eof_at_ns = now + KILLED_LOOK_NS;
+    return true;
 }
 
 /* After the processes have all ended: the time left for the outputs. */
@@ -495,7 +515,7 @@ static bool step(struct xchg *x)
         give_the_killed_a_moment(x, now);
     if (x->nended == x->n && x->eof_at_ns < 0)
         start_eof_wait(x);
-    if (x->eof_at_ns >= 0 && now >= x->eof_at_ns)
+    if (x->eof_at_ns >= 0 && now >= x->eof_at_ns && !killed_still_exiting(x, now))
         give_up_eof(x);
     return true;
 }
@@ -573,7 +593,7 @@ int fl__exchange(struct fl_proc *procs, struct fl_result *results, size_t n,
         results[k] = (struct fl_result){ .exit_code = -1 };
     struct xchg x = {
         .procs = procs, .n = n, .st = streams, .ns = nstreams, .nopen = nstreams,
-        .stop = stop, .deadline_ns = -1, .eof_at_ns = -1,
+        .stop = stop, .deadline_ns = -1, .eof_at_ns = -1, .killed_at_ns = -1,
         .eof_wait_ms = io->eof_wait_ms ? io->eof_wait_ms : FL_EOF_WAIT_MS,
     };
     if (io->timeout_ms > 0)

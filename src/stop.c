@@ -130,19 +130,22 @@ static bool cgroup_kill(const char *cgroup)
 /* Each member through a pidfd: the pid is read, its pidfd opened, and the
  * list read again; a pid still listed after its pidfd was opened names a
  * member, or a process that has ended since (the signal then does
- * nothing), never a stranger that took the number. */
-static void cgroup_signal(const char *cgroup, int sig)
+ * nothing), never a stranger that took the number. Returns the pids that
+ * the signal was sent to (*n of them; malloc'd), or NULL when none or
+ * when cgroup.kill sent it. */
+static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent)
 {
+    *sent = 0;
     if (sig == SIGKILL && cgroup_kill(cgroup))
-        return;
+        return NULL;
     size_t n, again_n;
     pid_t *pids = cgroup_pids(cgroup, &n);
     if (!pids)
-        return;
+        return NULL;
     int *fds = malloc(n * sizeof *fds);
     if (!fds) {
         free(pids);
-        return;
+        return NULL;
     }
     for (size_t i = 0; i < n; i++)
         fds[i] = fl__pidfd_open(pids[i]);
@@ -150,13 +153,14 @@ static void cgroup_signal(const char *cgroup, int sig)
     for (size_t i = 0; i < n; i++) {
         if (fds[i] < 0)
             continue;
-        if (again && listed(again, again_n, pids[i]))
-            fl__sys4(SYS_pidfd_send_signal, fds[i], sig, 0, 0);
+        if (again && listed(again, again_n, pids[i]) &&
+            fl__sys4(SYS_pidfd_send_signal, fds[i], sig, 0, 0) == 0)
+            pids[(*sent)++] = pids[i];  /* i >= *sent: unread ones stay */
         close(fds[i]);
     }
     free(again);
     free(fds);
-    free(pids);
+    return pids;
 }
 
 static bool cgroup_populated(const char *cgroup)
@@ -166,20 +170,33 @@ static bool cgroup_populated(const char *cgroup)
     return n > 0;
 }
 
-/* Sends sig to everything the stop reaches. Each process goes first,
- * through its pidfd: it may have left its group. */
+/* Sends sig to everything the stop reaches, once each: to the group or
+ * the cgroup, then, through its pidfd, to each process that missed it
+ * (it may have left the group or the cgroup). A second copy of a signal
+ * that arrives after the first was handled is a second request, which
+ * many programs take as "stop now" (a second TERM or INT); a real-time
+ * signal would even be queued twice. */
 static void send_all(struct fl__stopper *s, int sig)
 {
-    for (size_t i = 0; i < s->n; i++)
-        fl_kill(&s->procs[i], sig);
+    pid_t group = 0, *members = NULL;
+    size_t nmembers = 0;
     if (s->scope == FL_STOP_GROUP) {
-        fl_killpg(&s->procs[0], sig);
+        if (fl_killpg(&s->procs[0], sig) == 0)
+            group = s->procs[0].pid;
     } else if (s->scope == FL_STOP_CGROUP) {
-        int state;  /* as in rest_running() */
+        int state;  /* as in fl__stop_rest_running() */
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-        cgroup_signal(s->cgroup, sig);
+        members = cgroup_signal(s->cgroup, sig, &nmembers);
         pthread_setcancelstate(state, NULL);
     }
+    /* No process is reaped yet: each pid is still its own. */
+    for (size_t i = 0; i < s->n; i++) {
+        pid_t pid = s->procs[i].pid;
+        if ((group > 0 && fl__sys1(SYS_getpgid, pid) == group) || listed(members, nmembers, pid))
+            continue;
+        fl_kill(&s->procs[i], sig);
+    }
+    free(members);
 }
 
 void fl__stop_begin(struct fl__stopper *s)
@@ -302,9 +319,7 @@ int fl_pgroup_running(const struct fl_proc *p, bool *running)
     return 0;
 }
 
-/* Is anything the stop reaches still running, beyond the processes
- * themselves (which have ended)? -1: cannot tell. */
-static int rest_running(const struct fl__stopper *s)
+int fl__stop_rest_running(const struct fl__stopper *s)
 {
     /* The walks hold a DIR, a FILE or memory: no cancellation in them
      * (the caller's wait is cancelled in its sleep instead). */
@@ -327,7 +342,7 @@ void fl__stop_finish(struct fl__stopper *s)
      * lasts the whole grace. Never killed: nothing waits for it. */
     long long interval_ms = 2;
     while (s->phase == STOP_SIGNALLED && s->kill_at_ns >= 0) {
-        int running = rest_running(s);
+        int running = fl__stop_rest_running(s);
         if (running == 0)
             return;
         long long left = (s->kill_at_ns - fl__now_ns()) / 1000000;

@@ -39,6 +39,10 @@
  *   write-fd FD TEXT   write TEXT and a newline to fd FD
  *   cat            copy fd 0 to fd 1 until EOF
  *   kill-self SIG  send itself signal SIG
+ *   count-signal SIG SECS   catch SIG, write "ready" to fd 1 and, SECS
+ *                  after SIG first came, exit with the number of times
+ *                  it came (a copy sent twice is caught twice when it
+ *                  comes after the first was handled, or is real-time)
  * Pipeline actions (test_pipeline.c):
  *   yes TEXT       write TEXT and a newline to fd 1 for ever: a reader that
  *                  goes away ends it, with SIGPIPE (or exit 120 on EPIPE)
@@ -51,6 +55,9 @@
  *   print FD TEXT  write TEXT to fd FD, with \n read as a newline, and
  *                  nothing added
  *   close-stdin    close fd 0
+ *   hold-memory MIB   map MIB MiB and write to every page, so that the
+ *                  probe takes a while to exit (the kernel frees them
+ *                  before it closes the fds)
  *   hold-fds SECS  fork a grandchild that keeps every fd open and sleeps
  *                  SECS, then exits; reports "grandchild PID" and goes on
  * Containment reports (test_contain.c, test_caps.c):
@@ -125,6 +132,7 @@
 #include <sys/stat.h>
 #include <stdbool.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <time.h>
@@ -460,6 +468,33 @@ static void write_line(int fd, const char *text)
     free(s);
 }
 
+static volatile sig_atomic_t signals_counted;
+
+static void count_signal(int sig)
+{
+    (void)sig;
+    signals_counted++;
+}
+
+static void do_count_signal(int sig, const char *secs)
+{
+    struct sigaction sa = { .sa_handler = count_signal };
+    sigemptyset(&sa.sa_mask);
+    sigset_t set, open;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    /* Blocked until sigsuspend(): one that came before it is not lost. */
+    if (sigaction(sig, &sa, NULL) != 0 || sigprocmask(SIG_BLOCK, &set, &open) != 0)
+        exit(120);
+    sigdelset(&open, sig);
+    write_line(1, "ready");
+    while (!signals_counted)
+        sigsuspend(&open);
+    sigprocmask(SIG_SETMASK, &open, NULL);
+    do_sleep(secs);
+    exit(signals_counted > 100 ? 100 : signals_counted);
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: probe [--out FILE] COMMAND [ARGS]...\n");
@@ -591,6 +626,16 @@ static void do_hold_fds(const char *secs)
     put("grandchild %d", (int)pid);
 }
 
+static void do_hold_memory(const char *mib)
+{
+    size_t len = (size_t)strtoull(mib, NULL, 10) << 20;
+    char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        die("mmap");
+    for (size_t k = 0; k < len; k += 4096)
+        m[k] = 1;
+}
+
 /* The io commands; returns false for a word that is none of them. */
 static bool io_command(const char *c, char **argv, int argc, int *i)
 {
@@ -615,6 +660,10 @@ static bool io_command(const char *c, char **argv, int argc, int *i)
         const char *s = arg(argv, argc, (*i)++);
         flush_report();
         do_hold_fds(s);
+    } else if (!strcmp(c, "hold-memory")) {
+        const char *s = arg(argv, argc, (*i)++);
+        flush_report();
+        do_hold_memory(s);
     } else {
         return false;
     }
@@ -1132,6 +1181,11 @@ int main(int argc, char **argv)
             int sig = atoi(arg(argv, argc, i++));
             flush_report();
             kill(getpid(), sig);
+        } else if (!strcmp(c, "count-signal")) {
+            int sig = atoi(arg(argv, argc, i++));
+            const char *secs = arg(argv, argc, i++);
+            flush_report();
+            do_count_signal(sig, secs);
         } else if (!pipeline_action(c, argv, argc, &i) && !io_command(c, argv, argc, &i) &&
                    !ns_command(c, argv, argc, &i) && !lock_command(c, argv, argc, &i)) {
             fprintf(stderr, "probe: unknown command \"%s\"\n", c);

@@ -503,10 +503,10 @@ TEST(a_deadline_in_the_middle_of_output_stops_the_child_and_keeps_what_came)
 /* Starts sh -c script in a process group of its own, with $0 a path the
  * script creates once it is ready (its traps set), and waits for that:
  * a deadline or a stop that came first would find it half set up. */
-static void spawn_group_when_ready(struct fl_proc *p, const char *script)
+static void spawn_group_when_ready_with(struct fl_proc *p, const char *script, const char *arg1)
 {
     char *ready = t_fmt("%s/ready", t_tmpdir());
-    struct fl_cmd cmd = { .argv = ARGV("/bin/sh", "-c", (char *)script, ready),
+    struct fl_cmd cmd = { .argv = ARGV("/bin/sh", "-c", (char *)script, ready, (char *)arg1),
                           .env_set = TOOLS_PATH_ENV,
                           .stdio = { [0] = { .kind = FL_NULL }, [1] = { .kind = FL_PIPE } },
                           .flags = FL_NEW_PGROUP, .backend = BACKEND };
@@ -516,6 +516,12 @@ static void spawn_group_when_ready(struct fl_proc *p, const char *script)
         struct timespec ms = { 0, 1000000 };
         nanosleep(&ms, NULL);
     }
+}
+
+/* spawn_group_when_ready_with() without $1. */
+static void spawn_group_when_ready(struct fl_proc *p, const char *script)
+{
+    spawn_group_when_ready_with(p, script, NULL);
 }
 
 TEST(after_a_deadline_the_rest_of_the_group_is_read_while_it_has_its_grace)
@@ -577,6 +583,38 @@ TEST(a_group_killed_at_the_grace_s_end_is_not_an_eof_missed)
     ASSERT(r.timed_out);
     ASSERT(r.killed);
     ASSERT_SIGNALED(r.status, SIGKILL);
+    ASSERT(!r.out[0].eof_missed);
+    fl_result_free(&r);
+}
+
+/* MemAvailable of /proc/meminfo in MiB, or -1. */
+static long long available_mib(void)
+{
+    char *info = t_read_file("/proc/meminfo");
+    const char *at = info ? strstr(info, "MemAvailable:") : NULL;
+    return at ? atoll(at + strlen("MemAvailable:")) / 1024 : -1;
+}
+
+TEST(a_killed_group_member_slow_to_exit_still_gives_its_eof)
+{
+    /* A member that holds 2 GiB takes a while to exit on a SIGKILL (the
+     * kernel frees its memory before it closes its fds): the eof wait
+     * lasts while the group it killed is still exiting. */
+    NEEDS_CLOSE_OTHERS();
+    long long mib = available_mib();
+    if (mib < 4096)
+        SKIP("needs 4 GiB of memory available, for a member that holds 2");
+    struct fl_proc p;
+    spawn_group_when_ready_with(&p, "trap '' TERM; \"$1\" --out \"$0\" hold-memory 2048 proc "
+                                    "sleep 30 & sleep 30",
+                                fl_test_probe);
+    struct fl_stop_policy stop = { .scope = FL_STOP_GROUP, .grace_ms = 100 };
+    struct fl_io io = { .out[0].capture = true, .stop = &stop, .timeout_ms = 100,
+                        .eof_wait_ms = -1 };
+    struct fl_result r;
+    ASSERT_OK(fl_communicate(&p, &io, &r));
+    fl_close(&p);
+    ASSERT(r.killed);
     ASSERT(!r.out[0].eof_missed);
     fl_result_free(&r);
 }

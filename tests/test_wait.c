@@ -427,7 +427,8 @@ TEST(the_process_scope_leaves_the_rest_of_the_group)
     fl_close(&p);
 }
 
-TEST(the_cgroup_scope_stops_a_member_that_left_the_session)
+/* A new cgroup for a child, or the case skips. */
+static char *child_cgroup(void)
 {
     if (geteuid() != 0)
         SKIP("needs root to make a cgroup");
@@ -437,6 +438,19 @@ TEST(the_cgroup_scope_stops_a_member_that_left_the_session)
     char *dir = t_make_cgroup(&rel);
     if (!dir)
         SKIP("no writable cgroup v2 hierarchy");
+    return dir;
+}
+
+/* Its last member may still be on its way out. */
+static void remove_cgroup(const char *dir)
+{
+    for (int i = 0; i < 200 && rmdir(dir) != 0 && errno == EBUSY; i++)
+        usleep(5000);
+}
+
+TEST(the_cgroup_scope_stops_a_member_that_left_the_session)
+{
+    char *dir = child_cgroup();
     struct fl_proc p;
     pid_t member = start_shell_with_member(&p, 0, dir, true);
     struct fl_result r;
@@ -446,8 +460,46 @@ TEST(the_cgroup_scope_stops_a_member_that_left_the_session)
     wait_gone(member);
     ASSERT(!t_running(member));
     fl_close(&p);
-    for (int i = 0; i < 200 && rmdir(dir) != 0 && errno == EBUSY; i++)
-        usleep(5000);
+    remove_cgroup(dir);
+}
+
+/* Starts the probe counting a real-time signal (queued, so a copy sent
+ * twice is caught twice however close together) and stops it with
+ * policy's scope; returns how many times the probe caught it. */
+static int stop_counting_child(struct fl_stop_policy policy, unsigned flags, const char *cgroup)
+{
+    char sig[16];
+    snprintf(sig, sizeof sig, "%d", SIGRTMIN + 1);
+    struct fl_cmd cmd = { .argv = PROBE("count-signal", sig, "0.3"), .flags = flags,
+                          .cgroup = cgroup, .stdio = { [1] = { .kind = FL_PIPE } },
+                          .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    free(t_read_until(p.stdio[1], "ready"));
+    policy.signal = SIGRTMIN + 1;
+    policy.grace_ms = 60000;
+    struct fl_result r;
+    ASSERT_OK(fl_stop(&p, &policy, &r));
+    ASSERT_EQ(r.stop_signal, SIGRTMIN + 1);
+    ASSERT(!r.killed);
+    fl_close(&p);
+    return r.exit_code;
+}
+
+TEST(the_group_scope_signals_a_leader_in_its_group_once)
+{
+    ASSERT_EQ(stop_counting_child((struct fl_stop_policy){ .scope = FL_STOP_GROUP },
+                                  FL_NEW_PGROUP, NULL),
+              1);
+}
+
+TEST(the_cgroup_scope_signals_a_child_in_its_cgroup_once)
+{
+    char *dir = child_cgroup();
+    ASSERT_EQ(stop_counting_child((struct fl_stop_policy){ .scope = FL_STOP_CGROUP, .cgroup = dir },
+                                  0, dir),
+              1);
+    remove_cgroup(dir);
 }
 
 /* The group's leader reaped by someone else: no group is left to check

@@ -153,7 +153,7 @@ static void forget(struct tree *t, pid_t pid)
             t->stopped[i] = t->stopped[--t->n];
 }
 
-void tree_signal(struct tree *t, pid_t program, int sig, pid_t spare_group, bool once)
+void tree_signal(struct tree *t, pid_t program, int sig, const pid_t spare_groups[2], bool once)
 {
     struct pids p = children();
     for (size_t i = 0; i < p.n; i++) {
@@ -162,7 +162,9 @@ void tree_signal(struct tree *t, pid_t program, int sig, pid_t spare_group, bool
             continue;
         if ((sig == t->stop_signal || sig == SIGKILL) && !had_stop(t, pid))
             mark_stopped(t, pid);
-        if (spare_group > 0 && getpgid(pid) == spare_group)
+        pid_t pgid = getpgid(pid);
+        if ((spare_groups[0] > 0 && pgid == spare_groups[0]) ||
+            (spare_groups[1] > 0 && pgid == spare_groups[1]))
             continue;
         kill(pid, sig);
         if (sig != SIGKILL && sig != SIGCONT)

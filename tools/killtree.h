@@ -37,12 +37,12 @@ int tree_adopt(pid_t **foreign, size_t *nforeign);
 
 /* Sends sig to every child of forkless but program (0: none to spare)
  * and the foreign ones, and SIGCONT after it, as a stopped process
- * cannot act on it; spares those in process group spare_group (0: none),
- * which the kernel has sent it already. A child reached counts as having
+ * cannot act on it; spares those in the process groups spare_groups[0]
+ * and [1] (0: none), which the kernel or forkless has sent it already. A child reached counts as having
  * had its stop signal when sig is t->stop_signal or SIGKILL (not after
  * a HUP or USR1 passed on); with once, one that has had it is not sent
  * sig. */
-void tree_signal(struct tree *t, pid_t program, int sig, pid_t spare_group, bool once);
+void tree_signal(struct tree *t, pid_t program, int sig, const pid_t spare_groups[2], bool once);
 
 /* Reaps every child of forkless that has ended, except program and the
  * foreign ones. Returns how many children are left running, those

@@ -173,33 +173,39 @@ struct state {
     struct tree tree;  /* --kill-tree */
 };
 
-/* Sends sig to each child (of a pipeline, each stage) through its
- * pidfd, then, with group, to proc[0]'s group; not to a child in group
- * spare, nor to that group. */
-static void send_children(struct fl_proc *proc, size_t n, bool group, int sig, pid_t spare)
+/* Sends sig, with group, to proc[0]'s group, then through its pidfd to
+ * each child (of a pipeline, each stage) that the group's signal missed:
+ * a child may have left its group (setpgid to another one), and
+ * kill(-pid) would miss it; one that got it from the group must not get
+ * it twice. Neither to a child in group spare nor to that group. Returns
+ * the group signalled, or 0. */
+static pid_t send_children(struct fl_proc *proc, size_t n, bool group, int sig, pid_t spare)
 {
     /* No child is reaped yet: their pids are still their own. */
-    for (size_t k = 0; k < n; k++)
-        if (!(spare > 0 && getpgid(proc[k].pid) == spare))
+    pid_t sent = 0;
+    if (group && !(spare > 0 && getpgid(proc->pid) == spare) && kill(-proc->pid, sig) == 0)
+        sent = proc->pid;
+    for (size_t k = 0; k < n; k++) {
+        pid_t pgid = getpgid(proc[k].pid);
+        if (!(spare > 0 && pgid == spare) && !(sent > 0 && pgid == sent))
             fl_kill(&proc[k], sig);
-    if (group && !(spare > 0 && getpgid(proc->pid) == spare))
-        kill(-proc->pid, sig);
+    }
+    return sent;
 }
 
-/* The child itself first, through its pidfd: it may have left its group
- * (setpgid to another one), and kill(-pid) would then miss it. Then the
- * rest of its group, and SIGCONT for a stopped one, as timeout(1) does.
- * Not to the child if it is in group spare (see sent_to_group()): passing
- * it on would deliver it twice. With --kill-tree, to the descendants
- * handed to forkless too. */
+/* The child's group, and the child itself where it has left that group;
+ * SIGCONT after, for a stopped one, as timeout(1) does. Not to the child
+ * if it is in group spare (see sent_to_group()): passing it on would
+ * deliver it twice. With --kill-tree, to the descendants handed to
+ * forkless too, but those in a group that has had it. */
 static void signal_child(struct fl_proc *proc, const struct supervise_options *opts,
                          struct state *st, int sig, pid_t spare)
 {
-    send_children(proc, st->n, opts->own_group, sig, spare);
+    pid_t sent = send_children(proc, st->n, opts->own_group, sig, spare);
     if (opts->own_group && sig != SIGKILL && sig != SIGCONT)
         send_children(proc, st->n, true, SIGCONT, spare);
     if (opts->kill_tree)
-        tree_signal(&st->tree, proc->pid, sig, spare, false);
+        tree_signal(&st->tree, proc->pid, sig, (pid_t[2]){ spare, sent }, false);
 }
 
 int supervise_job_tty(void)
@@ -457,7 +463,7 @@ static void end_tree(const struct supervise_options *opts, struct state *st)
         if (st->phase == STOPPING && st->deadline >= 0 && now_ms() >= st->deadline)
             st->phase = KILLED;
         bool killed = st->phase == KILLED;
-        tree_signal(&st->tree, 0, killed ? SIGKILL : opts->timeout_signal, 0, !killed);
+        tree_signal(&st->tree, 0, killed ? SIGKILL : opts->timeout_signal, (pid_t[2]){ 0 }, !killed);
         int64_t wait = interval;
         if (!killed && st->deadline >= 0 && st->deadline - now_ms() < wait)
             wait = st->deadline - now_ms();
@@ -466,7 +472,7 @@ static void end_tree(const struct supervise_options *opts, struct state *st)
             struct signalfd_siginfo si;
             while (read(opts->signal_fd, &si, sizeof si) == (ssize_t)sizeof si)
                 if (passed_on(opts, &si))
-                    tree_signal(&st->tree, 0, (int)si.ssi_signo, sent_to_group(&si), false);
+                    tree_signal(&st->tree, 0, (int)si.ssi_signo, (pid_t[2]){ sent_to_group(&si) }, false);
         }
         interval = interval * 2 > 100 ? 100 : interval * 2;
     }

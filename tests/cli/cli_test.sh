@@ -993,6 +993,71 @@ case_timeout_child_leaves_group() {
     wait_for is_dead "$(cat "$T/pid")"
 }
 
+# need_slowed_sends: SLOWED_SENDS gets the command that runs forkless
+# under strace, which holds each signal forkless sends (kill,
+# pidfd_send_signal) for 0.2 s: a signal sent twice then reaches the
+# program twice, where two sent at once would merge into one. -D keeps
+# forkless's pid that of the background job. Writes $T/terms.sh: see
+# below.
+need_slowed_sends() {
+    need_strace
+    SLOWED_SENDS=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+        strace -D -o /dev/null -e trace=kill,pidfd_send_signal
+        -e inject=kill,pidfd_send_signal:delay_enter=200000)
+    # terms.sh PIDFILE GOTFILE: counts the TERMs it gets and, 0.6 s after
+    # the first, writes how many to GOTFILE and exits 7.
+    cat >"$T/terms.sh" <<'SH'
+n=0
+trap 'n=$((n + 1))' TERM
+echo $$ >"$1"
+while [ $n = 0 ]; do sleep 0.01; done
+sleep 0.6
+echo $n >"$2"
+exit 7
+SH
+}
+
+case_timeout_signal_reaches_the_program_once() {
+    # Its group and, if it has left that group, the program itself: a
+    # program still in the group must not get the signal a second time
+    # (many take a second TERM or INT as "stop now").
+    need_slowed_sends
+    rm -f "$T/pid" "$T/got"
+    time_up_when_started "${SLOWED_SENDS[@]}" "$FL" run --timeout 1h -- bash "$T/terms.sh" "$T/pid" "$T/got"
+    expect_status 124
+    expect_file "$T/got" 1
+}
+
+case_signal_passed_on_reaches_the_program_once() {
+    need_slowed_sends
+    rm -f "$T/pid" "$T/got"
+    "${SLOWED_SENDS[@]}" "$FL" run --pgroup -- bash "$T/terms.sh" "$T/pid" "$T/got" >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for file_has_pid "$T/pid"
+    BACKGROUND_PIDS+=("$(cat "$T/pid")")
+    kill -TERM "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 7
+    expect_file "$T/got" 1
+}
+
+case_kill_tree_timeout_reaches_a_descendant_once() {
+    # A descendant handed to forkless, still in the program's group, has
+    # the signal from the group: not again as one of forkless's children.
+    need_slowed_sends
+    rm -f "$T/pid" "$T/got" "$T/ready"
+    # The subshell has ended, and so handed its child to forkless, before
+    # $T/ready is written.
+    time_up_when_ready "$T/pid" "$T/ready" -- "${SLOWED_SENDS[@]}" "$FL" run --kill-tree --timeout 1h -- \
+        sh -c '(bash "$0" "$1" "$2" &); echo $$ >"$3"; exec sleep 100' \
+        "$T/terms.sh" "$T/pid" "$T/got" "$T/ready"
+    expect_status 124
+    wait_for test -s "$T/got"
+    expect_file "$T/got" 1
+}
+
 case_timeout_term_first() {
     time_up_when_started "$FL" run --timeout 1h -- sh -c '
         trap "echo got-term >\"$1\"; exit 3" TERM; echo $$ >"$2"; sleep 100 & wait' \
@@ -1472,6 +1537,13 @@ case_no_fd_for_signals() {
     expect_status 125
     expect_err_has "forkless: "
     [ ! -e "$T/flag" ] || fail "the program ran: $(err)"
+}
+
+# need_strace: skips unless strace is here and may trace (a container may
+# refuse ptrace); the cases that use it widen a race's window with it.
+need_strace() {
+    command -v strace >/dev/null || skip "no strace to widen the window"
+    strace -o /dev/null -e trace=none true 2>/dev/null || skip "strace cannot trace here"
 }
 
 # need_pty: skips unless a pseudo-terminal can be had here: /dev/ptmx may
@@ -2333,8 +2405,7 @@ case_kill_tree_a_descendant_handed_over_during_the_reap() {
     # A descendant that ends while --kill-tree reaps hands its own child to
     # forkless after the list was read: that one must be stopped too.
     # strace slows each waitid() so that the hand-over falls in the pass.
-    command -v strace >/dev/null || skip "no strace to widen the window"
-    strace -o /dev/null -e trace=none true 2>/dev/null || skip "strace cannot trace here"
+    need_strace
     cat >"$T/tree.sh" <<'SH'
 # $1: the pid file. A session of its own that ignores TERM and ends in
 # 0.5 s, and its child, which takes TERM and would sleep on.
