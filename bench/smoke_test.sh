@@ -3,6 +3,7 @@
 # valid JSON and CSV and keeps a --reserve mapped; `forkless bench all` runs
 # a suite with --quick; bad options are refused with exit status 2. It checks that the
 # bench works, never how fast anything is.
+. "${0%/*}/../scripts/std-path.sh" # the standard PATH, whatever PATH is
 set -u
 fl=$1
 out=$2

@@ -6,6 +6,7 @@
 # (lines of the output in between are allowed: timings, say).
 # Exit status: 77 when the program exits 77 (it cannot run here: CTest's
 # skip), 0 when it exits 0 and every line matched, 1 otherwise.
+. "${0%/*}/../scripts/std-path.sh" # the standard PATH, whatever PATH is
 expected=$1
 shift
 out=$(mktemp) || exit 1

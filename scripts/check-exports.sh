@@ -4,6 +4,7 @@
 # version of the map (src/libforkless.map), and nothing else: no internal
 # fl__ helper, no libc or sanitizer symbol. CTest runs it as abi.exports.
 set -euo pipefail
+. "${0%/*}/std-path.sh" # the standard PATH, whatever PATH is
 here=$(cd "$(dirname "$0")/.." && pwd)
 lib=${1:?usage: check-exports.sh LIB [HEADER [MAP]]}
 header=${2:-$here/include/forkless.h}

@@ -20,6 +20,7 @@
 # 77 (skipped) after (a) where mandoc is missing. Otherwise a missing mandoc
 # or man is installed with apt-get when run as root, and is an error else.
 set -euo pipefail
+. "${0%/*}/std-path.sh" # the standard PATH, whatever PATH is
 cd "$(dirname "$0")/.."
 
 install=1

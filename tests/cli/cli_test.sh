@@ -10,18 +10,9 @@ set -u
 
 # The tools, the script's and those the cases run by name (sh, cat,
 # sleep), come from the system's standard PATH, whatever PATH the suite
-# was started with: an empty one, or none, must not make them "not
-# found". The caller's absolute directories follow, for optional tools
-# installed elsewhere (python3, tmux); a case about the PATH search sets
-# the one it needs.
-std_path=$(command -p getconf PATH 2>/dev/null) || std_path=/bin:/usr/bin
-IFS=: read -ra caller_path <<<"${PATH-}"
-PATH=$std_path
-for dir in "${caller_path[@]}"; do
-    case $dir in /*) PATH=$PATH:$dir ;; esac
-done
-export PATH
-unset std_path caller_path dir
+# was started with (see scripts/std-path.sh); a case about the PATH search
+# sets the one it needs.
+. "${0%/*}/../../scripts/std-path.sh"
 
 CASE=${1:?usage: cli_test.sh CASE FORKLESS}
 FL=${2:?usage: cli_test.sh CASE FORKLESS}

@@ -8,6 +8,7 @@
 #   - with TOOLS_DIR (the sources), every option of the getopt tables that
 #     takes an argument is one the completion knows takes one (else the
 #     word after it would be taken for the program).
+. "${0%/*}/../../scripts/std-path.sh" # the standard PATH, whatever PATH is
 set -u
 COMPLETION=${1:?usage: completion_test.sh COMPLETION FORKLESS [TOOLS_DIR]}
 FL=${2:?usage: completion_test.sh COMPLETION FORKLESS [TOOLS_DIR]}
