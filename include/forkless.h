@@ -1399,8 +1399,9 @@ struct fl_io {
      * group or cgroup gives the rest of it (its output is read meanwhile,
      * and the call waits that long anyway); after the stop's SIGKILL it
      * lasts 100 ms more at least, for the killed to close the pipes, and
-     * while the rest of the group or cgroup is still seen exiting (one
-     * that frees much memory takes a while), 10 s at most. */
+     * while the rest of the group or cgroup that it reached is still seen
+     * to run (one that frees much memory takes a while to exit), 5 s at
+     * most. */
     int eof_wait_ms;
     void *reserved_[4];      /* must be zero */
 };

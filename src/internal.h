@@ -360,6 +360,7 @@ struct fl__stopper {
     long long kill_at_ns;   /* SIGKILL is due then; -1: never */
     int stop_signal;        /* sent, for the result */
     bool killed;
+    bool rest_killed;       /* the last SIGKILL reached the group or cgroup */
 };
 /* Checks the policy (NULL: all zero) and resolves its defaults: 0 or
  * EINVAL. default_cgroup stands in for a NULL .cgroup. */
@@ -382,6 +383,9 @@ FL__HIDDEN long long fl__stop_rest_until_ns(const struct fl__stopper *s);
  * 1 or 0; -1 when it cannot tell (no /proc of this pid namespace), and
  * 0 for FL_STOP_PROCESS. */
 FL__HIDDEN int fl__stop_rest_running(const struct fl__stopper *s);
+/* Did the stop's SIGKILL reach the group or the cgroup, whose rest may
+ * then still be on its way out? */
+FL__HIDDEN bool fl__stop_killed_rest(const struct fl__stopper *s);
 /* wait_ms (-1: for ever) cut to the time left before SIGKILL is due. */
 FL__HIDDEN int fl__stop_clip_ms(const struct fl__stopper *s, int wait_ms);
 /* SIGKILL now, to all it reaches, whatever the phase. */

@@ -114,6 +114,7 @@ struct xchg {
     long long deadline_ns;  /* -1: none */
     long long eof_at_ns;    /* -1: not yet, or never */
     long long killed_at_ns; /* the stop's SIGKILL; -1: none yet */
+    long long killed_look_ns;  /* the next look's delay, while they exit */
     int eof_wait_ms;
     int err;                /* the first hard error */
     bool nomem, cancelled, stop_requested, timed_out;
@@ -312,12 +313,12 @@ static void start_stop(struct xchg *x)
 
 /* How long after the stop's SIGKILL the outputs may still reach their
  * end (the killed close them as they exit) before the eof wait gives up;
- * and, while the rest of a group or cgroup it killed is still seen to
- * run (a busy machine may take a while to run the exits), how long at
- * most, looking again every KILLED_LOOK_NS. */
+ * and, while the rest of a group or cgroup that it reached is still seen
+ * to run (a busy machine may take a while to run the exits), how long at
+ * most, looking again after 5 ms, then twice as long each time up to
+ * 100 ms. */
 #define KILLED_EOF_NS (100 * 1000000LL)
-#define KILLED_EXIT_MAX_NS (10 * 1000000000LL)
-#define KILLED_LOOK_NS (10 * 1000000LL)
+#define KILLED_EXIT_MAX_NS (5 * 1000000000LL)
 
 /* Is anything left for the stop's SIGKILL: a process, or the rest of a
  * group or cgroup? */
@@ -417,15 +418,19 @@ static void give_the_killed_a_moment(struct xchg *x, long long now)
         x->eof_at_ns = now + KILLED_EOF_NS;
 }
 
-/* The eof wait is over, but the rest of a group or cgroup that the stop
- * killed is still exiting (it lets go of the pipes as it does): the wait
- * goes on while it is seen to, KILLED_EXIT_MAX_NS at most. */
+/* The eof wait is over, but the rest of a group or cgroup that the
+ * stop's SIGKILL reached still runs: it lets go of the pipes as it exits.
+ * The wait goes on while it is seen to, KILLED_EXIT_MAX_NS at most (a
+ * member that the caller may not signal never exits). */
 static bool killed_still_exiting(struct xchg *x, long long now)
 {
     if (x->killed_at_ns < 0 || now - x->killed_at_ns >= KILLED_EXIT_MAX_NS ||
-        fl__stop_rest_running(x->stop) <= 0)
+        !fl__stop_killed_rest(x->stop) || fl__stop_rest_running(x->stop) <= 0)
         return false;
-    x->eof_at_ns = now + KILLED_LOOK_NS;
+    x->killed_look_ns = x->killed_look_ns ? x->killed_look_ns * 2 : 5 * 1000000LL;
+    if (x->killed_look_ns > 100 * 1000000LL)
+        x->killed_look_ns = 100 * 1000000LL;
+    x->eof_at_ns = now + x->killed_look_ns;
     return true;
 }
 

@@ -131,12 +131,13 @@ static bool cgroup_kill(const char *cgroup)
  * list read again; a pid still listed after its pidfd was opened names a
  * member, or a process that has ended since (the signal then does
  * nothing), never a stranger that took the number. Returns the pids that
- * the signal was sent to (*n of them; malloc'd), or NULL when none or
- * when cgroup.kill sent it. */
-static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent)
+ * the signal was sent to (*sent of them; malloc'd), or NULL when none or
+ * when cgroup.kill sent it; *reached says whether it reached any. */
+static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent, bool *reached)
 {
     *sent = 0;
-    if (sig == SIGKILL && cgroup_kill(cgroup))
+    *reached = sig == SIGKILL && cgroup_kill(cgroup);
+    if (*reached)
         return NULL;
     size_t n, again_n;
     pid_t *pids = cgroup_pids(cgroup, &n);
@@ -160,6 +161,7 @@ static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent)
     }
     free(again);
     free(fds);
+    *reached = *sent > 0;
     return pids;
 }
 
@@ -180,23 +182,37 @@ static void send_all(struct fl__stopper *s, int sig)
 {
     pid_t group = 0, *members = NULL;
     size_t nmembers = 0;
+    bool reached = false, *was_in = NULL;
     if (s->scope == FL_STOP_GROUP) {
+        /* Only a process in the group before its signal and after it has
+         * surely had it: a pipeline's stage launched without waiting for
+         * its exec joins the group in its setup, which may be now. */
+        pid_t leader = s->procs[0].pid;
+        was_in = malloc(s->n * sizeof *was_in);
+        for (size_t i = 0; was_in && i < s->n; i++)
+            was_in[i] = fl__sys1(SYS_getpgid, s->procs[i].pid) == leader;
         if (fl_killpg(&s->procs[0], sig) == 0)
-            group = s->procs[0].pid;
+            group = leader;
+        reached = group > 0;
     } else if (s->scope == FL_STOP_CGROUP) {
         int state;  /* as in fl__stop_rest_running() */
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-        members = cgroup_signal(s->cgroup, sig, &nmembers);
+        members = cgroup_signal(s->cgroup, sig, &nmembers, &reached);
         pthread_setcancelstate(state, NULL);
     }
-    /* No process is reaped yet: each pid is still its own. */
+    /* A reaped process is refused by fl_kill() whatever getpgid() says of
+     * its pid. Without memory for was_in, each gets a copy of its own. */
     for (size_t i = 0; i < s->n; i++) {
         pid_t pid = s->procs[i].pid;
-        if ((group > 0 && fl__sys1(SYS_getpgid, pid) == group) || listed(members, nmembers, pid))
+        if ((group > 0 && was_in && was_in[i] && fl__sys1(SYS_getpgid, pid) == group) ||
+            listed(members, nmembers, pid))
             continue;
         fl_kill(&s->procs[i], sig);
     }
+    free(was_in);
     free(members);
+    if (sig == SIGKILL)
+        s->rest_killed = reached;
 }
 
 void fl__stop_begin(struct fl__stopper *s)
@@ -249,6 +265,11 @@ void fl__stop_kill_now(struct fl__stopper *s)
 bool fl__stop_started(const struct fl__stopper *s)
 {
     return s->phase != STOP_IDLE;
+}
+
+bool fl__stop_killed_rest(const struct fl__stopper *s)
+{
+    return s->killed && s->rest_killed;
 }
 
 long long fl__stop_rest_until_ns(const struct fl__stopper *s)

@@ -632,6 +632,7 @@ static void do_hold_memory(const char *mib)
     char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         die("mmap");
+    madvise(m, len, MADV_NOHUGEPAGE);   /* huge pages would be freed at once */
     for (size_t k = 0; k < len; k += 4096)
         m[k] = 1;
 }

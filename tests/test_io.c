@@ -500,10 +500,11 @@ TEST(a_deadline_in_the_middle_of_output_stops_the_child_and_keeps_what_came)
     fl_result_free(&r);
 }
 
-/* Starts sh -c script in a process group of its own, with $0 a path the
- * script creates once it is ready (its traps set), and waits for that:
- * a deadline or a stop that came first would find it half set up. */
-static void spawn_group_when_ready_with(struct fl_proc *p, const char *script, const char *arg1)
+/* Starts sh -c script ($1: arg1, unless NULL) in a process group of its
+ * own, with $0 a path (returned) that the script creates once it is ready
+ * (its traps set), and waits for that: a deadline or a stop that came
+ * first would find it half set up. */
+static char *spawn_group_when_ready_with(struct fl_proc *p, const char *script, const char *arg1)
 {
     char *ready = t_fmt("%s/ready", t_tmpdir());
     struct fl_cmd cmd = { .argv = ARGV("/bin/sh", "-c", (char *)script, ready, (char *)arg1),
@@ -516,6 +517,7 @@ static void spawn_group_when_ready_with(struct fl_proc *p, const char *script, c
         struct timespec ms = { 0, 1000000 };
         nanosleep(&ms, NULL);
     }
+    return ready;
 }
 
 /* spawn_group_when_ready_with() without $1. */
@@ -587,12 +589,27 @@ TEST(a_group_killed_at_the_grace_s_end_is_not_an_eof_missed)
     fl_result_free(&r);
 }
 
-/* MemAvailable of /proc/meminfo in MiB, or -1. */
+/* The memory this process may still take, in MiB: MemAvailable, or less
+ * where a cgroup v2 limit on its cgroup or one above leaves less room. */
 static long long available_mib(void)
 {
     char *info = t_read_file("/proc/meminfo");
     const char *at = info ? strstr(info, "MemAvailable:") : NULL;
-    return at ? atoll(at + strlen("MemAvailable:")) / 1024 : -1;
+    long long room = at ? atoll(at + strlen("MemAvailable:")) / 1024 : 0;
+    char *own = t_read_file("/proc/self/cgroup");   /* "0::/PATH\n" on v2 */
+    char *path = own && strncmp(own, "0::/", 4) == 0 ? own + 3 : NULL;
+    if (path)
+        path[strcspn(path, "\n")] = '\0';
+    for (char *slash; path && *path; *slash = '\0') {
+        char *max = t_read_file(t_fmt("/sys/fs/cgroup%s/memory.max", path));
+        char *cur = t_read_file(t_fmt("/sys/fs/cgroup%s/memory.current", path));
+        if (max && cur && strncmp(max, "max", 3) != 0) {
+            long long left = (atoll(max) - atoll(cur)) / (1024 * 1024);
+            room = left < room ? left : room;
+        }
+        slash = strrchr(path, '/');
+    }
+    return room;
 }
 
 TEST(a_killed_group_member_slow_to_exit_still_gives_its_eof)
@@ -601,8 +618,7 @@ TEST(a_killed_group_member_slow_to_exit_still_gives_its_eof)
      * kernel frees its memory before it closes its fds): the eof wait
      * lasts while the group it killed is still exiting. */
     NEEDS_CLOSE_OTHERS();
-    long long mib = available_mib();
-    if (mib < 4096)
+    if (available_mib() < 4096)
         SKIP("needs 4 GiB of memory available, for a member that holds 2");
     struct fl_proc p;
     spawn_group_when_ready_with(&p, "trap '' TERM; \"$1\" --out \"$0\" hold-memory 2048 proc "
@@ -617,6 +633,33 @@ TEST(a_killed_group_member_slow_to_exit_still_gives_its_eof)
     ASSERT(r.killed);
     ASSERT(!r.out[0].eof_missed);
     fl_result_free(&r);
+}
+
+TEST(the_eof_wait_does_not_wait_for_a_group_that_the_kill_did_not_reach)
+{
+    /* With SIGCHLD ignored the kernel reaps the leader as it ends: the
+     * stop's SIGKILL may then not go to its group (the id could be
+     * anyone's by then), and the eof wait must not wait for that group
+     * either. Its member would end in 4 s; the call ends long before. */
+    NEEDS_CLOSE_OTHERS();
+    signal(SIGCHLD, SIG_IGN);
+    struct fl_proc p;
+    char *ready = spawn_group_when_ready_with(
+        &p, "(trap '' TERM; exec sleep 4) & echo $! >\"$0.pid\"; mv \"$0.pid\" \"$0\"; "
+            "while :; do sleep 0.01; done",
+        NULL);
+    pid_t member = (pid_t)atoi(t_read_file(ready));
+    ASSERT_GT(member, 0);
+    struct fl_stop_policy stop = { .scope = FL_STOP_GROUP, .grace_ms = 100 };
+    struct fl_io io = { .out[0].capture = true, .stop = &stop, .timeout_ms = 100,
+                        .eof_wait_ms = -1 };
+    struct fl_result r;
+    fl_communicate(&p, &io, &r);   /* ECHILD: the leader was reaped */
+    ASSERT(t_running(member));
+    ASSERT(r.out[0].eof_missed);
+    kill(member, SIGKILL);
+    fl_result_free(&r);
+    fl_close(&p);
 }
 
 /* The callback of the next case: it asks for the stop only once the child
