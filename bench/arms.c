@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include "arms.h"
+#include "suite.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -530,38 +531,30 @@ const struct fl_arm *fl_arm_find(const char *name)
     return NULL;
 }
 
-int fl_arms_select(const char *list, const struct fl_arm **out, size_t *n,
-                   char *err, size_t errsz)
+int fl_arms_select(const char *suite, const char *list, const struct fl_arm **out, size_t *n,
+                   const char *ref, size_t *ref_index)
 {
     *n = 0;
-    if (!list) {
-        for (size_t i = 0; i < fl_narms; i++)
-            if (fl_arms[i].in_default)
-                out[(*n)++] = &fl_arms[i];
-        return 0;
-    }
-    const char *p = list;
-    for (;;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        size_t len = strcspn(p, ",");
         const struct fl_arm *arm = NULL;
         for (size_t i = 0; i < fl_narms; i++)
             if (strlen(fl_arms[i].name) == len && memcmp(fl_arms[i].name, p, len) == 0)
                 arm = &fl_arms[i];
-        if (!arm) {
-            snprintf(err, errsz, "unknown arm \"%.*s\"", (int)len, p);
-            return -1;
-        }
+        if (!arm)
+            return fl_usage_error(suite, "--arms: unknown arm \"%.*s\"", (int)len, p);
         for (size_t i = 0; i < *n; i++)
-            if (out[i] == arm) {
-                snprintf(err, errsz, "arm \"%s\" given twice", arm->name);
-                return -1;
-            }
+            if (out[i] == arm)
+                return fl_usage_error(suite, "--arms: arm \"%s\" given twice", arm->name);
         out[(*n)++] = arm;
-        if (!end)
-            break;
-        p = end + 1;
     }
+    for (size_t i = 0; !list && i < fl_narms; i++)
+        if (fl_arms[i].in_default)
+            out[(*n)++] = &fl_arms[i];
+    *ref_index = SIZE_MAX;
+    for (size_t a = 0; a < *n; a++)
+        if (strcmp(out[a]->name, ref) == 0)
+            *ref_index = a;
     return 0;
 }
 

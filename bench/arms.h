@@ -44,11 +44,13 @@ const struct fl_arm *fl_arm_find(const char *name);
 /* The reference arm that ratios are taken against. */
 #define FL_ARM_REFERENCE "clone_vm"
 
-/* Fills out[] (room for fl_narms) from a comma list of names, or with the
- * default arms when list is NULL; *n gets the count. A name may appear only
- * once. Returns 0, or -1 with a message in err. */
-int fl_arms_select(const char *list, const struct fl_arm **out, size_t *n,
-                   char *err, size_t errsz);
+/* Fills out[] (room for fl_narms) from suite's --arms, a comma list of
+ * names, or with the default arms when list is NULL; *n gets the count,
+ * and *ref_index the index of the arm named ref (SIZE_MAX when it is not
+ * among them). A name may appear only once. Returns 0, or 2 after a usage
+ * error (see fl_usage_error()). */
+int fl_arms_select(const char *suite, const char *list, const struct fl_arm **out, size_t *n,
+                   const char *ref, size_t *ref_index);
 
 /* Waits for pid (retrying on EINTR). Returns its wait status, or -1 with a
  * message in err. Also used by the call suite. */

@@ -365,13 +365,9 @@ int fl_bench_heap(int argc, char **argv)
 
     const struct fl_arm *arms[fl_narms];
     size_t narms;
-    char err[256];
-    if (fl_arms_select(o.arms, arms, &narms, err, sizeof err) != 0)
-        return fl_usage_error(SUITE, "--arms: %s", err);
-    size_t ref = SIZE_MAX;
-    for (size_t a = 0; a < narms; a++)
-        if (strcmp(arms[a]->name, FL_ARM_REFERENCE) == 0)
-            ref = a;
+    size_t ref;
+    if ((r = fl_arms_select(SUITE, o.arms, arms, &narms, FL_ARM_REFERENCE, &ref)) != 0)
+        return r;
 
     if (!o.overcommit_demo &&
         (r = fl_mem_check(SUITE, "--heap", o.heaps, o.nheaps, 1, MEM_MARGIN_MIB)) != 0)

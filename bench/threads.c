@@ -231,13 +231,9 @@ int fl_bench_threads(int argc, char **argv)
 
     const struct fl_arm *arms[fl_narms];
     size_t narms;
-    char err[256];
-    if (fl_arms_select(o.arms, arms, &narms, err, sizeof err) != 0)
-        return fl_usage_error(SUITE, "--arms: %s", err);
-    size_t base = SIZE_MAX;
-    for (size_t a = 0; a < narms; a++)
-        if (strcmp(arms[a]->name, BASELINE) == 0)
-            base = a;
+    size_t base;
+    if ((r = fl_arms_select(SUITE, o.arms, arms, &narms, BASELINE, &base)) != 0)
+        return r;
 
     if ((r = fl_mem_check(SUITE, "--heap", &o.heap_mib, 1, 1, MEM_MARGIN_MIB)) != 0)
         return r;
