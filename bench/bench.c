@@ -340,9 +340,16 @@ int fl_opt_target(const char *suite, int argc, char **argv, int *i, const char *
     return 1;
 }
 
-int fl_opt_outputs(const char *suite, int argc, char **argv, int *i,
-                   const char **csv, const char **json)
+int fl_opt_common(const char *suite, int argc, char **argv, int *i, void (*usage)(FILE *),
+                  const char **csv, const char **json)
 {
+    const char *a = argv[*i];
+    if (strcmp(a, "--quick") == 0)
+        return 1;
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        usage(stdout);
+        return FL_OPT_HELP;
+    }
     static const char *const names[] = { "--csv", "--json" };
     const char **out[] = { csv, json };
     for (size_t k = 0; k < 2; k++) {

@@ -126,11 +126,10 @@ static int parse(int argc, char **argv, struct opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int m;
-        if (strcmp(a, "--quick") == 0)
-            continue;   /* applied before this loop, see fl_opt_quick() */
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fl_bench_heap_usage(stdout);
-            return 0;
+        if ((m = fl_opt_common(SUITE, argc, argv, &i, fl_bench_heap_usage, &o->csv, &o->json))) {
+            if (m != 1)
+                return m < 0 ? 2 : 0;
+            continue;
         }
         if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
             if (m < 0)
@@ -173,9 +172,6 @@ static int parse(int argc, char **argv, struct opts *o)
                                       "\"%s\"", MAX_RESERVE_GIB, v);
         } else if (strcmp(a, "--overcommit-demo") == 0) {
             o->overcommit_demo = 1;
-        } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
-            if (m < 0)
-                return 2;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--arms", &v))) {
             if (m < 0)
                 return 2;

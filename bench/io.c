@@ -146,17 +146,15 @@ static int parse(int argc, char **argv, struct opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int m;
-        if (strcmp(a, "--quick") == 0)
-            continue;   /* applied before this loop, see fl_opt_quick() */
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fl_bench_io_usage(stdout);
-            return 0;
+        if ((m = fl_opt_common(SUITE, argc, argv, &i, fl_bench_io_usage, &o->csv, &o->json))) {
+            if (m != 1)
+                return m < 0 ? 2 : 0;
+            continue;
         }
         if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "--mib", 1, 65536, &o->mib)) ||
             (m = fl_opt_ulong(SUITE, argc, argv, &i, "--captures", 1, 100000, &o->captures)) ||
             (m = fl_opt_ulong(SUITE, argc, argv, &i, "--rounds", 1, 10000, &o->rounds)) ||
-            (m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 10000000, &o->n)) ||
-            (m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
+            (m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 10000000, &o->n))) {
             if (m < 0)
                 return 2;
         } else {

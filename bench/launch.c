@@ -117,11 +117,10 @@ static int parse(int argc, char **argv, struct opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int m, n;
-        if (strcmp(a, "--quick") == 0)
+        if ((m = fl_opt_common(SUITE, argc, argv, &i, fl_bench_launch_usage, &o->csv, &o->json))) {
+            if (m != 1)
+                return m < 0 ? 2 : 0;
             continue;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fl_bench_launch_usage(stdout);
-            return 0;
         }
         if ((m = fl_opt_value(SUITE, argc, argv, &i, "--targets", &v)) ||
             (m = fl_opt_value(SUITE, argc, argv, &i, "--target", &v))) {
@@ -144,8 +143,7 @@ static int parse(int argc, char **argv, struct opts *o)
         } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 100000, &o->rounds)) ||
             (m = fl_opt_ulong(SUITE, argc, argv, &i, "--spawns", 1, 10000000, &o->spawns)) ||
             (m = fl_opt_ulong(SUITE, argc, argv, &i, "--pipelines", 1, 100000,
-                              &o->pipelines)) ||
-            (m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
+                              &o->pipelines))) {
             if (m < 0)
                 return 2;
         } else {

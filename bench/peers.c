@@ -140,11 +140,10 @@ static int parse(int argc, char **argv, struct opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int m;
-        if (strcmp(a, "--quick") == 0)
+        if ((m = fl_opt_common(SUITE, argc, argv, &i, fl_bench_peers_usage, &o->csv, &o->json))) {
+            if (m != 1)
+                return m < 0 ? 2 : 0;
             continue;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fl_bench_peers_usage(stdout);
-            return 0;
         }
         if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
             if (m < 0)
@@ -188,9 +187,6 @@ static int parse(int argc, char **argv, struct opts *o)
                     break;
                 p = end + 1;
             }
-        } else if ((m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
-            if (m < 0)
-                return 2;
         } else {
             return fl_usage_error(SUITE, "unknown option \"%s\"", a);
         }

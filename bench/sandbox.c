@@ -121,11 +121,10 @@ static int parse(int argc, char **argv, struct opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int m, n;
-        if (strcmp(a, "--quick") == 0)
-            continue;   /* applied before this loop, see fl_opt_quick() */
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fl_bench_sandbox_usage(stdout);
-            return 0;
+        if ((m = fl_opt_common(SUITE, argc, argv, &i, fl_bench_sandbox_usage, &o->csv, &o->json))) {
+            if (m != 1)
+                return m < 0 ? 2 : 0;
+            continue;
         }
         if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v)) ||
             (m = fl_opt_value(SUITE, argc, argv, &i, "--heaps", &v))) {
@@ -161,8 +160,7 @@ static int parse(int argc, char **argv, struct opts *o)
                    (m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 1000000, &o->n)) ||
                    (m = fl_opt_ulong(SUITE, argc, argv, &i, "--repeats", 1, 1000000, &o->n)) ||
                    (m = fl_opt_ulong(SUITE, argc, argv, &i, "--budget", 0, 86400,
-                                     &o->budget_s)) ||
-                   (m = fl_opt_outputs(SUITE, argc, argv, &i, &o->csv, &o->json))) {
+                                     &o->budget_s))) {
             if (m < 0)
                 return 2;
         } else {

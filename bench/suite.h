@@ -72,17 +72,19 @@ int fl_opt_ulong(const char *suite, int argc, char **argv, int *i,
                  const char *name, unsigned long min, unsigned long max,
                  unsigned long *out);
 
-/* Matches argv[*i] against --csv FILE and --json FILE (see fl_opt_value)
- * and sets *csv or *json. Returns 0 when it is another option, 1 when it
- * matched, or -1 for a missing or empty file name (a usage error has been
- * printed). */
 /* Is --quick among the options? A suite sets its small counts before it
- * parses the rest, so that options given explicitly override them, and
- * skips "--quick" itself in its option loop. */
+ * parses the rest, so that options given explicitly override them. */
 int fl_opt_quick(int argc, char **argv);
 
-int fl_opt_outputs(const char *suite, int argc, char **argv, int *i,
-                   const char **csv, const char **json);
+/* The options every suite takes alike, at argv[*i]: --quick (skipped here:
+ * see fl_opt_quick()), -h and --help (usage is printed to stdout), --csv
+ * FILE and --json FILE (*csv or *json is set; see fl_opt_value()).
+ * Returns 0 when it is another option, 1 when it matched, FL_OPT_HELP
+ * after the help, or -1 for a missing or empty file name (a usage error
+ * has been printed). */
+#define FL_OPT_HELP 2
+int fl_opt_common(const char *suite, int argc, char **argv, int *i, void (*usage)(FILE *),
+                  const char **csv, const char **json);
 
 /* Matches --target T (see fl_opt_value) and sets *target. Returns 0 when
  * it is another option, 1 when it matched, or -1 for a missing or empty
