@@ -1191,9 +1191,11 @@ enum fl_stop_scope {
 /* How to stop a process: .signal, then, .grace_ms later, SIGKILL. All
  * zero is SIGTERM, FL_STOP_GRACE_MS, the process alone. Each signal
  * reaches each process once: the group or the cgroup is sent it first,
- * and then, through its pidfd, each process it missed (one that has left
- * the group or the cgroup); many programs take a second TERM or INT as
- * "stop now". */
+ * and then, through its pidfd, each process it may have missed (one not
+ * in the group both just before and just after, or not among the
+ * cgroup's members it reached); only one that moves in or out of the
+ * group at that very moment can get two. Many programs take a second TERM
+ * or INT as "stop now". */
 struct fl_stop_policy {
     int signal;              /* 0: SIGTERM */
     /* 0: FL_STOP_GRACE_MS; FL_STOP_NEVER_KILL; else milliseconds. */

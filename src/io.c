@@ -484,6 +484,11 @@ static void handle_events(struct xchg *x, size_t npfd)
 /* Returns false when poll() failed for good. */
 static bool step(struct xchg *x)
 {
+    /* Whatever sends the stop's SIGKILL in this step (a sink that asks
+     * for a stop whose first signal is SIGKILL, the deadline, the grace's
+     * end), those it kills let go of the pipes a moment later: the eof
+     * wait, which may end at that very time, gives them the moment. */
+    bool killed = x->stop->killed;
     size_t np = 0;
     for (size_t k = 0; k < x->n; k++)
         x->pfd[k] = (struct pollfd){ .fd = x->ended[k] ? -1 : x->pidfd[k], .events = POLLIN };
@@ -510,10 +515,7 @@ static bool step(struct xchg *x)
         start_stop(x);
     }
     /* SIGKILL at the grace's end: for the processes while one is left,
-     * and for the rest of a group or cgroup the stop reaches. Those it
-     * kills let go of the pipes a moment later: the eof wait, which may
-     * end at that very time, gives them the moment. */
-    bool killed = x->stop->killed;
+     * and for the rest of a group or cgroup the stop reaches. */
     if (stop_reaches_something(x))
         fl__stop_tick(x->stop);
     if (!killed && x->stop->killed)

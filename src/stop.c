@@ -182,13 +182,15 @@ static void send_all(struct fl__stopper *s, int sig)
 {
     pid_t group = 0, *members = NULL;
     size_t nmembers = 0;
-    bool reached = false, *was_in = NULL;
+    bool reached = false, was_in_few[16], *was_in = NULL;
     if (s->scope == FL_STOP_GROUP) {
         /* Only a process in the group before its signal and after it has
          * surely had it: a pipeline's stage launched without waiting for
-         * its exec joins the group in its setup, which may be now. */
+         * its exec joins the group in its setup, which may be now. With
+         * no memory to note who was in it, the one look is after. */
         pid_t leader = s->procs[0].pid;
-        was_in = malloc(s->n * sizeof *was_in);
+        was_in = s->n <= sizeof was_in_few / sizeof *was_in_few ? was_in_few
+                                                                 : malloc(s->n * sizeof *was_in);
         for (size_t i = 0; was_in && i < s->n; i++)
             was_in[i] = fl__sys1(SYS_getpgid, s->procs[i].pid) == leader;
         if (fl_killpg(&s->procs[0], sig) == 0)
@@ -201,15 +203,16 @@ static void send_all(struct fl__stopper *s, int sig)
         pthread_setcancelstate(state, NULL);
     }
     /* A reaped process is refused by fl_kill() whatever getpgid() says of
-     * its pid. Without memory for was_in, each gets a copy of its own. */
+     * its pid. */
     for (size_t i = 0; i < s->n; i++) {
         pid_t pid = s->procs[i].pid;
-        if ((group > 0 && was_in && was_in[i] && fl__sys1(SYS_getpgid, pid) == group) ||
+        if ((group > 0 && (!was_in || was_in[i]) && fl__sys1(SYS_getpgid, pid) == group) ||
             listed(members, nmembers, pid))
             continue;
         fl_kill(&s->procs[i], sig);
     }
-    free(was_in);
+    if (was_in != was_in_few)
+        free(was_in);
     free(members);
     if (sig == SIGKILL)
         s->rest_killed = reached;

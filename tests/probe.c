@@ -58,6 +58,7 @@
  *   hold-memory MIB   map MIB MiB and write to every page, so that the
  *                  probe takes a while to exit (the kernel frees them
  *                  before it closes the fds)
+ *   wait-orphaned  wait until its parent has ended (getppid() changes)
  *   hold-fds SECS  fork a grandchild that keeps every fd open and sleeps
  *                  SECS, then exits; reports "grandchild PID" and goes on
  * Containment reports (test_contain.c, test_caps.c):
@@ -637,6 +638,14 @@ static void do_hold_memory(const char *mib)
         m[k] = 1;
 }
 
+static void do_wait_orphaned(void)
+{
+    pid_t parent = getppid();
+    struct timespec ms = { 0, 1000000 };
+    while (getppid() == parent)
+        nanosleep(&ms, NULL);
+}
+
 /* The io commands; returns false for a word that is none of them. */
 static bool io_command(const char *c, char **argv, int argc, int *i)
 {
@@ -661,6 +670,9 @@ static bool io_command(const char *c, char **argv, int argc, int *i)
         const char *s = arg(argv, argc, (*i)++);
         flush_report();
         do_hold_fds(s);
+    } else if (!strcmp(c, "wait-orphaned")) {
+        flush_report();
+        do_wait_orphaned();
     } else if (!strcmp(c, "hold-memory")) {
         const char *s = arg(argv, argc, (*i)++);
         flush_report();

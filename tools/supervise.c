@@ -181,21 +181,17 @@ struct state {
  * the group signalled, or 0. */
 static pid_t send_children(struct fl_proc *proc, size_t n, bool group, int sig, pid_t spare)
 {
-    /* No child is reaped yet: their pids are still their own. Only a
-     * child in the group before its signal and after it has surely had
-     * it (it may be joining the group in its setup now). */
-    pid_t sent = 0, *before = malloc(n * sizeof *before);  /* NULL: a copy each */
-    for (size_t k = 0; before && k < n; k++)
-        before[k] = getpgid(proc[k].pid);
+    /* No child is reaped yet: their pids are still their own. Each has
+     * exec'd (fl_pipeline_spawn() waits for that): none is joining the
+     * group in its setup now. */
+    pid_t sent = 0;
     if (group && !(spare > 0 && getpgid(proc->pid) == spare) && kill(-proc->pid, sig) == 0)
         sent = proc->pid;
     for (size_t k = 0; k < n; k++) {
         pid_t pgid = getpgid(proc[k].pid);
-        if (!(spare > 0 && pgid == spare) &&
-            !(sent > 0 && pgid == sent && before && before[k] == sent))
+        if (!(spare > 0 && pgid == spare) && !(sent > 0 && pgid == sent))
             fl_kill(&proc[k], sig);
     }
-    free(before);
     return sent;
 }
 
