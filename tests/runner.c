@@ -173,6 +173,17 @@ void t_helper_exit(int code)
     _exit(code);
 }
 
+pid_t t_fork_piped(int *fd)
+{
+    int pfd[2];
+    ASSERT_SYS(pipe2(pfd, O_CLOEXEC));
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    close(pfd[pid == 0 ? 0 : 1]);
+    *fd = pfd[pid == 0 ? 1 : 0];
+    return pid;
+}
+
 /* The system's standard PATH, confstr(_CS_PATH): where execvp() and the
  * library search when the environment has no PATH at all ("/bin:/usr/bin"
  * with glibc and musl, which finds the tools with or without a merged
@@ -484,20 +495,15 @@ void fl_t_needs_seccomp(void)
             "prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) of an allow-all filter",
             "prctl(PR_GET_SECCOMP) after an allow-all filter",
         };
-        int pfd[2];
-        ASSERT_SYS(pipe2(pfd, O_CLOEXEC));
-        pid_t pid = fork();
-        ASSERT_SYS(pid);
-        if (pid == 0) {
-            close(pfd[0]);
-            probe_seccomp_child(pfd[1]);
-        }
-        close(pfd[1]);
+        int fd;
+        pid_t pid = t_fork_piped(&fd);
+        if (pid == 0)
+            probe_seccomp_child(fd);
         int res[2] = { -1, 0 };
         ssize_t n;
-        while ((n = read(pfd[0], res, sizeof res)) < 0 && errno == EINTR)
+        while ((n = read(fd, res, sizeof res)) < 0 && errno == EINTR)
             ;
-        close(pfd[0]);
+        close(fd);
         int st;
         while (waitpid(pid, &st, 0) < 0)
             if (errno != EINTR)

@@ -302,6 +302,10 @@ char *t_tmpdir(void);
  * temporary directories the helper made itself, and only those (its
  * parent's, which it inherited the list of, are the parent's to remove). */
 __attribute__((noreturn)) void t_helper_exit(int code);
+/* Forks a helper that reports through a pipe: returns 0 in the helper,
+ * with *fd the pipe's write end, and the helper's pid in the caller, with
+ * *fd the read end (both O_CLOEXEC; the other end is closed). */
+pid_t t_fork_piped(int *fd);
 /* Writes a file with the given content and mode; returns path (kept). */
 char *t_write_file(const char *dir, const char *name, const char *content,
                    mode_t mode);

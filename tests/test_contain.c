@@ -318,17 +318,12 @@ TEST(the_time_ns_is_unshared_in_the_child_where_clone3_is_missing)
     if (!have_time_ns())
         SKIP("no time namespace in this kernel (Linux 5.6)");
     NEEDS_SECCOMP();
-    int pfd[2];
-    ASSERT_SYS(pipe2(pfd, O_CLOEXEC));
-    pid_t pid = fork();
-    ASSERT_SYS(pid);
-    if (pid == 0) {
-        close(pfd[0]);
-        time_ns_without_clone3(pfd[1], &cmd);
-    }
-    close(pfd[1]);
-    char *out = t_read_all(pfd[0]);
-    close(pfd[0]);
+    int fd;
+    pid_t pid = t_fork_piped(&fd);
+    if (pid == 0)
+        time_ns_without_clone3(fd, &cmd);
+    char *out = t_read_all(fd);
+    close(fd);
     int st;
     ASSERT_EQ(waitpid(pid, &st, 0), pid);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 77)

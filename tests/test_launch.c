@@ -750,10 +750,8 @@ TEST(parent_exits_between_clone_and_exec)
     char *fifo = make_fifo();
     char *out = t_fmt("%s/out", t_tmpdir());
     enum { N = 4 };
-    int ready[2];
-    ASSERT_SYS(pipe2(ready, O_CLOEXEC));
-    pid_t h = fork();
-    ASSERT_SYS(h);
+    int ready;
+    pid_t h = t_fork_piped(&ready);
     if (h == 0) {
         int ok = 1;
         for (int i = 0; i < N && launches(); i++) {
@@ -768,14 +766,13 @@ TEST(parent_exits_between_clone_and_exec)
             struct fl_proc p;
             ok &= fl_spawn(&cmd, &p, NULL) == 0;
         }
-        ssize_t wr = write(ready[1], &ok, sizeof ok);
+        ssize_t wr = write(ready, &ok, sizeof ok);
         (void)wr;
         _exit(ok ? 0 : 1);   /* the whole process: the children live on */
     }
-    close(ready[1]);
     int ok = 0;
-    ASSERT_EQ(read(ready[0], &ok, sizeof ok), (ssize_t)sizeof ok);
-    close(ready[0]);
+    ASSERT_EQ(read(ready, &ok, sizeof ok), (ssize_t)sizeof ok);
+    close(ready);
     int st;
     ASSERT_EQ(waitpid(h, &st, 0), h);
     ASSERT_EXITED(st, 0);

@@ -293,30 +293,26 @@ static void run_case(const char *scenario, unsigned deny, int err,
     /* The spawns close every other fd, which a posix_spawn without a
      * closefrom action (musl) refuses whatever the filter. */
     NEEDS_CLOSE_OTHERS();
-    int pp[2];
-    ASSERT_SYS(pipe2(pp, O_CLOEXEC));
-    pid_t pid = fork();
-    ASSERT_SYS(pid);
+    int fd;
+    pid_t pid = t_fork_piped(&fd);
     if (pid == 0) {
-        close(pp[0]);
         struct outcome o = { 0 };
         run_denied(deny, err, &o);
-        if (write(pp[1], &o, sizeof o) != (ssize_t)sizeof o)
+        if (write(fd, &o, sizeof o) != (ssize_t)sizeof o)
             _exit(3);
         _exit(0);
     }
-    close(pp[1]);
     struct outcome o;
     ssize_t got = 0, k;
     while ((size_t)got < sizeof o &&
-           (k = read(pp[0], (char *)&o + got, sizeof o - (size_t)got)) != 0) {
+           (k = read(fd, (char *)&o + got, sizeof o - (size_t)got)) != 0) {
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0)
             break;
         got += k;
     }
-    close(pp[0]);
+    close(fd);
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
