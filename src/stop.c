@@ -131,8 +131,9 @@ static bool cgroup_kill(const char *cgroup)
  * list read again; a pid still listed after its pidfd was opened names a
  * member, or a process that has ended since (the signal then does
  * nothing), never a stranger that took the number. Returns the pids that
- * the signal was sent to (*sent of them; malloc'd), or NULL when none or
- * when cgroup.kill sent it; *reached says whether it reached any. */
+ * the signal was sent to (*sent of them, maybe none; malloc'd), or NULL
+ * when cgroup.kill sent it or the list could not be had; *reached says
+ * whether it reached any. */
 static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent, bool *reached)
 {
     *sent = 0;
@@ -173,8 +174,8 @@ static bool cgroup_populated(const char *cgroup)
 }
 
 /* Sends sig to everything the stop reaches, once each: to the group or
- * the cgroup, then, through its pidfd, to each process that missed it
- * (it may have left the group or the cgroup). A second copy of a signal
+ * the cgroup, then, through its pidfd, to each process that it may have
+ * missed (one leaving, or joining, the group). A second copy of a signal
  * that arrives after the first was handled is a second request, which
  * many programs take as "stop now" (a second TERM or INT); a real-time
  * signal would even be queued twice. */
