@@ -153,6 +153,45 @@ static void forget(struct tree *t, pid_t pid)
             t->stopped[i] = t->stopped[--t->n];
 }
 
+static void forget_look(struct tree *t)
+{
+    free(t->look_pid);
+    free(t->look_pgid);
+    t->look_pid = t->look_pgid = NULL;
+    t->nlook = 0;
+    t->looked = false;
+}
+
+void tree_look(struct tree *t)
+{
+    forget_look(t);
+    struct pids p = children();
+    pid_t *pgid = malloc((p.n ? p.n : 1) * sizeof *pgid);
+    if (!pgid) {
+        free(p.v);
+        return;  /* no look: the group's signal is taken for reaching all in it */
+    }
+    for (size_t i = 0; i < p.n; i++)
+        pgid[i] = getpgid(p.v[i]);
+    t->look_pid = p.v;
+    t->look_pgid = pgid;
+    t->nlook = p.n;
+    t->looked = true;
+}
+
+/* Was pid in group pgid at the look? Without a look, or for a child
+ * handed to forkless since (then a grandchild, whose group the look did
+ * not see), the group now is taken for the group then. */
+static bool looked_in(const struct tree *t, pid_t pid, pid_t pgid)
+{
+    if (!t->looked)
+        return true;
+    for (size_t i = 0; i < t->nlook; i++)
+        if (t->look_pid[i] == pid)
+            return t->look_pgid[i] == pgid;
+    return true;
+}
+
 void tree_signal(struct tree *t, pid_t program, int sig, const pid_t spare_groups[2], bool once)
 {
     struct pids p = children();
@@ -164,13 +203,14 @@ void tree_signal(struct tree *t, pid_t program, int sig, const pid_t spare_group
             mark_stopped(t, pid);
         pid_t pgid = getpgid(pid);
         if ((spare_groups[0] > 0 && pgid == spare_groups[0]) ||
-            (spare_groups[1] > 0 && pgid == spare_groups[1]))
+            (spare_groups[1] > 0 && pgid == spare_groups[1] && looked_in(t, pid, pgid)))
             continue;
         kill(pid, sig);
         if (sig != SIGKILL && sig != SIGCONT)
             kill(pid, SIGCONT);
     }
     free(p.v);
+    forget_look(t);
 }
 
 size_t tree_reap(struct tree *t, pid_t program)
@@ -205,6 +245,7 @@ size_t tree_reap(struct tree *t, pid_t program)
 
 void tree_free(struct tree *t)
 {
+    forget_look(t);
     free(t->stopped);
     t->stopped = NULL;
     t->n = t->cap = 0;

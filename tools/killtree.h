@@ -22,6 +22,10 @@ struct tree {
      * never reaps them. Owned by tree_adopt()'s caller. */
     const pid_t *foreign;
     size_t nforeign;
+    /* tree_look()'s children and the group each was in; looked: taken. */
+    pid_t *look_pid, *look_pgid;
+    size_t nlook;
+    bool looked;
 };
 
 /* Is /proc the one of forkless's pid namespace? Its pids are ours only
@@ -35,10 +39,18 @@ bool proc_is_ours(void);
  * tree.foreign. Returns 0 or an errno value. */
 int tree_adopt(pid_t **foreign, size_t *nforeign);
 
+/* Notes each child of forkless and its process group: call it just
+ * before forkless signals a group that tree_signal() is to spare then. A
+ * child that joins the group after that signal has missed it: only one
+ * in the group both at this look and after the signal is spared. */
+void tree_look(struct tree *t);
+
 /* Sends sig to every child of forkless but program (0: none to spare)
  * and the foreign ones, and SIGCONT after it, as a stopped process
  * cannot act on it; spares those in the process groups spare_groups[0]
- * and [1] (0: none), which the kernel or forkless has sent it already. A child reached counts as having
+ * and [1] (0: none), which the kernel or forkless has sent it already;
+ * in [1] only a child that tree_look() saw in it too (it is forgotten
+ * here), or any child in it where no look was taken. A child reached counts as having
  * had its stop signal when sig is t->stop_signal or SIGKILL (not after
  * a HUP or USR1 passed on); with once, one that has had it is not sent
  * sig. */

@@ -174,24 +174,31 @@ struct state {
 };
 
 /* Sends sig, with group, to proc[0]'s group, then through its pidfd to
- * each child (of a pipeline, each stage) that the group's signal missed:
- * a child may have left its group (setpgid to another one), and
+ * each child (of a pipeline, each stage) that the group's signal may have
+ * missed: a child may have left its group (setpgid to another one), and
  * kill(-pid) would miss it; one that got it from the group must not get
- * it twice. Neither to a child in group spare nor to that group. Returns
- * the group signalled, or 0. */
+ * it twice. A child counts as reached only if it was in the group both
+ * just before and just after the group's signal: one that joined or left
+ * in between may not have had it. Neither to a child in group spare nor
+ * to that group. Returns the group signalled, or 0. */
 static pid_t send_children(struct fl_proc *proc, size_t n, bool group, int sig, pid_t spare)
 {
-    /* No child is reaped yet: their pids are still their own. Each has
-     * exec'd (fl_pipeline_spawn() waits for that): none is joining the
-     * group in its setup now. */
+    /* No child is reaped yet: their pids are still their own. */
+    pid_t few[16], *before = n <= 16 ? few : malloc(n * sizeof *before);
+    for (size_t k = 0; before && k < n; k++)
+        before[k] = getpgid(proc[k].pid);
     pid_t sent = 0;
     if (group && !(spare > 0 && getpgid(proc->pid) == spare) && kill(-proc->pid, sig) == 0)
         sent = proc->pid;
     for (size_t k = 0; k < n; k++) {
         pid_t pgid = getpgid(proc[k].pid);
-        if (!(spare > 0 && pgid == spare) && !(sent > 0 && pgid == sent))
+        /* Without memory for the look before, only the one after. */
+        bool reached = sent > 0 && pgid == sent && (!before || before[k] == sent);
+        if (!(spare > 0 && pgid == spare) && !reached)
             fl_kill(&proc[k], sig);
     }
+    if (before != few)
+        free(before);
     return sent;
 }
 
@@ -203,6 +210,8 @@ static pid_t send_children(struct fl_proc *proc, size_t n, bool group, int sig, 
 static void signal_child(struct fl_proc *proc, const struct supervise_options *opts,
                          struct state *st, int sig, pid_t spare)
 {
+    if (opts->kill_tree)
+        tree_look(&st->tree);
     pid_t sent = send_children(proc, st->n, opts->own_group, sig, spare);
     if (opts->own_group && sig != SIGKILL && sig != SIGCONT)
         send_children(proc, st->n, true, SIGCONT, spare);
