@@ -299,8 +299,8 @@ enum fl_flags {
      * child is reaped). fl_close() waits for the exec (or the failure)
      * before it frees: see fl_launch_finish() for the whole rule.
      * fl_spawn() still fails at once for everything the parent checks
-     * (EINVAL, E2BIG, a PATH search that finds no usable entry, ENOMEM,
-     * a failed clone).
+     * (EINVAL, a PATH search that finds no usable entry, ENOMEM, a
+     * failed clone).
      * The trade: the child has its own copy of the fd table (no
      * CLONE_FILES), so the clone costs a little more with many fds open.
      * The posix_spawn and fork backends cannot start a child that way:
@@ -887,18 +887,20 @@ struct fl_proc {
  *
  *   EINVAL   a malformed command: no argv or argv[0], bad flag bits, an env
  *            edit without '=', two maps to one child fd, a negative fd,
- *            a bad backend, FL_TO_STDOUT on fd 1, a reserved field not zero
+ *            a bad backend, FL_TO_STDOUT on fd 1, a reserved field not
+ *            zero, FL_SET_UID with uid (uid_t)-1 or FL_SET_GID with gid
+ *            (gid_t)-1 (which setresuid() would take for "unchanged")
  *   EBADF    an FL_FD or map names a parent fd that is not open (step
  *            prepare), or a map's child_fd is not below the child's
  *            RLIMIT_NOFILE (step dup, index = the child fd)
- *   E2BIG    an argument or environment string longer than MAX_ARG_STRLEN
- *            (index = the string's index), or all of them together, with
- *            their pointers and the path exec is given (the PATH
- *            candidate), over ARG_MAX, a quarter of the stack limit
- *            (index -1); error->detail says which. Step prepare, but in a
- *            PATH search where some candidates fit and some do not: then
- *            exec says it for the file it finds, if that one does not
- *            (step exec, index = the candidate)
+ *   E2BIG    exec's, for the file it found (step exec, index = the
+ *            candidate): an argument or environment string longer than
+ *            MAX_ARG_STRLEN, or all of them together, with their pointers
+ *            and the path exec is given, over ARG_MAX, a quarter of the
+ *            stack limit; error->detail says which ("argument 3 is ...",
+ *            "environment variable NAME is ..."). As exec looks for the
+ *            file before it counts, a missing or forbidden program is
+ *            ENOENT or EACCES whatever its arguments
  *   ENAMETOOLONG  the program, .cwd or a file path is longer than PATH_MAX,
  *            or a program name without '/' longer than NAME_MAX, which no
  *            PATH entry can hold (step exec, index -1, found before the
@@ -906,7 +908,8 @@ struct fl_proc {
  *   ENOTSUP  the chosen backend cannot express an option, or FL_NO_FORK
  *            forbids the backend
  *   ENOMEM, EMFILE, EAGAIN (RLIMIT_NPROC), ...   from the parent's steps
- *   any errno of a child step, ENOENT and EACCES from exec among them
+ *   any errno of a child step, ENOENT and EACCES from exec among them;
+ *            ENOENT at step exec for an empty program name, as execve("")
  *
  * On failure *proc is set to an empty handle (pid 0, fds -1), nothing is
  * left open and no zombie is left; error, when not NULL, says where it
@@ -998,7 +1001,11 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * may not search), ENOEXEC, ENAMETOOLONG, ERANGE (buf too small), or
  * EINVAL/E2BIG as fl_spawn(). error, when not NULL, is filled as
  * fl_spawn() would fill it for the same failure (step, the candidate's
- * index and path, the detail).
+ * index and path, the detail). It reads a file's #! line, not its format:
+ * a file that exec refuses with ENOEXEC (neither ELF nor #!, and no
+ * binfmt_misc handler of the system's takes it), or with ELOOP (a #!
+ * interpreter that is itself a script, more than 4 deep), is returned as
+ * the file, and fl_spawn() of it fails with that errno.
  * Thread-safe, not async-signal-safe.
  */
 FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,

@@ -139,8 +139,9 @@ int fl__cmd_check(const struct fl_cmd *cmd, struct fl_error *e)
         return invalid(e, "no command");
     if (!cmd->argv || !cmd->argv[0])
         return invalid(e, "argv is empty");
+    /* As execve("") and execvp(""): no file has that name. */
     if (!*fl__program(cmd))
-        return invalid(e, "the program name is empty");
+        return fl__fail(e, ENOENT, FL_STEP_EXEC, -1, "", "the program name is empty");
     if (cmd->flags & ~(unsigned)FL__ALL_FLAGS)
         return invalid(e, "unknown flag bits");
     if ((unsigned)cmd->backend > FL_BACKEND_FORK)
@@ -154,6 +155,13 @@ int fl__cmd_check(const struct fl_cmd *cmd, struct fl_error *e)
         return invalid(e, "FL_JOIN_PGROUP needs a pgid > 0");
     if (cmd->nrlimits && !cmd->rlimits)
         return invalid(e, "nrlimits is set but rlimits is NULL");
+    /* setresuid() and setresgid() take -1 for "leave it as it is": the
+     * child would keep the ids the caller asked to change. setuid(-1) is
+     * EINVAL. */
+    if ((cmd->flags & FL_SET_UID) && cmd->uid == (uid_t)-1)
+        return invalid(e, "uid (uid_t)-1 is not a user id");
+    if ((cmd->flags & FL_SET_GID) && cmd->gid == (gid_t)-1)
+        return invalid(e, "gid (gid_t)-1 is not a group id");
     if ((cmd->flags & FL_SET_GROUPS) && cmd->ngroups && !cmd->groups)
         return invalid(e, "ngroups is set but groups is NULL");
     if ((cmd->flags & FL_SET_GROUPS) && cmd->ngroups > (size_t)sysconf(_SC_NGROUPS_MAX))

@@ -1,11 +1,13 @@
 /* error.c: the error record, its names and its wording. All of this runs
  * in the parent, after the child has gone. */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -115,6 +117,8 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
     }
 }
 
+static const char unknown_resource[] = "unknown resource";
+
 static const char *rlimit_name(int resource)
 {
     static const char *const names[] = {
@@ -129,7 +133,7 @@ static const char *rlimit_name(int resource)
     };
     if (resource >= 0 && (size_t)resource < sizeof names / sizeof names[0] && names[resource])
         return names[resource];
-    return "unknown resource";
+    return unknown_resource;
 }
 
 static const char *path_of(const struct fl__plan *p, int step, int index)
@@ -169,6 +173,25 @@ static const char *path_of(const struct fl__plan *p, int step, int index)
     }
 }
 
+static bool is_directory(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The kernel's EINVAL for a limit: which value it refused. */
+static void explain_rlimit(const struct fl_rlimit *l, char *detail, size_t size)
+{
+    if (rlimit_name(l->resource) == unknown_resource)
+        snprintf(detail, size, "resource %d is not one the kernel knows", l->resource);
+    else if (l->soft > l->hard && l->soft == RLIM_INFINITY)
+        snprintf(detail, size, "soft limit unlimited over the hard limit %llu",
+                 (unsigned long long)l->hard);
+    else if (l->soft > l->hard)
+        snprintf(detail, size, "soft limit %llu over the hard limit %llu",
+                 (unsigned long long)l->soft, (unsigned long long)l->hard);
+}
+
 int fl__fail_child(struct fl__plan *p, struct fl_error *e)
 {
     const struct fl__child_err *c = &p->cerr;
@@ -182,7 +205,52 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
         fl__args_too_big(p, path, e->detail, sizeof e->detail);
     else if (c->step == FL_STEP_EXEC && (c->index >= 0 || c->err == ENOEXEC))
         explain_exec(p, c->err, path, e->detail, sizeof e->detail);
+    else if (c->step == FL_STEP_CGROUP && c->err == ENOENT && is_directory(path))
+        copy_str(e->detail, sizeof e->detail, "a directory without cgroup.procs: not a cgroup");
+    else if (c->step == FL_STEP_RLIMIT && c->err == EINVAL && c->index >= 0 &&
+             (size_t)c->index < p->cmd->nrlimits)
+        explain_rlimit(&p->cmd->rlimits[c->index], e->detail, sizeof e->detail);
     return c->err;
+}
+
+/* Steps whose record always has a path: "" there is the path given. */
+static bool step_names_a_path(enum fl_step step)
+{
+    return step == FL_STEP_EXEC || step == FL_STEP_CHDIR || step == FL_STEP_OPEN ||
+           step == FL_STEP_CHROOT;
+}
+
+/* printf to buf + *n, truncated at size; *n stops at size - 1. */
+__attribute__((format(printf, 4, 5)))
+static void append(char *buf, size_t size, size_t *n, const char *fmt, ...)
+{
+    if (*n + 1 >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vsnprintf(buf + *n, size - *n, fmt, ap);
+    va_end(ap);
+    if (r > 0)
+        *n = *n + (size_t)r < size ? *n + (size_t)r : size - 1;
+}
+
+/* s, with control characters as C escapes, so that a message stays on
+ * one line whatever a path holds ("a\nb", "\x1b"). Quotes are left: the
+ * path is the text between the first quote and the last before ':'. */
+static void append_escaped(char *buf, size_t size, size_t *n, const char *s)
+{
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '\n')
+            append(buf, size, n, "\\n");
+        else if (*c == '\t')
+            append(buf, size, n, "\\t");
+        else if (*c == '\r')
+            append(buf, size, n, "\\r");
+        else if (*c < 0x20 || *c == 0x7f)
+            append(buf, size, n, "\\x%02x", *c);
+        else
+            append(buf, size, n, "%c", *c);
+    }
 }
 
 char *fl_error_format(const struct fl_error *e, char *buf, size_t size)
@@ -195,14 +263,21 @@ char *fl_error_format(const struct fl_error *e, char *buf, size_t size)
 #else
     const char *text = strerror_r(e->err, msg, sizeof msg) == 0 ? msg : "Unknown error"; /* XSI (musl) */
 #endif
-    int n = 0;
+    size_t n = 0;
+    buf[0] = '\0';
     if (e->stage > 0)
-        n = snprintf(buf, size, "stage %d: ", e->stage);
-    if (n >= 0 && (size_t)n < size && e->path[0])
-        n += snprintf(buf + n, size - (size_t)n, "%s \"%s\": %s", fl_step_name(e->step), e->path, text);
-    else if (n >= 0 && (size_t)n < size)
-        n += snprintf(buf + n, size - (size_t)n, "%s: %s", fl_step_name(e->step), text);
-    if (e->detail[0] && n >= 0 && (size_t)n < size)
-        snprintf(buf + n, size - (size_t)n, " (%s)", e->detail);
+        append(buf, size, &n, "stage %d: ", e->stage);
+    append(buf, size, &n, "%s", fl_step_name(e->step));
+    if (e->path[0] || step_names_a_path(e->step)) {
+        append(buf, size, &n, " \"");
+        append_escaped(buf, size, &n, e->path);
+        append(buf, size, &n, "\"");
+    }
+    append(buf, size, &n, ": %s", text);
+    if (e->detail[0]) {
+        append(buf, size, &n, " (");
+        append_escaped(buf, size, &n, e->detail);
+        append(buf, size, &n, ")");
+    }
     return buf;
 }

@@ -103,6 +103,10 @@ struct fl__plan {
     char **sh_argv;         /* FL_SHELL_FALLBACK: {"/bin/sh", cand, argv[1..]} */
     size_t arg_bytes;       /* what exec counts of argv and envp: strings, pointers */
     size_t arg_limit;       /* the most exec takes, with the file name too */
+    /* The first string longer than MAX_ARG_STRLEN: in argv (0) or envp
+     * (1) at long_index; long_list -1: none. */
+    int long_list;
+    size_t long_index;
 
     /* fds */
     struct fl__act *acts;
@@ -437,6 +441,7 @@ struct fl__sink {
  * with no room for the NUL, or with .discard, or a limit beyond it),
  * .lines without .on_output, .max_line without .lines. */
 FL__HIDDEN int fl__sink_check(const struct fl_sink *cfg);
+FL__HIDDEN const char *fl__sink_problem(const struct fl_sink *c);
 FL__HIDDEN void fl__sink_init(struct fl__sink *s, const struct fl_sink *cfg, int stream,
                               struct fl_output *out);
 /* Hands a chunk to on_output (or its lines), then keeps what the policy
@@ -491,6 +496,8 @@ FL__HIDDEN struct fl__stream fl__stream_tty(int fd, bool fed, const struct fl_io
  * and both sinks. 0 or EINVAL. The stop policy is checked by
  * fl__stop_init(). */
 FL__HIDDEN int fl__io_check(const struct fl_io *io);
+/* What is wrong with io, in words (in buf or a constant), or NULL. */
+FL__HIDDEN const char *fl__io_problem(const struct fl_io *io, char *buf, size_t size);
 /*
  * Runs the exchange to its end: feeds the inputs, drains the outputs,
  * until all n processes have ended and every stream is at its end (or

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -88,17 +89,35 @@ static bool writes(const struct fl__stream *s)
     return s->input && !s->fed;
 }
 
-int fl__io_check(const struct fl_io *io)
+const char *fl__io_problem(const struct fl_io *io, char *buf, size_t size)
 {
     for (size_t i = 0; i < sizeof io->reserved_ / sizeof *io->reserved_; i++)
         if (io->reserved_[i])
-            return EINVAL;
-    if (io->timeout_ms < 0 || io->eof_wait_ms < -1 || (io->input_len && !io->input))
-        return EINVAL;
-    for (int k = 0; k < 2; k++)
-        if (fl__sink_check(&io->out[k]))
-            return EINVAL;
-    return 0;
+            return "struct fl_io: a reserved field is not zero";
+    if (io->timeout_ms < 0) {
+        snprintf(buf, size, "struct fl_io: timeout_ms is %d (0: no deadline)", io->timeout_ms);
+        return buf;
+    }
+    if (io->eof_wait_ms < -1) {
+        snprintf(buf, size, "struct fl_io: eof_wait_ms is %d (-1: for ever)", io->eof_wait_ms);
+        return buf;
+    }
+    if (io->input_len && !io->input)
+        return "struct fl_io: input_len is set without input";
+    for (int k = 0; k < 2; k++) {
+        const char *why = fl__sink_problem(&io->out[k]);
+        if (why) {
+            snprintf(buf, size, "struct fl_io: out[%d]: %s", k, why);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+int fl__io_check(const struct fl_io *io)
+{
+    char buf[FL_ERROR_DETAIL_MAX];
+    return fl__io_problem(io, buf, sizeof buf) ? EINVAL : 0;
 }
 
 /* The state of one exchange. */

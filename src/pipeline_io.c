@@ -9,16 +9,24 @@
 
 #include "internal.h"
 
-/* Checks what does not depend on the running stages. */
-static int check_io(const struct fl_io *io, size_t stderr_pipes)
+/* What does not depend on the running stages: what is wrong, in words
+ * (in buf or a constant), or NULL. */
+static const char *io_problem(const struct fl_io *io, size_t stderr_pipes, char *buf, size_t size)
 {
-    if (fl__io_check(io))
-        return EINVAL;
+    const char *why = fl__io_problem(io, buf, size);
+    if (why)
+        return why;
     /* One caller's buffer cannot take several stages' stderr: the bytes
      * would overwrite each other. */
     if (io->out[1].buf && stderr_pipes > 1)
-        return EINVAL;
-    return 0;
+        return "one caller's buffer for several stages' stderr";
+    return NULL;
+}
+
+static int check_io(const struct fl_io *io, size_t stderr_pipes)
+{
+    char buf[FL_ERROR_DETAIL_MAX];
+    return io_problem(io, stderr_pipes, buf, sizeof buf) ? EINVAL : 0;
 }
 
 int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *io,
@@ -89,10 +97,10 @@ static struct fl_cmd *piped_stages(const struct fl_cmd *stages, size_t n,
         if (*r)
             e->stage = (int)k + 1;
     }
-    if (!*r && check_io(io, stderr_pipes))
-        *r = fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "",
-                      io->out[1].buf ? "one caller's buffer for several stages' stderr"
-                                     : "a bad struct fl_io");
+    char buf[FL_ERROR_DETAIL_MAX];
+    const char *why = *r ? NULL : io_problem(io, stderr_pipes, buf, sizeof buf);
+    if (why)
+        *r = fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", why);
     if (*r) {
         free(c);
         return NULL;
@@ -126,8 +134,10 @@ int fl_pipeline_run(const struct fl_cmd *stages, size_t n, const struct fl_io *i
     int r = 0;
     struct fl_cmd *piped = NULL;
     if (io) {
-        if (check_io(io, 0) || fl__stop_check(io->stop, stages[0].cgroup))
-            return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "a bad struct fl_io");
+        char buf[FL_ERROR_DETAIL_MAX];
+        const char *why = io_problem(io, 0, buf, sizeof buf);
+        if (why || fl__stop_check(io->stop, stages[0].cgroup))
+            return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", why ? why : "struct fl_io: a bad stop policy");
         if (!(piped = piped_stages(stages, n, io, e, &r)))
             return r;
     }

@@ -87,13 +87,30 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
 /* The kernel refuses one string over MAX_ARG_STRLEN (32 pages), and all
  * of them with their pointers and the file name exec is given over a
  * quarter of the stack limit (at least the kernel's ARG_MAX, 128 KiB
- * whatever the page size; at most 6 MiB). Saying so here beats a bare
- * E2BIG from exec. */
+ * whatever the page size; at most 6 MiB). The plan measures them, and a
+ * failed exec's E2BIG then says which (fl__fail_child()). */
 #define KERNEL_ARG_MAX ((size_t)128 * 1024)
+
+static size_t max_arg_strlen(void)
+{
+    return 32 * (size_t)sysconf(_SC_PAGESIZE);
+}
 
 /* Would exec of cand refuse the plan's lists? Then says so in detail. */
 bool fl__args_too_big(const struct fl__plan *p, const char *cand, char *detail, size_t size)
 {
+    if (p->long_list >= 0) {
+        const char *s = (p->long_list ? p->envp : p->argv)[p->long_index];
+        size_t len = strlen(s);
+        if (p->long_list == 0)
+            snprintf(detail, size, "argument %zu is %zu bytes, longer than MAX_ARG_STRLEN (%zu bytes)",
+                     p->long_index, len, max_arg_strlen() - 1);
+        else   /* by name: its index in the merged environment means nothing to the caller */
+            snprintf(detail, size,
+                     "environment variable %.*s is %zu bytes, longer than MAX_ARG_STRLEN (%zu bytes)",
+                     (int)(strcspn(s, "=") < 64 ? strcspn(s, "=") : 64), s, len, max_arg_strlen() - 1);
+        return true;
+    }
     size_t total = p->arg_bytes + strlen(cand) + 1;
     if (total <= p->arg_limit)
         return false;
@@ -116,48 +133,31 @@ static size_t arg_limit(const struct fl__plan *p)
     return limit < KERNEL_ARG_MAX ? KERNEL_ARG_MAX : limit;
 }
 
-/* After build_candidates(): exec counts the name it is given, the
- * candidate, and which one runs is known only to exec (which opens the
- * file before it counts: a missing candidate is ENOENT, not E2BIG). When
- * even the shortest is over the limit, every exec would refuse; when the
- * longest is not, none would. In between, exec says E2BIG for the file it
- * finds if that one is over, and fl_resolve() says it for the file it
- * finds: refusing here would refuse a list that exec takes. */
-static int check_sizes(struct fl__plan *p, struct fl_error *e)
+/* After build_candidates(). Measures only: lists too big are exec's to
+ * refuse, as E2BIG for the file it finds. The kernel opens that file
+ * before it counts, so a missing or forbidden program is ENOENT or EACCES
+ * whatever its arguments, as the child will see it (its user, root, cwd),
+ * which the parent cannot tell here. */
+static void measure_sizes(struct fl__plan *p)
 {
-    long page = sysconf(_SC_PAGESIZE);
-    size_t max_str = 32 * (size_t)page, total = 0, count = 0;
-    char what[FL_ERROR_DETAIL_MAX];
+    size_t max_str = max_arg_strlen(), total = 0, count = 0;
     char *const *lists[2] = { p->argv, p->envp };
-    static const char *const names[2] = { "argument", "environment string" };
+    p->long_list = -1;
     for (int l = 0; l < 2; l++)
         for (size_t i = 0; lists[l] && lists[l][i]; i++, count++) {
             size_t len = strlen(lists[l][i]) + 1;
-            if (len > max_str) {
-                snprintf(what, sizeof what,
-                         "%s %zu is %zu bytes, longer than MAX_ARG_STRLEN (%zu bytes)",
-                         names[l], i, len - 1, max_str - 1);
-                return fl__fail(e, E2BIG, FL_STEP_PREPARE, (int)i,
-                                fl__program(p->cmd), what);
+            if (len > max_str && p->long_list < 0) {
+                p->long_list = l;
+                p->long_index = i;
             }
             total += len;
         }
     p->arg_bytes = total + count * sizeof(char *);
-    size_t shortest = 0, longest = 0;
-    for (size_t i = 0; i < p->ncands; i++) {
-        size_t len = strlen(p->cands[i]);
-        if (len < strlen(p->cands[shortest]))
-            shortest = i;
-        if (len > longest)
-            longest = len;
-    }
-    p->arg_limit = KERNEL_ARG_MAX;
-    if (p->arg_bytes + longest + 1 <= KERNEL_ARG_MAX)
-        return 0;   /* under any stack limit */
-    p->arg_limit = arg_limit(p);
-    if (fl__args_too_big(p, p->cands[shortest], what, sizeof what))
-        return fl__fail(e, E2BIG, FL_STEP_PREPARE, -1, fl__program(p->cmd), what);
-    return 0;
+    size_t longest = 0;
+    for (size_t i = 0; i < p->ncands; i++)
+        if (strlen(p->cands[i]) > longest)
+            longest = strlen(p->cands[i]);
+    p->arg_limit = p->arg_bytes + longest + 1 <= KERNEL_ARG_MAX ? KERNEL_ARG_MAX : arg_limit(p);
 }
 
 static const struct fl_fd_map *map_for(const struct fl_cmd *cmd, int child_fd)
@@ -342,7 +342,7 @@ static int plan_program(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_
     if (!r)
         r = build_candidates(p, e);
     if (!r)
-        r = check_sizes(p, e);
+        measure_sizes(p);
     return r;
 }
 
@@ -351,7 +351,7 @@ static void plan_empty(struct fl__plan *p)
     memset(p, 0, sizeof *p);
     p->acts = p->act_inline;
     p->keep = p->keep_inline;
-    p->cgroup_fd = p->err_fd = p->parent_dumpable = p->stat_fd = -1;
+    p->cgroup_fd = p->err_fd = p->parent_dumpable = p->stat_fd = p->long_list = -1;
     p->pty_master = p->pty_slave = p->ctty_fd = p->fg_fd = -1;
     for (int i = 0; i < 3; i++)
         p->pipe_parent[i] = p->pipe_child[i] = -1;
@@ -488,7 +488,7 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
         }
         char what[FL_ERROR_DETAIL_MAX];
         if (at >= 0 && s == 0 && fl__args_too_big(&p, p.cands[at], what, sizeof what))
-            s = E2BIG;   /* what exec says of this file; check_sizes() could not tell */
+            s = E2BIG;   /* what exec says of this file */
         if (at >= 0 && s == 0) {
             if ((size_t)snprintf(buf, size, "%s", path) >= size)
                 r = fl__fail(e, ERANGE, FL_STEP_EXEC, -1, fl__program(cmd), "buffer too small");

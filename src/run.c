@@ -103,8 +103,10 @@ int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *r
     if (!cmd || !result)
         return fl__fail(error, EINVAL, FL_STEP_PREPARE, -1, NULL, "no command or no result");
     *result = (struct fl_result){ .exit_code = -1 };
-    if (fl__io_check(io))
-        return fl__fail(error, EINVAL, FL_STEP_PREPARE, -1, NULL, "a bad struct fl_io");
+    char buf[FL_ERROR_DETAIL_MAX];
+    const char *why = fl__io_problem(io, buf, sizeof buf);
+    if (why)
+        return fl__fail(error, EINVAL, FL_STEP_PREPARE, -1, NULL, why);
     if (check_policy(io->stop, cmd, error))
         return EINVAL;
     struct fl_cmd c = *cmd;

@@ -16,19 +16,28 @@
 #define MAX_LINE_DEFAULT ((size_t)64 << 10)
 #define FIRST_CAP 4096
 
-int fl__sink_check(const struct fl_sink *c)
+const char *fl__sink_problem(const struct fl_sink *c)
 {
     if ((unsigned)c->overflow > FL_OVERFLOW_STOP)
-        return EINVAL;
+        return "overflow is not an enum fl_overflow value";
     /* A buffer needs room for the closing NUL, and one without a size
      * (or a size without a buffer) is a mistake, not a request. */
     if (c->buf ? c->size == 0 : c->size != 0)
-        return EINVAL;
-    if (c->buf && (c->discard || c->limit > c->size - 1))
-        return EINVAL;
-    if ((c->lines && !c->on_output) || (c->max_line && !c->lines))
-        return EINVAL;
-    return 0;
+        return c->buf ? "buf has no size" : "size is set without buf";
+    if (c->buf && c->discard)
+        return "buf and discard together";
+    if (c->buf && c->limit > c->size - 1)
+        return "limit is over size - 1, the room buf has";
+    if (c->lines && !c->on_output)
+        return "lines without on_output";
+    if (c->max_line && !c->lines)
+        return "max_line without lines";
+    return NULL;
+}
+
+int fl__sink_check(const struct fl_sink *c)
+{
+    return fl__sink_problem(c) ? EINVAL : 0;
 }
 
 void fl__sink_init(struct fl__sink *s, const struct fl_sink *cfg, int stream,

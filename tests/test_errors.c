@@ -132,6 +132,7 @@ TEST(rlimit_with_an_invalid_resource_names_its_index)
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     struct fl_error e = SPAWN_FAILS(&cmd, EINVAL, FL_STEP_RLIMIT);
     ASSERT_EQ(e.index, 1);
+    ASSERT_STR_CONTAINS(e.detail, "resource 999");
 }
 
 TEST(rlimit_soft_above_hard_names_its_index)
@@ -145,6 +146,7 @@ TEST(rlimit_soft_above_hard_names_its_index)
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     struct fl_error e = SPAWN_FAILS(&cmd, EINVAL, FL_STEP_RLIMIT);
     ASSERT_EQ(e.index, 0);
+    ASSERT_STR_EQ(e.detail, "soft limit 200 over the hard limit 100");
 }
 
 TEST(rlimit_above_what_is_allowed_is_eperm)
@@ -229,8 +231,12 @@ TEST(empty_program_name_is_enoent)
     int r = fl_spawn(&cmd, &p, &e);
     if (r == 0)
         t_kill_wait(&p);
-    /* execve("") is ENOENT; a library may call it malformed. */
-    ASSERT(r == ENOENT || r == EINVAL);
+    /* As execve("") and execvp(""), at step exec: never EINVAL. */
+    ASSERT_ERR(r, ENOENT);
+    ASSERT_EQ(e.step, FL_STEP_EXEC);
+    ASSERT_STR_CONTAINS(e.detail, "empty");
+    char buf[64];
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, NULL), ENOENT);
 }
 
 TEST(unknown_flag_bits_are_einval)
@@ -367,6 +373,30 @@ TEST(error_format_truncates_and_terminates)
     ASSERT_EQ(none[0], 'z');
     fl_error_format(&e, none, 1);
     ASSERT_EQ(none[0], 0);
+}
+
+TEST(error_format_quotes_an_empty_path_and_escapes_control_characters)
+{
+    /* chdir("") names the empty path it was given; a newline in a path
+     * keeps the message on one line. */
+    struct fl_error e = { .err = ENOENT, .step = FL_STEP_CHDIR, .index = -1 };
+    char buf[256];
+    ASSERT_STR_EQ(fl_error_format(&e, buf, sizeof buf), "chdir \"\": No such file or directory");
+    e.step = FL_STEP_EXEC;
+    snprintf(e.path, sizeof e.path, "a\nb\x1b");
+    ASSERT_STR_EQ(fl_error_format(&e, buf, sizeof buf),
+                  "exec \"a\\nb\\x1b\": No such file or directory");
+    /* A step without a path keeps none. */
+    e = (struct fl_error){ .err = EPERM, .step = FL_STEP_SETUID, .index = -1 };
+    ASSERT_STR_EQ(fl_error_format(&e, buf, sizeof buf), "setuid: Operation not permitted");
+}
+
+TEST(a_cwd_that_is_an_empty_path_is_named_in_the_message)
+{
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .cwd = "", .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_CHDIR);
+    char buf[256];
+    ASSERT_STR_CONTAINS(fl_error_format(&e, buf, sizeof buf), "chdir \"\": ");
 }
 
 TEST(error_format_includes_the_detail)

@@ -713,7 +713,7 @@ TEST(an_argument_of_131072_bytes_is_e2big_naming_max_arg_strlen)
         .argv = ARGV("/bin/true", "a", string_of(131072, 'x')),
         .backend = BACKEND,
     };
-    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_PREPARE);
+    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_EXEC);
     ASSERT_STR_CONTAINS(e.detail, "MAX_ARG_STRLEN");
 }
 
@@ -726,8 +726,43 @@ TEST(an_environment_string_of_131072_bytes_is_e2big)
         .env_set = (const char *const[]){ var, NULL },
         .backend = BACKEND,
     };
-    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_PREPARE);
+    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_EXEC);
     ASSERT_STR_CONTAINS(e.detail, "MAX_ARG_STRLEN");
+}
+
+/* What execve() itself says of file with argv, in a forked child. */
+static int execve_errno(const char *file, char *const argv[])
+{
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        execve(file, argv, (char *const[]){ NULL });
+        _exit(errno);
+    }
+    int st;
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    ASSERT(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+TEST(a_missing_or_forbidden_program_with_too_long_an_argument_gets_the_errno_exec_gives)
+{
+    /* The kernel looks for the file before it counts the arguments (since
+     * Linux 6.8; before, it counted first): ENOENT or EACCES, not E2BIG,
+     * where exec says so. */
+    char *d = t_tmpdir();
+    char *text = t_write_file(d, "text", "x\n", 0644);
+    const char *files[] = { t_fmt("%s/nope", d), text, d };
+    for (size_t i = 0; i < 3; i++) {
+        char *argv[] = { (char *)files[i], string_of(131072, 'x'), NULL };
+        struct fl_cmd cmd = { .argv = argv, .flags = FL_ENV_CLEAR, .backend = BACKEND };
+        int expected = execve_errno(files[i], argv);
+        ASSERT(expected == ENOENT || expected == EACCES || expected == E2BIG);
+        struct fl_error e = SPAWN_FAILS(&cmd, expected, FL_STEP_EXEC);
+        ASSERT_STR_EQ(e.path, files[i]);
+        char buf[4096];
+        ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, NULL), expected);
+    }
 }
 
 /* n arguments of 100000 bytes each, with an empty environment. */
@@ -781,7 +816,7 @@ TEST(arguments_above_arg_max_are_e2big)
         .flags = FL_ENV_CLEAR,
         .backend = BACKEND,
     };
-    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_PREPARE);
+    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_EXEC);
     ASSERT(e.detail[0] != 0);
     /* The detail says the total is too large, not one string. */
     ASSERT_NULL(strstr(e.detail, "MAX_ARG_STRLEN"));
@@ -822,7 +857,8 @@ static char *true_in(const char *dir)
 TEST(arg_max_counts_the_path_candidate_at_the_boundary)
 {
     /* The kernel counts "<dir>/fl-true", not "fl-true": one byte over with
-     * it is E2BIG, found before the clone; exactly at the limit runs. */
+     * it is exec's E2BIG, and the detail says so; exactly at the limit
+     * runs. */
     char *d = t_tmpdir();
     char *file = true_in(d);
     const char *env[] = { t_fmt("PATH=%s", d), NULL };
@@ -836,10 +872,10 @@ TEST(arg_max_counts_the_path_candidate_at_the_boundary)
     ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
 
     cmd.argv = args_totalling("fl-true", env[0], file, limit + 1);
-    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_PREPARE);
+    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_EXEC);
     ASSERT_STR_CONTAINS(e.detail, "ARG_MAX");
     ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, &e), E2BIG);
-    ASSERT_EQ(e.step, FL_STEP_PREPARE);
+    ASSERT_EQ(e.step, FL_STEP_EXEC);
 }
 
 TEST(arg_max_is_judged_for_the_candidate_exec_finds)

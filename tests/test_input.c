@@ -81,10 +81,11 @@ TEST(null_empty_and_holey_argv_are_einval)
     cmd.path = "/bin/true";
     e = fails(&cmd, EINVAL, FL_STEP_PREPARE);
 
-    /* An empty program name: .path "" is the program, and is EINVAL. */
+    /* An empty program name: .path "" is the program, and is ENOENT, as
+     * execve("") says. */
     cmd.argv = ARGV("/bin/true");
     cmd.path = "";
-    e = fails(&cmd, EINVAL, FL_STEP_PREPARE);
+    e = fails(&cmd, ENOENT, FL_STEP_EXEC);
     ASSERT_STR_CONTAINS(e.detail, "empty");
 
     /* A NULL struct fl_proc is EINVAL too, and NULL error is allowed. */
@@ -408,9 +409,12 @@ TEST(argument_around_max_arg_strlen)
     };
     runs_and_exits(&cmd, 0);
 
+    /* exec's E2BIG, for the file it found: the detail names the string. */
     cmd.argv = ARGV("/bin/true", "x", big);
-    struct fl_error e = fails(&cmd, E2BIG, FL_STEP_PREPARE);
-    ASSERT_EQ(e.index, 2);
+    struct fl_error e = fails(&cmd, E2BIG, FL_STEP_EXEC);
+    ASSERT_EQ(e.index, 0);
+    ASSERT_STR_EQ(e.path, "/bin/true");
+    ASSERT_STR_CONTAINS(e.detail, "argument 2 is");
     ASSERT_STR_CONTAINS(e.detail, "MAX_ARG_STRLEN");
 
     /* The same for an environment string (as an edit and in .env). */
@@ -420,11 +424,13 @@ TEST(argument_around_max_arg_strlen)
     cmd.env = (char *const[]){ envok, NULL };
     runs_and_exits(&cmd, 0);
     cmd.env = (char *const[]){ envbig, NULL };
-    e = fails(&cmd, E2BIG, FL_STEP_PREPARE);
-    ASSERT_STR_CONTAINS(e.detail, "environment");
+    e = fails(&cmd, E2BIG, FL_STEP_EXEC);
+    ASSERT_STR_CONTAINS(e.detail, "environment variable V is");
+    /* By name, not by its place among environ's variables. */
     cmd.env = NULL;
     cmd.env_set = (const char *const[]){ envbig, NULL };
-    fails(&cmd, E2BIG, FL_STEP_PREPARE);
+    e = fails(&cmd, E2BIG, FL_STEP_EXEC);
+    ASSERT_STR_CONTAINS(e.detail, "environment variable V is");
 
     /* fl_resolve() says the same without starting anything. */
     cmd.env_set = NULL;
@@ -450,9 +456,9 @@ TEST(total_over_arg_max_is_e2big)
         .argv = argv,
         .backend = BACKEND,
     };
-    struct fl_error e = fails(&cmd, E2BIG, FL_STEP_PREPARE);
+    struct fl_error e = fails(&cmd, E2BIG, FL_STEP_EXEC);
     ASSERT_STR_CONTAINS(e.detail, "ARG_MAX");
-    ASSERT_EQ(e.index, -1);
+    ASSERT_EQ(e.index, 0);
 
     /* Spread over the environment instead. */
     char *env[N + 1];
@@ -462,7 +468,7 @@ TEST(total_over_arg_max_is_e2big)
     env[N] = NULL;
     cmd.argv = ARGV("/bin/true");
     cmd.env = env;
-    e = fails(&cmd, E2BIG, FL_STEP_PREPARE);
+    e = fails(&cmd, E2BIG, FL_STEP_EXEC);
     ASSERT_STR_CONTAINS(e.detail, "ARG_MAX");
 
     /* Just under: 10 of them (1.2 MiB) fit under an 8 MiB stack. */

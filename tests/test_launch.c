@@ -978,25 +978,25 @@ TEST(a_pipeline_reports_a_launched_stage_that_failed_before_a_later_refused_one)
 TEST(a_pipeline_whose_later_stage_is_refused_does_not_wait_on_a_stage_at_its_open)
 {
     /* Stage 1 waits in its open() of a FIFO that nobody writes; stage 2's
-     * argument is too long. The call reports stage 2 at once: a stage
-     * whose setup opens a file is not waited for, it is killed. */
+     * stdout is an fd that is not open. The call reports stage 2 at once:
+     * a stage whose setup opens a file is not waited for, it is killed. */
     NEEDS_CLOSE_OTHERS();
     char *fifo = make_fifo();
-    size_t big = 200 * 1024;
-    char *arg = t_keep(malloc(big + 1));
-    memset(arg, 'x', big);
-    arg[big] = 0;
+    int not_open;
+    ASSERT_SYS(not_open = fcntl(0, F_DUPFD_CLOEXEC, 100));
+    close(not_open);
     struct fl_cmd st[2] = {
         { .argv = ARGV("/bin/cat"), .backend = BACKEND,
           .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } },
-        { .argv = ARGV("/bin/echo", arg), .backend = BACKEND },
+        { .argv = ARGV("/bin/echo"), .backend = BACKEND,
+          .stdio = { [1] = { .kind = FL_FD, .fd = not_open } } },
     };
     int fd = -1;
     if (!launches())   /* a backend that waits would wait for a writer: be one */
         ASSERT_SYS(fd = open(fifo, O_RDWR | O_CLOEXEC));
     struct fl_pipeline pl;
     struct fl_error e;
-    ASSERT_ERR(fl_pipeline_spawn(st, 2, &pl, &e), E2BIG);
+    ASSERT_ERR(fl_pipeline_spawn(st, 2, &pl, &e), EBADF);
     ASSERT_EQ(e.stage, 2);
     ASSERT_EQ(e.step, FL_STEP_PREPARE);
     if (fd >= 0)

@@ -322,6 +322,25 @@ TEST(set_uid_to_root_as_another_user_fails_at_setuid)
     SPAWN_FAILS(&cmd, EPERM, FL_STEP_SETGROUPS);
 }
 
+TEST(uid_or_gid_minus_one_is_einval_not_left_unchanged)
+{
+    /* setresuid(-1, -1, -1) changes nothing: run as root, the child
+     * would keep root where the caller asked for another user. */
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .flags = FL_SET_UID,
+        .uid = (uid_t)-1,
+        .backend = BACKEND,
+    };
+    struct fl_error e = SPAWN_FAILS(&cmd, EINVAL, FL_STEP_PREPARE);
+    ASSERT_STR_CONTAINS(e.detail, "uid");
+    cmd.flags = FL_SET_GID;
+    cmd.uid = 0;
+    cmd.gid = (gid_t)-1;
+    e = SPAWN_FAILS(&cmd, EINVAL, FL_STEP_PREPARE);
+    ASSERT_STR_CONTAINS(e.detail, "gid");
+}
+
 TEST(too_many_groups_is_einval)
 {
     static gid_t many[65537];

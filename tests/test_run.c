@@ -126,7 +126,8 @@ TEST(run_refusing_a_bad_io_leaves_the_result_zeroed)
     memset(&r, 0xab, sizeof r);
     struct fl_error e;
     ASSERT_ERR(fl_run(&cmd, &io, &r, &e), EINVAL);
-    ASSERT_STR_CONTAINS(e.detail, "fl_io");
+    /* Which field, with its value. */
+    ASSERT_STR_CONTAINS(e.detail, "timeout_ms is -1");
     ASSERT_NULL(r.out[0].data);
     ASSERT_NULL(r.out[1].data);
     fl_result_free(&r);

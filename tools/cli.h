@@ -23,13 +23,6 @@ struct fl_error;
  * not executable, 125 another step (run.c). */
 int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e);
 
-/* Did the spawn of cmd fail for an empty program name? The library
- * refuses one (EINVAL) before it starts anything; forkless says it as
- * exec's ENOENT, with EMPTY_PROGRAM_FORMAT (its %s: strerror(ENOENT)),
- * and exits 127, as env(1) finds no such program (run.c). */
-bool empty_program(const struct fl_cmd *cmd, const struct fl_error *e);
-#define EMPTY_PROGRAM_FORMAT "exec \"\": %s (the program name is empty)"
-
 /* Ends forkless by signal sig, as the child (or the pipeline's stage)
  * whose status it passes on ended, without a core dump of its own
  * (run.c). Returns only if sig does not kill. */

@@ -173,11 +173,6 @@ static void time_stages(const struct pipe_options *o, const struct fl_result *re
 static int report_start_failure(const struct fl_cmd *stages, const struct fl_error *e)
 {
     char message[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 128];
-    if (e->stage > 0 && empty_program(&stages[e->stage - 1], e)) {
-        fprintf(stderr, "forkless pipe: stage %d: " EMPTY_PROGRAM_FORMAT "\n", e->stage,
-                strerror(ENOENT));
-        return EXIT_NOT_FOUND;
-    }
     struct fl_error said = *e;
     reword_error(&said, NULL, 0);  /* pipe has no --shell-fallback */
     fl_error_format(&said, message, sizeof message);

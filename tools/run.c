@@ -43,60 +43,9 @@ static bool exec_path_exists(const struct fl_cmd *cmd, const char *path)
     return exists;
 }
 
-/* The program to run: PROGRAM as given, whatever --argv0 says. */
-static const char *program_of(const struct fl_cmd *cmd)
-{
-    return cmd->path ? cmd->path : cmd->argv[0];
-}
-
-/* An argument list too long for exec, which the library tells before any
- * child: env(1) and timeout(1) exit 126 for it, or 127 where the program
- * is not there either (execve() looks for the file first). */
-static int too_long_status(const struct fl_cmd *cmd)
-{
-    const char *prog = program_of(cmd);
-    /* Under --chroot the program is looked for inside the new root, which
-     * fl_resolve() does not know: a path is checked there, a bare name
-     * taken as found. */
-    if (cmd->contain && cmd->contain->chroot)
-        return strchr(prog, '/') && !exec_path_exists(cmd, prog) ? EXIT_NOT_FOUND
-                                                                 : EXIT_CANNOT_EXECUTE;
-    /* The program alone, with the child's PATH and nothing else, so that
-     * no size can be too big for the look. */
-    const char *search = NULL;
-    for (size_t i = 0; cmd->env_set && cmd->env_set[i]; i++)
-        if (strncmp(cmd->env_set[i], "PATH=", 5) == 0)
-            search = cmd->env_set[i];
-    bool unset = cmd->flags & FL_ENV_CLEAR;
-    for (size_t i = 0; cmd->env_unset && cmd->env_unset[i]; i++)
-        unset |= strcmp(cmd->env_unset[i], "PATH") == 0;
-    char *path_var = NULL;
-    if (!search && !unset && getenv("PATH") &&
-        asprintf(&path_var, "PATH=%s", getenv("PATH")) >= 0)
-        search = path_var;
-    struct fl_cmd alone = { .argv = (char *const[]){ (char *)prog, NULL }, .path = cmd->path,
-                            .cwd = cmd->cwd, .flags = cmd->flags & FL_PATH_RELATIVE,
-                            .env = (char *const[]){ (char *)search, NULL } };
-    if (!search)
-        alone.env = (char *const[]){ NULL };
-    char buf[4096];
-    int r = fl_resolve(&alone, buf, sizeof buf, NULL);
-    free(path_var);
-    return r == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
-}
-
-bool empty_program(const struct fl_cmd *cmd, const struct fl_error *e)
-{
-    return e->step == FL_STEP_PREPARE && e->err == EINVAL && program_of(cmd)[0] == '\0';
-}
-
 /* The exit status for a failed fl_spawn(), per D8 (cli.h). */
 int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e)
 {
-    if (empty_program(cmd, e))
-        return EXIT_NOT_FOUND;
-    if (e->step == FL_STEP_PREPARE && e->err == E2BIG)
-        return too_long_status(cmd);
     if (e->step != FL_STEP_EXEC)
         return EXIT_FORKLESS_ERROR;
     if (e->err == ENOENT && !exec_path_exists(cmd, e->path))
@@ -114,9 +63,7 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
     bool credentials = e->step == FL_STEP_SETGROUPS || e->step == FL_STEP_SETGID ||
                        e->step == FL_STEP_SETUID;
     char contained[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 256];
-    if (empty_program(cmd, e)) {
-        cli_error(EMPTY_PROGRAM_FORMAT, strerror(ENOENT));
-    } else if (contain_explain(&o->contain, e, message, contained, sizeof contained)) {
+    if (contain_explain(&o->contain, e, message, contained, sizeof contained)) {
         cli_error("%s", contained);
     } else if (credentials && e->err == EINVAL && o->user && cmd->contain &&
                (cmd->contain->unshare & FL_NS_USER)) {
