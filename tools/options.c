@@ -86,7 +86,9 @@ static const char *option_name(int val)
 
 static char *absolute_path(const char *path)
 {
-    if (path[0] == '/')
+    /* "" stays "": no file has that name (ENOENT, as for a shell's
+     * `< ""`), where the cwd's name would open the directory. */
+    if (path[0] == '/' || path[0] == '\0')
         return strdup(path);
     char *cwd = getcwd(NULL, 0);
     char *out = NULL;

@@ -220,5 +220,12 @@ void print_run_help(void)
 "  - A file without #! that exec refuses (ENOEXEC) exits 126, where env and\n"
 "    timeout run it with /bin/sh (execvp's fallback): --shell-fallback does.\n"
 "  - A script whose #! interpreter is missing exits 126 (found, but it cannot\n"
-"    run), where env and timeout exit 127 for exec's ENOENT.\n", stdout);
+"    run), where env and timeout exit 127 for exec's ENOENT.\n"
+"  - A PATH directory that the program's user may not search counts as not\n"
+"    there, as in a shell's search: 127 (not found in PATH), where execvp,\n"
+"    and so env and timeout, exit 126 for its EACCES.\n"
+"  - With --user, -C DIR and the --stdin, --stdout and --stderr files are\n"
+"    entered and opened as forkless's user, before the change: a directory\n"
+"    only root may enter works, and the program then runs in it as USER.\n"
+"    setpriv ... env -C DIR enters it as the new user.\n", stdout);
 }

@@ -908,6 +908,14 @@ case_cgroup_missing() {
     expect_err_has '/nonexistent-cgroup'
 }
 
+case_cgroup_that_is_a_plain_directory() {
+    # Its cgroup.procs is what is missing: the message says so.
+    mkdir "$T/plain"
+    run_fl run --cgroup "$T/plain" -- true
+    expect_status 125
+    expect_err_has "cgroup \"$T/plain\": No such file or directory (a directory without cgroup.procs: not a cgroup)"
+}
+
 case_kill_with_parent() {
     "$FL" run --kill-with-parent -- sh -c 'echo $$ >"$1"; exec sleep 100' sh "$T/pid" \
         >"$T/out" 2>"$T/err" &
@@ -2868,6 +2876,16 @@ case_pipe_time_is_not_timeout() {
     run_fl pipe --time 5 ::: true
     expect_status 127
     expect_err_has 'stage 1: exec "5"'
+}
+
+case_an_empty_stdio_path_is_no_file() {
+    # As a shell's < "" and > "": ENOENT, never the current directory.
+    local opt
+    for opt in --stdin --stdout --stderr; do
+        run_fl run "$opt" "" -- true
+        expect_status 125
+        expect_err_has 'open "": No such file or directory'
+    done
 }
 
 case_pipe_empty_program() {
