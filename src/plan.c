@@ -66,8 +66,10 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
          * and sh skip such an entry, and so does this search. */
         if (path_entry_usable(seg, len, p->flags) && (len ? len : 1) + plen + 2 <= PATH_MAX) {
             list[n++] = out;
+            /* An empty entry is the cwd: the name alone, as execvp() gives
+             * exec, so that a script's interpreter gets it as written. */
             if (len == 0)
-                out += sprintf(out, "./%s", prog) + 1;
+                out += sprintf(out, "%s", prog) + 1;
             else
                 out += sprintf(out, "%.*s/%s", (int)len, seg, prog) + 1;
         }

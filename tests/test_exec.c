@@ -662,6 +662,28 @@ TEST(resolve_checks_a_relative_candidate_against_cwd)
     ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, NULL), ENOENT);
 }
 
+TEST(an_empty_path_entry_runs_the_name_as_execvp_gives_it)
+{
+    /* execvp() gives exec "prog" for an empty entry, not "./prog": a
+     * script's interpreter gets that name as its script. */
+    char *d = t_tmpdir();
+    t_write_file(d, "fl-dollar0", "#!/bin/sh\necho \"$0\"\n", 0755);
+    struct fl_cmd cmd = {
+        .argv = ARGV("fl-dollar0"),
+        .cwd = d,
+        .flags = FL_PATH_RELATIVE,
+        .env_set = (const char *const[]){ "PATH=/nonexistent:", NULL },
+        .backend = BACKEND,
+    };
+    int status;
+    char *out = t_run(&cmd, &status);
+    ASSERT_EXITED(status, 0);
+    ASSERT_STR_EQ(out, "fl-dollar0\n");
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    ASSERT_STR_EQ(buf, t_fmt("%s/fl-dollar0", d));
+}
+
 TEST(resolve_with_a_small_buffer_is_erange)
 {
     struct fl_cmd cmd = { .argv = ARGV("/bin/sh"), .backend = BACKEND };

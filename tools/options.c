@@ -27,8 +27,7 @@ enum {
     OPT_STDIN = 256, OPT_STDOUT, OPT_STDERR, OPT_APPEND, OPT_STDERR_TO_STDOUT,
     OPT_FD, OPT_KEEP_FDS, OPT_KEEP_SIGNALS, OPT_DEFAULT_SIGNAL, OPT_IGNORE_SIGNAL,
     OPT_BLOCK_SIGNAL, OPT_SETSID, OPT_PGROUP, OPT_RLIMIT, OPT_UMASK, OPT_USER,
-    OPT_CGROUP, OPT_KILL_WITH_PARENT, OPT_TIMEOUT, OPT_KILL_AFTER, OPT_NO_KILL,
-    OPT_SIGNAL, OPT_PRESERVE_STATUS, OPT_FOREGROUND, OPT_BACKEND, OPT_NO_FORK,
+    OPT_CGROUP, OPT_KILL_WITH_PARENT, OPT_TIMEOUT, OPT_NO_KILL, OPT_BACKEND, OPT_NO_FORK,
     OPT_SHELL_FALLBACK, OPT_RETRY_ETXTBSY, OPT_PATH_RELATIVE, OPT_VERSION, OPT_TIME,
     OPT_KILL_TREE, OPT_PTY, OPT_PTY_SIZE,
 };
@@ -38,6 +37,7 @@ static const struct option long_options[] = {
     { "env", required_argument, NULL, 'e' },
     { "unset", required_argument, NULL, 'u' },
     { "clear-env", no_argument, NULL, 'i' },
+    { "ignore-environment", no_argument, NULL, 'i' },   /* env(1)'s name */
     { "argv0", required_argument, NULL, 'a' },
     { "path-relative", no_argument, NULL, OPT_PATH_RELATIVE },
     { "stdin", required_argument, NULL, OPT_STDIN },
@@ -59,11 +59,11 @@ static const struct option long_options[] = {
     { "cgroup", required_argument, NULL, OPT_CGROUP },
     { "kill-with-parent", no_argument, NULL, OPT_KILL_WITH_PARENT },
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
-    { "kill-after", required_argument, NULL, OPT_KILL_AFTER },
+    { "kill-after", required_argument, NULL, 'k' },
     { "no-kill", no_argument, NULL, OPT_NO_KILL },
-    { "signal", required_argument, NULL, OPT_SIGNAL },
-    { "preserve-status", no_argument, NULL, OPT_PRESERVE_STATUS },
-    { "foreground", no_argument, NULL, OPT_FOREGROUND },
+    { "signal", required_argument, NULL, 's' },
+    { "preserve-status", no_argument, NULL, 'p' },
+    { "foreground", no_argument, NULL, 'f' },
     { "kill-tree", no_argument, NULL, OPT_KILL_TREE },
     { "backend", required_argument, NULL, OPT_BACKEND },
     { "no-fork", no_argument, NULL, OPT_NO_FORK },
@@ -144,7 +144,7 @@ int time_limit_option(struct supervise_options *s, const char *name, const char 
         if (parse_timeout_signal(arg, &s->timeout_signal) == 0)
             return 0;
         cli_error("--signal: invalid signal \"%s\" (a name such as TERM or RTMIN+1, "
-                  "or a number: 0-31, %d-%d)", arg, SIGRTMIN, SIGRTMAX);
+                  "or a number: 0-31, %d-%d, or 128 more)", arg, SIGRTMIN, SIGRTMAX);
         return -1;
     }
     if (parse_duration_ms(arg, &ms) != 0) {
@@ -304,14 +304,14 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
         cmd->pdeathsig = SIGKILL;
         return 0;
     case OPT_TIMEOUT:
-    case OPT_KILL_AFTER:
+    case 'k':
     case OPT_NO_KILL:
-    case OPT_SIGNAL:
+    case 's':
         return time_limit_option(&o->supervise, option_name(opt), arg);
-    case OPT_PRESERVE_STATUS:
+    case 'p':
         o->preserve_status = true;
         return 0;
-    case OPT_FOREGROUND:
+    case 'f':
         o->foreground = true;
         return 0;
     case OPT_KILL_TREE:
@@ -477,7 +477,7 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
     o->supervise.signal_fd = -1;
     child_signals_init(&o->child_signals);
 
-    int r = read_options(argc, argv, "+:C:e:u:a:ivh", long_options, "run", run_option, o);
+    int r = read_options(argc, argv, "+:C:e:u:a:ivhs:k:pf", long_options, "run", run_option, o);
     if (r >= 0)
         return r;
     /* As env(1): NAME=VALUE operands before PROGRAM set variables, as -e

@@ -6,6 +6,8 @@
 #include "parse.h"
 
 #include <ctype.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -90,7 +92,27 @@ static int decimal_times_ceil(const struct decimal *d, uint64_t unit, uint64_t *
     return 0;
 }
 
-/* Reads "DIGITS[.DIGITS]" at *p (either part may be empty, not both). */
+/* The decimal point of the user's locale (LC_NUMERIC, LC_ALL, LANG) when
+ * it is one byte and not '.', as "1,5" in de_DE; else 0. Read without
+ * setlocale(): forkless's own messages and numbers stay in C. */
+static char locale_radix(void)
+{
+    static int radix = -1;
+    if (radix < 0) {
+        radix = 0;
+        locale_t loc = newlocale(LC_NUMERIC_MASK, "", (locale_t)0);
+        if (loc) {
+            const char *r = nl_langinfo_l(RADIXCHAR, loc);
+            if (r && r[0] && !r[1] && r[0] != '.')
+                radix = (unsigned char)r[0];
+            freelocale(loc);
+        }
+    }
+    return (char)radix;
+}
+
+/* Reads "DIGITS[.DIGITS]" at *p (either part may be empty, not both); the
+ * locale's decimal point serves too, as in timeout(1). */
 static int read_decimal_number(const char **p, struct decimal *d)
 {
     const char *s = *p;
@@ -98,7 +120,7 @@ static int read_decimal_number(const char **p, struct decimal *d)
     while (isdigit((unsigned char)s[nint]))
         nint++;
     const char *end = s + nint;
-    if (*end == '.') {
+    if (*end == '.' || (*end && *end == locale_radix())) {
         while (isdigit((unsigned char)end[1 + nfrac]))
             nfrac++;
         end += 1 + nfrac;

@@ -18,15 +18,15 @@
 #include "signals.h"
 
 enum {
-    OPT_TIMEOUT = 256, OPT_KILL_AFTER, OPT_NO_KILL, OPT_SIGNAL, OPT_LAST, OPT_SEPARATOR,
+    OPT_TIMEOUT = 256, OPT_NO_KILL, OPT_LAST, OPT_SEPARATOR,
     OPT_TIME,
 };
 
 static const struct option long_options[] = {
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
-    { "kill-after", required_argument, NULL, OPT_KILL_AFTER },
+    { "kill-after", required_argument, NULL, 'k' },
     { "no-kill", no_argument, NULL, OPT_NO_KILL },
-    { "signal", required_argument, NULL, OPT_SIGNAL },
+    { "signal", required_argument, NULL, 's' },
     { "last", no_argument, NULL, OPT_LAST },
     /* As run's: "--time 5" is no abbreviation of --timeout. */
     { "time", no_argument, NULL, OPT_TIME },
@@ -44,9 +44,9 @@ static int apply_option(void *ctx, int opt, const char *arg)
     case 'h':
         return print_stdout(print_pipe_help) == 0 ? 1 : -1;
     case OPT_TIMEOUT:
-    case OPT_KILL_AFTER:
+    case 'k':
     case OPT_NO_KILL:
-    case OPT_SIGNAL:
+    case 's':
         return time_limit_option(&o->time_limit, long_option_name(long_options, opt), arg);
     case OPT_LAST:
         o->last = true;
@@ -101,7 +101,7 @@ int parse_pipe_options(struct pipe_options *o, int argc, char **argv)
     *o = (struct pipe_options){ .separator = ":::" };
     time_limit_defaults(&o->time_limit);
     o->time_limit.signal_fd = -1;
-    int r = read_options(argc, argv, "+:vh", long_options, "pipe", apply_option, o);
+    int r = read_options(argc, argv, "+:vhs:k:", long_options, "pipe", apply_option, o);
     if (r >= 0)
         return r;
     if (optind >= argc) {

@@ -3,6 +3,7 @@
 #include "signals.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -33,60 +34,93 @@ static bool valid_signal(long sig)
     return (sig >= 1 && sig < 32) || (sig >= SIGRTMIN && sig <= SIGRTMAX);
 }
 
-/* Decimal digits only, at most 3 of them ("064" too). */
-static int small_number(const char *text, long *v)
+/* Decimal digits only, any number of them (leading zeros too). */
+static int decimal(const char *text, long *v)
 {
-    size_t n = strlen(text);
-    if (n == 0 || n > 3)
+    if (!*text)
         return -1;
     *v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)text[i]))
+    for (const char *c = text; *c; c++) {
+        if (!isdigit((unsigned char)*c) || *v > (INT_MAX - 9) / 10)
             return -1;
-        *v = *v * 10 + (text[i] - '0');
+        *v = *v * 10 + (*c - '0');
     }
     return 0;
 }
 
-int parse_signal(const char *text, int *sig)
+/* A number as timeout(1) and env(1) read one: a shell's exit status
+ * 128+N (ksh's 256+N) stands for signal N, so 137 is KILL. */
+static int signal_number(const char *text, long *v)
+{
+    if (decimal(text, v) != 0)
+        return -1;
+    *v &= *v >= 0xff ? 0xff : 0x7f;
+    return 0;
+}
+
+/* "RTMIN", "RTMIN+2", "RTMIN2", "RTMAX-1", "RTMAX-0", as gnulib's
+ * str2sig() reads them: a sign then digits, or digits alone. */
+static int realtime_signal(const char *name, long *v)
+{
+    bool min = toupper((unsigned char)name[3]) == 'I';
+    const char *rest = name + 5;
+    bool minus = *rest == '-';
+    if (*rest == '+' || *rest == '-')
+        rest++;
+    long n = 0;
+    if (rest != name + 5 || *rest) {
+        if (decimal(rest, &n) != 0)
+            return -1;
+    }
+    if (minus)
+        n = -n;
+    if (min ? n < 0 || n > SIGRTMAX - SIGRTMIN : n > 0 || n < SIGRTMIN - SIGRTMAX)
+        return -1;
+    *v = (min ? SIGRTMIN : SIGRTMAX) + n;
+    return 0;
+}
+
+/* Any signal, 0 ("EXIT") included; -1 for no such one. */
+static int any_signal(const char *text, int *sig)
 {
     long v;
     if (isdigit((unsigned char)text[0])) {
-        if (small_number(text, &v) != 0 || !valid_signal(v))
+        if (signal_number(text, &v) != 0 || (v != 0 && !valid_signal(v)))
             return -1;
         *sig = (int)v;
         return 0;
     }
     const char *name = strncasecmp(text, "SIG", 3) == 0 ? text + 3 : text;
+    if (strcasecmp(name, "EXIT") == 0) {
+        *sig = 0;
+        return 0;
+    }
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         if (strcasecmp(name, names[i].name) == 0) {
             *sig = names[i].sig;
             return 0;
         }
     }
-    if (strncasecmp(name, "RTMIN", 5) == 0 || strncasecmp(name, "RTMAX", 5) == 0) {
-        bool min = toupper((unsigned char)name[3]) == 'I';
-        const char *rest = name + 5;
-        v = 0;
-        if (*rest != '\0' && (*rest != (min ? '+' : '-') || small_number(rest + 1, &v) != 0))
-            return -1;
-        v = min ? SIGRTMIN + v : SIGRTMAX - v;
-        if (v < SIGRTMIN || v > SIGRTMAX)
-            return -1;
+    if ((strncasecmp(name, "RTMIN", 5) == 0 || strncasecmp(name, "RTMAX", 5) == 0) &&
+        realtime_signal(name, &v) == 0) {
         *sig = (int)v;
         return 0;
     }
     return -1;
 }
 
+int parse_signal(const char *text, int *sig)
+{
+    int s;
+    if (any_signal(text, &s) != 0 || s == 0)
+        return -1;
+    *sig = s;
+    return 0;
+}
+
 int parse_timeout_signal(const char *text, int *sig)
 {
-    long v;
-    if (small_number(text, &v) == 0 && v == 0) {
-        *sig = 0;
-        return 0;
-    }
-    return parse_signal(text, sig);
+    return any_signal(text, sig);
 }
 
 const char *signal_name(int sig, char *buf, size_t size)
@@ -164,7 +198,7 @@ int child_signals_add(struct child_signals *cs, enum signal_action action,
             continue;
         if (parse_signal(item, &sig) != 0) {
             cli_error("%s: invalid signal \"%s\" (a name such as PIPE or RTMIN+1, "
-                      "or a number: 1-31, %d-%d)", option, item, SIGRTMIN, SIGRTMAX);
+                      "or a number: 1-31, %d-%d, or 128 more)", option, item, SIGRTMIN, SIGRTMAX);
             return -1;
         }
         if ((sig == SIGKILL || sig == SIGSTOP) && action != SIGNAL_BLOCK) {

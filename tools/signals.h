@@ -8,14 +8,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* "TERM", "sigterm", "SIGTERM", "15", "RTMIN", "RTMIN+2", "RTMAX-1": a
- * name in any case with or without SIG, or a number. Only signals that
- * exist here: 1-31 and SIGRTMIN to SIGRTMAX (glibc keeps 32 and 33 for
- * itself). Returns 0, or -1 for anything else (0 included). */
+/* "TERM", "sigterm", "SIGTERM", "15", "RTMIN", "RTMIN+2", "RTMIN2",
+ * "RTMAX-1": a name in any case with or without SIG, or a number, which
+ * may be a shell's exit status for the signal (137: KILL), all as
+ * timeout(1) and env(1) read them. Only signals that exist here: 1-31 and
+ * SIGRTMIN to SIGRTMAX (glibc keeps 32 and 33 for itself). Returns 0, or
+ * -1 for anything else (0 included). */
 int parse_signal(const char *text, int *sig);
 
-/* --signal, as timeout -s reads it: parse_signal()'s, or 0 ("0", "00"):
- * no signal is sent, only SIGKILL at the --kill-after deadline. */
+/* --signal, as timeout -s reads it: parse_signal()'s, or 0 ("0", "EXIT",
+ * "128"): no signal is sent, only SIGKILL at the --kill-after deadline. */
 int parse_timeout_signal(const char *text, int *sig);
 
 /* "TERM", "RTMIN+2", or the number: for messages. */

@@ -1242,10 +1242,66 @@ case_timeout_signal_0() {
 case_timeout_signal_bad() {
     local sig
     for sig in NOPE SIGNOPE 65 32 33 -1 '' ' 15' 15x RTMIN+31 RTMAX+1 RTMIN-1 RTMIN+ \
-               RT 1000 0000 +0; do
+               RT 1000 +0 193 99999999999; do
         expect_bad_option run --timeout 1 --signal "$sig" -- true
         expect_err_has "--signal: invalid signal \"$sig\""
     done
+}
+
+case_timeout_signal_spellings_as_timeout() {
+    # timeout(1) reads a shell's exit status as its signal (137: KILL,
+    # 265: ksh's 256+9), leading zeros, RTMIN1 and EXIT (0).
+    local sig
+    for sig in 137 265 0009; do
+        run_fl run --timeout 0.01 --signal "$sig" -- sleep 10
+        expect_status 137
+    done
+    for sig in 143 00015 SIGRTMIN1 RTMIN-0 rtmax+0 RTMIN+0001 EXIT 128 0000; do
+        run_fl run --timeout 0.01 --signal "$sig" --kill-after 0.01 -- sleep 10
+        case $sig in
+        EXIT | 128 | 0000) expect_status 137 ;;   # no signal: the SIGKILL ends it
+        *) expect_status 124 ;;
+        esac
+    done
+    # The lists read numbers so too: 141 is PIPE.
+    run_fl run --ignore-signal 141,0013 -- cat /proc/self/status
+    expect_status 0
+    [ $((0x$(sig_field SigIgn))) -eq $(sig_bit 13) ] || fail "SigIgn $(sig_field SigIgn), expected PIPE"
+}
+
+case_timeout_short_options_as_timeout() {
+    # timeout(1)'s -s, -k, -p and -f, and env(1)'s --ignore-environment.
+    run_fl run -s KILL --timeout 0.01 -- sleep 10
+    expect_status 137
+    run_fl run -p --timeout 0.01 -- sleep 10
+    expect_status 143
+    run_fl run -s 0 -k 0.01 --timeout 0.01 -- sleep 10
+    expect_status 137
+    # -f: the program stays in forkless's group (field 5 of stat).
+    run_fl run -f -s HUP --timeout 0.2 -- sh -c \
+        '[ "$(cut -d" " -f5 /proc/$$/stat)" = "$(cut -d" " -f5 /proc/$PPID/stat)" ] && sleep 10'
+    expect_status 124
+    run_fl pipe -s KILL -k 5 --timeout 0.01 -- sleep 10 ::: cat
+    expect_status 137
+    run_fl run --ignore-environment -- X=1 env
+    expect_status 0
+    expect_out "X=1"
+}
+
+case_timeout_reads_the_locale_decimal_point() {
+    # As timeout(1): "0,01" where the locale's decimal point is a comma,
+    # and "0.01" still.
+    command -v localedef >/dev/null || skip "no localedef to make a locale with a decimal comma"
+    mkdir -p "$T/loc"
+    localedef -i de_DE -f UTF-8 "$T/loc/de_DE.UTF-8" >"$T/localedef" 2>&1 ||
+        skip "cannot make the de_DE locale here: $(tail -n 1 "$T/localedef")"
+    local d
+    for d in 0,01 0.01; do
+        LOCPATH="$T/loc" LC_ALL=de_DE.UTF-8 run_fl run --timeout "$d" -- sleep 10
+        expect_status 124
+    done
+    run_fl run --timeout 0,01 -- sleep 10
+    expect_status 125
 }
 
 case_preserve_status() {

@@ -12,15 +12,15 @@
 # --help` and every option of the source tables that takes an argument.
 
 # shellcheck disable=SC2207 # COMPREPLY=($(compgen ...)): the usual idiom
-_forkless_run_opts='-C --chdir -e --env -u --unset -i --clear-env -a --argv0
+_forkless_run_opts='-C --chdir -e --env -u --unset -i --clear-env --ignore-environment -a --argv0
  --path-relative --stdin --stdout --stderr --append --stderr-to-stdout --fd
  --keep-fds --keep-signals --default-signal --ignore-signal --block-signal
  --setsid --pgroup --rlimit --umask --user --cgroup --kill-with-parent
  --unshare --map-root-user --map-current-user --hostname --mount-proc --chroot
  --no-new-privs --caps --ambient-caps --seccomp-deny --seccomp-errno
  --landlock-ro --landlock-rx --landlock-rw --cpus --nice --ionice
- --oom-score-adj --best-effort --pty --pty-size --timeout --signal
- --kill-after --no-kill --preserve-status --foreground --kill-tree --backend
+ --oom-score-adj --best-effort --pty --pty-size --timeout -s --signal
+ -k --kill-after --no-kill -p --preserve-status -f --foreground --kill-tree --backend
  --no-fork --shell-fallback --retry-etxtbsy --time -v --verbose -h --help
  --version'
 # The options of run that take an argument (the next word, or after =).
@@ -29,10 +29,10 @@ _forkless_run_argopts='-C --chdir -e --env -u --unset -a --argv0 --stdin
  --rlimit --umask --user --cgroup --unshare --hostname --chroot --caps
  --ambient-caps --seccomp-deny --seccomp-errno --landlock-ro --landlock-rx
  --landlock-rw --cpus --nice --ionice --oom-score-adj --pty-size --timeout
- --signal --kill-after --backend'
-_forkless_pipe_opts='--separator --timeout --kill-after --no-kill --signal
+ -s --signal -k --kill-after --backend'
+_forkless_pipe_opts='--separator --timeout -k --kill-after --no-kill -s --signal
  --last --time -v --verbose -h --help'
-_forkless_pipe_argopts='--separator --timeout --kill-after --signal'
+_forkless_pipe_argopts='--separator --timeout -k --kill-after -s --signal'
 _forkless_bench_suites='heap threads peers worker loop call launch io sandbox
  all'
 _forkless_signals='HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2
