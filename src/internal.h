@@ -564,6 +564,11 @@ FL__HIDDEN void fl__launch_free(struct fl__launch *l);
 /* Waits for proc's pending launch to exec or fail (nothing to do when
  * none is pending): 0, or the child's errno once it failed (the child
  * then reaped and proc marked so; the error kept in the record). */
+/* Waits until a launch has exec'd or failed, and returns the child's
+ * errno (0: it runs) without reaping or settling it: a failed pipeline
+ * leader keeps its group while the others are killed. 0 for a handle
+ * without a launch pending. */
+FL__HIDDEN int fl__launch_await(const struct fl_proc *proc);
 FL__HIDDEN int fl__launch_settle(struct fl_proc *proc);
 /* For a pending launch with FL_NEW_PGROUP or FL_SETSID: waits until its
  * child leads its group (or has exec'd or ended), and changes nothing.

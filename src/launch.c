@@ -404,6 +404,18 @@ void fl__launch_await_group(const struct fl_proc *proc)
     }
 }
 
+int fl__launch_await(const struct fl_proc *proc)
+{
+    struct fl__launch *l = proc->launch_;
+    if (!l)
+        return 0;
+    if (l->settled)
+        return l->error.err;
+    await_exec(l, proc);
+    /* Written by the child before it let go of our memory. */
+    return l->plan.cerr.err;
+}
+
 /* Not a cancellation point, whoever calls it: once the word is seen clear
  * the record must be filled, the failed child reaped and the record freed
  * in one go, and explaining a failure may read the program's #! line with

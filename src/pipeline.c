@@ -307,22 +307,24 @@ static size_t kill_stages(struct fl_proc *procs, size_t k, struct fl_error *firs
     return failed;
 }
 
-/* Waits for every stage's exec, the last stage first and the leader
- * last, so that no stage is reaped (a failed launch is reaped as it is
- * finished) while a later one may still join the leader's group. The
- * first stage that failed is reported. */
+/* Waits for every stage's exec, reaping none: a failed launch is reaped
+ * as it is finished, and a failed leader, reaped, would no longer keep
+ * the group that a later stage may still join, or that what the stages
+ * started in it must be killed through. Then, if one failed, kills them
+ * all, group first, and reports the first that failed. */
 static int finish_stages(struct fl_proc *procs, size_t n, struct fl_error *e)
 {
-    size_t failed = n;
+    bool any_failed = false;
     for (size_t k = n; k-- > 0;)
-        if (fl_launch_finish(&procs[k], NULL))
-            failed = k;
-    if (failed == n)
+        any_failed |= fl__launch_await(&procs[k]) != 0;
+    if (!any_failed) {
+        for (size_t k = n; k-- > 0;)
+            fl_launch_finish(&procs[k], NULL);
         return 0;
-    int r = fl_launch_finish(&procs[failed], e);   /* the record again */
+    }
+    size_t failed = kill_stages(procs, n, e);
     e->stage = (int)failed + 1;
-    fl__pipeline_kill(procs, n);
-    return r;
+    return e->err;
 }
 
 /* May the stage's setup block in an open() (FL_FILE) on something other
@@ -396,22 +398,15 @@ static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *p
              * may wait for ever on what a later stage was to do (a FIFO's
              * other end): that one is killed first, and counts as failed
              * only if it had by then. */
-            struct fl_error waited, killed;
-            size_t failed = k;
-            for (size_t i = 0; i < k && failed == k; i++)
-                if (!open_may_block(&stages[i]) && fl_launch_finish(&procs[i], NULL)) {
-                    fl_launch_finish(&procs[i], &waited);   /* the record again */
-                    failed = i;
-                }
-            /* One that may block, before that one, may have failed too:
-             * the lower of the two is the first. */
-            size_t at_kill = kill_stages(procs, k + (procs[k].pid > 0), &killed);
-            if (at_kill < failed) {
-                failed = at_kill;
-                waited = killed;
-            }
+            for (size_t i = 0; i < k; i++)
+                if (!open_may_block(&stages[i]) && fl__launch_await(&procs[i]))
+                    break;   /* reaped by kill_stages(), the leader last */
+            /* The lowest that failed, that one or one before it that may
+             * block and had failed by the kill. */
+            struct fl_error killed;
+            size_t failed = kill_stages(procs, k + (procs[k].pid > 0), &killed);
             if (failed < k) {
-                *e = waited;
+                *e = killed;
                 r = e->err;
             }
             e->stage = (int)(failed < k ? failed : k) + 1;

@@ -1003,6 +1003,79 @@ TEST(a_pipeline_whose_later_stage_is_refused_does_not_wait_on_a_stage_at_its_ope
         close(fd);
 }
 
+struct late_writer {
+    const char *fifo, *ready;
+};
+
+/* Opens the FIFO for writing once the file ready has a pid in it. */
+static void *open_when_ready(void *arg)
+{
+    const struct late_writer *w = arg;
+    for (int i = 0; i < 10000; i++) {
+        char *s = access(w->ready, F_OK) == 0 ? t_read_file(w->ready) : NULL;
+        if (s && strchr(s, '\n'))
+            break;
+        usleep(1000);
+    }
+    int fd = open(w->fifo, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+/* 'R', 'S', ... of a pid's /proc stat; 0 once it is gone. */
+static char process_state(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' ? p[2] : 0;
+}
+
+TEST(a_pipeline_whose_leader_fails_late_kills_what_a_later_stage_started_in_the_group)
+{
+    /* The leader cannot exec, and learns it only once its stdin, a FIFO,
+     * is opened: by then stage 2 has started a background process in the
+     * group. The failed leader must not be reaped before the group is
+     * killed, or nothing reaches that process. */
+    if (!launches())
+        SKIP("only the clone backend launches the stages side by side");
+    char *d = t_tmpdir();
+    char *fifo = t_fmt("%s/fifo", d), *ready = t_fmt("%s/bg", d);
+    ASSERT_SYS(mkfifo(fifo, 0600));
+    struct fl_cmd st[2] = {
+        { .argv = ARGV("/nonexistent/prog"), .backend = BACKEND,
+          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } },
+        { .argv = ARGV(t_tool("sh"), "-c", "sleep 30 & echo $! >\"$0\"; exec sleep 31", ready),
+          .env_set = TOOLS_PATH_ENV, .backend = BACKEND },
+    };
+    struct late_writer w = { fifo, ready };
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, open_when_ready, &w));
+    struct fl_pipeline pl;
+    struct fl_error e;
+    ASSERT_ERR(fl_pipeline_spawn(st, 2, &pl, &e), ENOENT);
+    ASSERT_EQ(e.stage, 1);
+    ASSERT_OK(pthread_join(t, NULL));
+    pid_t bg = (pid_t)atoi(t_read_file(ready));
+    ASSERT_GT(bg, 0);
+    /* Killed: a zombie until its new parent reaps it, or gone. */
+    char state = process_state(bg);
+    for (int i = 0; i < 2500 && state && state != 'Z'; i++) {
+        usleep(2000);
+        state = process_state(bg);
+    }
+    if (state && state != 'Z')
+        kill(bg, SIGKILL);
+    ASSERT(state == 0 || state == 'Z');
+}
+
 TEST(a_pipeline_reports_the_first_failed_stage_even_one_that_opens_a_file)
 {
     /* Stage 1 cannot open its stdin, stage 2 cannot exec, stage 3's name
