@@ -1585,7 +1585,8 @@ FL_API int fl_pipeline_wait(struct fl_pipeline *pl, int timeout_ms,
  * stdin pipe (results[0].input_written, .input_closed), out[0] takes the
  * last stage's stdout pipe (results[n-1].out[0]), and out[1] applies to
  * each stage's stderr pipe on its own (results[k].out[1]). The streams are
- * the stages' FL_PIPE ends, which it closes. The deadline and the stop
+ * the stages' FL_PIPE ends, which it closes, and the pty master of a
+ * one-stage pipeline, read into out[0] and fed as fl_communicate() does. The deadline and the stop
  * policy reach the whole group, as in fl_pipeline_wait(); timed_out,
  * stop_signal and killed are set alike in every result. The stages are
  * reaped once all have ended, stage 0 last.
@@ -1608,10 +1609,12 @@ FL_API int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *i
  * policy are checked before anything starts. With io NULL, the caller's
  * ends of FL_PIPE streams are closed at once, since nothing could reach
  * them: the first stage reads EOF, and a stage writing to an output pipe
- * gets EPIPE (SIGPIPE). No stage is left running or unreaped, whatever
+ * gets EPIPE (SIGPIPE); a pty's master is closed too, which hangs its
+ * terminal up. No stage is left running or unreaped, whatever
  * fails. Returns fl_pipeline_spawn()'s errors, or fl_pipeline_communicate()'s
  * (fl_pipeline_wait()'s with io NULL). Thread-safe: any number of threads
- * may run pipelines at once. Not async-signal-safe. */
+ * may run pipelines at once. Not a cancellation point (see fl_run()). Not
+ * async-signal-safe. */
 FL_API int fl_pipeline_run(const struct fl_cmd *stages, size_t n,
                            const struct fl_io *io, struct fl_result *results,
                            struct fl_error *error);

@@ -3,6 +3,7 @@
  * stage's stderr; and fl_pipeline_run(), which makes those pipes, starts
  * the stages, communicates or waits, and closes. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -44,7 +45,12 @@ int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *io,
     int r = check_io(io, stderr_pipes);
     if (r)
         return r;
-    if ((io->input || io->input_len) && procs[0].stdio[0] < 0)
+    /* A one-stage pipeline may have a pty (fl_pipeline_spawn() refuses
+     * one for more): its master is read and fed as fl_communicate() does. */
+    int pty = procs[0].pty;
+    if (pty >= 0 && procs[n - 1].stdio[1] >= 0)
+        return EINVAL;   /* both would be out[0] */
+    if ((io->input || io->input_len) && procs[0].stdio[0] < 0 && pty < 0)
         return EINVAL;
     for (size_t k = 0; k < n; k++)
         if (procs[k].pid <= 0 || procs[k].state_ == FL__PROC_REAPED)
@@ -52,7 +58,7 @@ int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *io,
     struct fl__stopper stop;
     if ((r = fl__pipeline_stopper(&stop, pl, io->stop, NULL)))
         return r;
-    struct fl__stream *st = malloc((n + 2) * sizeof *st);
+    struct fl__stream *st = malloc((n + 3) * sizeof *st);
     if (!st)
         return ENOMEM;
     size_t ns = 0;
@@ -63,9 +69,12 @@ int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *io,
     for (size_t k = 0; k < n; k++)
         if (procs[k].stdio[2] >= 0)
             st[ns++] = fl__stream_out(procs[k].stdio[2], 2, &io->out[1], &results[k].out[1]);
+    if (pty >= 0)
+        st[ns++] = fl__stream_tty(pty, procs[0].stdio[0] < 0, io, &results[0]);
     /* The exchange owns the ends now and closes them. */
     for (size_t k = 0; k < n; k++)
         procs[k].stdio[0] = procs[k].stdio[1] = procs[k].stdio[2] = -1;
+    procs[0].pty = -1;
     r = fl__exchange(procs, results, n, st, ns, io, &stop);
     free(st);
     return r;
@@ -110,19 +119,40 @@ static struct fl_cmd *piped_stages(const struct fl_cmd *stages, size_t n,
 
 /* With no exchange, nobody could reach the caller's ends of FL_PIPE
  * streams: closed at once, the first stage reads EOF, and a stage writing
- * to an output pipe gets EPIPE rather than waiting for ever. */
+ * to an output pipe gets EPIPE rather than waiting for ever. A pty's
+ * master likewise: its closing hangs the terminal up. */
 static void close_pipe_ends(struct fl_pipeline *pl)
 {
-    for (size_t k = 0; k < pl->n; k++)
+    for (size_t k = 0; k < pl->n; k++) {
         for (int i = 0; i < 3; i++)
             if (pl->procs[k].stdio[i] >= 0) {
                 close(pl->procs[k].stdio[i]);
                 pl->procs[k].stdio[i] = -1;
             }
+        if (pl->procs[k].pty >= 0) {
+            close(pl->procs[k].pty);
+            pl->procs[k].pty = -1;
+        }
+    }
 }
 
+static int pipeline_run(const struct fl_cmd *stages, size_t n, const struct fl_io *io,
+                        struct fl_result *results, struct fl_error *error);
+
+/* Not a cancellation point, as fl_run(): cancelled in the wait, it would
+ * leave the stages running and the pipeline's memory behind. */
 int fl_pipeline_run(const struct fl_cmd *stages, size_t n, const struct fl_io *io,
                     struct fl_result *results, struct fl_error *error)
+{
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    int r = pipeline_run(stages, n, io, results, error);
+    pthread_setcancelstate(cancel_state, NULL);
+    return r;
+}
+
+static int pipeline_run(const struct fl_cmd *stages, size_t n, const struct fl_io *io,
+                        struct fl_result *results, struct fl_error *error)
 {
     struct fl_error scratch = { 0 };
     struct fl_error *e = error ? error : &scratch;

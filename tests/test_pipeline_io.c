@@ -9,6 +9,7 @@
 #include "test.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 
 #define NSTAGES(a) (sizeof(a) / sizeof((a)[0]))
@@ -189,4 +190,69 @@ TEST(run_with_io_and_a_missing_stage_names_it_and_leaves_nothing)
     ASSERT_ERR(fl_pipeline_run(stages, NSTAGES(stages), &io, res, &e), ENOENT);
     ASSERT_EQ(e.stage, 2);
     ASSERT_EQ(e.step, FL_STEP_EXEC);
+}
+
+TEST(a_one_stage_pipeline_on_a_pty_has_its_master_read)
+{
+    /* More than a terminal holds: unread, the stage would block for ever. */
+    NEEDS_CLOSE_OTHERS();
+    NEEDS_PTY();
+    struct fl_cmd st[1] = { { .argv = PROBE("spew", "1", "200000"), .backend = BACKEND,
+                              .stdio = { [1] = { .kind = FL_PTY } } } };
+    UNSUPPORTED_ON_POSIX_SPAWN(&st[0]);
+    struct fl_result res[1];
+    struct fl_io io = { 0 };
+    run_ok(st, 1, &io, res);
+    ASSERT_EXITED(res[0].status, 0);
+    ASSERT(res[0].out[0].len >= 200000);
+    free_all(res, 1);
+}
+
+TEST(a_one_stage_pipeline_on_a_pty_run_without_io_ends)
+{
+    /* With io NULL nothing reads the master: it is closed, as the pipes
+     * are, and the stage's terminal is hung up. */
+    NEEDS_CLOSE_OTHERS();
+    NEEDS_PTY();
+    struct fl_cmd st[1] = { { .argv = PROBE("spew", "1", "200000"), .backend = BACKEND,
+                              .stdio = { [1] = { .kind = FL_PTY } } } };
+    UNSUPPORTED_ON_POSIX_SPAWN(&st[0]);
+    struct fl_result res[1];
+    ASSERT_OK(fl_pipeline_run(st, 1, NULL, res, NULL));
+    ASSERT(!WIFEXITED(res[0].status) || WEXITSTATUS(res[0].status) != 0);
+    free_all(res, 1);
+}
+
+struct cancelled_run {
+    volatile int returned;
+    int r;
+};
+
+static void *run_then_test_cancel(void *arg)
+{
+    struct cancelled_run *c = arg;
+    struct fl_cmd st[1] = { STAGE("sleep", "0.3") };
+    struct fl_result res[1];
+    c->r = fl_pipeline_run(st, 1, NULL, res, NULL);
+    c->returned = 1;
+    free_all(res, 1);
+    pthread_testcancel();
+    return NULL;
+}
+
+TEST(a_pipeline_run_is_not_a_cancellation_point)
+{
+    /* As fl_run(): cancelled in its wait it would leave the stage running
+     * and the pipeline's memory behind. The request is acted on after. */
+    NEEDS_CLOSE_OTHERS();
+    struct cancelled_run c = { 0 };
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, run_then_test_cancel, &c));
+    usleep(100000);
+    ASSERT_OK(pthread_cancel(t));
+    void *res;
+    ASSERT_OK(pthread_join(t, &res));
+    ASSERT(res == PTHREAD_CANCELED);
+    ASSERT(c.returned);
+    ASSERT_OK(c.r);
 }
