@@ -569,6 +569,9 @@ FL__HIDDEN void fl__launch_free(struct fl__launch *l);
  * leader keeps its group while the others are killed. 0 for a handle
  * without a launch pending. */
 FL__HIDDEN int fl__launch_await(const struct fl_proc *proc);
+/* The same wait, a cancellation point (fl_wait() without a timeout):
+ * cancelled, the launch is left pending as it was. */
+FL__HIDDEN void fl__launch_await_cancellable(const struct fl_proc *proc);
 FL__HIDDEN int fl__launch_settle(struct fl_proc *proc);
 /* For a pending launch with FL_NEW_PGROUP or FL_SETSID: waits until its
  * child leads its group (or has exec'd or ended), and changes nothing.

@@ -367,23 +367,35 @@ static bool ended(const struct fl_proc *proc)
  * it; the kernel's wake is what ends the wait otherwise. The look is due
  * by the clock, not only when a wait times out, so that signals arriving
  * faster than the step cannot put it off for ever. */
-static void await_exec(struct fl__launch *l, const struct fl_proc *proc)
+static void await_exec(struct fl__launch *l, const struct fl_proc *proc, bool cancellable)
 {
-    long step_ns = 10 * 1000000L;
+    /* Cancellable: the raw futex wait is no cancellation point, and
+     * glibc restarts it after SIGCANCEL, so the request is looked for
+     * between waits of at most 10 ms. */
+    long step_ns = 10 * 1000000L, max_ns = cancellable ? step_ns : 100 * 1000000L;
     long long due = fl__now_ns() + step_ns;
     for (;;) {
         uint32_t v = __atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE);
         if (v == 0)
             return;
+        if (cancellable)
+            pthread_testcancel();
         struct timespec ts = { 0, step_ns };
         long r = fl__sys4(SYS_futex, &l->exec_word, FUTEX_WAIT, v, &ts);
         if (r == -ETIMEDOUT || (r == -EINTR && fl__now_ns() >= due)) {
             if (ended(proc))
                 return;
-            step_ns = step_ns < 100 * 1000000L ? step_ns * 2 : step_ns;
+            step_ns = step_ns < max_ns ? step_ns * 2 : max_ns;
             due = fl__now_ns() + step_ns;
         }
     }
+}
+
+void fl__launch_await_cancellable(const struct fl_proc *proc)
+{
+    struct fl__launch *l = proc->launch_;
+    if (l && !l->settled)
+        await_exec(l, proc, true);
 }
 
 void fl__launch_await_group(const struct fl_proc *proc)
@@ -411,7 +423,7 @@ int fl__launch_await(const struct fl_proc *proc)
         return 0;
     if (l->settled)
         return l->error.err;
-    await_exec(l, proc);
+    await_exec(l, proc, false);
     /* Written by the child before it let go of our memory. */
     return l->plan.cerr.err;
 }
@@ -429,7 +441,7 @@ int fl__launch_settle(struct fl_proc *proc)
         return l->error.err;
     int saved_errno = errno, cancel_state;   /* fl_close() keeps errno */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
-    await_exec(l, proc);
+    await_exec(l, proc, false);
     l->settled = true;
     fl__dumpable_restore(&l->plan);
     int err = l->plan.cerr.err;

@@ -896,6 +896,44 @@ TEST(a_cancel_pending_at_the_finish_of_a_failed_launch_leaves_no_zombie)
     }
 }
 
+static void *wait_for_ever(void *arg)
+{
+    fl_wait(arg, -1, NULL);
+    return NULL;
+}
+
+TEST(a_wait_without_timeout_for_a_launch_in_its_setup_can_be_cancelled)
+{
+    /* fl_wait() is a cancellation point, as waitpid(), also while the
+     * child is still in its setup (held in the open() of a FIFO): the
+     * cancelled wait leaves the launch as it was. */
+    NEEDS_CLOSE_OTHERS();
+    if (!launches())
+        SKIP("only the clone backend launches without waiting for the exec");
+    char *fifo = make_fifo();
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, wait_for_ever, &p));
+    usleep(100000);
+    ASSERT_OK(pthread_cancel(t));
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    void *res = NULL;
+    int joined = pthread_timedjoin_np(t, &res, &until);
+    int fd = open(fifo, O_WRONLY | O_CLOEXEC);   /* lets the child go on */
+    ASSERT_SYS(fd);
+    if (joined)
+        pthread_join(t, &res);
+    close(fd);
+    ASSERT_OK(joined);
+    ASSERT(res == PTHREAD_CANCELED);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
 TEST(a_just_launched_group_leader_has_its_group_for_killpg_and_stop)
 {
     NEEDS_CLOSE_OTHERS();
