@@ -421,7 +421,9 @@ struct fl_cmd {
     /* A signal the child gets when the thread that spawned it exits (not
      * the process: see prctl(2) PR_SET_PDEATHSIG). 0 means none. Set after
      * the credential change, which would clear it, and checked against a
-     * parent that already died: the child then gets the signal before exec. */
+     * parent that already died, or a spawning thread (other than the main
+     * one) that ended during a launch's setup: the child then gets the
+     * signal before exec. */
     int pdeathsig;
 
     /* A cgroup directory (cgroup v2, or a v1 hierarchy) the child joins

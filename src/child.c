@@ -285,7 +285,11 @@ static CHILD int set_credentials(struct fl__plan *p)
 
 /* After the credential change, which clears it. A parent that died
  * before prctl() took effect is caught by the getppid() check, which a
- * new PID namespace cannot make (its init's parent reads as 0). */
+ * new PID namespace cannot make (its init's parent reads as 0). The
+ * signal is for the spawning thread's end, which getppid() cannot see
+ * (it names the process): a launch's thread may end during the setup, and
+ * tgkill(0) says so, for any thread but the main one, which stays a
+ * zombie while the process lives. */
 static CHILD int set_pdeathsig(struct fl__plan *p)
 {
     int sig = p->cmd->pdeathsig;
@@ -295,7 +299,11 @@ static CHILD int set_pdeathsig(struct fl__plan *p)
     if (r < 0)
         return fl__child_fail(p, FL_STEP_PDEATHSIG, -1, r);
     bool own_pid_ns = p->box && (p->box->ns_clone & CLONE_NEWPID);
-    if (!own_pid_ns && fl__sys0(SYS_getppid) != p->parent_pid)
+    bool gone = !own_pid_ns && fl__sys0(SYS_getppid) != p->parent_pid;
+    if (!own_pid_ns && p->parent_tid != p->parent_pid &&
+        fl__sys3(SYS_tgkill, p->parent_pid, p->parent_tid, 0) == -ESRCH)
+        gone = true;
+    if (gone)
         fl__sys2(SYS_kill, fl__sys0(SYS_getpid), sig);
     return 0;
 }

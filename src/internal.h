@@ -136,7 +136,7 @@ struct fl__plan {
     /* the rest of the setup */
     const char *cgroup_procs;   /* owned: "<cgroup>/cgroup.procs" */
     int cgroup_fd;              /* clone3 CLONE_INTO_CGROUP, else -1 */
-    pid_t parent_pid;
+    pid_t parent_pid, parent_tid;   /* .pdeathsig: the spawning thread's */
     int err_fd;                 /* the fork backend's error pipe, else -1 */
     bool files_shared;          /* clone3 CLONE_FILES: the child starts on the
                                    caller's fd table and copies part of it */

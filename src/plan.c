@@ -8,6 +8,7 @@
 #include <string.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -532,8 +533,10 @@ int fl__plan_init(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_error 
         p->sigdefault_bits = fl__sigset_bits(cmd->sigdefault);
     if (!r && cmd->sigignore)
         p->sigignore_bits = fl__sigset_bits(cmd->sigignore);
-    if (!r && cmd->pdeathsig)
+    if (!r && cmd->pdeathsig) {
         p->parent_pid = getpid();
+        p->parent_tid = (pid_t)syscall(SYS_gettid);
+    }
     return r;
 }
 

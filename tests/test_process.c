@@ -399,6 +399,36 @@ TEST(pdeathsig_is_sent_when_the_spawning_thread_exits)
     ASSERT_SIGNALED(st, SIGKILL);
 }
 
+TEST(pdeathsig_is_sent_when_the_launching_thread_exits_during_the_setup)
+{
+    /* A launch's thread may end while the child still waits in its setup
+     * (the open() of a FIFO), before its prctl(): getppid() names the
+     * process, which lives on, so the child must see the thread gone. */
+    char *fifo = t_fmt("%s/fifo", t_tmpdir());
+    ASSERT_SYS(mkfifo(fifo, 0600));
+    struct fl_cmd cmd = {
+        .argv = PROBE("sleep", "60"),
+        .pdeathsig = SIGKILL,
+        .flags = FL_NO_WAIT_EXEC,
+        .stdio = { [0] = { .kind = FL_FILE, .path = fifo } },
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("only the clone backend returns before the child's setup is done");
+    struct fl_proc p = spawn_from_exiting_thread(&cmd);
+    int w = open(fifo, O_WRONLY | O_CLOEXEC);   /* the child goes on */
+    ASSERT_SYS(w);
+    int st = 0;
+    int r = fl_wait(&p, 30000, &st);
+    close(w);
+    if (r == ETIMEDOUT)
+        t_kill_wait(&p);
+    ASSERT_OK(r);
+    fl_close(&p);
+    ASSERT_SIGNALED(st, SIGKILL);
+}
+
 /* The parent process dies while the child is still in its setup, before
  * its prctl(PR_SET_PDEATHSIG): the kernel will never send the signal for
  * that death, so the child, seeing another parent (getppid()), sends it
