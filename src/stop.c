@@ -50,8 +50,14 @@ int fl__stop_init(struct fl__stopper *s, struct fl_proc *procs, size_t n,
         if (!n)
             return EINVAL;
         fl__launch_await_group(&procs[0]);
-        if (fl__sys1(SYS_getpgid, procs[0].pid) != procs[0].pid && fl__proc_unreaped(&procs[0]))
-            return EINVAL;
+        if (fl__sys1(SYS_getpgid, procs[0].pid) != procs[0].pid && fl__proc_unreaped(&procs[0])) {
+            /* A launch that failed before its setsid() or setpgid() has
+             * no group: its own error is the answer, delivered here as to
+             * any first call that asks. Its word is clear by now (or it
+             * has ended), so the settle does not wait. */
+            int err = fl__launch_settle(&procs[0]);
+            return err ? err : EINVAL;
+        }
         break;
     case FL_STOP_CGROUP:
         s->cgroup = pol->cgroup ? pol->cgroup : default_cgroup;

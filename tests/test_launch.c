@@ -934,6 +934,44 @@ TEST(a_wait_without_timeout_for_a_launch_in_its_setup_can_be_cancelled)
     ASSERT_EXITED(t_wait(&p), 0);
 }
 
+TEST(a_group_stop_of_a_launch_that_failed_before_its_setsid_says_the_launch_error)
+{
+    /* The user namespace's maps come before setsid(): a launch whose map
+     * is refused never makes its group. (Not root, in a process that is
+     * not dumpable, the child's /proc/self/uid_map is root's, so the
+     * write is EACCES.) The first call that asks, here a wait with a
+     * group stop, gets that error, not EINVAL. */
+    NEEDS_CLOSE_OTHERS();
+    if (!launches())
+        SKIP("only the clone backend launches without waiting for the exec");
+    if (t_rerun_as_nobody())
+        return;
+    struct fl_contain ct = { .unshare = FL_NS_USER, .map = FL_MAP_ROOT };
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &ct, .flags = FL_SETSID,
+                          .backend = BACKEND };
+    struct fl_proc p;
+    struct fl_error e;
+    ASSERT_SYS(prctl(PR_SET_DUMPABLE, 0));
+    cmd.flags |= FL_NO_WAIT_EXEC;
+    int r = fl_spawn(&cmd, &p, &e);
+    if (r == EPERM || r == ENOSPC)
+        SKIP(t_fmt("no user namespace for this user here: %s", strerror(r)));
+    ASSERT_OK(r);
+    struct fl_stop_policy pol = { .scope = FL_STOP_GROUP };
+    struct fl_result res;
+    r = fl_wait_result(&p, 30000, &pol, &res);
+    if (r == 0) {
+        fl_result_free(&res);
+        ASSERT_SYS(prctl(PR_SET_DUMPABLE, 1));
+        SKIP("the map was written here all the same");
+    }
+    ASSERT_ERR(r, EACCES);
+    ASSERT_ERR(fl_launch_finish(&p, &e), EACCES);
+    ASSERT_EQ(e.step, FL_STEP_ID_MAP);
+    fl_close(&p);
+    ASSERT_SYS(prctl(PR_SET_DUMPABLE, 1));
+}
+
 TEST(a_just_launched_group_leader_has_its_group_for_killpg_and_stop)
 {
     NEEDS_CLOSE_OTHERS();
