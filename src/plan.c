@@ -274,7 +274,14 @@ static int cmp_int(const void *a, const void *b)
  * room), and the actions read the copies. */
 static void plan_staging(struct fl__plan *p)
 {
+    /* The terminal fds of FL_SETCTTY and FL_FOREGROUND are the child's,
+     * maybe inherited without an action: kept below stage_min too, so
+     * that nothing closed early (own_fd_table()) takes them first. */
     int max = 2;
+    if (p->ctty_fd > max)
+        max = p->ctty_fd;
+    if (p->fg_fd > max)
+        max = p->fg_fd;
     for (size_t i = 0; i < p->nacts; i++) {
         const struct fl__act *a = &p->acts[i];
         if (a->child_fd > max)

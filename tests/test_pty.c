@@ -436,6 +436,37 @@ TEST(setctty_on_a_given_fd)
     close(m);
 }
 
+TEST(setctty_on_an_inherited_fd_above_2_without_a_map)
+{
+    /* The terminal is the caller's own fd, inherited at its number (no
+     * map): the child's early close of the fds it does not need must
+     * leave it for the setctty step, which comes before the closing. */
+    char *out = out_file();
+    UNSUPPORTED_ON_POSIX_SPAWN(&((struct fl_cmd){ .argv = PROBE("exit", "0"),
+                                                  .flags = FL_SETCTTY,
+                                                  .backend = BACKEND }));
+    NEEDS_PTY();
+    int slave, m = open_pty_pair(&slave);
+    int high;
+    ASSERT_SYS(high = fcntl(slave, F_DUPFD, 40));
+    struct fl_cmd cmd = {
+        .argv = PROBE("--out", out, "tty"),
+        .stdio = { { .kind = FL_NULL }, { .kind = FL_NULL }, { .kind = FL_NULL } },
+        .flags = FL_SETCTTY,
+        .tty = &(struct fl_tty_options){ .fd = high },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+    char *rep = t_read_file(out);
+    ASSERT_EQ(t_get_num(rep, "tty_sid"), t_get_num(rep, "tty_pid"));
+    ASSERT_EQ(t_get_num(rep, "tty_nr"), tty_nr_of(m));
+    close(high);
+    close(slave);
+    close(m);
+}
+
 TEST(setctty_not_a_terminal)
 {
     struct fl_cmd cmd = {
