@@ -302,7 +302,10 @@ enum fl_flags {
      * (EINVAL, a PATH search that finds no usable entry, ENOMEM, a
      * failed clone).
      * The trade: the child has its own copy of the fd table (no
-     * CLONE_FILES), so the clone costs a little more with many fds open.
+     * CLONE_FILES), so the clone costs a little more with many fds open;
+     * unless FL_KEEP_FDS, it drops the fds it does not need first, before
+     * any step that may wait, so that an fd the caller closes (a pipe's
+     * write end) is not held open by a child still in its setup.
      * The posix_spawn and fork backends cannot start a child that way:
      * with them the flag is accepted and changes nothing, the call waits
      * for the exec as without it and reports a failure itself (the

@@ -537,11 +537,26 @@ static CHILD int own_fd_table(struct fl__plan *p)
     return 0;
 }
 
+/* A launch's child has a copy of the caller's whole fd table, and its
+ * setup may wait long (a FIFO's open()): holding a pipe end that the
+ * caller has closed meanwhile would keep its reader from seeing EOF until
+ * the exec. So it drops at once every fd from stage_min up, which the
+ * plan never reads, as own_fd_table() does for a spawn. Returns as
+ * own_fd_table(); where close_range() is missing, 0: closed later. */
+static CHILD int drop_unplanned_fds(struct fl__plan *p)
+{
+    if (fl__sys3(SYS_close_range, (unsigned)p->stage_min, ~0u, 0) < 0)
+        return 0;
+    return p->nacts == 0 && p->stage_min <= 3;
+}
+
 CHILD void fl__child_run(struct fl__plan *p)
 {
     p->child_ran = true;
     uint64_t low_signals = low_signals_to_reset(p);
-    int closed = p->files_shared ? own_fd_table(p) : 0;
+    int closed = p->files_shared                                   ? own_fd_table(p)
+                 : p->exec_word && !(p->flags & FL_KEEP_FDS) ? drop_unplanned_fds(p)
+                                                                   : 0;
     if (closed < 0 || fl__child_enter_ns(p) < 0 || set_placement(p) < 0 ||
         fl__child_cgroup_ns(p) < 0 || fl__child_sched(p) < 0 || report_not_applied(p) < 0 || fl__child_root(p) < 0 ||
         change_dir(p) < 0 || apply_fds(p) < 0 || set_terminal(p) < 0)

@@ -12,6 +12,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -970,6 +971,33 @@ TEST(a_group_stop_of_a_launch_that_failed_before_its_setsid_says_the_launch_erro
     ASSERT_EQ(e.step, FL_STEP_ID_MAP);
     fl_close(&p);
     ASSERT_SYS(prctl(PR_SET_DUMPABLE, 1));
+}
+
+TEST(a_launch_held_in_its_setup_keeps_no_copy_of_the_callers_other_fds)
+{
+    /* The child has a copy of the caller's fd table while its setup waits
+     * (the open() of a FIFO): a pipe end the caller closes must not live
+     * on in it, or the reader sees no EOF until the exec. */
+    NEEDS_CLOSE_OTHERS();
+    if (!launches())
+        SKIP("only the clone backend launches without waiting for the exec");
+    char *fifo = make_fifo();
+    int pfd[2];
+    ASSERT_SYS(pipe2(pfd, O_CLOEXEC));
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    close(pfd[1]);
+    struct pollfd q = { .fd = pfd[0], .events = POLLIN };
+    int n = poll(&q, 1, 30000);
+    int w = open(fifo, O_WRONLY | O_CLOEXEC);   /* lets the child go on */
+    ASSERT_SYS(w);
+    ASSERT_EXITED(t_wait(&p), 0);
+    close(w);
+    close(pfd[0]);
+    ASSERT_EQ(n, 1);
+    ASSERT(q.revents & POLLHUP);
 }
 
 TEST(a_just_launched_group_leader_has_its_group_for_killpg_and_stop)
