@@ -67,10 +67,13 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
          * and sh skip such an entry, and so does this search. */
         if (path_entry_usable(seg, len, p->flags) && (len ? len : 1) + plen + 2 <= PATH_MAX) {
             list[n++] = out;
-            /* An empty entry is the cwd: the name alone, as execvp() gives
-             * exec, so that a script's interpreter gets it as written. */
+            /* An empty entry is the cwd: "./name", a path that names that
+             * file wherever it is used again (fl_resolve()'s answer as a
+             * .path, sh's argument under FL_SHELL_FALLBACK, where a bare
+             * "-i" would be an option). execvp() gives exec the bare name,
+             * which a script then sees as $0. */
             if (len == 0)
-                out += sprintf(out, "%s", prog) + 1;
+                out += sprintf(out, "./%s", prog) + 1;
             else
                 out += sprintf(out, "%.*s/%s", (int)len, seg, prog) + 1;
         }

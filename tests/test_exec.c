@@ -662,26 +662,31 @@ TEST(resolve_checks_a_relative_candidate_against_cwd)
     ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, NULL), ENOENT);
 }
 
-TEST(an_empty_path_entry_runs_the_name_as_execvp_gives_it)
+TEST(an_empty_path_entry_gives_a_path_that_names_the_file_again)
 {
-    /* execvp() gives exec "prog" for an empty entry, not "./prog": a
-     * script's interpreter gets that name as its script. */
+    /* "./name", not the bare name execvp() gives exec: fl_resolve()'s
+     * answer, used as .path under another PATH, runs that same file. */
     char *d = t_tmpdir();
     t_write_file(d, "fl-dollar0", "#!/bin/sh\necho \"$0\"\n", 0755);
+    ASSERT_SYS(chdir(d));
     struct fl_cmd cmd = {
         .argv = ARGV("fl-dollar0"),
-        .cwd = d,
         .flags = FL_PATH_RELATIVE,
         .env_set = (const char *const[]){ "PATH=/nonexistent:", NULL },
         .backend = BACKEND,
     };
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    ASSERT_STR_EQ(buf, "./fl-dollar0");
     int status;
     char *out = t_run(&cmd, &status);
     ASSERT_EXITED(status, 0);
-    ASSERT_STR_EQ(out, "fl-dollar0\n");
-    char buf[4096];
-    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
-    ASSERT_STR_EQ(buf, t_fmt("%s/fl-dollar0", d));
+    ASSERT_STR_EQ(out, "./fl-dollar0\n");
+    struct fl_cmd again = { .argv = ARGV("x"), .path = buf, .backend = BACKEND,
+                            .env_set = (const char *const[]){ "PATH=/usr/bin:/bin", NULL } };
+    out = t_run(&again, &status);
+    ASSERT_EXITED(status, 0);
+    ASSERT_STR_EQ(out, "./fl-dollar0\n");
 }
 
 TEST(resolve_with_a_small_buffer_is_erange)

@@ -226,6 +226,8 @@ void print_run_help(void)
 "    or --debug; a variable name cannot be empty (env -i =x).\n"
 "  - A variable that -e or NAME=VALUE sets takes the place it had in the\n"
 "    environment, and one set twice is there once; env appends it.\n"
+"  - With --path-relative, a program found through an empty PATH entry runs\n"
+"    as ./PROGRAM, where env runs PROGRAM: a script sees ./PROGRAM as $0.\n"
 "  - --argv0 is forkless's own (exec -a in a shell); env 9.1 has no -a.\n"
 "  - forkless needs fds of its own beyond 0-2 (a signalfd, the program's\n"
 "    pidfd): where RLIMIT_NOFILE leaves too few (ulimit -n 4), it runs\n"
