@@ -201,8 +201,11 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
     fl__fail(e, c->err, (enum fl_step)c->step, c->index, path, "");
     if (c->step == FL_STEP_EXEC && c->err == ENOENT && c->index < 0)
         copy_str(e->detail, sizeof e->detail, "not found in PATH");
-    else if (c->step == FL_STEP_EXEC && c->err == E2BIG && c->index >= 0)
-        fl__args_too_big(p, path, e->detail, sizeof e->detail);
+    else if (c->step == FL_STEP_EXEC && c->err == E2BIG && c->index >= 0 &&
+             !fl__args_too_big(p, path, e->detail, sizeof e->detail) &&
+             (p->flags & FL_SHELL_FALLBACK))
+        copy_str(e->detail, sizeof e->detail,
+                 "/bin/sh with the file before the arguments (FL_SHELL_FALLBACK) is over ARG_MAX");
     else if (c->step == FL_STEP_EXEC && (c->index >= 0 || c->err == ENOEXEC))
         explain_exec(p, c->err, path, e->detail, sizeof e->detail);
     else if (c->step == FL_STEP_CGROUP && c->err == ENOENT && is_directory(path))

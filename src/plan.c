@@ -469,6 +469,11 @@ int fl__candidate_status(const struct fl__plan *p, const char *cand, char *path,
     }
     if (!S_ISREG(st.st_mode) || faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
         return EACCES;
+    /* The kernel counts the lists once it has the file, before a script's
+     * interpreter is looked at. */
+    char detail[FL_ERROR_DETAIL_MAX];
+    if (fl__args_too_big(p, cand, detail, sizeof detail))
+        return E2BIG;
     /* exec would say ENOENT or EACCES for a script whose interpreter it
      * cannot run, and a search goes on past it; ENOEXEC for a #! line the
      * kernel will not read, and a search stops there, where
@@ -499,9 +504,6 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
             else if (s != ENOENT && s != EACCES)
                 at = (int)i;
         }
-        char what[FL_ERROR_DETAIL_MAX];
-        if (at >= 0 && s == 0 && fl__args_too_big(&p, p.cands[at], what, sizeof what))
-            s = E2BIG;   /* what exec says of this file */
         if (at >= 0 && s == 0) {
             if ((size_t)snprintf(buf, size, "%s", path) >= size)
                 r = fl__fail(e, ERANGE, FL_STEP_EXEC, -1, fl__program(cmd), "buffer too small");

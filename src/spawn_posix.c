@@ -215,6 +215,8 @@ static enum fl_step blame(const struct fl__plan *p, int err)
 {
     if (err == EAGAIN || err == ENOMEM)
         return FL_STEP_CLONE;  /* out of processes or memory */
+    if (err == E2BIG)
+        return FL_STEP_EXEC;   /* neither open() nor chdir() gives it */
     if (p->cmd->cwd) {
         int r = cwd_error(p->cmd->cwd);
         if (r)

@@ -792,6 +792,35 @@ TEST(a_missing_or_forbidden_program_with_too_long_an_argument_gets_the_errno_exe
     }
 }
 
+TEST(too_long_an_argument_for_a_script_whose_interpreter_is_missing_is_e2big)
+{
+    /* The kernel counts the lists once it has the file, before it looks
+     * at the #! line: E2BIG, on every backend and from fl_resolve(), even
+     * where the interpreter would have been missing (ENOENT) or the line
+     * unreadable (ENOEXEC). With a stdout file too, which the posix_spawn
+     * backend cannot tell from exec otherwise. */
+    char *d = t_tmpdir();
+    t_write_file(d, "noint", "#!/nonexistent/interp\n", 0755);
+    t_write_file(d, "noname", "#!\n", 0755);
+    const char *names[] = { "noint", "noname", t_fmt("%s/noint", d) };
+    for (size_t i = 0; i < 3; i++) {
+        struct fl_cmd cmd = {
+            .argv = ARGV((char *)names[i], string_of(199999, 'x')),
+            .env_set = (const char *const[]){ t_fmt("PATH=%s", d), NULL },
+            .flags = FL_ENV_CLEAR,
+            .stdio = { [1] = { .kind = FL_FILE, .path = t_fmt("%s/out", d) } },
+            .backend = BACKEND,
+        };
+        struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_EXEC);
+        ASSERT_EQ(e.step, FL_STEP_EXEC);   /* not FL_STEP_SPAWN either */
+        ASSERT_EQ(e.index, 0);
+        ASSERT_STR_CONTAINS(e.detail, "MAX_ARG_STRLEN");
+        char buf[4096];
+        ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, &e), E2BIG);
+        ASSERT_STR_CONTAINS(e.detail, "MAX_ARG_STRLEN");
+    }
+}
+
 /* n arguments of 100000 bytes each, with an empty environment. */
 static char **many_args(size_t n)
 {
@@ -903,6 +932,22 @@ TEST(arg_max_counts_the_path_candidate_at_the_boundary)
     ASSERT_STR_CONTAINS(e.detail, "ARG_MAX");
     ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, &e), E2BIG);
     ASSERT_EQ(e.step, FL_STEP_EXEC);
+}
+
+TEST(e2big_of_the_shell_fallback_says_so)
+{
+    /* Lists that fit the file's own exec (which says ENOEXEC) but not
+     * /bin/sh's, which has the file before the arguments: exec's E2BIG,
+     * with a detail that names the fallback. */
+    char *d = t_tmpdir();
+    char *file = t_write_file(d, "f", "exit 0\n", 0755);
+    const char *env[] = { "E=1", NULL };
+    size_t limit = (size_t)kernel_arg_max();
+    struct fl_cmd cmd = { .argv = args_totalling("f", env[0], file, limit - 10), .path = file,
+                          .flags = FL_ENV_CLEAR | FL_SHELL_FALLBACK, .env_set = env,
+                          .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_EXEC);
+    ASSERT_STR_CONTAINS(e.detail, "FL_SHELL_FALLBACK");
 }
 
 TEST(arg_max_is_judged_for_the_candidate_exec_finds)
