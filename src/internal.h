@@ -569,6 +569,9 @@ FL__HIDDEN void fl__launch_free(struct fl__launch *l);
  * leader keeps its group while the others are killed. 0 for a handle
  * without a launch pending. */
 FL__HIDDEN int fl__launch_await(const struct fl_proc *proc);
+/* fl__launch_await() without the wait: -1 while the child is still in
+ * its setup. */
+FL__HIDDEN int fl__launch_poll(const struct fl_proc *proc);
 /* The same wait, a cancellation point (fl_wait() without a timeout):
  * cancelled, the launch is left pending as it was. */
 FL__HIDDEN void fl__launch_await_cancellable(const struct fl_proc *proc);

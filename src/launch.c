@@ -416,6 +416,18 @@ void fl__launch_await_group(const struct fl_proc *proc)
     }
 }
 
+int fl__launch_poll(const struct fl_proc *proc)
+{
+    struct fl__launch *l = proc->launch_;
+    if (!l)
+        return 0;
+    if (l->settled)
+        return l->error.err;
+    if (__atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE) != 0 && !ended(proc))
+        return -1;
+    return l->plan.cerr.err;
+}
+
 int fl__launch_await(const struct fl_proc *proc)
 {
     struct fl__launch *l = proc->launch_;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -307,16 +308,45 @@ static size_t kill_stages(struct fl_proc *procs, size_t k, struct fl_error *firs
     return failed;
 }
 
+static bool open_may_block(const struct fl_cmd *c);
+
+/* Waits, in turns, for the exec of the stages whose setup may wait in an
+ * open() (a FIFO) on what another stage was to do: one that failed before
+ * its own open would hold the other for ever. Returns whether one failed. */
+static bool await_stages_that_may_block(const struct fl_cmd *stages, struct fl_proc *procs,
+                                        size_t n)
+{
+    long nap_ns = 1000000L;
+    for (;;) {
+        bool pending = false;
+        for (size_t k = 0; k < n; k++) {
+            int r = open_may_block(&stages[k]) ? fl__launch_poll(&procs[k]) : 0;
+            if (r > 0)
+                return true;
+            pending |= r < 0;
+        }
+        if (!pending)
+            return false;
+        struct timespec ts = { 0, nap_ns };
+        nanosleep(&ts, NULL);
+        nap_ns = nap_ns < 16000000L ? nap_ns * 2 : nap_ns;
+    }
+}
+
 /* Waits for every stage's exec, reaping none: a failed launch is reaped
  * as it is finished, and a failed leader, reaped, would no longer keep
  * the group that a later stage may still join, or that what the stages
  * started in it must be killed through. Then, if one failed, kills them
  * all, group first, and reports the first that failed. */
-static int finish_stages(struct fl_proc *procs, size_t n, struct fl_error *e)
+static int finish_stages(const struct fl_cmd *stages, struct fl_proc *procs, size_t n,
+                         struct fl_error *e)
 {
     bool any_failed = false;
     for (size_t k = n; k-- > 0;)
-        any_failed |= fl__launch_await(&procs[k]) != 0;
+        if (!open_may_block(&stages[k]))
+            any_failed |= fl__launch_await(&procs[k]) != 0;
+    if (!any_failed)
+        any_failed = await_stages_that_may_block(stages, procs, n);
     if (!any_failed) {
         for (size_t k = n; k-- > 0;)
             fl_launch_finish(&procs[k], NULL);
@@ -413,7 +443,7 @@ static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *p
             return r;
         }
     }
-    return finish_stages(procs, n, e);
+    return finish_stages(stages, procs, n, e);
 }
 
 int fl_pipeline_spawn(const struct fl_cmd *stages, size_t n, struct fl_pipeline *pl,

@@ -1180,6 +1180,28 @@ TEST(a_pipeline_whose_leader_fails_late_kills_what_a_later_stage_started_in_the_
     ASSERT(state == 0 || state == 'Z');
 }
 
+TEST(a_pipeline_stage_held_by_a_fifo_whose_writer_failed_first_is_not_waited_for)
+{
+    /* Stage 1 reads a FIFO that stage 2 was to open for writing; stage 2
+     * fails its chdir before its open. Stage 1 would wait for ever: the
+     * call reports stage 2 and kills stage 1. */
+    NEEDS_CLOSE_OTHERS();
+    if (!launches())
+        SKIP("only the clone backend launches the stages side by side");
+    char *fifo = make_fifo();
+    struct fl_cmd st[2] = {
+        { .argv = ARGV("/bin/cat"), .backend = BACKEND,
+          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } },
+        { .argv = ARGV("/bin/true"), .backend = BACKEND, .cwd = "/nonexistent-dir",
+          .stdio = { [1] = { .kind = FL_FILE, .path = fifo, .flags = O_WRONLY } } },
+    };
+    struct fl_pipeline pl;
+    struct fl_error e;
+    ASSERT_ERR(fl_pipeline_spawn(st, 2, &pl, &e), ENOENT);
+    ASSERT_EQ(e.stage, 2);
+    ASSERT_EQ(e.step, FL_STEP_CHDIR);
+}
+
 TEST(a_pipeline_reports_the_first_failed_stage_even_one_that_opens_a_file)
 {
     /* Stage 1 cannot open its stdin, stage 2 cannot exec, stage 3's name
