@@ -536,6 +536,9 @@ FL__HIDDEN int fl__exchange(struct fl_proc *procs, struct fl_result *results, si
 /* run.c: makes stream k of c a pipe for fl_run()'s exchange: EINVAL (with
  * e filled) when it is neither FL_INHERIT nor FL_PIPE, or mapped. */
 FL__HIDDEN int fl__pipe_stream(struct fl_cmd *c, int k, struct fl_error *e);
+/* Is stream k of cmd on its pty (FL_PTY, and no map over it)? Its master
+ * carries it: no pipe is made for it. */
+FL__HIDDEN bool fl__stream_is_pty(const struct fl_cmd *cmd, int k);
 
 /* pipeline.c */
 /* The stopper of a pipeline: the policy (NULL: all zero) over every

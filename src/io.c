@@ -136,6 +136,7 @@ struct xchg {
     long long killed_look_ns;  /* the next look's delay, while they exit */
     int eof_wait_ms;
     int err;                /* the first hard error */
+    int parked_tty;         /* a pty master done with, closed at the end; -1 */
     bool nomem, cancelled, stop_requested, timed_out;
     char *scratch;
     size_t scratch_len;
@@ -152,7 +153,14 @@ static void close_stream(struct xchg *x, struct fl__stream *s)
 {
     if (s->fd < 0)
         return;
-    close(s->fd);
+    /* A pty master closed while its session leader lives hangs the
+     * terminal up: SIGHUP, also to a child that has just closed its end
+     * of the terminal on its way out. So the master stays open, watched
+     * no more, until the processes have ended (close_parked()). */
+    if (s->tty && x->nended < x->n && x->parked_tty < 0)
+        x->parked_tty = s->fd;
+    else
+        close(s->fd);
     s->fd = -1;
     x->nopen--;
     if (s->input && !s->veof)
@@ -161,6 +169,13 @@ static void close_stream(struct xchg *x, struct fl__stream *s)
         fl__sink_end(&s->sink);
         x->nomem |= s->sink.nomem;
     }
+}
+
+static void close_parked(struct xchg *x)
+{
+    if (x->parked_tty >= 0)
+        close(x->parked_tty);
+    x->parked_tty = -1;
 }
 
 /*
@@ -591,6 +606,7 @@ static int run(struct xchg *x, struct fl_result *results)
             break;
         }
     }
+    close_parked(x);
     fl__stop_finish(x->stop);
     int err = x->err;
     /* The leader of a pipeline's group last, as pipeline.c does. */
@@ -619,7 +635,7 @@ int fl__exchange(struct fl_proc *procs, struct fl_result *results, size_t n,
         results[k] = (struct fl_result){ .exit_code = -1 };
     struct xchg x = {
         .procs = procs, .n = n, .st = streams, .ns = nstreams, .nopen = nstreams,
-        .stop = stop, .deadline_ns = -1, .eof_at_ns = -1, .killed_at_ns = -1,
+        .stop = stop, .deadline_ns = -1, .eof_at_ns = -1, .killed_at_ns = -1, .parked_tty = -1,
         .eof_wait_ms = io->eof_wait_ms ? io->eof_wait_ms : FL_EOF_WAIT_MS,
     };
     if (io->timeout_ms > 0)
@@ -648,6 +664,7 @@ int fl__exchange(struct fl_proc *procs, struct fl_result *results, size_t n,
             /* SIGKILL with the stop's reach (a pipeline's whole group),
              * so that reaping cannot wait; the leader last. */
             fl__stop_kill_now(stop);
+            close_parked(&x);
             for (size_t k = n; k-- > 0;) {
                 fl__result_reap(&procs[k], &results[k]);
                 fl__stop_record(stop, &results[k]);

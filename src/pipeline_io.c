@@ -95,12 +95,23 @@ static struct fl_cmd *piped_stages(const struct fl_cmd *stages, size_t n,
         c[k] = stages[k];
     size_t stderr_pipes = 0;
     *r = 0;
-    if ((io->input || io->input_len) && (*r = fl__pipe_stream(&c[0], 0, e)))
+    /* A stream on a pty (a pipeline of one stage) is its master's, which
+     * the exchange feeds and reads, as fl_run() does. */
+    bool pty = false;
+    for (int k = 0; k < 3; k++)
+        pty |= fl__stream_is_pty(&c[0], k);
+    if ((io->input || io->input_len) && !fl__stream_is_pty(&c[0], 0) &&
+        (*r = fl__pipe_stream(&c[0], 0, e)))
         e->stage = 1;
-    if (!*r && io->out[0].capture && (*r = fl__pipe_stream(&c[n - 1], 1, e)))
+    if (!*r && io->out[0].capture && !fl__stream_is_pty(&c[n - 1], 1) &&
+        (*r = fl__pipe_stream(&c[n - 1], 1, e)))
         e->stage = (int)n;
+    if (!*r && pty && n == 1 && c[0].stdio[1].kind == FL_PIPE && !fl__stream_is_pty(&c[0], 1)) {
+        *r = fl__fail(e, EINVAL, FL_STEP_PREPARE, 1, NULL, "a pty and a stdout pipe would both be out[0]");
+        e->stage = 1;
+    }
     for (size_t k = 0; !*r && k < n; k++) {
-        if (io->out[1].capture)
+        if (io->out[1].capture && !fl__stream_is_pty(&c[k], 2))
             *r = fl__pipe_stream(&c[k], 2, e);
         stderr_pipes += c[k].stdio[2].kind == FL_PIPE;
         if (*r)

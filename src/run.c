@@ -76,7 +76,7 @@ static bool fd_mapped(const struct fl_cmd *cmd, int fd)
 }
 
 /* Stream k is on the pty (a map overrides .stdio, and then makes none). */
-static bool is_pty(const struct fl_cmd *cmd, int k)
+bool fl__stream_is_pty(const struct fl_cmd *cmd, int k)
 {
     return cmd->stdio[k].kind == FL_PTY && !fd_mapped(cmd, k);
 }
@@ -113,9 +113,9 @@ int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *r
     bool want[3] = { io->input_len > 0 || io->input, io->out[0].capture, io->out[1].capture };
     bool pty = false;
     for (int k = 0; k < 3; k++)
-        pty |= is_pty(cmd, k);
+        pty |= fl__stream_is_pty(cmd, k);
     for (int k = 0; k < 3; k++)
-        if (want[k] && !is_pty(cmd, k) && fl__pipe_stream(&c, k, error))  /* the master carries a pty's */
+        if (want[k] && !fl__stream_is_pty(cmd, k) && fl__pipe_stream(&c, k, error))  /* the master carries a pty's */
             return EINVAL;
     if (pty && c.stdio[1].kind == FL_PIPE && !fd_mapped(cmd, 1))
         return fl__fail(error, EINVAL, FL_STEP_PREPARE, 1, NULL,

@@ -208,6 +208,23 @@ TEST(a_one_stage_pipeline_on_a_pty_has_its_master_read)
     free_all(res, 1);
 }
 
+TEST(a_one_stage_pipeline_on_a_pty_is_fed_and_captured_as_fl_run_does)
+{
+    /* io->input and out[0].capture go to the pty's master, as with
+     * fl_run(), not to pipes the pty's streams cannot be. */
+    NEEDS_CLOSE_OTHERS();
+    NEEDS_PTY();
+    struct fl_cmd st[1] = { { .argv = ARGV(t_tool("head"), "-n", "1"), .backend = BACKEND,
+                              .stdio = { { .kind = FL_PTY }, { .kind = FL_PTY } } } };
+    UNSUPPORTED_ON_POSIX_SPAWN(&st[0]);
+    struct fl_result res[1];
+    struct fl_io io = { .input = "abc\n", .input_len = 4, .out = { { .capture = true } } };
+    run_ok(st, 1, &io, res);
+    ASSERT_EXITED(res[0].status, 0);
+    ASSERT_STR_CONTAINS(res[0].out[0].data, "abc");
+    free_all(res, 1);
+}
+
 TEST(a_one_stage_pipeline_on_a_pty_run_without_io_ends)
 {
     /* With io NULL nothing reads the master: it is closed, as the pipes

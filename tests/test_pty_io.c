@@ -450,3 +450,25 @@ TEST(a_stdout_pipe_besides_a_pty_is_einval)
     ASSERT_ERR(fl_run(&c.cmd, &io, &r, &e), EINVAL);
     ASSERT_STR_CONTAINS(e.detail, "pty");
 }
+
+TEST(a_child_that_closes_its_terminal_on_its_way_out_is_not_hung_up)
+{
+    /* head closes its stdout, then its stdin, then exits: the master's
+     * EIO comes before the exit. Closed then, the master would hang the
+     * terminal up, and SIGHUP would end the session leader on its way
+     * out (a few runs in a hundred did). The master stays open until the
+     * child has ended. */
+    NEEDS_PTY();
+    struct fl_cmd cmd = { .argv = ARGV(t_tool("head"), "-n", "1"), .backend = BACKEND,
+                          .stdio = { { .kind = FL_PTY }, { .kind = FL_PTY } } };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_io io = { .input = "abc\n", .input_len = 4, .out = { { .capture = true } } };
+    for (int i = 0; i < 100; i++) {
+        struct fl_result r;
+        struct fl_error e;
+        ASSERT_OK(fl_run(&cmd, &io, &r, &e));
+        ASSERT_EXITED(r.status, 0);
+        ASSERT_STR_CONTAINS(r.out[0].data, "abc");
+        fl_result_free(&r);
+    }
+}
