@@ -540,13 +540,20 @@ static CHILD int own_fd_table(struct fl__plan *p)
 /* A launch's child has a copy of the caller's whole fd table, and its
  * setup may wait long (a FIFO's open()): holding a pipe end that the
  * caller has closed meanwhile would keep its reader from seeing EOF until
- * the exec. So it drops at once every fd from stage_min up, which the
- * plan never reads, as own_fd_table() does for a spawn. Returns as
+ * the exec. So it drops at once every fd from 3 up but those its setup
+ * reads (p->hold); a target it dups onto later is made then. Returns as
  * own_fd_table(); where close_range() is missing, 0: closed later. */
 static CHILD int drop_unplanned_fds(struct fl__plan *p)
 {
-    if (fl__sys3(SYS_close_range, (unsigned)p->stage_min, ~0u, 0) < 0)
-        return 0;
+    unsigned from = 3;
+    for (size_t i = 0; i <= p->nhold; i++) {
+        unsigned to = i < p->nhold ? (unsigned)p->hold[i] : 0;
+        if (i == p->nhold || to > from) {
+            if (fl__sys3(SYS_close_range, from, i < p->nhold ? to - 1 : ~0u, 0) < 0)
+                return 0;
+        }
+        from = to + 1;
+    }
     return p->nacts == 0 && p->stage_min <= 3;
 }
 

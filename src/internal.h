@@ -117,6 +117,12 @@ struct fl__plan {
     int *keep;              /* sorted child fds >= 3 that survive closing */
     size_t nkeep;
     int keep_inline[FL__INLINE_ACTS + 1];
+    /* A launch's child: the sorted fds from 3 up that it reads before
+     * its dups (sources, the ruleset, the terminal's), which it keeps
+     * while it drops the rest at once (fl__plan_hold()). */
+    int *hold;
+    size_t nhold;
+    int hold_inline[FL__INLINE_ACTS + 3];
     int pipe_parent[3];     /* the parent's pipe ends, -1 if none */
     int pipe_child[3];      /* the child's pipe ends (or, under .contain's
                                chroot, its FL_NULL's /dev/null), closed
@@ -185,6 +191,8 @@ FL__HIDDEN int fl__plan_pipes(struct fl__plan *p, struct fl_error *e);
 FL__HIDDEN void fl__plan_close_child_ends(struct fl__plan *p);
 FL__HIDDEN void fl__plan_close_parent_ends(struct fl__plan *p);
 FL__HIDDEN int fl__plan_max_fd(const struct fl__plan *p);
+/* Fills p->hold for a launch; ENOMEM (e filled) or 0. */
+FL__HIDDEN int fl__plan_hold(struct fl__plan *p, struct fl_error *e);
 FL__HIDDEN const char *fl__program(const struct fl_cmd *cmd);
 /* Whether exec of cand would refuse the lists with E2BIG (the total over
  * ARG_MAX); if so, detail says how far over. */

@@ -316,6 +316,8 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
     copy_cmd(&a, cmd, &env, &l->cmd);
     free(env.v);
     r = fl__plan_init(&l->plan, &l->cmd, e);
+    if (!r)
+        r = fl__plan_hold(&l->plan, e);
     if (!r && !(l->stack = stack_take()))
         r = fl__fail(e, ENOMEM, FL_STEP_CLONE, -1, fl__program(cmd), "mapping the child's stack");
     if (r) {

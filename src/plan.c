@@ -323,6 +323,29 @@ static int build_fd_plan(struct fl__plan *p, struct fl_error *e)
     return 0;
 }
 
+int fl__plan_hold(struct fl__plan *p, struct fl_error *e)
+{
+    size_t cap = p->nacts + 3;
+    p->hold = p->hold_inline;
+    if (cap > sizeof p->hold_inline / sizeof p->hold_inline[0] &&
+        !(p->hold = malloc(cap * sizeof *p->hold)))
+        return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "fd plan");
+    size_t n = 0;
+    for (size_t i = 0; i < p->nacts; i++)
+        if (p->acts[i].kind == FL__ACT_DUP && p->acts[i].src_fd > 2)
+            p->hold[n++] = p->acts[i].src_fd;
+    int others[3] = { p->box ? p->box->landlock_fd : -1, p->ctty_fd, p->fg_fd };
+    for (int i = 0; i < 3; i++)
+        if (others[i] > 2)
+            p->hold[n++] = others[i];
+    qsort(p->hold, n, sizeof *p->hold, cmp_int);
+    p->nhold = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!p->nhold || p->hold[p->nhold - 1] != p->hold[i])
+            p->hold[p->nhold++] = p->hold[i];
+    return 0;
+}
+
 int fl__plan_max_fd(const struct fl__plan *p)
 {
     return p->stage_min - 1;
@@ -589,6 +612,8 @@ void fl__plan_free(struct fl__plan *p)
         free(p->acts);
     if (p->keep != p->keep_inline)
         free(p->keep);
+    if (p->hold != p->hold_inline)
+        free(p->hold);
     if (p->cgroup_fd >= 0)
         close(p->cgroup_fd);
     fl__box_free(p->box);

@@ -984,10 +984,18 @@ TEST(a_launch_held_in_its_setup_keeps_no_copy_of_the_callers_other_fds)
     char *fifo = make_fifo();
     int pfd[2];
     ASSERT_SYS(pipe2(pfd, O_CLOEXEC));
+    /* A map to a high fd, above the pipe's: the fds below it that the
+     * setup does not read go too. */
+    int high;
+    ASSERT_SYS(high = open("/dev/null", O_RDONLY | O_CLOEXEC));
+    ASSERT_SYS(dup3(high, 40, O_CLOEXEC));
+    close(high);
     struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND,
-                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } },
+                          .fds = (struct fl_fd_map[]){ { 41, 40 } }, .nfds = 1 };
     struct fl_proc p;
     launch(&cmd, &p);
+    close(40);
     close(pfd[1]);
     struct pollfd q = { .fd = pfd[0], .events = POLLIN };
     int n = poll(&q, 1, 30000);
