@@ -27,6 +27,10 @@
 /* Without pidfd_open (before Linux 5.3) the processes' ends are looked
  * for with waitid() at least this often. */
 #define LOOK_MS 10
+/* How long a pty master whose terminal side was closed stays open while
+ * its session leader lives: the moment between a child's last close of
+ * its terminal and its exit. */
+#define PARKED_MS 200
 /*
  * F_SETPIPE_SZ. The default pipe holds 64 KiB, so a child that writes a
  * lot is woken and put to sleep every 64 KiB, and so is the reader. A
@@ -136,7 +140,8 @@ struct xchg {
     long long killed_look_ns;  /* the next look's delay, while they exit */
     int eof_wait_ms;
     int err;                /* the first hard error */
-    int parked_tty;         /* a pty master done with, closed at the end; -1 */
+    int parked_tty;         /* a pty master done with, closed later; -1 */
+    long long parked_until_ns;  /* ... at the latest */
     bool nomem, cancelled, stop_requested, timed_out;
     char *scratch;
     size_t scratch_len;
@@ -156,11 +161,16 @@ static void close_stream(struct xchg *x, struct fl__stream *s)
     /* A pty master closed while its session leader lives hangs the
      * terminal up: SIGHUP, also to a child that has just closed its end
      * of the terminal on its way out. So the master stays open, watched
-     * no more, until the processes have ended (close_parked()). */
-    if (s->tty && x->nended < x->n && x->parked_tty < 0)
+     * no more, until the processes have ended, or for PARKED_MS at most:
+     * a child that lives on without its terminal (or opens /dev/tty
+     * again, which nobody would read) is then hung up, as it always was
+     * (close_parked()). */
+    if (s->tty && x->nended < x->n && x->parked_tty < 0) {
         x->parked_tty = s->fd;
-    else
+        x->parked_until_ns = fl__now_ns() + PARKED_MS * 1000000LL;
+    } else {
         close(s->fd);
+    }
     s->fd = -1;
     x->nopen--;
     if (s->input && !s->veof)
@@ -420,6 +430,8 @@ static int poll_timeout(const struct xchg *x)
     for (size_t k = 0; k < x->n; k++)
         if (!x->ended[k] && x->pidfd[k] < 0)
             t = min_ms(t, LOOK_MS);
+    if (x->parked_tty >= 0)
+        t = min_ms(t, ms_until(x->parked_until_ns, now));
     return stop_reaches_something(x) ? fl__stop_clip_ms(x->stop, t) : t;
 }
 
@@ -554,6 +566,8 @@ static bool step(struct xchg *x)
         fl__stop_tick(x->stop);
     if (!killed && x->stop->killed)
         give_the_killed_a_moment(x, now);
+    if (x->parked_tty >= 0 && (x->nended == x->n || now >= x->parked_until_ns))
+        close_parked(x);
     if (x->nended == x->n && x->eof_at_ns < 0)
         start_eof_wait(x);
     if (x->eof_at_ns >= 0 && now >= x->eof_at_ns && !killed_still_exiting(x, now))

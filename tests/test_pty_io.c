@@ -472,3 +472,23 @@ TEST(a_child_that_closes_its_terminal_on_its_way_out_is_not_hung_up)
         fl_result_free(&r);
     }
 }
+
+TEST(a_child_that_lives_on_without_its_terminal_is_hung_up_as_before)
+{
+    /* It closes its end of the terminal, then writes more than a
+     * terminal holds to /dev/tty, which nobody reads: the master, kept
+     * open a moment for a child on its way out, is then closed, and the
+     * hang-up ends the child, rather than the exchange waiting for ever. */
+    NEEDS_PTY();
+    struct fl_cmd cmd = {
+        .argv = ARGV(t_tool("sh"), "-c",
+                     "exec 0<&- 1>&- 2>&-; sleep 0.1; head -c 200000 /dev/zero >/dev/tty; exit 7"),
+        .env_set = TOOLS_PATH_ENV, .backend = BACKEND,
+        .stdio = { { .kind = FL_PTY }, { .kind = FL_PTY }, { .kind = FL_PTY } } };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_result r;
+    struct fl_error e;
+    ASSERT_OK(fl_run(&cmd, NULL, &r, &e));
+    ASSERT(WIFSIGNALED(r.status) || WEXITSTATUS(r.status) != 7);
+    fl_result_free(&r);
+}
