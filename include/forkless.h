@@ -137,7 +137,9 @@ struct fl_stdio {
     /* FL_FD: the parent's fd. */
     int fd;
     /* FL_FILE: the path, opened after the chdir to .cwd, so a relative path
-     * is relative to the child's working directory. */
+     * is relative to the child's working directory. /dev/fd/N names the
+     * child's fd N, which holds one of the caller's only where the plan
+     * puts it there (FL_FD, a map): for a caller's fd, use FL_FD. */
     const char *path;
     /* FL_FILE: open(2) flags. 0 means O_RDONLY for fd 0 and
      * O_WRONLY|O_CREAT|O_TRUNC for fds 1 and 2. O_CLOEXEC is ignored. */
@@ -1008,9 +1010,10 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * fl_spawn() would fill it for the same failure (step, the candidate's
  * index and path, the detail). It reads a file's #! line, not its format:
  * a file that exec refuses with ENOEXEC (neither ELF nor #!, and no
- * binfmt_misc handler of the system's takes it), or with ELOOP (a #!
- * interpreter that is itself a script, more than 4 deep), is returned as
- * the file, and fl_spawn() of it fails with that errno.
+ * binfmt_misc handler of the system's takes it), with ELOOP (a #!
+ * interpreter that is itself a script, more than 4 deep), or with E2BIG
+ * once the #! line's interpreter and the script's path are added, is
+ * returned as the file, and fl_spawn() of it fails with that errno.
  * Thread-safe, not async-signal-safe.
  */
 FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,

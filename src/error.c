@@ -179,6 +179,26 @@ static bool is_directory(const char *path)
     return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* exec's E2BIG that the file's own lists do not explain: a #! line
+ * makes the kernel add the interpreter, its argument and the script's
+ * path; FL_SHELL_FALLBACK ran /bin/sh with the file before the arguments
+ * (for a file without one, which exec refused with ENOEXEC). */
+static void explain_e2big(const struct fl__plan *p, const char *path, char *detail, size_t size)
+{
+    char *full = NULL, interp[FL__BINPRM_BUF_SIZE];
+    const char *cwd = p->cmd->cwd;
+    if (path[0] != '/' && cwd && asprintf(&full, "%s/%s", cwd, path) < 0)
+        return;
+    bool script = fl__shebang(full ? full : path, interp) == FL__SHEBANG_INTERP;
+    free(full);
+    if (script)
+        snprintf(detail, size, "with the interpreter \"%.64s\" and the script's path, which exec "
+                 "adds for the #! line, over ARG_MAX", interp);
+    else if (p->flags & FL_SHELL_FALLBACK)
+        snprintf(detail, size, "/bin/sh with the file before the arguments (FL_SHELL_FALLBACK) "
+                 "is over ARG_MAX");
+}
+
 /* The kernel's EINVAL for a limit: which value it refused. */
 static void explain_rlimit(const struct fl_rlimit *l, char *detail, size_t size)
 {
@@ -202,10 +222,8 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
     if (c->step == FL_STEP_EXEC && c->err == ENOENT && c->index < 0)
         copy_str(e->detail, sizeof e->detail, "not found in PATH");
     else if (c->step == FL_STEP_EXEC && c->err == E2BIG && c->index >= 0 &&
-             !fl__args_too_big(p, path, e->detail, sizeof e->detail) &&
-             (p->flags & FL_SHELL_FALLBACK))
-        copy_str(e->detail, sizeof e->detail,
-                 "/bin/sh with the file before the arguments (FL_SHELL_FALLBACK) is over ARG_MAX");
+             !fl__args_too_big(p, path, e->detail, sizeof e->detail))
+        explain_e2big(p, path, e->detail, sizeof e->detail);
     else if (c->step == FL_STEP_EXEC && (c->index >= 0 || c->err == ENOEXEC))
         explain_exec(p, c->err, path, e->detail, sizeof e->detail);
     else if (c->step == FL_STEP_CGROUP && c->err == ENOENT && is_directory(path))

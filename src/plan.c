@@ -334,10 +334,16 @@ int fl__plan_hold(struct fl__plan *p, struct fl_error *e)
     for (size_t i = 0; i < p->nacts; i++)
         if (p->acts[i].kind == FL__ACT_DUP && p->acts[i].src_fd > 2)
             p->hold[n++] = p->acts[i].src_fd;
+    /* The terminal's fds are the child's: held only when inherited as
+     * they are, not when an action puts another file there. */
     int others[3] = { p->box ? p->box->landlock_fd : -1, p->ctty_fd, p->fg_fd };
-    for (int i = 0; i < 3; i++)
-        if (others[i] > 2)
+    for (int i = 0; i < 3; i++) {
+        bool made = false;
+        for (size_t j = 0; i > 0 && j < p->nacts; j++)
+            made |= p->acts[j].child_fd == others[i];
+        if (others[i] > 2 && !made)
             p->hold[n++] = others[i];
+    }
     qsort(p->hold, n, sizeof *p->hold, cmp_int);
     p->nhold = 0;
     for (size_t i = 0; i < n; i++)

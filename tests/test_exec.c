@@ -950,6 +950,24 @@ TEST(e2big_of_the_shell_fallback_says_so)
     ASSERT_STR_CONTAINS(e.detail, "FL_SHELL_FALLBACK");
 }
 
+TEST(e2big_from_the_interpreter_a_script_line_adds_says_so)
+{
+    /* Lists that fit the script's own exec, which the kernel then grows
+     * by the #! line's interpreter and the script's path: exec's E2BIG,
+     * and the detail says what grew, not the shell fallback. */
+    char *d = t_tmpdir();
+    char *file = t_write_file(d, "f", "#!/bin/sh\nexit 0\n", 0755);
+    const char *env[] = { "E=1", NULL };
+    size_t limit = (size_t)kernel_arg_max();
+    for (int fallback = 0; fallback < 2; fallback++) {
+        struct fl_cmd cmd = { .argv = args_totalling("f", env[0], file, limit - 4), .path = file,
+                              .flags = FL_ENV_CLEAR | (fallback ? FL_SHELL_FALLBACK : 0),
+                              .env_set = env, .backend = BACKEND };
+        struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_EXEC);
+        ASSERT_STR_CONTAINS(e.detail, "#! line");
+    }
+}
+
 TEST(arg_max_is_judged_for_the_candidate_exec_finds)
 {
     /* PATH=<long>:<short>. With the short candidate the lists fit, with

@@ -1008,6 +1008,46 @@ TEST(a_launch_held_in_its_setup_keeps_no_copy_of_the_callers_other_fds)
     ASSERT(q.revents & POLLHUP);
 }
 
+TEST(a_launch_keeps_no_caller_fd_where_it_puts_its_terminal)
+{
+    /* FL_SETCTTY on child fd 40, which a map fills with a pty's terminal
+     * side: the caller's own fd 40 is not the terminal, and is not held
+     * through a setup that waits. */
+    NEEDS_CLOSE_OTHERS();
+    NEEDS_PTY();
+    if (!launches())
+        SKIP("only the clone backend launches without waiting for the exec");
+    int m;
+    ASSERT_SYS(m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+    ASSERT_SYS(grantpt(m));
+    ASSERT_SYS(unlockpt(m));
+    int slave;
+    ASSERT_SYS(slave = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC));
+    int pfd[2];
+    ASSERT_SYS(pipe2(pfd, O_CLOEXEC));
+    ASSERT_SYS(dup3(pfd[1], 40, O_CLOEXEC));
+    close(pfd[1]);
+    char *fifo = make_fifo();
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND, .flags = FL_SETCTTY,
+                          .tty = &(struct fl_tty_options){ .fd = 40 },
+                          .fds = (struct fl_fd_map[]){ { 40, slave } }, .nfds = 1,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    close(40);
+    struct pollfd q = { .fd = pfd[0], .events = POLLIN };
+    int n = poll(&q, 1, 30000);
+    int w = open(fifo, O_WRONLY | O_CLOEXEC);   /* lets the child go on */
+    ASSERT_SYS(w);
+    ASSERT_EXITED(t_wait(&p), 0);
+    close(w);
+    close(pfd[0]);
+    close(slave);
+    close(m);
+    ASSERT_EQ(n, 1);
+    ASSERT(q.revents & POLLHUP);
+}
+
 TEST(a_just_launched_group_leader_has_its_group_for_killpg_and_stop)
 {
     NEEDS_CLOSE_OTHERS();
