@@ -418,28 +418,31 @@ void fl__launch_await_group(const struct fl_proc *proc)
     }
 }
 
-int fl__launch_poll(const struct fl_proc *proc)
+/* The child's errno once it has exec'd or failed, waiting for that or
+ * not (-1: still in its setup). */
+static int launch_outcome(const struct fl_proc *proc, bool wait)
 {
     struct fl__launch *l = proc->launch_;
     if (!l)
         return 0;
     if (l->settled)
         return l->error.err;
-    if (__atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE) != 0 && !ended(proc))
+    if (wait)
+        await_exec(l, proc, false);
+    else if (__atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE) != 0 && !ended(proc))
         return -1;
+    /* Written by the child before it let go of our memory. */
     return l->plan.cerr.err;
+}
+
+int fl__launch_poll(const struct fl_proc *proc)
+{
+    return launch_outcome(proc, false);
 }
 
 int fl__launch_await(const struct fl_proc *proc)
 {
-    struct fl__launch *l = proc->launch_;
-    if (!l)
-        return 0;
-    if (l->settled)
-        return l->error.err;
-    await_exec(l, proc, false);
-    /* Written by the child before it let go of our memory. */
-    return l->plan.cerr.err;
+    return launch_outcome(proc, true);
 }
 
 /* Not a cancellation point, whoever calls it: once the word is seen clear

@@ -973,6 +973,23 @@ TEST(a_group_stop_of_a_launch_that_failed_before_its_setsid_says_the_launch_erro
     ASSERT_SYS(prctl(PR_SET_DUMPABLE, 1));
 }
 
+/* p is held in the open() of fifo for its stdin, and the caller has
+ * closed its last write end of the pipe read by reader: the reader sees
+ * EOF (the child holds no copy), then the child is let go and reaped. */
+static void reader_sees_eof_while_the_launch_is_held(struct fl_proc *p, int reader,
+                                                      const char *fifo)
+{
+    struct pollfd q = { .fd = reader, .events = POLLIN };
+    int n = poll(&q, 1, 30000);
+    int w = open(fifo, O_WRONLY | O_CLOEXEC);   /* lets the child go on */
+    ASSERT_SYS(w);
+    ASSERT_EXITED(t_wait(p), 0);
+    close(w);
+    close(reader);
+    ASSERT_EQ(n, 1);
+    ASSERT(q.revents & POLLHUP);
+}
+
 TEST(a_launch_held_in_its_setup_keeps_no_copy_of_the_callers_other_fds)
 {
     /* The child has a copy of the caller's fd table while its setup waits
@@ -997,15 +1014,7 @@ TEST(a_launch_held_in_its_setup_keeps_no_copy_of_the_callers_other_fds)
     launch(&cmd, &p);
     close(40);
     close(pfd[1]);
-    struct pollfd q = { .fd = pfd[0], .events = POLLIN };
-    int n = poll(&q, 1, 30000);
-    int w = open(fifo, O_WRONLY | O_CLOEXEC);   /* lets the child go on */
-    ASSERT_SYS(w);
-    ASSERT_EXITED(t_wait(&p), 0);
-    close(w);
-    close(pfd[0]);
-    ASSERT_EQ(n, 1);
-    ASSERT(q.revents & POLLHUP);
+    reader_sees_eof_while_the_launch_is_held(&p, pfd[0], fifo);
 }
 
 TEST(a_launch_keeps_no_caller_fd_where_it_puts_its_terminal)
@@ -1035,17 +1044,9 @@ TEST(a_launch_keeps_no_caller_fd_where_it_puts_its_terminal)
     struct fl_proc p;
     launch(&cmd, &p);
     close(40);
-    struct pollfd q = { .fd = pfd[0], .events = POLLIN };
-    int n = poll(&q, 1, 30000);
-    int w = open(fifo, O_WRONLY | O_CLOEXEC);   /* lets the child go on */
-    ASSERT_SYS(w);
-    ASSERT_EXITED(t_wait(&p), 0);
-    close(w);
-    close(pfd[0]);
+    reader_sees_eof_while_the_launch_is_held(&p, pfd[0], fifo);
     close(slave);
     close(m);
-    ASSERT_EQ(n, 1);
-    ASSERT(q.revents & POLLHUP);
 }
 
 TEST(a_just_launched_group_leader_has_its_group_for_killpg_and_stop)
