@@ -6,10 +6,10 @@
 #include "parse.h"
 
 #include <ctype.h>
-#include <langinfo.h>
-#include <locale.h>
 #include <limits.h>
+#include <locale.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -93,19 +93,23 @@ static int decimal_times_ceil(const struct decimal *d, uint64_t unit, uint64_t *
 }
 
 /* The decimal point of the user's locale (LC_NUMERIC, LC_ALL, LANG) when
- * it is one byte and not '.', as "1,5" in de_DE; else 0. Read without
- * setlocale(): forkless's own messages and numbers stay in C. */
+ * it is one byte and not '.', as "1,5" in de_DE; else 0. LC_NUMERIC is the
+ * user's only for the look, so that forkless's own numbers stay in C; and
+ * setlocale(), as newlocale() in glibc 2.36 leaks its LOCPATH list. The
+ * options are read before forkless has a second thread. */
 static char locale_radix(void)
 {
     static int radix = -1;
     if (radix < 0) {
         radix = 0;
-        locale_t loc = newlocale(LC_NUMERIC_MASK, "", (locale_t)0);
-        if (loc) {
-            const char *r = nl_langinfo_l(RADIXCHAR, loc);
+        const char *was = setlocale(LC_NUMERIC, NULL);
+        char saved[256];
+        if (was && (size_t)snprintf(saved, sizeof saved, "%s", was) < sizeof saved &&
+            setlocale(LC_NUMERIC, "")) {
+            const char *r = localeconv()->decimal_point;
             if (r && r[0] && !r[1] && r[0] != '.')
                 radix = (unsigned char)r[0];
-            freelocale(loc);
+            setlocale(LC_NUMERIC, saved);
         }
     }
     return (char)radix;
