@@ -546,14 +546,14 @@ static CHILD int own_fd_table(struct fl__plan *p)
 static CHILD int drop_unplanned_fds(struct fl__plan *p)
 {
     unsigned from = 3;
-    for (size_t i = 0; i <= p->nhold; i++) {
-        unsigned to = i < p->nhold ? (unsigned)p->hold[i] : 0;
-        if (i == p->nhold || to > from) {
-            if (fl__sys3(SYS_close_range, from, i < p->nhold ? to - 1 : ~0u, 0) < 0)
-                return 0;
-        }
-        from = to + 1;
+    for (size_t i = 0; i < p->nhold; i++) {
+        unsigned held = (unsigned)p->hold[i];
+        if (held > from && fl__sys3(SYS_close_range, from, held - 1, 0) < 0)
+            return 0;
+        from = held + 1;
     }
+    if (fl__sys3(SYS_close_range, from, ~0u, 0) < 0)
+        return 0;
     return p->nacts == 0 && p->stage_min <= 3;
 }
 

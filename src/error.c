@@ -77,18 +77,33 @@ int fl__fail(struct fl_error *e, int err, enum fl_step step, int index,
  * read from the child's cwd, where exec found the file. exec says ENOENT
  * for a file that exists when its #! interpreter is missing, as with
  * "#!/bin/sh\r" from a CRLF file: name the interpreter. */
+/* The #! line of path, the file exec failed on, read from the child's
+ * cwd, where exec found it; *runnable, when asked: may the caller execute
+ * it. -1 without the memory to name the file. */
+static int shebang_from_cwd(const struct fl__plan *p, const char *path,
+                            char interp[FL__BINPRM_BUF_SIZE], bool *runnable)
+{
+    char *full = NULL;
+    const char *cwd = p->cmd->cwd;
+    if (path[0] != '/' && cwd && asprintf(&full, "%s/%s", cwd, path) < 0)
+        return -1;
+    const char *at = full ? full : path;
+    int k = (int)fl__shebang(at, interp);
+    if (runnable)
+        *runnable = faccessat(AT_FDCWD, at, X_OK, AT_EACCESS) == 0;
+    free(full);
+    return k;
+}
+
 static void explain_exec(const struct fl__plan *p, int err, const char *path,
                          char *detail, size_t size)
 {
-    char *full = NULL, interp[FL__BINPRM_BUF_SIZE];
-    const char *cwd = p->cmd->cwd;
-    if (path[0] != '/' && cwd && asprintf(&full, "%s/%s", cwd, path) < 0)
-        return;
-    const char *at = full ? full : path;
-    enum fl__shebang k = fl__shebang(at, interp);
+    char interp[FL__BINPRM_BUF_SIZE];
     /* A file without execute permission is EACCES whatever its #! line. */
-    bool runnable = faccessat(AT_FDCWD, at, X_OK, AT_EACCESS) == 0;
-    free(full);
+    bool runnable;
+    int k = shebang_from_cwd(p, path, interp, &runnable);
+    if (k < 0)
+        return;
     if (err == ENOENT && k == FL__SHEBANG_INTERP) {
         size_t len = strlen(interp);
         bool cr = interp[len - 1] == '\r';
@@ -185,13 +200,8 @@ static bool is_directory(const char *path)
  * (for a file without one, which exec refused with ENOEXEC). */
 static void explain_e2big(const struct fl__plan *p, const char *path, char *detail, size_t size)
 {
-    char *full = NULL, interp[FL__BINPRM_BUF_SIZE];
-    const char *cwd = p->cmd->cwd;
-    if (path[0] != '/' && cwd && asprintf(&full, "%s/%s", cwd, path) < 0)
-        return;
-    bool script = fl__shebang(full ? full : path, interp) == FL__SHEBANG_INTERP;
-    free(full);
-    if (script)
+    char interp[FL__BINPRM_BUF_SIZE];
+    if (shebang_from_cwd(p, path, interp, NULL) == FL__SHEBANG_INTERP)
         snprintf(detail, size, "with the interpreter \"%.64s\" and the script's path, which exec "
                  "adds for the #! line, over ARG_MAX", interp);
     else if (p->flags & FL_SHELL_FALLBACK)
