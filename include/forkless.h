@@ -261,7 +261,9 @@ enum fl_flags {
      * NULL) its controlling terminal with ioctl(TIOCSCTTY), once the
      * stdio and the fd maps are in place. The terminal must be no
      * session's controlling terminal yet (else EPERM at step setctty;
-     * an fd that is no terminal gives ENOTTY). Not with FL_JOIN_PGROUP
+     * an fd that is no terminal gives ENOTTY; one that no stdio stream
+     * or fd map sets is the caller's, which must be open, else EBADF
+     * at step prepare). Not with FL_JOIN_PGROUP
      * or FL_PTY, which does this by itself (EINVAL); not with the
      * posix_spawn backend (ENOTSUP). */
     FL_SETCTTY        = 1u << 15,
@@ -339,7 +341,10 @@ struct fl_tty_options {
      * child's "\n" reads as "\r\n" on the master). */
     const struct termios *termios;
     /* FL_SETCTTY and FL_FOREGROUND: the child's fd, as the stdio and the
-     * fd maps set it, that is the terminal. A negative fd is EINVAL. */
+     * fd maps set it, that is the terminal. A negative fd is EINVAL; one
+     * that no stdio stream or fd map sets is the caller's fd of that
+     * number, inherited as it is, and not open is EBADF (step prepare,
+     * .index the fd). */
     int fd;
     void *reserved_[4];      /* must be zero */
 };

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -122,6 +123,25 @@ int fl__plan_tty(struct fl__plan *p, struct fl_error *e)
         p->fg_fd = fd;
         if (!(p->flags & FL_JOIN_PGROUP))
             p->flags |= FL_NEW_PGROUP;
+    }
+    return 0;
+}
+
+/* After the fd plan: a terminal fd that no stdio stream or fd map sets is
+ * the caller's own fd of that number, inherited as it is, and must be
+ * open. Else the child's ioctl would meet whatever the clone put there
+ * (a pidfd, the Landlock ruleset), or nothing, and say ENOTTY or EBADF
+ * at a step that is not the mistake. */
+int fl__plan_tty_fds(const struct fl__plan *p, struct fl_error *e)
+{
+    const int fds[2] = { p->ctty_fd, p->fg_fd };
+    for (int i = 0; i < 2; i++) {
+        if (fds[i] < 0 || fl__is_target(p, fds[i]) || fcntl(fds[i], F_GETFD) >= 0)
+            continue;
+        char what[FL_ERROR_DETAIL_MAX];
+        snprintf(what, sizeof what, "tty: parent fd %d is not open (no stdio stream or fd map sets it)",
+                 fds[i]);
+        return fl__fail(e, EBADF, FL_STEP_PREPARE, fds[i], "", what);
     }
     return 0;
 }

@@ -467,6 +467,42 @@ TEST(setctty_on_an_inherited_fd_above_2_without_a_map)
     close(m);
 }
 
+/* A number the caller has no fd at. */
+static int closed_fd(void)
+{
+    int fd;
+    ASSERT_SYS(fd = fcntl(0, F_DUPFD_CLOEXEC, 50));
+    close(fd);
+    return fd;
+}
+
+TEST(setctty_on_an_inherited_fd_that_is_not_open_is_ebadf)
+{
+    int fd = closed_fd();
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "0"),
+        .flags = FL_SETCTTY,
+        .tty = &(struct fl_tty_options){ .fd = fd },
+        .backend = BACKEND,
+    };
+    struct fl_error e = SPAWN_FAILS(&cmd, EBADF, FL_STEP_PREPARE);
+    ASSERT_EQ(e.index, fd);
+    ASSERT_STR_CONTAINS(e.detail, t_fmt("parent fd %d is not open", fd));
+}
+
+TEST(foreground_on_an_inherited_fd_that_is_not_open_is_ebadf)
+{
+    int fd = closed_fd();
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "0"),
+        .flags = FL_FOREGROUND,
+        .tty = &(struct fl_tty_options){ .fd = fd },
+        .backend = BACKEND,
+    };
+    struct fl_error e = SPAWN_FAILS(&cmd, EBADF, FL_STEP_PREPARE);
+    ASSERT_EQ(e.index, fd);
+}
+
 TEST(setctty_not_a_terminal)
 {
     struct fl_cmd cmd = {
