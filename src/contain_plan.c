@@ -31,12 +31,23 @@
 /* The kernel's __NEW_UTS_LEN: sethostname() says EINVAL beyond it. */
 #define HOSTNAME_MAX 64
 
-static const struct { unsigned ns; uint64_t flag; } ns_flags[] = {
-    { FL_NS_USER, CLONE_NEWUSER }, { FL_NS_MOUNT, CLONE_NEWNS },
-    { FL_NS_PID, CLONE_NEWPID },   { FL_NS_NET, CLONE_NEWNET },
-    { FL_NS_IPC, CLONE_NEWIPC },   { FL_NS_UTS, CLONE_NEWUTS },
-    { FL_NS_CGROUP, CLONE_NEWCGROUP }, { FL_NS_TIME, CLONE_NEWTIME },
+static const struct { unsigned ns; uint64_t flag; const char *name; } ns_flags[] = {
+    { FL_NS_USER, CLONE_NEWUSER, "user" }, { FL_NS_MOUNT, CLONE_NEWNS, "mnt" },
+    { FL_NS_PID, CLONE_NEWPID, "pid" },    { FL_NS_NET, CLONE_NEWNET, "net" },
+    { FL_NS_IPC, CLONE_NEWIPC, "ipc" },    { FL_NS_UTS, CLONE_NEWUTS, "uts" },
+    { FL_NS_CGROUP, CLONE_NEWCGROUP, "cgroup" }, { FL_NS_TIME, CLONE_NEWTIME, "time" },
 };
+
+const char *fl__clone_detail(const struct fl__plan *p, const char *call, char *buf, size_t size)
+{
+    if (!p->box || !p->box->ns_clone)
+        return call;
+    size_t n = (size_t)snprintf(buf, size, "%s with new namespaces:", call);
+    for (size_t i = 0; i < sizeof ns_flags / sizeof *ns_flags && n < size; i++)
+        if (p->box->ns_clone & ns_flags[i].flag)
+            n += (size_t)snprintf(buf + n, size - n, " %s", ns_flags[i].name);
+    return buf;
+}
 
 static int invalid(struct fl_error *e, const char *what)
 {

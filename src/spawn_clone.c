@@ -461,8 +461,10 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
     if ((pid == -EMFILE || pid == -ENFILE) && !(p->flags & FL_NO_PIDFD))
         return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd),
                         "no fd left for the pidfd (CLONE_PIDFD); FL_NO_PIDFD does without");
+    char detail[FL_ERROR_DETAIL_MAX];
     if (pid < 0)
-        return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd), "clone");
+        return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd),
+                        fl__clone_detail(p, "clone", detail, sizeof detail));
     /* A launch's child is still at its setup: its record is read later
      * (fl__launch_settle()). */
     if (!p->exec_word && p->cerr.err) {

@@ -777,7 +777,8 @@ TEST(without_a_user_ns_an_unprivileged_caller_gets_eperm_at_step_clone)
         return;
     if (t_is_root())
         SKIP("needs an unprivileged caller (run as root, it re-runs as uid 65534)");
-    /* Each namespace clone() makes: the kernel's EPERM (no CAP_SYS_ADMIN). */
+    /* Each namespace clone() makes: the kernel's EPERM (no CAP_SYS_ADMIN),
+     * and the detail says which namespace the clone was to make. */
     for (size_t i = 1; i < NNS; i++) {
         if (namespaces[i].bit == FL_NS_TIME)
             continue;
@@ -785,6 +786,7 @@ TEST(without_a_user_ns_an_unprivileged_caller_gets_eperm_at_step_clone)
         cmd.contain = &c;
         struct fl_error e = SPAWN_FAILS(&cmd, EPERM, FL_STEP_CLONE);
         ASSERT_EQ(e.index, -1);
+        ASSERT_STR_CONTAINS(e.detail, t_fmt("with new namespaces: %s", namespaces[i].name));
     }
 }
 
