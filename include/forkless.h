@@ -640,7 +640,8 @@ struct fl_contain {
      * and its exec, so a server can bind port 80 without running as root.
      * They must be in the child's permitted set (EPERM at step ambient;
      * .index -1 when the inheritable set could not take them), and in
-     * .cap_bounding with FL_CAP_BOUNDING (EINVAL). */
+     * .cap_bounding with FL_CAP_BOUNDING (EINVAL, .index the lowest
+     * capability that is not). */
     unsigned long long cap_ambient;
     /* A seccomp BPF program, installed last, just before exec (see
      * fl_seccomp_deny() to build a common one). It is read in the child:

@@ -97,9 +97,12 @@ static int check_contain(const struct fl_contain *c, struct fl_error *e)
         return fl__fail(e, ENAMETOOLONG, FL_STEP_CHROOT, -1, c->chroot, "longer than PATH_MAX");
     if (c->cap_bounding && !(c->flags & FL_CAP_BOUNDING))
         return invalid(e, "fl_contain: .cap_bounding is set without FL_CAP_BOUNDING");
-    if ((c->flags & FL_CAP_BOUNDING) && (c->cap_ambient & ~c->cap_bounding))
-        return fl__fail(e, EINVAL, FL_STEP_AMBIENT, -1, "",
-                        "an ambient capability that the bounding set drops");
+    if ((c->flags & FL_CAP_BOUNDING) && (c->cap_ambient & ~c->cap_bounding)) {
+        int cap = __builtin_ctzll(c->cap_ambient & ~c->cap_bounding);
+        char what[FL_ERROR_DETAIL_MAX];
+        snprintf(what, sizeof what, "ambient capability %d is one that the bounding set drops", cap);
+        return fl__fail(e, EINVAL, FL_STEP_AMBIENT, cap, "", what);
+    }
     if (c->nlandlock && !c->landlock)
         return invalid(e, "fl_contain: .nlandlock is set but .landlock is NULL");
     for (size_t i = 0; i < c->nlandlock; i++) {
