@@ -1513,7 +1513,8 @@ FL_API int fl_communicate(struct fl_proc *proc, const struct fl_io *io,
  *
  * Returns fl_spawn()'s errors (with *error filled), EINVAL for a bad io
  * or one the command contradicts (checked before anything starts; *error
- * filled with step FL_STEP_PREPARE), or fl_communicate()'s. *result is
+ * filled with step FL_STEP_PREPARE), or fl_communicate()'s (*error filled
+ * with its errno, step FL_STEP_NONE: the child did start). *result is
  * zeroed first (with result NULL, nothing is), so that any failure leaves
  * nothing to free.
  * error may be NULL.

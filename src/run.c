@@ -100,9 +100,10 @@ int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *r
     static const struct fl_io none;
     if (!io)
         io = &none;
+    if (result)
+        *result = (struct fl_result){ .exit_code = -1 };
     if (!cmd || !result)
         return fl__fail(error, EINVAL, FL_STEP_PREPARE, -1, NULL, "no command or no result");
-    *result = (struct fl_result){ .exit_code = -1 };
     char buf[FL_ERROR_DETAIL_MAX];
     const char *why = fl__io_problem(io, buf, sizeof buf);
     if (why)
@@ -128,6 +129,9 @@ int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *r
     if (r)
         return r;
     r = communicate(&p, io, result, cmd->cgroup);
+    /* The child ran; what failed was the exchange with it. */
+    if (r)
+        fl__fail(error, r, FL_STEP_NONE, -1, NULL, "after the spawn: the exchange (fl_communicate())");
     if (p.state_ != FL__PROC_REAPED) {  /* refused before the exchange */
         fl_kill(&p, SIGKILL);
         fl_wait(&p, -1, NULL);

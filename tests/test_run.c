@@ -133,6 +133,40 @@ TEST(run_refusing_a_bad_io_leaves_the_result_zeroed)
     fl_result_free(&r);
 }
 
+TEST(run_without_a_command_still_zeroes_the_result)
+{
+    struct fl_result r;
+    memset(&r, 0xab, sizeof r);
+    struct fl_error e;
+    ASSERT_ERR(fl_run(NULL, NULL, &r, &e), EINVAL);
+    ASSERT_EQ(e.step, FL_STEP_PREPARE);
+    ASSERT_NULL(r.out[0].data);
+    ASSERT_NULL(r.out[1].data);
+    fl_result_free(&r);
+}
+
+static int stop_at_once(void *ctx, int stream, const char *data, size_t n)
+{
+    (void)ctx, (void)stream, (void)data, (void)n;
+    return 1;
+}
+
+/* A failure after the spawn fills the record too: never "Success". */
+TEST(run_failing_after_the_spawn_fills_the_error_with_its_errno)
+{
+    struct fl_cmd cmd = { .argv = PROBE("spew", "1", "100000000"), .backend = BACKEND };
+    struct fl_io io = { .out[0] = { .capture = true, .on_output = stop_at_once } };
+    struct fl_result r;
+    struct fl_error e;
+    memset(&e, 0, sizeof e);
+    ASSERT_ERR(fl_run(&cmd, &io, &r, &e), ECANCELED);
+    ASSERT_EQ(e.err, ECANCELED);
+    ASSERT_EQ(e.step, FL_STEP_NONE);
+    char buf[512];
+    ASSERT_STR_CONTAINS(fl_error_format(&e, buf, sizeof buf), strerror(ECANCELED));
+    fl_result_free(&r);
+}
+
 TEST(run_refuses_a_group_stop_for_a_child_that_leads_no_group)
 {
     NEEDS_CLOSE_OTHERS();
