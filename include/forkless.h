@@ -1628,7 +1628,8 @@ FL_API int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *i
  * gets EPIPE (SIGPIPE); a pty's master is closed too, which hangs its
  * terminal up. No stage is left running or unreaped, whatever
  * fails. Returns fl_pipeline_spawn()'s errors, or fl_pipeline_communicate()'s
- * (fl_pipeline_wait()'s with io NULL). Thread-safe: any number of threads
+ * (fl_pipeline_wait()'s with io NULL; *error filled with that errno, step
+ * FL_STEP_NONE: the stages did start). Thread-safe: any number of threads
  * may run pipelines at once. Not a cancellation point (see fl_run()). Not
  * async-signal-safe. */
 FL_API int fl_pipeline_run(const struct fl_cmd *stages, size_t n,

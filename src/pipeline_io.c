@@ -199,6 +199,9 @@ static int pipeline_run(const struct fl_cmd *stages, size_t n, const struct fl_i
         close_pipe_ends(&pl);
         r = fl_pipeline_wait(&pl, -1, NULL, results);
     }
+    /* The stages ran; what failed was the exchange with them. */
+    if (r)
+        fl__fail(e, r, FL_STEP_NONE, -1, "", io ? "after the spawn: the exchange" : "after the spawn: the wait");
     /* No stage is left behind, whatever the trouble. */
     for (size_t k = 0; k < pl.n; k++)
         if (pl.procs[k].state_ != FL__PROC_REAPED) {

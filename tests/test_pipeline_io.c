@@ -144,6 +144,27 @@ TEST(a_deadline_stops_every_stage_while_output_flows)
     free_all(res, 2);
 }
 
+static int stop_at_once(void *ctx, int stream, const char *data, size_t n)
+{
+    (void)ctx, (void)stream, (void)data, (void)n;
+    return 1;
+}
+
+/* A failure after the stages started fills the record too. */
+TEST(run_failing_after_the_spawn_fills_the_error_with_its_errno)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd stages[] = { STAGE("yes", "y"), STAGE("cat") };
+    struct fl_io io = { .out[0] = { .capture = true, .on_output = stop_at_once } };
+    struct fl_result res[2];
+    struct fl_error e;
+    memset(&e, 0, sizeof e);
+    ASSERT_ERR(fl_pipeline_run(stages, 2, &io, res, &e), ECANCELED);
+    ASSERT_EQ(e.err, ECANCELED);
+    ASSERT_EQ(e.step, FL_STEP_NONE);
+    free_all(res, 2);
+}
+
 TEST(communicate_takes_a_spawned_pipelines_pipes)
 {
     NEEDS_CLOSE_OTHERS();
