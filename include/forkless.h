@@ -1393,8 +1393,10 @@ struct fl_sink {
     void *ctx;
     /* .on_output is called with whole lines (each with its '\n'; the last
      * one may have none); a line longer than .max_line (0: 64 KiB) is
-     * handed over in pieces of .max_line bytes. .lines needs .on_output,
-     * and .max_line needs .lines (else EINVAL). */
+     * handed over in pieces of .max_line bytes. Only a line split across
+     * reads is copied, into a buffer that grows with it: .max_line bounds
+     * it and is never allocated up front. .lines needs .on_output, and
+     * .max_line needs .lines (else EINVAL). */
     bool lines;
     size_t max_line;
 };

@@ -445,7 +445,7 @@ struct fl__sink {
     unsigned long long total;
     bool overflowed;
     char *line;             /* line mode: a line split across reads */
-    size_t line_len, max_line;
+    size_t line_len, line_cap, max_line;
     bool quiet;             /* on_output is not called any more */
     /* Reasons to stop the child, for the exchange to act on. */
     bool nomem, cancelled, overflow_stop;

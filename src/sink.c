@@ -66,8 +66,27 @@ static void emit(struct fl__sink *s, const char *d, size_t n)
     }
 }
 
+/* Room for need more bytes of a split line: the buffer grows with the
+ * line, never past max_line, which is only a bound (a caller may give a
+ * huge one and meet only short lines). */
+static bool line_room(struct fl__sink *s, size_t need)
+{
+    size_t want = s->line_len + need;
+    if (want <= s->line_cap)
+        return true;
+    size_t cap = s->line_cap ? s->line_cap : 256;
+    while (cap < want)
+        cap = cap > s->max_line / 2 ? s->max_line : cap * 2;
+    char *grown = realloc(s->line, cap);
+    if (!grown)
+        return false;
+    s->line = grown;
+    s->line_cap = cap;
+    return true;
+}
+
 /* Whole lines go straight from the chunk; only a line split across reads
- * is copied, into a buffer of max_line bytes made on first need. */
+ * is copied, into a buffer that grows with it up to max_line bytes. */
 static void split_lines(struct fl__sink *s, const char *d, size_t n)
 {
     while (n > 0 && !s->quiet) {
@@ -80,12 +99,12 @@ static void split_lines(struct fl__sink *s, const char *d, size_t n)
             n -= take;
             continue;
         }
-        if (!s->line && !(s->line = malloc(s->max_line))) {
+        size_t room = s->max_line - s->line_len;
+        size_t take = piece < room ? piece : room;
+        if (!line_room(s, take)) {
             s->nomem = true;
             return;
         }
-        size_t room = s->max_line - s->line_len;
-        size_t take = piece < room ? piece : room;
         memcpy(s->line + s->line_len, d, take);
         s->line_len += take;
         d += take;
@@ -273,6 +292,7 @@ void fl__sink_end(struct fl__sink *s)
     s->line_len = 0;
     free(s->line);
     s->line = NULL;
+    s->line_cap = 0;
     if (s->head > 0) {  /* rotate left by head, in place */
         reverse(s->buf, s->head);
         reverse(s->buf + s->head, s->len - s->head);

@@ -327,6 +327,27 @@ TEST(line_mode_cuts_a_line_longer_than_max_line)
     fl_result_free(&r);
 }
 
+/* .max_line is a bound, not a size to allocate: the split line's buffer
+ * grows with the line (else SIZE_MAX would be ENOMEM, the child stopped). */
+TEST(line_mode_with_a_huge_max_line_keeps_a_split_line_whole)
+{
+    struct collected c = { 0 };
+    struct fl_io io = { .out[0] = { .on_output = collect, .ctx = &c, .lines = true,
+                                    .discard = true, .max_line = SIZE_MAX } };
+    struct fl_result r;
+    char *big = t_keep(malloc(3001));
+    memset(big, 'x', 3000);
+    big[3000] = '\0';
+    run_io(PROBE("print", "1", "one\\ntw", "sleep", "0.05", "print", "1", big,
+                 "sleep", "0.05", "print", "1", "o\\n"),
+           false, &io, &r, 0);
+    ASSERT_EQ(c.calls, 2);
+    ASSERT_STR_EQ(c.pieces[0], "one\n");
+    ASSERT_EQ(c.len, 4 + 2 + 3000 + 2);
+    ASSERT_EQ(r.exit_code, 0);
+    fl_result_free(&r);
+}
+
 TEST(a_callback_that_returns_non_zero_stops_the_child_with_ecanceled)
 {
     struct collected c = { .stop_after = 1 };
