@@ -1268,7 +1268,14 @@ struct fl_result {
     bool killed;
     /* The child closed its stdin before it took all of .input (EPIPE). */
     bool input_closed;
-    size_t input_written;    /* bytes of .input the child took */
+    /* Bytes of .input written to the child's stdin. A pipe holds what it
+     * buffers (64 KiB by default) until the child reads it: a child that
+     * ends, or closes its stdin, without reading the last of them leaves
+     * them unread, counted here all the same (input_closed stays false
+     * when every byte went in): once the library closes its end, which
+     * is how the child sees the end of the input, nothing tells how many
+     * it read. */
+    size_t input_written;
     /* From the start of fl_spawn() to the reap, in nanoseconds. */
     long long elapsed_ns;
     /* The child's resource usage from the reap (waitid()): user and system
