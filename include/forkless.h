@@ -627,8 +627,11 @@ struct fl_contain {
      * fl_resolve() looks in the caller's root); FL_NULL is the caller's
      * /dev/null, opened in the parent. Landlock paths are opened in the
      * caller's root. chroot() alone confines only a child that cannot
-     * chroot again: drop CAP_SYS_CHROOT (FL_CAP_BOUNDING with a uid
-     * change) or use a user namespace that root does not own. */
+     * chroot again, one without CAP_SYS_CHROOT: a non-root uid (FL_SET_UID,
+     * or FL_MAP_CURRENT in a new user namespace) without capabilities, or
+     * CAP_SYS_CHROOT left out of FL_CAP_BOUNDING. Uid 0 in a new user
+     * namespace (FL_MAP_ROOT) holds every capability there, this one
+     * too, and can climb out of the directory. */
     const char *chroot;
     unsigned flags;          /* FL_NO_NEW_PRIVS, ... */
     /* With FL_CAP_BOUNDING: the capabilities kept in the bounding set,
