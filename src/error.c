@@ -73,16 +73,16 @@ int fl__fail(struct fl_error *e, int err, enum fl_step step, int index,
     return err;
 }
 
-/* What the #! line of the file exec failed on says about exec's error,
- * read from the child's cwd, where exec found the file. exec says ENOENT
- * for a file that exists when its #! interpreter is missing, as with
- * "#!/bin/sh\r" from a CRLF file: name the interpreter. */
 /* The #! line of path, the file exec failed on, read from the child's
  * cwd, where exec found it; *runnable, when asked: may the caller execute
- * it. -1 without the memory to name the file. */
+ * it. -1 where the caller cannot see that file: without the memory to
+ * name it, or when the child had a root of its own (.chroot), where the
+ * same name is another file. */
 static int shebang_from_cwd(const struct fl__plan *p, const char *path,
                             char interp[FL__BINPRM_BUF_SIZE], bool *runnable)
 {
+    if (p->cmd->contain && p->cmd->contain->chroot)
+        return -1;
     char *full = NULL;
     const char *cwd = p->cmd->cwd;
     if (path[0] != '/' && cwd && asprintf(&full, "%s/%s", cwd, path) < 0)
@@ -95,6 +95,9 @@ static int shebang_from_cwd(const struct fl__plan *p, const char *path,
     return k;
 }
 
+/* What the #! line of the file exec failed on says about exec's error.
+ * exec says ENOENT for a file that exists when its #! interpreter is
+ * missing, as with "#!/bin/sh\r" from a CRLF file: name the interpreter. */
 static void explain_exec(const struct fl__plan *p, int err, const char *path,
                          char *detail, size_t size)
 {

@@ -520,6 +520,26 @@ TEST(chroot_makes_the_directory_the_root_as_root_and_as_nobody)
     t_rerun_as_nobody();
 }
 
+/* The script exec failed on is the jail's: the caller's file of that
+ * name, with another #! line, is no witness. */
+TEST(an_exec_error_in_a_chroot_names_no_interpreter_read_outside_it)
+{
+    char *host = t_tmpdir(), *jail = t_tmpdir();
+    char *script = t_write_file(host, "s.sh", "#!/fl-host-side-interp\n", 0755);
+    ASSERT_SYS(chmod(jail, 0755));
+    char *inside = t_fmt("%s%s", jail, host);
+    ASSERT_EQ(system(t_fmt("mkdir -p '%s'", inside)), 0);
+    t_write_file(inside, "s.sh", "#!/fl-jail-only-interp\n", 0755);
+    struct fl_contain c = { .chroot = jail };
+    if (!t_is_root())
+        c.unshare = FL_NS_USER, c.map = FL_MAP_ROOT;
+    struct fl_cmd cmd = { .argv = ARGV(script), .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.path, script);
+    ASSERT(!strstr(e.detail, "fl-host-side-interp"));
+}
+
 /* FL_NULL is the caller's /dev/null, opened in the parent: the new root
  * has no /dev at all here, and the child gets it all the same. */
 TEST(fl_null_in_a_chroot_without_dev_is_the_callers_dev_null_as_root_and_as_nobody)
