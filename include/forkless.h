@@ -170,7 +170,9 @@ struct fl_rlimit {
 enum fl_flags {
     /* Leave every inherited fd open (only FD_CLOEXEC ones close at exec).
      * The default closes all but 0-2 and the mapped fds, with close_range()
-     * or, where that is denied, a walk of /proc/self/fd. */
+     * or, where that is denied, a walk of /proc/self/fd (opened before a
+     * .chroot, whose root need not have /proc; without /proc at all:
+     * ENOENT at step close_fds, .path "/proc/self/fd"). */
     FL_KEEP_FDS       = 1u << 0,
     /* Keep the signal dispositions that exec keeps (SIG_IGN) and the
      * calling thread's signal mask. The default resets every disposition to

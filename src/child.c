@@ -205,14 +205,19 @@ static CHILD bool kept(const struct fl__plan *p, int fd)
 static CHILD long close_by_walk(const struct fl__plan *p, bool cloexec_only)
 {
     char buf[1024] __attribute__((aligned(8)));
-    int dfd = (int)fl__sys4(SYS_openat, AT_FDCWD, "/proc/self/fd",
+    int dfd = p->walk_dir;
+    if (dfd >= 0)
+        fl__sys3(SYS_lseek, dfd, 0, SEEK_SET);
+    else
+        dfd = (int)fl__sys4(SYS_openat, AT_FDCWD, "/proc/self/fd",
                             O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (dfd < 0)
         return dfd;
     for (;;) {
         long n = fl__sys3(SYS_getdents64, dfd, buf, sizeof buf);
         if (n <= 0) {
-            fl__sys1(SYS_close, dfd);
+            if (dfd != p->walk_dir)
+                fl__sys1(SYS_close, dfd);
             return n;
         }
         for (long off = 0; off < n;) {
@@ -557,13 +562,36 @@ static CHILD int drop_unplanned_fds(struct fl__plan *p)
     return p->nacts == 0 && p->stage_min <= 3;
 }
 
+/* Before a chroot, where close_range() is refused: the closing walks
+ * /proc/self/fd, which the new root most often lacks, so the directory is
+ * opened now, at or above stage_min, clear of every fd the plan sets.
+ * It is FD_CLOEXEC, and the walk passes it over. */
+static CHILD void open_walk_dir_early(struct fl__plan *p)
+{
+    if (!p->box || !p->box->chroot || (p->flags & FL_KEEP_FDS))
+        return;
+    long r = fl__sys3(SYS_close_range, ~0u, ~0u, 0);  /* an empty range */
+    if (r != -ENOSYS && r != -EPERM)
+        return;
+    long fd = fl__sys4(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return;  /* the walk tries again, and reports */
+    long high = fd >= p->stage_min ? fd : fl__sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, p->stage_min);
+    if (high != fd)
+        fl__sys1(SYS_close, fd);
+    p->walk_dir = high < 0 ? -1 : (int)high;
+}
+
 CHILD void fl__child_run(struct fl__plan *p)
 {
     p->child_ran = true;
+    p->walk_dir = -1;  /* a plan cloned again keeps an earlier child's number */
     uint64_t low_signals = low_signals_to_reset(p);
     int closed = p->files_shared                                   ? own_fd_table(p)
                  : p->exec_word && !(p->flags & FL_KEEP_FDS) ? drop_unplanned_fds(p)
                                                                    : 0;
+    if (closed >= 0)
+        open_walk_dir_early(p);
     if (closed < 0 || fl__child_enter_ns(p) < 0 || set_placement(p) < 0 ||
         fl__child_cgroup_ns(p) < 0 || fl__child_sched(p) < 0 || report_not_applied(p) < 0 || fl__child_root(p) < 0 ||
         change_dir(p) < 0 || apply_fds(p) < 0 || set_terminal(p) < 0)

@@ -239,7 +239,13 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
         explain_e2big(p, path, e->detail, sizeof e->detail);
     else if (c->step == FL_STEP_EXEC && (c->index >= 0 || c->err == ENOEXEC))
         explain_exec(p, c->err, path, e->detail, sizeof e->detail);
-    else if (c->step == FL_STEP_CGROUP && c->err == ENOENT && is_directory(path))
+    else if (c->step == FL_STEP_CLOSE_FDS && c->err != EINVAL && c->err != ENOMEM) {
+        /* Only the walk of close_other_fds() (child.c) fails so. */
+        copy_str(e->path, sizeof e->path, "/proc/self/fd");
+        copy_str(e->detail, sizeof e->detail,
+                 "close_range() is refused here (seccomp, or Linux before 5.9): the open fds are "
+                 "found in /proc/self/fd");
+    } else if (c->step == FL_STEP_CGROUP && c->err == ENOENT && is_directory(path))
         copy_str(e->detail, sizeof e->detail, "a directory without cgroup.procs: not a cgroup");
     else if (c->step == FL_STEP_RLIMIT && c->err == EINVAL && c->index >= 0 &&
              (size_t)c->index < p->cmd->nrlimits)

@@ -114,6 +114,8 @@ struct fl__plan {
     struct fl__act act_inline[FL__INLINE_ACTS];
     bool stage;             /* move every DUP source out of the way first */
     int stage_min;          /* the lowest fd a staged copy may take */
+    int walk_dir;           /* child: /proc/self/fd, opened before a
+                             * chroot for close_by_walk(); else -1 */
     int *keep;              /* sorted child fds >= 3 that survive closing */
     size_t nkeep;
     int keep_inline[FL__INLINE_ACTS + 1];

@@ -400,7 +400,7 @@ static void plan_empty(struct fl__plan *p)
     memset(p, 0, sizeof *p);
     p->acts = p->act_inline;
     p->keep = p->keep_inline;
-    p->cgroup_fd = p->err_fd = p->parent_dumpable = p->stat_fd = p->long_list = -1;
+    p->cgroup_fd = p->err_fd = p->parent_dumpable = p->stat_fd = p->long_list = p->walk_dir = -1;
     p->pty_master = p->pty_slave = p->ctty_fd = p->fg_fd = -1;
     for (int i = 0; i < 3; i++)
         p->pipe_parent[i] = p->pipe_child[i] = -1;

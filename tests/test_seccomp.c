@@ -31,6 +31,7 @@
  * backends failed cleanly instead of working.
  */
 #include "test.h"
+#include "contain.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -430,4 +431,42 @@ TEST(everything_denied_enosys)
              DENY_CLOSE_RANGE | DENY_CLONE3 | DENY_CLONE_PIDFD |
                  DENY_PIDFD_OPEN,
              ENOSYS, "7,8,25,37");
+}
+
+/* With close_range() denied, the closing walks /proc/self/fd, which a
+ * new root without /proc lacks: the child opens it before the chroot. */
+TEST(close_range_denied_in_a_chroot_without_proc_still_closes_the_fds)
+{
+    struct fl_contain c = { .chroot = "/" };
+    struct fl_cmd cmd = { .argv = ARGV("/probe", "sleep", "30"), .contain = &c,
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    c.chroot = t_make_root(false);
+    if (!t_is_root())
+        c.unshare = FL_NS_USER, c.map = FL_MAP_ROOT;
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        if (install_filter(DENY_CLOSE_RANGE, ENOSYS) != 0)
+            _exit(2);
+        int leak = t_file_at(7, false);
+        struct fl_proc p;
+        struct fl_error e;
+        char buf[512];
+        if (fl_spawn(&cmd, &p, &e) != 0) {
+            fprintf(stderr, "fl_spawn: %s\n", fl_error_format(&e, buf, sizeof buf));
+            _exit(3);
+        }
+        bool leaked = access(t_fmt("/proc/%d/fd/%d", (int)p.pid, leak), F_OK) == 0;
+        fl_kill(&p, SIGKILL);
+        fl_wait(&p, -1, NULL);
+        fl_close(&p);
+        _exit(leaked ? 4 : 0);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+        SKIP("no seccomp filter to be had here");
+    ASSERT_EXITED(st, 0);  /* 3: the spawn failed; 4: fd 7 reached the child */
 }
