@@ -649,9 +649,9 @@ struct fl_contain {
      * capability that is not). */
     unsigned long long cap_ambient;
     /* A seccomp BPF program, installed last, just before exec (see
-     * fl_seccomp_deny() to build a common one). It is read in the child:
-     * it must stay valid until fl_spawn() returns (for a launch, until the
-     * launch is finished). NULL: none. */
+     * fl_seccomp_deny() to build a common one). fl_spawn() copies it,
+     * so that the caller may free it once the call returns, a launch's
+     * too. NULL: none. */
     const struct sock_fprog *seccomp;
     /* Landlock: the paths the child keeps access to. The parent opens
      * each (a missing one fails at step landlock, before any child
