@@ -376,9 +376,10 @@ void fl__stop_finish(struct fl__stopper *s)
         int running = fl__stop_rest_running(s);
         if (running == 0)
             return;
-        long long left = (s->kill_at_ns - fl__now_ns()) / 1000000;
-        if (left <= 0)
+        long long left_ns = s->kill_at_ns - fl__now_ns();
+        if (left_ns <= 0)
             break;
+        long long left = (left_ns + 999999) / 1000000;  /* never SIGKILL before the grace ends */
         if (running > 0 && left > interval_ms)
             left = interval_ms;
         struct timespec ts = { (time_t)(left / 1000), (long)(left % 1000) * 1000000 };
