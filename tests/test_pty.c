@@ -476,12 +476,13 @@ static int closed_fd(void)
     return fd;
 }
 
-TEST(setctty_on_an_inherited_fd_that_is_not_open_is_ebadf)
+/* The terminal fd of flag, one the child inherits as it is, not open. */
+static void a_tty_fd_not_open_is_ebadf(unsigned flag)
 {
     int fd = closed_fd();
     struct fl_cmd cmd = {
         .argv = PROBE("exit", "0"),
-        .flags = FL_SETCTTY,
+        .flags = flag,
         .tty = &(struct fl_tty_options){ .fd = fd },
         .backend = BACKEND,
     };
@@ -490,17 +491,14 @@ TEST(setctty_on_an_inherited_fd_that_is_not_open_is_ebadf)
     ASSERT_STR_CONTAINS(e.detail, t_fmt("parent fd %d is not open", fd));
 }
 
+TEST(setctty_on_an_inherited_fd_that_is_not_open_is_ebadf)
+{
+    a_tty_fd_not_open_is_ebadf(FL_SETCTTY);
+}
+
 TEST(foreground_on_an_inherited_fd_that_is_not_open_is_ebadf)
 {
-    int fd = closed_fd();
-    struct fl_cmd cmd = {
-        .argv = PROBE("exit", "0"),
-        .flags = FL_FOREGROUND,
-        .tty = &(struct fl_tty_options){ .fd = fd },
-        .backend = BACKEND,
-    };
-    struct fl_error e = SPAWN_FAILS(&cmd, EBADF, FL_STEP_PREPARE);
-    ASSERT_EQ(e.index, fd);
+    a_tty_fd_not_open_is_ebadf(FL_FOREGROUND);
 }
 
 TEST(setctty_not_a_terminal)
