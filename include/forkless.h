@@ -765,8 +765,7 @@ enum fl_step {
     FL_STEP_SETUID,
     FL_STEP_PDEATHSIG,
     FL_STEP_SIGNALS,
-    FL_STEP_EXEC,       /* .index: which PATH candidate gave .err (a
-                         * directory PATH names twice is tried once) */
+    FL_STEP_EXEC,       /* .index: which PATH candidate gave .err */
     FL_STEP_SPAWN,      /* posix_spawn() failed; it does not say where */
     /* FL_PTY, in the parent: opening the pseudo-terminal (posix_openpt,
      * grantpt, unlockpt, its terminal side) or setting its window size

@@ -66,23 +66,16 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
         /* A candidate longer than PATH_MAX cannot be executed; execvp()
          * and sh skip such an entry, and so does this search. */
         if (path_entry_usable(seg, len, p->flags) && (len ? len : 1) + plen + 2 <= PATH_MAX) {
+            list[n++] = out;
             /* An empty entry is the cwd: "./name", a path that names that
              * file wherever it is used again (fl_resolve()'s answer as a
              * .path, sh's argument under FL_SHELL_FALLBACK, where a bare
              * "-i" would be an option). execvp() gives exec the bare name,
              * which a script then sees as $0. */
-            int made = len == 0 ? sprintf(out, "./%s", prog)
-                                : sprintf(out, "%.*s/%s", (int)len, seg, prog);
-            /* A directory named twice (a shell profile that appends to
-             * PATH again) would only fail the same way twice: one exec
-             * the less for each. */
-            size_t seen = 0;
-            while (seen < n && strcmp(list[seen], out) != 0)
-                seen++;
-            if (seen == n) {
-                list[n++] = out;
-                out += made + 1;
-            }
+            if (len == 0)
+                out += sprintf(out, "./%s", prog) + 1;
+            else
+                out += sprintf(out, "%.*s/%s", (int)len, seg, prog) + 1;
         }
         if (!*end)
             break;

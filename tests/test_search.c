@@ -379,18 +379,6 @@ TEST(a_path_search_stops_at_a_shebang_too_long_for_the_kernel)
     ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, NULL), ENOEXEC);
 }
 
-TEST(a_directory_path_names_twice_is_one_candidate)
-{
-    char *empty = t_tmpdir(), *a = t_tmpdir();
-    char *prog = t_write_file(a, "fl-script", t_fmt("%s\nexit 7\n", shebang_of(300)), 0755);
-    const char *env_set[] = { t_fmt("PATH=%s:%s:%s", empty, empty, a), NULL };
-    static char *const argv[] = { "fl-script", NULL };
-    struct fl_cmd cmd = { .argv = argv, .env_set = env_set, .backend = BACKEND };
-    struct fl_error e = SPAWN_FAILS(&cmd, ENOEXEC, FL_STEP_EXEC);
-    ASSERT_EQ(e.index, 1);  /* the empty directory, once; then a */
-    ASSERT_STR_EQ(e.path, prog);
-}
-
 TEST(a_shebang_too_long_for_the_kernel_runs_with_shell_fallback)
 {
     char *in_a;
