@@ -260,7 +260,6 @@ FL__HIDDEN int fl__tty_check(const struct fl_cmd *cmd, struct fl_error *e);
 /* Opens the pty of FL_PTY streams and sets it up, and fills the plan's
  * terminal fields (the flags the terminal steps imply among them). */
 FL__HIDDEN int fl__plan_tty(struct fl__plan *p, struct fl_error *e);
-FL__HIDDEN int fl__plan_tty_fds(const struct fl__plan *p, struct fl_error *e);
 /* After a failed spawn with FL_FOREGROUND: the child may have made its
  * group the terminal's foreground one before the step that failed; if
  * the terminal's foreground group (seen through the caller's fd that

@@ -569,8 +569,6 @@ int fl__plan_init(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_error 
     if (!r)
         r = build_fd_plan(p, e);
     if (!r)
-        r = fl__plan_tty_fds(p, e);
-    if (!r)
         r = fl__plan_box(p, e);
     if (!r && cmd->sigdefault)
         p->sigdefault_bits = fl__sigset_bits(cmd->sigdefault);

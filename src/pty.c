@@ -103,6 +103,41 @@ static int open_pty(struct fl__plan *p, const struct fl_tty_options *t, struct f
     return 0;
 }
 
+/* Whether the command sets the child's fd fd: a stdio stream that is
+ * not inherited, or an fd map. */
+static bool set_by_cmd(const struct fl_cmd *cmd, int fd)
+{
+    if (fd < 3 && cmd->stdio[fd].kind != FL_INHERIT)
+        return true;
+    for (size_t i = 0; i < cmd->nfds; i++)
+        if (cmd->fds[i].child_fd == fd)
+            return true;
+    return false;
+}
+
+/* A terminal fd that no stdio stream or fd map sets is the caller's own
+ * fd of that number, inherited as it is, and must be open. Else the
+ * child's ioctl would meet whatever the clone put there (a pidfd, the
+ * Landlock ruleset), or nothing, and say ENOTTY or EBADF at a step that
+ * is not the mistake. Asked before the plan opens any fd of its own (a
+ * pipe, /dev/null), which could take that very number. posix_spawn,
+ * which sets no controlling terminal, says ENOTSUP for FL_SETCTTY. */
+static int check_tty_fds(const struct fl__plan *p, struct fl_error *e)
+{
+    const int fds[2] = { p->ctty_fd, p->fg_fd };
+    for (int i = 0; i < 2; i++) {
+        if (fds[i] < 0 || set_by_cmd(p->cmd, fds[i]) || fcntl(fds[i], F_GETFD) >= 0)
+            continue;
+        if (fds[i] == p->ctty_fd && p->cmd->backend == FL_BACKEND_POSIX_SPAWN)
+            continue;
+        char what[FL_ERROR_DETAIL_MAX];
+        snprintf(what, sizeof what, "tty: parent fd %d is not open (no stdio stream or fd map sets it)",
+                 fds[i]);
+        return fl__fail(e, EBADF, FL_STEP_PREPARE, fds[i], "", what);
+    }
+    return 0;
+}
+
 int fl__plan_tty(struct fl__plan *p, struct fl_error *e)
 {
     const struct fl_cmd *cmd = p->cmd;
@@ -124,26 +159,7 @@ int fl__plan_tty(struct fl__plan *p, struct fl_error *e)
         if (!(p->flags & FL_JOIN_PGROUP))
             p->flags |= FL_NEW_PGROUP;
     }
-    return 0;
-}
-
-/* After the fd plan: a terminal fd that no stdio stream or fd map sets is
- * the caller's own fd of that number, inherited as it is, and must be
- * open. Else the child's ioctl would meet whatever the clone put there
- * (a pidfd, the Landlock ruleset), or nothing, and say ENOTTY or EBADF
- * at a step that is not the mistake. */
-int fl__plan_tty_fds(const struct fl__plan *p, struct fl_error *e)
-{
-    const int fds[2] = { p->ctty_fd, p->fg_fd };
-    for (int i = 0; i < 2; i++) {
-        if (fds[i] < 0 || fl__is_target(p, fds[i]) || fcntl(fds[i], F_GETFD) >= 0)
-            continue;
-        char what[FL_ERROR_DETAIL_MAX];
-        snprintf(what, sizeof what, "tty: parent fd %d is not open (no stdio stream or fd map sets it)",
-                 fds[i]);
-        return fl__fail(e, EBADF, FL_STEP_PREPARE, fds[i], "", what);
-    }
-    return 0;
+    return check_tty_fds(p, e);
 }
 
 /* The caller's fd that the child's fd fd is a copy of: inherited (no

@@ -486,6 +486,8 @@ static void a_tty_fd_not_open_is_ebadf(unsigned flag)
         .tty = &(struct fl_tty_options){ .fd = fd },
         .backend = BACKEND,
     };
+    if (flag == FL_SETCTTY)
+        UNSUPPORTED_ON_POSIX_SPAWN(&cmd);  /* ENOTSUP comes first there */
     struct fl_error e = SPAWN_FAILS(&cmd, EBADF, FL_STEP_PREPARE);
     ASSERT_EQ(e.index, fd);
     ASSERT_STR_CONTAINS(e.detail, t_fmt("parent fd %d is not open", fd));
@@ -499,6 +501,25 @@ TEST(setctty_on_an_inherited_fd_that_is_not_open_is_ebadf)
 TEST(foreground_on_an_inherited_fd_that_is_not_open_is_ebadf)
 {
     a_tty_fd_not_open_is_ebadf(FL_FOREGROUND);
+}
+
+/* The lowest free number, which the plan's own stdout pipe then takes:
+ * the check is on the caller's fds, before the plan opens any. */
+TEST(setctty_on_a_closed_fd_that_a_pipe_of_the_plan_would_take_is_ebadf)
+{
+    int fd;
+    ASSERT_SYS(fd = dup(0));
+    close(fd);
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "0"),
+        .stdio = { [1] = { .kind = FL_PIPE } },
+        .flags = FL_SETCTTY,
+        .tty = &(struct fl_tty_options){ .fd = fd },
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_error e = SPAWN_FAILS(&cmd, EBADF, FL_STEP_PREPARE);
+    ASSERT_EQ(e.index, fd);
 }
 
 TEST(setctty_not_a_terminal)
