@@ -172,7 +172,7 @@ enum fl_flags {
      * The default closes all but 0-2 and the mapped fds, with close_range()
      * or, where that is denied, a walk of /proc/self/fd (opened before a
      * .chroot, whose root need not have /proc; without /proc at all:
-     * ENOENT at step close_fds, .path "/proc/self/fd"). */
+     * ENOENT at step close_fds, .index 1, .path "/proc/self/fd"). */
     FL_KEEP_FDS       = 1u << 0,
     /* Keep the signal dispositions that exec keeps (SIG_IGN) and the
      * calling thread's signal mask. The default resets every disposition to
@@ -759,7 +759,7 @@ enum fl_step {
     FL_STEP_CHDIR,
     FL_STEP_OPEN,       /* .index: the child fd being opened */
     FL_STEP_DUP,        /* .index: the child fd being set */
-    FL_STEP_CLOSE_FDS,
+    FL_STEP_CLOSE_FDS,  /* .index 1: the walk of /proc/self/fd (no close_range) */
     FL_STEP_SETGROUPS,
     FL_STEP_SETGID,
     FL_STEP_SETUID,

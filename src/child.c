@@ -261,9 +261,10 @@ static CHILD int close_other_fds(struct fl__plan *p)
     }
     if (r == 0)
         r = fl__sys3(SYS_close_range, lo, ~0u, 0);
-    if (r == -ENOSYS || r == -EPERM)
+    int walked = r == -ENOSYS || r == -EPERM;  /* .index 1: the walk failed */
+    if (walked)
         r = close_by_walk(p, false);
-    return r < 0 ? fl__child_fail(p, FL_STEP_CLOSE_FDS, -1, r) : 0;
+    return r < 0 ? fl__child_fail(p, FL_STEP_CLOSE_FDS, walked ? 1 : -1, r) : 0;
 }
 
 static CHILD int set_credentials(struct fl__plan *p)

@@ -239,8 +239,8 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
         explain_e2big(p, path, e->detail, sizeof e->detail);
     else if (c->step == FL_STEP_EXEC && (c->index >= 0 || c->err == ENOEXEC))
         explain_exec(p, c->err, path, e->detail, sizeof e->detail);
-    else if (c->step == FL_STEP_CLOSE_FDS && c->err != EINVAL && c->err != ENOMEM) {
-        /* Only the walk of close_other_fds() (child.c) fails so. */
+    else if (c->step == FL_STEP_CLOSE_FDS && c->index == 1) {
+        /* The walk of close_other_fds() (child.c) failed. */
         copy_str(e->path, sizeof e->path, "/proc/self/fd");
         copy_str(e->detail, sizeof e->detail,
                  "close_range() is refused here (seccomp, or Linux before 5.9): the open fds are "

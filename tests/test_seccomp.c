@@ -470,3 +470,41 @@ TEST(close_range_denied_in_a_chroot_without_proc_still_closes_the_fds)
         SKIP("no seccomp filter to be had here");
     ASSERT_EXITED(st, 0);  /* 3: the spawn failed; 4: fd 7 reached the child */
 }
+
+/* close_range() failing otherwise than ENOSYS or EPERM is its own error:
+ * no walk of /proc/self/fd is tried, and the record does not claim one. */
+TEST(close_range_failing_with_another_errno_is_that_error_without_a_walk)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND };
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        if (install_filter(DENY_CLOSE_RANGE, EACCES) != 0)
+            _exit(2);
+        struct fl_proc p;
+        struct fl_error e;
+        char buf[512];
+        int r = fl_spawn(&cmd, &p, &e);
+        if (r == 0) {
+            fl_wait(&p, -1, NULL);
+            fl_close(&p);
+        }
+        bool as_it_should = r == EACCES && e.step == FL_STEP_CLOSE_FDS && e.index == -1 &&
+                            e.path[0] == '\0' && !strstr(e.detail, "/proc");
+        /* posix_spawn's closefrom action is glibc's: it may fall back on
+         * its own, or report the errno without a step. */
+        if (!as_it_should && BACKEND != FL_BACKEND_POSIX_SPAWN) {
+            fprintf(stderr, "fl_spawn returned %d: %s (index %d)\n", r,
+                    fl_error_format(&e, buf, sizeof buf), e.index);
+            _exit(3);
+        }
+        _exit(0);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+        SKIP("no seccomp filter to be had here");
+    ASSERT_EXITED(st, 0);
+}
