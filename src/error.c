@@ -77,11 +77,11 @@ int fl__fail(struct fl_error *e, int err, enum fl_step step, int index,
  * cwd, where exec found it; *runnable, when asked: may the caller execute
  * it. -1 where the caller cannot see that file: without the memory to
  * name it, or when the child had a root of its own (.chroot), where the
- * same name is another file. */
+ * same name is another file (fl_resolve() looks in the caller's). */
 static int shebang_from_cwd(const struct fl__plan *p, const char *path,
                             char interp[FL__BINPRM_BUF_SIZE], bool *runnable)
 {
-    if (p->cmd->contain && p->cmd->contain->chroot)
+    if (p->cmd->contain && p->cmd->contain->chroot && !p->in_callers_root)
         return -1;
     char *full = NULL;
     const char *cwd = p->cmd->cwd;

@@ -98,6 +98,8 @@ struct fl__plan {
     const char *const *cands;   /* paths to try, in order */
     size_t ncands;
     bool searched;          /* the candidates come from a PATH search */
+    bool in_callers_root;   /* fl_resolve()'s: the files are the caller's,
+                             * whatever .chroot says */
     const char *cand_inline[1];
     char *cand_block;       /* owned: the candidates' array and strings */
     char **sh_argv;         /* FL_SHELL_FALLBACK: {"/bin/sh", cand, argv[1..]} */

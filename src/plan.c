@@ -520,6 +520,7 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
         return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "no buffer");
     struct fl__plan p;
     plan_empty(&p);
+    p.in_callers_root = true;
     int r = plan_program(&p, cmd, e);
     if (!r) {
         /* The clone child's search, and its report: the first file that

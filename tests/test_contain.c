@@ -538,6 +538,10 @@ TEST(an_exec_error_in_a_chroot_names_no_interpreter_read_outside_it)
     struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
     ASSERT_STR_EQ(e.path, script);
     ASSERT(!strstr(e.detail, "fl-host-side-interp"));
+    /* fl_resolve() looks in the caller's root, and says what it saw. */
+    char buf[PATH_MAX];
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, &e), ENOENT);
+    ASSERT_STR_CONTAINS(e.detail, "fl-host-side-interp");
 }
 
 /* FL_NULL is the caller's /dev/null, opened in the parent: the new root
