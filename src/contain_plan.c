@@ -38,13 +38,13 @@ static const struct { unsigned ns; uint64_t flag; const char *name; } ns_flags[]
     { FL_NS_CGROUP, CLONE_NEWCGROUP, "cgroup" }, { FL_NS_TIME, CLONE_NEWTIME, "time" },
 };
 
-const char *fl__clone_detail(const struct fl__plan *p, const char *call, char *buf, size_t size)
+const char *fl__clone_detail(uint64_t ns, int err, const char *call, char *buf, size_t size)
 {
-    if (!p->box || !p->box->ns_clone)
+    if (!ns || (err != EPERM && err != EINVAL && err != ENOSPC && err != EUSERS))
         return call;
     size_t n = (size_t)snprintf(buf, size, "%s with new namespaces:", call);
     for (size_t i = 0; i < sizeof ns_flags / sizeof *ns_flags && n < size; i++)
-        if (p->box->ns_clone & ns_flags[i].flag)
+        if (ns & ns_flags[i].flag)
             n += (size_t)snprintf(buf + n, size - n, " %s", ns_flags[i].name);
     return buf;
 }

@@ -233,9 +233,10 @@ FL__HIDDEN void fl__box_free(struct fl__box *b);
  * into its cgroup (no CLONE_INTO_CGROUP), which it then unshares after
  * the move (fl__child_cgroup_ns()). */
 FL__HIDDEN uint64_t fl__box_clone_flags(struct fl__plan *p);
-/* The detail of a failed clone: call, or call and the namespaces it was
- * to make (the likelier cause of EPERM, EINVAL and ENOSPC), in buf. */
-FL__HIDDEN const char *fl__clone_detail(const struct fl__plan *p, const char *call, char *buf,
+/* The detail of a clone that failed with err: call, or, for an errno that
+ * new namespaces cause (EPERM, EINVAL, ENOSPC, EUSERS), call and the
+ * namespaces ns (the CLONE_NEW* flags it was given), in buf. */
+FL__HIDDEN const char *fl__clone_detail(uint64_t ns, int err, const char *call, char *buf,
                                         size_t size);
 /* Is anything of .contain, or of .contain or .sched, set? */
 FL__HIDDEN bool fl__contain_set(const struct fl_contain *c);

@@ -449,7 +449,8 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
     int pidfd = -1;
     fl__dumpable_save(p);
     long pid = start_clone3(p, stack + CHILD_STACK_SIZE, &pidfd);
-    if (pid == -ENOSYS)
+    bool via_clone3 = pid != -ENOSYS;
+    if (!via_clone3)
         pid = start_clone(p, stack + CHILD_STACK_SIZE, &pidfd);
     /* A spawn's child has exec'd or failed by now; a launch's child may
      * still be at its setup, and the settle restores it (launch.c). */
@@ -461,10 +462,13 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
     if ((pid == -EMFILE || pid == -ENFILE) && !(p->flags & FL_NO_PIDFD))
         return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd),
                         "no fd left for the pidfd (CLONE_PIDFD); FL_NO_PIDFD does without");
-    char detail[FL_ERROR_DETAIL_MAX];
-    if (pid < 0)
+    if (pid < 0) {
+        /* clone() has no bit for the time namespace: its child unshares it. */
+        uint64_t ns = namespaces(p, via_clone3);
+        char detail[FL_ERROR_DETAIL_MAX];
         return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd),
-                        fl__clone_detail(p, "clone", detail, sizeof detail));
+                        fl__clone_detail(ns, (int)-pid, "clone", detail, sizeof detail));
+    }
     /* A launch's child is still at its setup: its record is read later
      * (fl__launch_settle()). */
     if (!p->exec_word && p->cerr.err) {

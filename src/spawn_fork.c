@@ -84,10 +84,10 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
     if (pid < 0) {
         close(fds[0]);
         munmap(last, sizeof *last);
+        uint64_t ns = p->box ? fl__box_clone_flags(p) & ~(uint64_t)CLONE_NEWTIME : 0;
         char detail[FL_ERROR_DETAIL_MAX];
         return fl__fail(e, fork_err, FL_STEP_CLONE, -1, prog,
-                        fl__clone_detail(p, p->box && p->box->ns_clone ? "clone" : "fork", detail,
-                                         sizeof detail));
+                        fl__clone_detail(ns, fork_err, ns ? "clone" : "fork", detail, sizeof detail));
     }
 
     /* A record without an error only says which best-effort settings did

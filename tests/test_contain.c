@@ -792,6 +792,23 @@ TEST(mount_proc_in_a_root_without_proc_is_enoent_at_step_mount_index_1)
     t_rerun_as_nobody();
 }
 
+/* EAGAIN is the process limit's, not the namespace's: the detail says
+ * only which call failed. */
+TEST(a_clone_refused_for_the_process_limit_names_no_namespace)
+{
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = CONTAIN(.unshare = FL_NS_NET),
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    if (t_rerun_as_nobody())
+        return;
+    if (t_is_root())
+        SKIP("needs an unprivileged caller (run as root, it re-runs as uid 65534)");
+    struct rlimit none = { 0, 0 };
+    ASSERT_SYS(setrlimit(RLIMIT_NPROC, &none));
+    struct fl_error e = SPAWN_FAILS(&cmd, EAGAIN, FL_STEP_CLONE);
+    ASSERT(!strstr(e.detail, "namespaces"));
+}
+
 TEST(without_a_user_ns_an_unprivileged_caller_gets_eperm_at_step_clone)
 {
     struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = CONTAIN(.unshare = FL_NS_NET),
