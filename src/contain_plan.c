@@ -38,6 +38,14 @@ static const struct { unsigned ns; uint64_t flag; const char *name; } ns_flags[]
     { FL_NS_CGROUP, CLONE_NEWCGROUP, "cgroup" }, { FL_NS_TIME, CLONE_NEWTIME, "time" },
 };
 
+const char *fl__ns_name(unsigned ns)
+{
+    for (size_t i = 0; i < sizeof ns_flags / sizeof *ns_flags; i++)
+        if (ns_flags[i].ns == ns)
+            return ns_flags[i].name;
+    return "?";
+}
+
 const char *fl__clone_detail(uint64_t ns, int err, const char *call, char *buf, size_t size)
 {
     if (!ns || (err != EPERM && err != EINVAL && err != ENOSPC && err != EUSERS))

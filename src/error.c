@@ -225,6 +225,31 @@ static void explain_rlimit(const struct fl_rlimit *l, char *detail, size_t size)
                  (unsigned long long)l->soft, (unsigned long long)l->hard);
 }
 
+/* For a step whose .index is a number the message would not show: what
+ * it counts, so that "bounding: Operation not permitted" says which. */
+static void name_the_index(const struct fl__child_err *c, char *detail, size_t size)
+{
+    switch (c->step) {
+    case FL_STEP_BOUNDING:
+    case FL_STEP_AMBIENT:
+        snprintf(detail, size, "capability %d", c->index);
+        break;
+    case FL_STEP_UNSHARE:
+        snprintf(detail, size, "the %s namespace", fl__ns_name((unsigned)c->index));
+        break;
+    case FL_STEP_DUP:
+    case FL_STEP_SETCTTY:
+    case FL_STEP_TCSETPGRP:
+        snprintf(detail, size, "child fd %d", c->index);
+        break;
+    case FL_STEP_SIGNALS:
+        snprintf(detail, size, "signal %d", c->index);
+        break;
+    default:
+        break;
+    }
+}
+
 int fl__fail_child(struct fl__plan *p, struct fl_error *e)
 {
     const struct fl__child_err *c = &p->cerr;
@@ -250,6 +275,8 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
     else if (c->step == FL_STEP_RLIMIT && c->err == EINVAL && c->index >= 0 &&
              (size_t)c->index < p->cmd->nrlimits)
         explain_rlimit(&p->cmd->rlimits[c->index], e->detail, sizeof e->detail);
+    else if (c->index >= 0 && !e->path[0])
+        name_the_index(c, e->detail, sizeof e->detail);
     return c->err;
 }
 

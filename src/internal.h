@@ -236,6 +236,8 @@ FL__HIDDEN uint64_t fl__box_clone_flags(struct fl__plan *p);
 /* The detail of a clone that failed with err: call, or, for an errno that
  * new namespaces cause (EPERM, EINVAL, ENOSPC, EUSERS), call and the
  * namespaces ns (the CLONE_NEW* flags it was given), in buf. */
+/* The name of an FL_NS_* bit, as /proc/self/ns says it ("net", "mnt"). */
+FL__HIDDEN const char *fl__ns_name(unsigned ns);
 FL__HIDDEN const char *fl__clone_detail(uint64_t ns, int err, const char *call, char *buf,
                                         size_t size);
 /* Is anything of .contain, or of .contain or .sched, set? */

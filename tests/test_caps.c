@@ -145,6 +145,7 @@ TEST(a_bounding_drop_without_cap_setpcap_is_eperm_naming_the_capability)
     /* The first capability dropped is the one named. */
     struct fl_error e = SPAWN_FAILS(&cmd, EPERM, FL_STEP_BOUNDING);
     ASSERT_EQ(e.index, CAP_SYS_ADMIN);
+    ASSERT_STR_EQ(e.detail, t_fmt("capability %d", CAP_SYS_ADMIN));  /* the message shows it */
     c.cap_bounding = 0;
     e = SPAWN_FAILS(&cmd, EPERM, FL_STEP_BOUNDING);
     ASSERT_EQ(e.index, 0);

@@ -847,6 +847,7 @@ TEST(without_a_user_ns_an_unprivileged_time_ns_is_eperm_at_step_unshare)
      * unshares it: the kernel's EPERM at step unshare either way. */
     struct fl_error e = SPAWN_FAILS(&cmd, EPERM, FL_STEP_UNSHARE);
     ASSERT_EQ(e.index, (int)FL_NS_TIME);
+    ASSERT_STR_EQ(e.detail, "the time namespace");
 }
 
 TEST(the_id_map_without_proc_is_enoent_at_step_id_map_index_0)
