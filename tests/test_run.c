@@ -154,6 +154,7 @@ static int stop_at_once(void *ctx, int stream, const char *data, size_t n)
 /* A failure after the spawn fills the record too: never "Success". */
 TEST(run_failing_after_the_spawn_fills_the_error_with_its_errno)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = { .argv = PROBE("spew", "1", "100000000"), .backend = BACKEND };
     struct fl_io io = { .out[0] = { .capture = true, .on_output = stop_at_once } };
     struct fl_result r;
