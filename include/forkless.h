@@ -1019,7 +1019,9 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * may not search), ENOEXEC, ENAMETOOLONG, ERANGE (buf too small), or
  * EINVAL/E2BIG as fl_spawn(). error, when not NULL, is filled as
  * fl_spawn() would fill it for the same failure (step, the candidate's
- * index and path, the detail). It reads a file's #! line, not its format:
+ * index and path, the detail; with .contain->chroot, where it reads the
+ * caller's files, a #! interpreter that fl_spawn(), whose child reads
+ * another file of that name, does not name). It reads a file's #! line, not its format:
  * a file that exec refuses with ENOEXEC (neither ELF nor #!, and no
  * binfmt_misc handler of the system's takes it), with ELOOP (a #!
  * interpreter that is itself a script, more than 4 deep), or with E2BIG

@@ -25,9 +25,11 @@ static int invalid(struct fl_error *e, const char *detail)
     return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", detail);
 }
 
-static bool fd_is_open(int fd)
+/* An fd of the caller's: open, and not one the library keeps for itself
+ * (a number the caller closed, which the library's fd then took). */
+bool fl__caller_fd_open(int fd)
 {
-    return fcntl(fd, F_GETFD) >= 0;
+    return fcntl(fd, F_GETFD) >= 0 && !fl__ignored_signals_holds(fd);
 }
 
 static int check_stdio(const struct fl_cmd *cmd, struct fl_error *e)
@@ -52,7 +54,7 @@ static int check_stdio(const struct fl_cmd *cmd, struct fl_error *e)
                 snprintf(what, sizeof what, "stdio[%d]: negative fd %d", i, s->fd);
                 return invalid(e, what);
             }
-            if (!fd_is_open(s->fd)) {
+            if (!fl__caller_fd_open(s->fd)) {
                 snprintf(what, sizeof what, "stdio[%d]: parent fd %d is not open", i, s->fd);
                 return fl__fail(e, EBADF, FL_STEP_PREPARE, i, "", what);
             }
@@ -104,7 +106,7 @@ static int check_fd_maps(const struct fl_cmd *cmd, struct fl_error *e)
                          j, i, m->child_fd);
                 return invalid(e, what);
             }
-        if (!fd_is_open(m->parent_fd)) {
+        if (!fl__caller_fd_open(m->parent_fd)) {
             snprintf(what, sizeof what, "fd map %zu: parent fd %d is not open", i,
                      m->parent_fd);
             return fl__fail(e, EBADF, FL_STEP_PREPARE, (int)i, "", what);

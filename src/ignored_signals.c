@@ -200,6 +200,14 @@ int fl__ignored_signals_fd(pid_t *pid)
     return fd;
 }
 
+bool fl__ignored_signals_holds(int fd)
+{
+    pthread_mutex_lock(&kept_lock);
+    bool held = fd >= 0 && fd == kept_fd;
+    pthread_mutex_unlock(&kept_lock);
+    return held;
+}
+
 void fl__ignored_signals_release(int fd)
 {
     pthread_mutex_lock(&kept_lock);

@@ -260,8 +260,13 @@ FL__HIDDEN int fl__child_lock(struct fl__plan *p);
 FL__HIDDEN int fl__child_seccomp(struct fl__plan *p);
 FL__HIDDEN int fl__child_fail(struct fl__plan *p, enum fl_step step, int index, long r);
 
-/* pty.c. Checks .tty and the terminal flags: 0 or EINVAL. */
+/* pty.c. Checks .tty and the terminal flags: 0, EINVAL, or EBADF for a
+ * terminal fd the child would inherit that the caller has not open. */
 FL__HIDDEN int fl__tty_check(const struct fl_cmd *cmd, struct fl_error *e);
+/* cmd.c: whether fd is an open fd of the caller's (not the library's). */
+FL__HIDDEN bool fl__caller_fd_open(int fd);
+/* spawn_posix.c: whether posix_spawn can do FL_FOREGROUND (glibc 2.35). */
+FL__HIDDEN bool fl__posix_spawn_foreground(void);
 /* Opens the pty of FL_PTY streams and sets it up, and fills the plan's
  * terminal fields (the flags the terminal steps imply among them). */
 FL__HIDDEN int fl__plan_tty(struct fl__plan *p, struct fl_error *e);
@@ -338,6 +343,8 @@ FL__HIDDEN int fl__ignored_signals_fd(pid_t *pid);
 /* Closes it when fd is still that one, and opens none for a while: the
  * process is out of fds, and a spawn needs the slot more. */
 FL__HIDDEN void fl__ignored_signals_release(int fd);
+/* Whether fd is the stat fd the library keeps (not the caller's). */
+FL__HIDDEN bool fl__ignored_signals_holds(int fd);
 /* Closes it and opens none ever again: clone3() is not usable here, and
  * clone()'s child resets every signal without reading. */
 FL__HIDDEN void fl__ignored_signals_give_up(void);

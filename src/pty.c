@@ -33,6 +33,38 @@ static int first_pty_stream(const struct fl_cmd *cmd)
     return -1;
 }
 
+/* Whether the command sets the child's fd fd: a stdio stream that is
+ * not inherited, or an fd map. */
+static bool set_by_cmd(const struct fl_cmd *cmd, int fd)
+{
+    if (fd < 3 && cmd->stdio[fd].kind != FL_INHERIT)
+        return true;
+    for (size_t i = 0; i < cmd->nfds; i++)
+        if (cmd->fds[i].child_fd == fd)
+            return true;
+    return false;
+}
+
+/* A terminal fd that no stdio stream or fd map sets is the caller's own
+ * fd of that number, inherited as it is, and must be open. Else the
+ * child's ioctl would meet whatever the spawn put there (a pipe, a
+ * pidfd, the Landlock ruleset), or nothing, and say ENOTTY or EBADF at a
+ * step that is not the mistake. Asked with the command, before anything
+ * opens an fd (the plan's pipes, a pipeline's), and the library's own
+ * fds do not count. The posix_spawn backend's ENOTSUP, for what it
+ * cannot do, comes first. */
+static int check_tty_fd(const struct fl_cmd *cmd, int fd, struct fl_error *e)
+{
+    bool posix = cmd->backend == FL_BACKEND_POSIX_SPAWN;
+    if (!(cmd->flags & (FL_SETCTTY | FL_FOREGROUND)) || set_by_cmd(cmd, fd) ||
+        fl__caller_fd_open(fd) ||
+        (posix && ((cmd->flags & FL_SETCTTY) || !fl__posix_spawn_foreground())))
+        return 0;
+    char what[FL_ERROR_DETAIL_MAX];
+    snprintf(what, sizeof what, "tty: parent fd %d is not open (no stdio stream or fd map sets it)", fd);
+    return fl__fail(e, EBADF, FL_STEP_PREPARE, fd, "", what);
+}
+
 int fl__tty_check(const struct fl_cmd *cmd, struct fl_error *e)
 {
     static const struct fl_tty_options zero;
@@ -54,7 +86,7 @@ int fl__tty_check(const struct fl_cmd *cmd, struct fl_error *e)
         return invalid(e, "tty: negative fd");
     if (!pty && (t->rows || t->cols || t->termios))
         return invalid(e, "tty: rows, cols and termios are for an FL_PTY stream");
-    return 0;
+    return check_tty_fd(cmd, t->fd, e);
 }
 
 static int pty_fail(struct fl_error *e, const char *path, const char *detail)
@@ -103,41 +135,6 @@ static int open_pty(struct fl__plan *p, const struct fl_tty_options *t, struct f
     return 0;
 }
 
-/* Whether the command sets the child's fd fd: a stdio stream that is
- * not inherited, or an fd map. */
-static bool set_by_cmd(const struct fl_cmd *cmd, int fd)
-{
-    if (fd < 3 && cmd->stdio[fd].kind != FL_INHERIT)
-        return true;
-    for (size_t i = 0; i < cmd->nfds; i++)
-        if (cmd->fds[i].child_fd == fd)
-            return true;
-    return false;
-}
-
-/* A terminal fd that no stdio stream or fd map sets is the caller's own
- * fd of that number, inherited as it is, and must be open. Else the
- * child's ioctl would meet whatever the clone put there (a pidfd, the
- * Landlock ruleset), or nothing, and say ENOTTY or EBADF at a step that
- * is not the mistake. Asked before the plan opens any fd of its own (a
- * pipe, /dev/null), which could take that very number. posix_spawn,
- * which sets no controlling terminal, says ENOTSUP for FL_SETCTTY. */
-static int check_tty_fds(const struct fl__plan *p, struct fl_error *e)
-{
-    const int fds[2] = { p->ctty_fd, p->fg_fd };
-    for (int i = 0; i < 2; i++) {
-        if (fds[i] < 0 || set_by_cmd(p->cmd, fds[i]) || fcntl(fds[i], F_GETFD) >= 0)
-            continue;
-        if (fds[i] == p->ctty_fd && p->cmd->backend == FL_BACKEND_POSIX_SPAWN)
-            continue;
-        char what[FL_ERROR_DETAIL_MAX];
-        snprintf(what, sizeof what, "tty: parent fd %d is not open (no stdio stream or fd map sets it)",
-                 fds[i]);
-        return fl__fail(e, EBADF, FL_STEP_PREPARE, fds[i], "", what);
-    }
-    return 0;
-}
-
 int fl__plan_tty(struct fl__plan *p, struct fl_error *e)
 {
     const struct fl_cmd *cmd = p->cmd;
@@ -159,7 +156,7 @@ int fl__plan_tty(struct fl__plan *p, struct fl_error *e)
         if (!(p->flags & FL_JOIN_PGROUP))
             p->flags |= FL_NEW_PGROUP;
     }
-    return check_tty_fds(p, e);
+    return 0;
 }
 
 /* The caller's fd that the child's fd fd is a copy of: inherited (no

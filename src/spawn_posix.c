@@ -36,6 +36,11 @@
 #endif
 #endif
 
+bool fl__posix_spawn_foreground(void)
+{
+    return FL_HAVE_ADDTCSETPGRP;
+}
+
 /* What the command asks that posix_spawn cannot do, the named options
  * first: a command with rlimits is refused for its rlimits on every libc. */
 static int unsupported(struct fl__plan *p, struct fl_error *e)

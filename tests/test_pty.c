@@ -522,6 +522,71 @@ TEST(setctty_on_a_closed_fd_that_a_pipe_of_the_plan_would_take_is_ebadf)
     ASSERT_EQ(e.index, fd);
 }
 
+/* The fd the library keeps for itself, once a spawn made it: the stat
+ * of this process in /proc (see ignored_signals.c). -1 if none. */
+static int library_fd(void)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd warm = { .argv = PROBE("exit", "0"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&warm, &p);
+    t_wait(&p);
+    char want[64], link[64];
+    snprintf(want, sizeof want, "/proc/%d/task/%d/stat", (int)getpid(), (int)getpid());
+    for (int fd = 3; fd < 1024; fd++) {
+        ssize_t n = readlink(t_fmt("/proc/self/fd/%d", fd), link, sizeof link - 1);
+        if (n > 0 && (link[n] = '\0', strcmp(link, want) == 0))
+            return fd;
+    }
+    return -1;
+}
+
+/* A number the caller closed, which the library's own fd then took, is
+ * still not the caller's: neither a terminal nor an fd map's source. */
+TEST(the_librarys_own_fd_is_not_a_callers_open_fd)
+{
+    int fd = library_fd();
+    if (fd < 0)
+        SKIP("this backend or libc keeps no fd of the library's here");
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "0"),
+        .flags = FL_FOREGROUND,
+        .tty = &(struct fl_tty_options){ .fd = fd },
+        .backend = BACKEND,
+    };
+    struct fl_error e = SPAWN_FAILS(&cmd, EBADF, FL_STEP_PREPARE);
+    ASSERT_EQ(e.index, fd);
+    cmd = (struct fl_cmd){ .argv = PROBE("exit", "0"), .backend = BACKEND,
+                           .fds = (struct fl_fd_map[]){ { 5, fd } }, .nfds = 1 };
+    e = SPAWN_FAILS(&cmd, EBADF, FL_STEP_PREPARE);
+    ASSERT_STR_CONTAINS(e.detail, t_fmt("parent fd %d is not open", fd));
+}
+
+/* A pipeline checks its stages before it opens its pipes, which could
+ * take the closed number. */
+TEST(a_pipeline_stage_with_a_closed_terminal_fd_is_ebadf_naming_the_stage)
+{
+    NEEDS_CLOSE_OTHERS();
+    int fd;
+    ASSERT_SYS(fd = dup(0));
+    close(fd);
+    struct fl_cmd stages[] = {
+        { .argv = PROBE("exit", "0"), .flags = FL_FOREGROUND,
+          .tty = &(struct fl_tty_options){ .fd = fd }, .backend = BACKEND },
+        { .argv = PROBE("exit", "0"), .backend = BACKEND },
+    };
+    struct fl_pipeline pl;
+    struct fl_error e;
+#if !FL_HAVE_ADDTCSETPGRP
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN)
+        return;  /* ENOTSUP there, tried in foreground_not_a_terminal */
+#endif
+    ASSERT_ERR(fl_pipeline_spawn(stages, 2, &pl, &e), EBADF);
+    ASSERT_EQ(e.step, FL_STEP_PREPARE);
+    ASSERT_EQ(e.stage, 1);
+    ASSERT_EQ(e.index, fd);
+}
+
 TEST(setctty_not_a_terminal)
 {
     struct fl_cmd cmd = {
