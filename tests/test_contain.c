@@ -42,6 +42,16 @@ static const struct {
 };
 enum { NNS = sizeof namespaces / sizeof *namespaces };
 
+/* The rest of the case runs as uid 65534 only: run as root, the case runs
+ * itself again so, and the root run stops here. */
+#define UNPRIVILEGED_ONLY()                                                           \
+    do {                                                                              \
+        if (t_rerun_as_nobody())                                                      \
+            return;                                                                   \
+        if (t_is_root())                                                              \
+            SKIP("needs an unprivileged caller (run as root, it re-runs as uid 65534)"); \
+    } while (0)
+
 static void require_root(const char *why)
 {
     if (!t_is_root())
@@ -769,10 +779,7 @@ TEST(chroot_without_the_privilege_is_eperm_at_step_chroot)
     struct fl_cmd cmd = { .argv = ARGV("/probe"), .contain = CONTAIN(.chroot = "/"),
                           .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    if (t_rerun_as_nobody())
-        return;
-    if (t_is_root())
-        SKIP("needs an unprivileged caller (run as root, it re-runs as uid 65534)");
+    UNPRIVILEGED_ONLY();
     struct fl_error e = SPAWN_FAILS(&cmd, EPERM, FL_STEP_CHROOT);
     ASSERT_STR_EQ(e.path, "/");
 }
@@ -799,10 +806,7 @@ TEST(a_clone_refused_for_the_process_limit_names_no_namespace)
     struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = CONTAIN(.unshare = FL_NS_NET),
                           .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    if (t_rerun_as_nobody())
-        return;
-    if (t_is_root())
-        SKIP("needs an unprivileged caller (run as root, it re-runs as uid 65534)");
+    UNPRIVILEGED_ONLY();
     /* The soft limit only, and back after: LeakSanitizer makes a process
      * at exit. */
     struct rlimit was, none;
@@ -819,10 +823,7 @@ TEST(without_a_user_ns_an_unprivileged_caller_gets_eperm_at_step_clone)
     struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = CONTAIN(.unshare = FL_NS_NET),
                           .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    if (t_rerun_as_nobody())
-        return;
-    if (t_is_root())
-        SKIP("needs an unprivileged caller (run as root, it re-runs as uid 65534)");
+    UNPRIVILEGED_ONLY();
     /* Each namespace clone() makes: the kernel's EPERM (no CAP_SYS_ADMIN),
      * and the detail says which namespace the clone was to make. */
     for (size_t i = 1; i < NNS; i++) {
@@ -843,10 +844,7 @@ TEST(without_a_user_ns_an_unprivileged_time_ns_is_eperm_at_step_unshare)
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     if (!have_time_ns())
         SKIP("no time namespace in this kernel (Linux 5.6)");
-    if (t_rerun_as_nobody())
-        return;
-    if (t_is_root())
-        SKIP("needs an unprivileged caller (run as root, it re-runs as uid 65534)");
+    UNPRIVILEGED_ONLY();
     /* The fork backend unshares it in the child; the clone backend, refused
      * by clone3(), tries clone(), which has no bit for it, and the child
      * unshares it: the kernel's EPERM at step unshare either way. */
