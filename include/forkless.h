@@ -1017,7 +1017,9 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * FL_SHELL_FALLBACK, is the file. Returns 0, ENOENT, EACCES (only files
  * without permission were found, or a '/' name in a directory the caller
  * may not search), ENOEXEC, ENAMETOOLONG, ERANGE (buf too small), or
- * EINVAL/E2BIG as fl_spawn(). error, when not NULL, is filled as
+ * EINVAL/E2BIG/EBADF as fl_spawn()'s checks of the command give them (a
+ * stdio fd, fd map or terminal fd the caller has not open). error, when
+ * not NULL, is filled as
  * fl_spawn() would fill it for the same failure (step, the candidate's
  * index and path, the detail; with .contain->chroot, where it reads the
  * caller's files, a #! interpreter that fl_spawn(), whose child reads

@@ -202,8 +202,17 @@ int fl__ignored_signals_fd(pid_t *pid)
 
 bool fl__ignored_signals_holds(int fd)
 {
-    pthread_mutex_lock(&kept_lock);
-    bool held = fd >= 0 && fd == kept_fd;
+    /* Busy: another thread is spawning, or a fork() copied the lock
+     * held; the caller's checks then take fd as the caller's, as they
+     * did before the library kept one. */
+    if (fd < 0 || pthread_mutex_trylock(&kept_lock) != 0)
+        return false;
+    bool held = false;
+    if (fd == kept_fd) {
+        held = same_file(fd);  /* a fork()'s copy is the library's too */
+        if (!held)
+            kept_fd = -1;  /* closed, or the number is the caller's now */
+    }
     pthread_mutex_unlock(&kept_lock);
     return held;
 }

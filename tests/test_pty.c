@@ -566,6 +566,25 @@ TEST(the_librarys_own_fd_is_not_a_callers_open_fd)
     ASSERT_STR_CONTAINS(e.detail, t_fmt("parent fd %d is not open", fd));
 }
 
+/* The caller may close the library's fd (a closefrom() loop) and open
+ * its own at that number: that fd is the caller's, and works. */
+TEST(a_number_the_library_no_longer_holds_is_the_callers_again)
+{
+    int fd = library_fd();
+    if (fd < 0)
+        SKIP("this backend or libc keeps no fd of the library's here");
+    close(fd);
+    int mine;
+    ASSERT_SYS(mine = open("/dev/null", O_WRONLY | O_CLOEXEC));
+    ASSERT_EQ(mine, fd);
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND,
+                          .fds = (struct fl_fd_map[]){ { 5, mine } }, .nfds = 1 };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+    close(mine);
+}
+
 /* A pipeline checks its stages before it opens its pipes, which could
  * take the closed number. */
 TEST(a_pipeline_stage_with_a_closed_terminal_fd_is_ebadf_naming_the_stage)
