@@ -42,7 +42,15 @@ static bool piped_out(size_t k, size_t n) { return k + 1 < n; }
 static int check_stage(const struct fl_cmd *c, size_t k, size_t n, struct fl_error *e)
 {
     char what[FL_ERROR_DETAIL_MAX];
-    int r = fl__cmd_check(c, e);
+    /* Checked as the pipeline will spawn it: the pipes set its stdin and
+     * stdout, so no check takes them for the caller's own fds (a
+     * terminal fd on one of them is then the pipe, as it will be). */
+    struct fl_cmd as_spawned = *c;
+    if (piped_in(k) && c->stdio[0].kind == FL_INHERIT)
+        as_spawned.stdio[0].kind = FL_NULL;
+    if (piped_out(k, n) && c->stdio[1].kind == FL_INHERIT)
+        as_spawned.stdio[1].kind = FL_NULL;
+    int r = fl__cmd_check(&as_spawned, e);
     if (r) {
         e->stage = (int)k + 1;
         return r;

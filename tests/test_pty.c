@@ -610,6 +610,37 @@ TEST(a_pipeline_stage_with_a_closed_terminal_fd_is_ebadf_naming_the_stage)
     ASSERT_EQ(e.index, fd);
 }
 
+/* A later stage's stdin is the pipeline's pipe, not the caller's fd 0,
+ * closed or not: FL_FOREGROUND there meets a pipe, ENOTTY. */
+TEST(a_later_stage_foreground_on_its_piped_stdin_is_enotty_whatever_the_callers_fd_0)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd stages[] = {
+        { .argv = PROBE("exit", "0"), .stdio = { [0] = { .kind = FL_NULL } }, .backend = BACKEND },
+        { .argv = PROBE("exit", "0"), .flags = FL_FOREGROUND, .backend = BACKEND },
+    };
+#if !FL_HAVE_ADDTCSETPGRP
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN)
+        return;  /* ENOTSUP there, tried in foreground_not_a_terminal */
+#endif
+    int saved;
+    ASSERT_SYS(saved = fcntl(0, F_DUPFD_CLOEXEC, 10));
+    close(0);
+    struct fl_pipeline pl;
+    struct fl_error e;
+    int r = fl_pipeline_spawn(stages, 2, &pl, &e);
+    ASSERT_SYS(dup2(saved, 0));
+    close(saved);
+    if (r == 0) {
+        fl_pipeline_wait(&pl, -1, NULL, NULL);
+        fl_pipeline_close(&pl);
+    }
+    ASSERT_ERR(r, ENOTTY);
+    if (BACKEND != FL_BACKEND_POSIX_SPAWN)  /* which says no step */
+        ASSERT_EQ(e.step, FL_STEP_TCSETPGRP);
+    ASSERT_EQ(e.stage, 2);
+}
+
 TEST(setctty_not_a_terminal)
 {
     struct fl_cmd cmd = {
