@@ -233,11 +233,11 @@ FL__HIDDEN void fl__box_free(struct fl__box *b);
  * into its cgroup (no CLONE_INTO_CGROUP), which it then unshares after
  * the move (fl__child_cgroup_ns()). */
 FL__HIDDEN uint64_t fl__box_clone_flags(struct fl__plan *p);
+/* The name of an FL_NS_* bit, as /proc/self/ns says it ("net", "mnt"). */
+FL__HIDDEN const char *fl__ns_name(unsigned ns);
 /* The detail of a clone that failed with err: call, or, for an errno that
  * new namespaces cause (EPERM, EINVAL, ENOSPC, EUSERS), call and the
  * namespaces ns (the CLONE_NEW* flags it was given), in buf. */
-/* The name of an FL_NS_* bit, as /proc/self/ns says it ("net", "mnt"). */
-FL__HIDDEN const char *fl__ns_name(unsigned ns);
 FL__HIDDEN const char *fl__clone_detail(uint64_t ns, int err, const char *call, char *buf,
                                         size_t size);
 /* Is anything of .contain, or of .contain or .sched, set? */
