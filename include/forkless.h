@@ -137,9 +137,12 @@ struct fl_stdio {
     /* FL_FD: the parent's fd. */
     int fd;
     /* FL_FILE: the path, opened after the chdir to .cwd, so a relative path
-     * is relative to the child's working directory. /dev/fd/N names the
-     * child's fd N, which holds one of the caller's only where the plan
-     * puts it there (FL_FD, a map): for a caller's fd, use FL_FD. */
+     * is relative to the child's working directory. /dev/fd/N,
+     * /proc/self/fd/N and /proc/thread-self/fd/N (N > 2, open in the
+     * caller, as a shell's process substitution hands out) reopen the
+     * caller's fd N: the child keeps it until the open, and closes it after
+     * unless FL_KEEP_FDS. The open makes a new open file description, as
+     * open(2) of that name does; to share the caller's, use FL_FD. */
     const char *path;
     /* FL_FILE: open(2) flags. 0 means O_RDONLY for fd 0 and
      * O_WRONLY|O_CREAT|O_TRUNC for fds 1 and 2. O_CLOEXEC is ignored. */

@@ -36,7 +36,7 @@ enum fl__act_kind {
 struct fl__act {
     enum fl__act_kind kind;
     int child_fd;
-    int src_fd;        /* DUP: the parent's fd */
+    int src_fd;        /* DUP: the parent's fd; OPEN: the one its path reopens, or -1 */
     int staged_fd;     /* DUP: the copy out of every target's way (fl__dup_aside) */
     const char *path;  /* OPEN */
     int oflags;        /* OPEN */

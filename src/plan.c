@@ -219,6 +219,28 @@ static struct fl__act *add_act(struct fl__plan *p, enum fl__act_kind kind, int c
     return a;
 }
 
+/* A path that reopens one of the caller's fds, as a shell's process
+ * substitution hands out (/dev/fd/63): the fd, where the caller has it
+ * open and it is above 2, else -1. The child must then keep that fd until
+ * its open, as the fork and posix_spawn backends do anyway. */
+static int fd_the_path_names(const char *path)
+{
+    static const char *const dirs[] = { "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/" };
+    for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
+        size_t n = strlen(dirs[d]);
+        if (strncmp(path, dirs[d], n) != 0)
+            continue;
+        const char *s = path + n;
+        long fd = 0;
+        for (; *s >= '0' && *s <= '9' && fd <= INT_MAX; s++)
+            fd = fd * 10 + (*s - '0');
+        if (*s || s == path + n || fd <= 2 || fd > INT_MAX || !fl__caller_fd_open((int)fd))
+            return -1;
+        return (int)fd;
+    }
+    return -1;
+}
+
 static void add_stdio_act(struct fl__plan *p, int i)
 {
     const struct fl_stdio *s = &p->cmd->stdio[i];
@@ -241,6 +263,7 @@ static void add_stdio_act(struct fl__plan *p, int i)
     case FL_FILE:
         a = add_act(p, FL__ACT_OPEN, i);
         a->path = s->path;
+        a->src_fd = fd_the_path_names(s->path);
         a->oflags = s->flags ? s->flags & ~O_CLOEXEC
                     : i == 0 ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC;
         a->mode = s->mode ? s->mode : 0666;
@@ -332,7 +355,7 @@ int fl__plan_hold(struct fl__plan *p, struct fl_error *e)
         return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "fd plan");
     size_t n = 0;
     for (size_t i = 0; i < p->nacts; i++)
-        if (p->acts[i].kind == FL__ACT_DUP && p->acts[i].src_fd > 2)
+        if (p->acts[i].src_fd > 2)  /* a DUP's source, the fd an OPEN's path names */
             p->hold[n++] = p->acts[i].src_fd;
     /* The terminal's fds are the child's: held only when inherited as
      * they are, not when an action puts another file there. */

@@ -485,6 +485,37 @@ TEST(stdio_fd_uses_the_parents_fd)
     close(f);
 }
 
+/* A shell's process substitution hands out such names (/dev/fd/63): the
+ * child opens them after dropping the caller's other fds, so it must
+ * keep the one named until then, and not after. */
+TEST(stdio_file_naming_a_caller_fd_reopens_that_fd)
+{
+    int in = t_file_at(20, true);
+    int out = t_file_at(21, true);
+    ASSERT_EQ(pwrite(in, "from fd 20\n", 11, 0), 11);
+    unsigned flags[] = { 0, FL_NO_WAIT_EXEC };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        char *report = t_fmt("%s/report", t_tmpdir());
+        struct fl_cmd cmd = {
+            .argv = PROBE("--out", report, "fds", "cat"),
+            .stdio = { [0] = { .kind = FL_FILE, .path = "/dev/fd/20" },
+                       [1] = { .kind = FL_FILE, .path = "/proc/self/fd/21" } },
+            .flags = flags[i],
+            .backend = BACKEND,
+        };
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        ASSERT_EXITED(t_wait(&p), 0);
+        char buf[64] = "";
+        ASSERT_EQ(pread(out, buf, sizeof buf - 1, 0), 11);
+        ASSERT_STR_EQ(buf, "from fd 20\n");
+        ASSERT_FDS_EXACTLY(t_read_file(report), 0, 1, 2);
+        ASSERT_EQ(ftruncate(out, 0), 0);
+    }
+    close(in);
+    close(out);
+}
+
 TEST(stderr_to_stdout_follows_fd_1)
 {
     struct fl_cmd cmd = {

@@ -422,6 +422,14 @@ case_stdin() {
     expect_out from-file
 }
 
+# bash's process substitution names a pipe as /dev/fd/N.
+case_stdin_from_process_substitution() {
+    "$FL" run --stdin <(echo substituted) -- cat >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 0
+    expect_out substituted
+}
+
 case_stdout() {
     echo old-content-that-is-longer >"$T/o"
     run_fl run --stdout "$T/o" -- echo new
