@@ -123,7 +123,8 @@ enum fl_stdio_kind {
     FL_PIPE,         /* a new pipe; the parent's end goes to proc.stdio[n] */
     FL_FILE,         /* .path opened with .flags and .mode in the child */
     FL_FD,           /* the parent's open fd .fd */
-    FL_TO_STDOUT,    /* whatever the child's fd 1 is (for fd 2 only) */
+    FL_TO_STDOUT,    /* whatever the child's fd 1 is (for fd 2 only); with
+                      * fd 1 inherited, the caller's must be open (EBADF) */
     /* The terminal side of a new pseudo-terminal (see "Terminals" below):
      * every fd of 0-2 with FL_PTY gets the same one, and its master side
      * goes to proc.pty. The child becomes a session leader (setsid) with
@@ -137,12 +138,15 @@ struct fl_stdio {
     /* FL_FD: the parent's fd. */
     int fd;
     /* FL_FILE: the path, opened after the chdir to .cwd, so a relative path
-     * is relative to the child's working directory. /dev/fd/N,
-     * /proc/self/fd/N and /proc/thread-self/fd/N (N > 2, open in the
-     * caller, as a shell's process substitution hands out) reopen the
+     * is relative to the child's working directory. An absolute
+     * /dev/fd/N, /proc/self/fd/N or /proc/thread-self/fd/N with N > 2 (a
+     * shell's process substitution hands out /dev/fd/63) reopens the
      * caller's fd N: the child keeps it until the open, and closes it after
-     * unless FL_KEEP_FDS. The open makes a new open file description, as
-     * open(2) of that name does; to share the caller's, use FL_FD. */
+     * unless FL_KEEP_FDS. N not open in the caller is ENOENT at step open,
+     * found before the spawn, as open(2) would say it (not under a
+     * .chroot, where the name is the new root's). The open makes a new
+     * open file description, as open(2) of that name does; to share the
+     * caller's, use FL_FD. */
     const char *path;
     /* FL_FILE: open(2) flags. 0 means O_RDONLY for fd 0 and
      * O_WRONLY|O_CREAT|O_TRUNC for fds 1 and 2. O_CLOEXEC is ignored. */
@@ -911,7 +915,8 @@ struct fl_proc {
  *            a bad backend, FL_TO_STDOUT on fd 1, a reserved field not
  *            zero, FL_SET_UID with uid (uid_t)-1 or FL_SET_GID with gid
  *            (gid_t)-1 (which setresuid() would take for "unchanged")
- *   EBADF    an FL_FD or map names a parent fd that is not open (step
+ *   EBADF    an FL_FD or map names a parent fd that is not open, or
+ *            FL_TO_STDOUT copies an inherited fd 1 that is not (step
  *            prepare), or a map's child_fd is not below the child's
  *            RLIMIT_NOFILE (step dup, index = the child fd)
  *   E2BIG    exec's, for the file it found (step exec, index = the

@@ -2,6 +2,7 @@
  * builds the child's environment from the base and the edits. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,72 @@ bool fl__caller_fd_open(int fd)
     return fcntl(fd, F_GETFD) >= 0 && !fl__ignored_signals_holds(fd);
 }
 
+/* Does the name lead to /proc's link for one of this process's fds above
+ * 2, as a shell's process substitution hands out (/dev/fd/63)? The fd, or
+ * -1. Only absolute names; repeated slashes are one, as the kernel reads
+ * them, and a name may go on below the fd (a directory's). */
+int fl__fd_the_path_names(const char *path)
+{
+    static const char *const prefixes[][3] = {
+        { "dev", "fd", NULL }, { "proc", "self", "fd" }, { "proc", "thread-self", "fd" }
+    };
+    for (size_t k = 0; path[0] == '/' && k < sizeof prefixes / sizeof prefixes[0]; k++) {
+        const char *s = path;
+        size_t j = 0;
+        for (; j < 3 && prefixes[k][j]; j++) {
+            size_t n = strlen(prefixes[k][j]);
+            while (*s == '/')
+                s++;
+            if (strncmp(s, prefixes[k][j], n) != 0 || s[n] != '/')
+                break;
+            s += n;
+        }
+        if (j < 3 && prefixes[k][j])
+            continue;
+        while (*s == '/')
+            s++;
+        long fd = 0;
+        const char *digits = s;
+        for (; *s >= '0' && *s <= '9' && fd <= INT_MAX; s++)
+            fd = fd * 10 + (*s - '0');
+        if (s == digits || (*s && *s != '/') || fd > INT_MAX)
+            return -1;
+        return fd > 2 ? (int)fd : -1;
+    }
+    return -1;
+}
+
+/* The child opens such a name after it has dropped the fds that it does
+ * not keep: it keeps this one if it is the caller's. Judged here, before
+ * the library opens fds of its own (pipes, a pty) that could take the
+ * number; not under a .chroot, whose /dev is another. */
+static int check_reopened_fd(const struct fl_cmd *cmd, int i, struct fl_error *e)
+{
+    const char *path = cmd->stdio[i].path;
+    int fd = fl__fd_the_path_names(path);
+    if (fd < 0 || (cmd->contain && cmd->contain->chroot) || fl__caller_fd_open(fd))
+        return 0;
+    char what[FL_ERROR_DETAIL_MAX];
+    snprintf(what, sizeof what, "fd %d is not open in the caller", fd);
+    return fl__fail(e, ENOENT, FL_STEP_OPEN, i, path, what);
+}
+
+/* FL_TO_STDOUT copies the child's fd 1: where nothing sets it, that is
+ * the caller's, which must then be open (a shell's 2>&1 with fd 1 closed
+ * is EBADF), or the copy would be whatever fd of the library's sat there. */
+static int check_to_stdout(const struct fl_cmd *cmd, struct fl_error *e)
+{
+    if (cmd->stdio[2].kind != FL_TO_STDOUT || cmd->stdio[1].kind != FL_INHERIT)
+        return 0;
+    for (size_t i = 0; i < cmd->nfds; i++)
+        if (cmd->fds[i].child_fd == 1)
+            return 0;
+    if (fl__caller_fd_open(1))
+        return 0;
+    return fl__fail(e, EBADF, FL_STEP_PREPARE, 1, "",
+                    "stdio[2]: FL_TO_STDOUT, and the caller's fd 1 is not open");
+}
+
 static int check_stdio(const struct fl_cmd *cmd, struct fl_error *e)
 {
     for (int i = 0; i < 3; i++) {
@@ -48,6 +115,8 @@ static int check_stdio(const struct fl_cmd *cmd, struct fl_error *e)
                 snprintf(what, sizeof what, "stdio[%d]: FL_FILE without a path", i);
                 return invalid(e, what);
             }
+            if (check_reopened_fd(cmd, i, e))
+                return e->err;
             break;
         case FL_FD:
             if (s->fd < 0) {
@@ -178,6 +247,8 @@ int fl__cmd_check(const struct fl_cmd *cmd, struct fl_error *e)
     int r = check_stdio(cmd, e);
     if (!r)
         r = check_fd_maps(cmd, e);
+    if (!r)
+        r = check_to_stdout(cmd, e);
     if (!r)
         r = check_env_edits(cmd, e);
     if (!r)

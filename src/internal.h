@@ -265,6 +265,8 @@ FL__HIDDEN int fl__child_fail(struct fl__plan *p, enum fl_step step, int index, 
 FL__HIDDEN int fl__tty_check(const struct fl_cmd *cmd, struct fl_error *e);
 /* cmd.c: whether fd is an open fd of the caller's (not the library's). */
 FL__HIDDEN bool fl__caller_fd_open(int fd);
+/* The fd above 2 that an absolute name such as /dev/fd/N reopens, or -1. */
+FL__HIDDEN int fl__fd_the_path_names(const char *path);
 /* spawn_posix.c: whether posix_spawn can do FL_FOREGROUND (glibc 2.35). */
 FL__HIDDEN bool fl__posix_spawn_foreground(void);
 /* Opens the pty of FL_PTY streams and sets it up, and fills the plan's

@@ -219,28 +219,6 @@ static struct fl__act *add_act(struct fl__plan *p, enum fl__act_kind kind, int c
     return a;
 }
 
-/* A path that reopens one of the caller's fds, as a shell's process
- * substitution hands out (/dev/fd/63): the fd, where the caller has it
- * open and it is above 2, else -1. The child must then keep that fd until
- * its open, as the fork and posix_spawn backends do anyway. */
-static int fd_the_path_names(const char *path)
-{
-    static const char *const dirs[] = { "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/" };
-    for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
-        size_t n = strlen(dirs[d]);
-        if (strncmp(path, dirs[d], n) != 0)
-            continue;
-        const char *s = path + n;
-        long fd = 0;
-        for (; *s >= '0' && *s <= '9' && fd <= INT_MAX; s++)
-            fd = fd * 10 + (*s - '0');
-        if (*s || s == path + n || fd <= 2 || fd > INT_MAX || !fl__caller_fd_open((int)fd))
-            return -1;
-        return (int)fd;
-    }
-    return -1;
-}
-
 static void add_stdio_act(struct fl__plan *p, int i)
 {
     const struct fl_stdio *s = &p->cmd->stdio[i];
@@ -263,7 +241,9 @@ static void add_stdio_act(struct fl__plan *p, int i)
     case FL_FILE:
         a = add_act(p, FL__ACT_OPEN, i);
         a->path = s->path;
-        a->src_fd = fd_the_path_names(s->path);
+        /* fl__cmd_check() saw that fd open in the caller, before the
+         * library opened any fd of its own that could take the number. */
+        a->src_fd = p->cmd->contain && p->cmd->contain->chroot ? -1 : fl__fd_the_path_names(s->path);
         a->oflags = s->flags ? s->flags & ~O_CLOEXEC
                     : i == 0 ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC;
         a->mode = s->mode ? s->mode : 0666;

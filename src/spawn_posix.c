@@ -74,14 +74,15 @@ static int unsupported(struct fl__plan *p, struct fl_error *e)
 }
 
 /* Sources that other actions overwrite are copied out of the way here in
- * the parent, since the file actions run strictly in order. */
+ * the parent, since the file actions run strictly in order; so are those
+ * at or above RLIMIT_NOFILE (opened before the limit was lowered), which
+ * glibc's adddup2 refuses (EBADF) while dup3() reads them. */
 static int stage_sources(struct fl__plan *p)
 {
-    if (!p->stage)
-        return 0;
+    int limit = getdtablesize();
     for (size_t i = 0; i < p->nacts; i++) {
         struct fl__act *a = &p->acts[i];
-        if (a->kind != FL__ACT_DUP || a->staged_fd == -2)
+        if (a->kind != FL__ACT_DUP || a->staged_fd == -2 || (!p->stage && a->src_fd < limit))
             continue;
         long fd = fl__dup_aside(p, a->src_fd);
         if (fd < 0)
@@ -93,15 +94,16 @@ static int stage_sources(struct fl__plan *p)
 
 static void unstage_sources(struct fl__plan *p)
 {
-    for (size_t i = 0; p->stage && i < p->nacts; i++)
+    for (size_t i = 0; i < p->nacts; i++)
         if (p->acts[i].staged_fd >= 0) {
             close(p->acts[i].staged_fd);
             p->acts[i].staged_fd = -1;
         }
 }
 
-/* Is any fd from lo up open? Lowering RLIMIT_NOFILE leaves fds above the
- * new limit open. Without /proc, say yes. */
+/* Is any fd from lo up open, and left open by exec? Lowering
+ * RLIMIT_NOFILE leaves fds above the new limit open. Without /proc, say
+ * yes. */
 static bool any_fd_open_from(int lo)
 {
     DIR *d = opendir("/proc/self/fd");
@@ -111,7 +113,8 @@ static bool any_fd_open_from(int lo)
     for (struct dirent *de; !found && (de = readdir(d));) {
         char *end;
         long fd = strtol(de->d_name, &end, 10);
-        found = *end == '\0' && end != de->d_name && fd >= lo && fd != dirfd(d);
+        found = *end == '\0' && end != de->d_name && fd >= lo && fd != dirfd(d) &&
+                !(fcntl((int)fd, F_GETFD) & FD_CLOEXEC);
     }
     closedir(d);
     return found;
@@ -321,12 +324,14 @@ int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
     posix_spawn_file_actions_init(&fa);
     posix_spawnattr_init(&at);
     pid_t pid = 0;
-    const char *why = "posix_spawn attributes";
+    const char *why = "posix_spawn file actions";
     r = stage_sources(p);
     if (r) {
         fl__fail(e, r, FL_STEP_DUP, -1, "", "staging fds");
-    } else if ((r = add_file_actions(p, &fa, &why)) || (r = set_attributes(p, &at))) {
+    } else if ((r = add_file_actions(p, &fa, &why))) {
         fl__fail(e, r, FL_STEP_PREPARE, -1, fl__program(p->cmd), why);
+    } else if ((r = set_attributes(p, &at))) {
+        fl__fail(e, r, FL_STEP_PREPARE, -1, fl__program(p->cmd), "posix_spawn attributes");
     } else if ((r = spawn_candidate(p, &fa, &at, &pid))) {
         fl__fail_child(p, e);
     }

@@ -494,12 +494,14 @@ TEST(stdio_file_naming_a_caller_fd_reopens_that_fd)
     int out = t_file_at(21, true);
     ASSERT_EQ(pwrite(in, "from fd 20\n", 11, 0), 11);
     unsigned flags[] = { 0, FL_NO_WAIT_EXEC };
+    const char *in_names[] = { "/dev/fd/20", "/dev//fd//20" };
+    const char *out_names[] = { "/proc/self/fd/21", "/proc/thread-self/fd/21" };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
         char *report = t_fmt("%s/report", t_tmpdir());
         struct fl_cmd cmd = {
             .argv = PROBE("--out", report, "fds", "cat"),
-            .stdio = { [0] = { .kind = FL_FILE, .path = "/dev/fd/20" },
-                       [1] = { .kind = FL_FILE, .path = "/proc/self/fd/21" } },
+            .stdio = { [0] = { .kind = FL_FILE, .path = in_names[i] },
+                       [1] = { .kind = FL_FILE, .path = out_names[i] } },
             .flags = flags[i],
             .backend = BACKEND,
         };
@@ -514,6 +516,49 @@ TEST(stdio_file_naming_a_caller_fd_reopens_that_fd)
     }
     close(in);
     close(out);
+}
+
+/* Had the check waited for the plan, the number would by then be one of
+ * the library's own pipe ends: here the child's stdout would be its own
+ * stdin's write end, and it would wait for ever. */
+TEST(stdio_file_naming_a_fd_the_caller_has_not_open_is_enoent)
+{
+    int lowest = 3;
+    while (t_fd_open(lowest))
+        lowest++;
+    char *path = t_fmt("/dev/fd/%d", lowest);
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/cat"),
+        .stdio = { [0] = { .kind = FL_PIPE }, [1] = { .kind = FL_FILE, .path = path } },
+        .backend = BACKEND,
+    };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_OPEN);
+    ASSERT_EQ(e.index, 1);
+    ASSERT_STR_EQ(e.path, path);
+    ASSERT(!t_fd_open(lowest));
+}
+
+/* As a shell's 2>&1 with fd 1 closed; the child's fd 1 would otherwise be
+ * whatever the library had there (its pidfd, a pipe end). */
+TEST(stderr_to_stdout_with_the_callers_fd_1_closed_is_ebadf)
+{
+    int save = fcntl(1, F_DUPFD_CLOEXEC, 10);
+    close(1);
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .stdio = { [0] = { .kind = FL_NULL }, [2] = { .kind = FL_TO_STDOUT } },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    if (r == 0)
+        t_wait(&p);
+    dup2(save, 1);
+    close(save);
+    ASSERT_EQ(r, EBADF);
+    ASSERT_EQ(e.step, FL_STEP_PREPARE);
+    ASSERT_EQ(e.index, 1);
 }
 
 TEST(stderr_to_stdout_follows_fd_1)

@@ -237,6 +237,26 @@ TEST(an_exec_failure_is_reported_with_the_error_pipe_below_a_mapped_fd)
     ASSERT_EQ(e.step, FL_STEP_EXEC);
 }
 
+/* dup3() reads an fd that was open before the limit was lowered; glibc's
+ * posix_spawn_file_actions_adddup2() refuses it, so that backend copies
+ * it below the limit first. */
+TEST(a_map_from_a_parent_fd_above_a_lowered_limit_works)
+{
+    NEEDS_CLOSE_OTHERS();
+    int high = t_file_at(200, true);
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved_nofile));
+    struct rlimit l = saved_nofile;
+    l.rlim_cur = 64;
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &l));
+    struct fl_fd_map map[] = { { 3, high } };
+    struct fl_cmd cmd = { .argv = PROBE("fds"), .fds = map, .nfds = 1, .backend = BACKEND };
+    char *out = t_probe(&cmd);
+    restore_nofile();
+    ASSERT_FDS_EXACTLY(out, 0, 1, 2, 3);
+    ASSERT_EQ(t_fd_entry(out, 3).ino, t_ino(high));
+    close(high);
+}
+
 TEST(fds_left_open_above_a_lowered_limit_are_closed_or_refused)
 {
     NEEDS_CLOSE_OTHERS();

@@ -313,6 +313,26 @@ TEST(a_middle_stage_that_cannot_be_found_fails_the_spawn_as_stage_2)
      * no fd left. */
 }
 
+/* Judged before the pipeline opens its pipes: by the first stage's spawn,
+ * that number is the pipe into the next, and the stage would read from
+ * what it writes. */
+TEST(a_first_stage_reading_a_dev_fd_the_caller_has_not_open_is_enoent)
+{
+    NEEDS_CLOSE_OTHERS();
+    int lowest = 3;
+    while (t_fd_open(lowest))
+        lowest++;
+    struct fl_cmd stages[] = {
+        { .argv = PROBE("cat"), .stdio = { [0] = { .kind = FL_FILE, .path = t_fmt("/dev/fd/%d", lowest) } },
+          .backend = BACKEND },
+        STAGE("cat"),
+    };
+    struct fl_error e = spawn_fails(stages, 2, ENOENT);
+    ASSERT_EQ(e.stage, 1);
+    ASSERT_EQ(e.step, FL_STEP_OPEN);
+    ASSERT_EQ(e.index, 0);
+}
+
 TEST(a_middle_stage_whose_stdin_is_not_inherited_is_einval)
 {
     NEEDS_CLOSE_OTHERS();
