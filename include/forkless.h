@@ -143,8 +143,10 @@ struct fl_stdio {
      * shell's process substitution hands out /dev/fd/63) reopens the
      * caller's fd N: the child keeps it until the open, and closes it after
      * unless FL_KEEP_FDS. N not open in the caller is ENOENT at step open,
-     * found before the spawn, as open(2) would say it (not under a
-     * .chroot, where the name is the new root's). The open makes a new
+     * found before the spawn, as open(2) would say it (under a .chroot,
+     * where the name is the new root's, the child's open answers). Other
+     * names for the same file (a symlink, "/dev/./fd/N", a relative path)
+     * are opened after the caller's fds are closed. The open makes a new
      * open file description, as open(2) of that name does; to share the
      * caller's, use FL_FD. */
     const char *path;
@@ -1026,7 +1028,9 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * without permission were found, or a '/' name in a directory the caller
  * may not search), ENOEXEC, ENAMETOOLONG, ERANGE (buf too small), or
  * EINVAL/E2BIG/EBADF as fl_spawn()'s checks of the command give them (a
- * stdio fd, fd map or terminal fd the caller has not open). error, when
+ * stdio fd, fd map or terminal fd the caller has not open), and so ENOENT
+ * at step open, not exec, for a /dev/fd/N stream path whose fd the caller
+ * has not open. error, when
  * not NULL, is filled as
  * fl_spawn() would fill it for the same failure (step, the candidate's
  * index and path, the detail; with .contain->chroot, where it reads the

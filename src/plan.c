@@ -242,8 +242,13 @@ static void add_stdio_act(struct fl__plan *p, int i)
         a = add_act(p, FL__ACT_OPEN, i);
         a->path = s->path;
         /* fl__cmd_check() saw that fd open in the caller, before the
-         * library opened any fd of its own that could take the number. */
-        a->src_fd = p->cmd->contain && p->cmd->contain->chroot ? -1 : fl__fd_the_path_names(s->path);
+         * library opened any fd of its own that could take the number;
+         * under a .chroot, which it leaves to the child, it is kept if
+         * open now, as the fork backend's child would have it. */
+        a->src_fd = fl__fd_the_path_names(s->path);
+        if (a->src_fd >= 0 && p->cmd->contain && p->cmd->contain->chroot &&
+            !fl__caller_fd_open(a->src_fd))
+            a->src_fd = -1;
         a->oflags = s->flags ? s->flags & ~O_CLOEXEC
                     : i == 0 ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC;
         a->mode = s->mode ? s->mode : 0666;

@@ -578,6 +578,25 @@ TEST(fl_null_in_a_chroot_without_dev_is_the_callers_dev_null_as_root_and_as_nobo
     t_rerun_as_nobody();
 }
 
+/* The name is the new root's, whose own /proc shows the child's fds: the
+ * child keeps the caller's fd 20 until it opens it, as the fork
+ * backend's child does. */
+TEST(a_chroot_with_proc_reopens_the_callers_fd_through_proc_self_fd)
+{
+    struct fl_contain c = { .unshare = FL_NS_MOUNT | FL_NS_PID, .flags = FL_MOUNT_PROC };
+    struct fl_cmd cmd = { .argv = ARGV("/probe", "cat"),
+                          .stdio = { [0] = { .kind = FL_FILE, .path = "/proc/self/fd/20" } },
+                          .contain = &c, .backend = BACKEND };
+    c.chroot = t_make_root(true);
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    int in = t_file_at(20, true);
+    ASSERT_EQ(pwrite(in, "caller's fd 20\n", 15, 0), 15);
+    if (!t_is_root())
+        c.unshare |= FL_NS_USER, c.map = FL_MAP_ROOT;
+    ASSERT_STR_EQ(t_probe(&cmd), "caller's fd 20\n");
+    close(in);
+}
+
 TEST(chroot_with_mount_proc_mounts_proc_inside_the_root)
 {
     struct fl_contain c = { .unshare = FL_NS_MOUNT | FL_NS_PID, .flags = FL_MOUNT_PROC };

@@ -78,6 +78,13 @@ int supervise_start(struct supervise_options *opts, sigset_t *old)
     /* Made now, not once the child runs: without it forkless would
      * ignore every signal it blocked for good. */
     opts->signal_fd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+    /* Off 0-2: where forkless was started with one closed, the child must
+     * find it closed too, not this fd (--stderr-to-stdout would copy it). */
+    if (opts->signal_fd >= 0 && opts->signal_fd <= 2) {
+        int high = fcntl(opts->signal_fd, F_DUPFD_CLOEXEC, 3);
+        close(opts->signal_fd);
+        opts->signal_fd = high;
+    }
     if (opts->signal_fd < 0) {
         int err = errno;
         sigprocmask(SIG_SETMASK, old, NULL);

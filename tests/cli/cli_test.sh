@@ -430,6 +430,15 @@ case_stdin_from_process_substitution() {
     expect_out substituted
 }
 
+# forkless's own fds must not fill the closed fd 1 that the child's
+# stderr would copy.
+case_stderr_to_stdout_with_stdout_closed_is_ebadf() {
+    "$FL" run --stderr-to-stdout -- true >&- 2>"$T/err"
+    STATUS=$?
+    expect_status 125
+    expect_err_has "Bad file descriptor"
+}
+
 case_stdout() {
     echo old-content-that-is-longer >"$T/o"
     run_fl run --stdout "$T/o" -- echo new
