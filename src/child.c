@@ -506,12 +506,9 @@ static CHILD void exec_candidates(struct fl__plan *p)
             return;
         }
     }
-    if (denied >= 0)
-        fl__child_fail(p, FL_STEP_EXEC, denied, -EACCES);
-    else if (p->ncands == 1)
-        fl__child_fail(p, FL_STEP_EXEC, 0, first_err);
-    else
-        fl__child_fail(p, FL_STEP_EXEC, -1, -ENOENT);
+    bool found = p->ncands == 1 && p->searched && denied < 0 && exists(p->cands[0]);
+    struct fl__child_err end = fl__search_failed(p, denied, (int)-first_err, found);
+    fl__child_fail(p, FL_STEP_EXEC, end.index, -end.err);
 }
 
 #ifndef CLOSE_RANGE_UNSHARE

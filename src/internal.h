@@ -18,6 +18,7 @@
 #ifndef FL_INTERNAL_H
 #define FL_INTERNAL_H
 
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -259,6 +260,22 @@ FL__HIDDEN int fl__child_caps_after(struct fl__plan *p);
 FL__HIDDEN int fl__child_lock(struct fl__plan *p);
 FL__HIDDEN int fl__child_seccomp(struct fl__plan *p);
 FL__HIDDEN int fl__child_fail(struct fl__plan *p, enum fl_step step, int index, long r);
+/* How a search where no candidate ran ends, the same in the clone child,
+ * fl_resolve() and the posix_spawn backend's pick: EACCES for the first
+ * file found without permission; a program named with '/' keeps exec's
+ * own error (first_err), and so does the one candidate of a one-entry
+ * PATH when the file is there (found: a #! interpreter missing); else
+ * "not found in PATH" (ENOENT, index -1), not a path in a directory that
+ * may not even be searchable. Pure: the clone child calls it. */
+static inline struct fl__child_err fl__search_failed(const struct fl__plan *p, int denied,
+                                                     int first_err, bool found)
+{
+    if (denied >= 0)
+        return (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied, 0 };
+    if (p->ncands == 1 && (!p->searched || found))
+        return (struct fl__child_err){ first_err, FL_STEP_EXEC, 0, 0 };
+    return (struct fl__child_err){ ENOENT, FL_STEP_EXEC, -1, 0 };
+}
 
 /* pty.c. Checks .tty and the terminal flags: 0, EINVAL, or EBADF for a
  * terminal fd the child would inherit that the caller has not open. */

@@ -547,10 +547,10 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
                 r = fl__fail(e, ERANGE, FL_STEP_EXEC, -1, fl__program(cmd), "buffer too small");
         } else {
             /* The record fl_spawn() fills from the child's report. */
-            p.cerr = at >= 0         ? (struct fl__child_err){ s, FL_STEP_EXEC, at, 0 }
-                     : denied >= 0   ? (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied, 0 }
-                     : p.ncands == 1 ? (struct fl__child_err){ s, FL_STEP_EXEC, 0, 0 }
-                                     : (struct fl__child_err){ ENOENT, FL_STEP_EXEC, -1, 0 };
+            struct stat st;   /* path: the one candidate, as its status read it */
+            bool found = p.ncands == 1 && stat(path, &st) == 0;
+            p.cerr = at >= 0 ? (struct fl__child_err){ s, FL_STEP_EXEC, at, 0 }
+                             : fl__search_failed(&p, denied, s, found);
             r = fl__fail_child(&p, e);
         }
     }

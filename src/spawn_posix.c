@@ -274,13 +274,13 @@ static int pick_candidate(struct fl__plan *p, size_t *pick)
             break;
         }
     }
+    struct stat st;   /* path: the one candidate, as its status read it */
+    bool found = p->ncands == 1 && stat(path, &st) == 0;
     free(path);
     if (r == 0 || p->cerr.err)
         return r;
     /* As the clone child ends its search (exec_candidates()). */
-    p->cerr = denied >= 0    ? (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied, 0 }
-              : p->ncands == 1 ? (struct fl__child_err){ r, FL_STEP_EXEC, 0, 0 }
-                               : (struct fl__child_err){ ENOENT, FL_STEP_EXEC, -1, 0 };
+    p->cerr = fl__search_failed(p, denied, r, found);
     return p->cerr.err;
 }
 

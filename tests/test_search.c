@@ -79,7 +79,27 @@ TEST(a_single_path_entry_the_caller_may_not_search_is_enoent)
         SKIP("this user may search /proc/1/root here");
     const char *env_set[] = { "PATH=/proc/1/root/usr/bin", NULL };
     struct fl_cmd cmd = { .argv = ARGV("true"), .env_set = env_set, .backend = BACKEND };
-    SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    /* Said as a search that found nothing, not as a file not there in a
+     * directory it could not look into. */
+    ASSERT_EQ(e.index, -1);
+    ASSERT_STR_EQ(e.path, "true");
+    ASSERT_STR_EQ(e.detail, "not found in PATH");
+}
+
+TEST(a_single_path_entry_without_the_program_says_not_found_in_path)
+{
+    const char *env_set[] = { t_fmt("PATH=%s", t_tmpdir()), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("fl-no-such-program"), .env_set = env_set,
+                          .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_EQ(e.index, -1);
+    ASSERT_STR_EQ(e.path, "fl-no-such-program");
+    ASSERT_STR_EQ(e.detail, "not found in PATH");
+    char buf[64];
+    ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, &e), ENOENT);
+    ASSERT_EQ(e.index, -1);
+    ASSERT_STR_EQ(e.detail, "not found in PATH");
 }
 
 TEST(a_file_that_cannot_be_opened_comes_before_a_program_not_found)

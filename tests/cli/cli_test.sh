@@ -2937,6 +2937,27 @@ os.write(fd, b"two\n"); expect("TWO"); os.write(fd, b"\x04")' \
     grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
 }
 
+case_run_timeout_sets_its_terminal() {
+    # The program's own group (--timeout) is the terminal's foreground
+    # job: stty's tcsetattr() is not stopped by SIGTTOU until the time is
+    # up, as with timeout(1) in an interactive shell.
+    pty_job 'expect("<exit")' "$FL" run --timeout 60 -- sh -c 'stty sane && echo set'
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    grep -q '^set$' "$T/out" || fail "no 'set': $(out)"
+    grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
+}
+
+case_run_timeout_stops_with_its_program() {
+    # ^Z stops the program, and forkless with it, so that the shell sees
+    # the job stop; fg continues both, on the terminal again.
+    pty_job 'os.write(fd, b"one\n"); expect("ONE"); os.write(fd, b"\x1a"); expect("<stopped>")
+os.write(fd, b"two\n"); expect("TWO"); os.write(fd, b"\x04")' \
+        "$FL" run --timeout 60 -- tr a-z A-Z
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    grep -q '^TWO$' "$T/out" || fail "no TWO after fg: $(out)"
+    grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
+}
+
 case_pipe_time_each_stage() {
     # --time: one line of figures a stage, as run's --time gives.
     run_fl pipe --time true ::: true
