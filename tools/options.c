@@ -440,6 +440,7 @@ static int finish_options(struct run_options *o)
     if (o->supervise.timeout_given && !o->foreground && !(cmd->flags & FL_SETSID))
         cmd->flags |= FL_NEW_PGROUP;
     o->supervise.own_group = (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)) != 0;
+    o->supervise.relay_job = (cmd->flags & (FL_SETSID | FL_NEW_PGROUP)) == FL_NEW_PGROUP;
     o->supervise.cgroup = cmd->cgroup;
     /* The cgroup's stop (fl_stop()) reads a signal of 0 as SIGTERM: the
      * descendants would get what --signal 0 says not to send. */

@@ -175,13 +175,6 @@ static int run_command(struct run_options *o, int *die_by)
                   "--mount-proc does), or give --cgroup", (int)getpid());
         return EXIT_FORKLESS_ERROR;
     }
-    /* A program in a group of its own (--timeout, --pgroup) is the
-     * terminal's foreground job while forkless is, as timeout(1)'s command
-     * is in an interactive shell: else it would be stopped by SIGTTOU or
-     * SIGTTIN, which no pidfd reports, miss SIGWINCH, and run on at ^Z.
-     * supervise.c's job control, as for `forkless pipe`. */
-    if ((cmd->flags & (FL_NEW_PGROUP | FL_SETSID)) == FL_NEW_PGROUP)
-        o->supervise.job_tty = supervise_job_tty();
     r = supervise_start(&o->supervise, &old_mask);
     if (r != 0) {
         supervise_start_error(r);
@@ -245,9 +238,7 @@ static int run_command(struct run_options *o, int *die_by)
     struct fl_result res;
     bool interrupted = false;
     o->supervise.interrupted = &interrupted;
-    supervise_tty_handoff(&o->supervise, proc.pid);
     r = supervise(&proc, &o->supervise, &res);
-    supervise_tty_reclaim(&o->supervise, proc.pid);
     o->supervise.interrupted = NULL;  /* it pointed into this frame */
     /* Our terminal as it was, before any message. */
     pty_relay_finish(&o->pty, interrupted);

@@ -74,6 +74,13 @@ int supervise_start(struct supervise_options *opts, sigset_t *old)
         sigaddset(set, opts->timeout_signal);
     if (opts->kill_tree || opts->job_tty >= 0)
         sigaddset(set, SIGCHLD);
+    /* See relay_job_signal(). */
+    if (opts->relay_job) {
+        if (!ignored(SIGTSTP))
+            sigaddset(set, SIGTSTP);
+        if (!ignored(SIGWINCH))
+            sigaddset(set, SIGWINCH);
+    }
     sigprocmask(SIG_BLOCK, set, old);
     /* Made now, not once the child runs: without it forkless would
      * ignore every signal it blocked for good. */
@@ -349,6 +356,22 @@ static void time_up(struct fl_proc *proc, const struct supervise_options *opts,
     st->deadline = -1;
 }
 
+/* The program's group of its own (`forkless run --timeout`, --pgroup) is
+ * not the terminal's foreground group, which has forkless: the terminal's
+ * ^Z and resizes reach forkless alone. So ^Z (SIGTSTP) goes on to the
+ * group, which stops as it would in the foreground (a program that catches
+ * it first restores its terminal), then forkless stops; when forkless is
+ * continued (fg, bg), so is the group: the shell sees one job. A resize
+ * (SIGWINCH) is passed on as it is. */
+static void relay_job_signal(struct fl_proc *proc, struct state *st, int sig)
+{
+    send_children(proc, st->n, true, sig, 0);
+    if (sig != SIGTSTP)
+        return;
+    stop_by_sigtstp();
+    send_children(proc, st->n, true, SIGCONT, 0);
+}
+
 /* A signal forkless received: see passed_on(). */
 static void on_signal(struct fl_proc *proc, const struct supervise_options *opts,
                       struct state *st, const struct signalfd_siginfo *si)
@@ -356,6 +379,10 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
     int sig = (int)si->ssi_signo;
     if (own_sigpipe(si))
         return;
+    if (sig == SIGTSTP || sig == SIGWINCH) {
+        relay_job_signal(proc, st, sig);
+        return;
+    }
     if (sig != SIGCHLD && opts->interrupted)
         *opts->interrupted = true;
     if (sig == SIGCHLD) {

@@ -54,6 +54,11 @@ struct supervise_options {
      * control, see supervise_tty_handoff(). SIGCHLD is then handled too,
      * to see a stage stop. */
     int job_tty;
+    /* `forkless run` whose program leads a group of its own in forkless's
+     * session (--timeout, --pgroup): the terminal's ^Z and resizes go on
+     * to it (relay_job_signal() in supervise.c). Not with --pty, whose
+     * relay handles them. */
+    bool relay_job;
     /* The signals forkless passes on, and the signalfd that reads them;
      * supervise_start() fills both. */
     sigset_t handled;

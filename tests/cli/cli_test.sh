@@ -2937,24 +2937,27 @@ os.write(fd, b"two\n"); expect("TWO"); os.write(fd, b"\x04")' \
     grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
 }
 
-case_run_timeout_sets_its_terminal() {
-    # The program's own group (--timeout) is the terminal's foreground
-    # job: stty's tcsetattr() is not stopped by SIGTTOU until the time is
-    # up, as with timeout(1) in an interactive shell.
-    pty_job 'expect("<exit")' "$FL" run --timeout 60 -- sh -c 'stty sane && echo set'
+case_run_timeout_stops_its_program_on_ctrl_z() {
+    # With --timeout the program's group is not the terminal's foreground
+    # one: forkless passes ^Z on, stops with it, and continues it on fg.
+    pty_job 'expect("start"); os.write(fd, b"\x1a"); expect("<stopped>"); expect("continued")' \
+        "$FL" run --timeout 60 -- sh -c 'trap "echo continued" CONT; echo start; sleep 1; echo end'
     [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
-    grep -q '^set$' "$T/out" || fail "no 'set': $(out)"
+    grep -q '^continued$' "$T/out" || fail "the program was not stopped and continued: $(out)"
+    grep -q '^end$' "$T/out" || fail "no end: $(out)"
     grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
 }
 
-case_run_timeout_stops_with_its_program() {
-    # ^Z stops the program, and forkless with it, so that the shell sees
-    # the job stop; fg continues both, on the terminal again.
-    pty_job 'os.write(fd, b"one\n"); expect("ONE"); os.write(fd, b"\x1a"); expect("<stopped>")
-os.write(fd, b"two\n"); expect("TWO"); os.write(fd, b"\x04")' \
-        "$FL" run --timeout 60 -- tr a-z A-Z
+case_run_timeout_passes_terminal_resizes_on() {
+    # The terminal signals its foreground group, forkless's: SIGWINCH goes
+    # on to the program's own group.
+    pty_job 'expect("ready")
+import fcntl, struct, termios
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+expect("winch")' \
+        "$FL" run --timeout 60 -- sh -c 'trap "echo winch" WINCH; echo ready; sleep 1; echo end'
     [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
-    grep -q '^TWO$' "$T/out" || fail "no TWO after fg: $(out)"
+    grep -q '^winch$' "$T/out" || fail "no SIGWINCH reached the program: $(out)"
     grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
 }
 
