@@ -57,7 +57,7 @@ int fl__fd_the_path_names(const char *path)
             continue;
         while (*s == '/')
             s++;
-        long fd = 0;
+        long long fd = 0;
         const char *digits = s;
         for (; *s >= '0' && *s <= '9' && fd <= INT_MAX; s++)
             fd = fd * 10 + (*s - '0');
