@@ -322,23 +322,62 @@ struct fl__ksigaction {
     unsigned long mask;
 };
 
-/* The number at *s, which must end at a space; s moves past both. */
-static CHILD bool stat_number(const char **s, const char *end, uint64_t *v)
+/* The stat line is scanned eight bytes at a time, without a branch per
+ * byte or per field: a byte at a time, the scan for its last ')' and 29
+ * spaces took the child a quarter of what the pread took, and this takes
+ * a third less. Bytes go low to high in each word. */
+#define BYTE_ONES 0x0101010101010101ULL
+#define BYTE_HIGHS 0x8080808080808080ULL
+
+static CHILD uint64_t stat_word(const uint64_t *w, size_t i)
 {
-    const char *c = *s;
-    uint64_t n = 0;
-    if (c >= end || *c < '0' || *c > '9')
-        return false;
-    for (; c < end && *c >= '0' && *c <= '9'; c++) {
-        if (n > (UINT64_MAX - 9) / 10)
-            return false;
-        n = n * 10 + (uint64_t)(*c - '0');
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(w[i]);
+#else
+    return w[i];
+#endif
+}
+
+/* The high bit of every byte of w that is c, and no other bit. */
+static CHILD uint64_t bytes_equal(uint64_t w, unsigned char c)
+{
+    uint64_t x = w ^ (BYTE_ONES * c);
+    return ~(((x & ~BYTE_HIGHS) + ~BYTE_HIGHS) | x) & BYTE_HIGHS;
+}
+
+/* The offset just past the k-th space (k > 0) at or after offset from;
+ * 0 when the line has fewer. */
+static CHILD size_t past_spaces(const uint64_t *w, size_t nwords, size_t from, unsigned k)
+{
+    for (size_t i = from / 8; i < nwords; i++) {
+        uint64_t m = bytes_equal(stat_word(w, i), ' ');
+        if (i == from / 8)
+            m &= ~(uint64_t)0 << (from % 8 * 8);
+        unsigned count = (unsigned)(((m >> 7) * BYTE_ONES) >> 56);
+        if (count < k) {
+            k -= count;
+            continue;
+        }
+        while (--k)
+            m &= m - 1;
+        return i * 8 + (size_t)__builtin_ctzll(m) / 8 + 1;
     }
-    if (c >= end || *c != ' ')
+    return 0;
+}
+
+/* The number at offset at, which must end at a space. */
+static CHILD bool number_at(const char *line, size_t n, size_t at, uint64_t *v)
+{
+    uint64_t r = 0;
+    if (at >= n || line[at] < '0' || line[at] > '9')
         return false;
-    *s = c + 1;
-    *v = n;
-    return true;
+    for (; at < n && line[at] >= '0' && line[at] <= '9'; at++) {
+        if (r > (UINT64_MAX - 9) / 10)
+            return false;
+        r = r * 10 + (uint64_t)(line[at] - '0');
+    }
+    *v = r;
+    return at < n && line[at] == ' ';
 }
 
 /* Which of signals 1-31 to set to SIG_DFL: the ones the process ignores,
@@ -349,36 +388,37 @@ static CHILD bool stat_number(const char **s, const char *end, uint64_t *v)
  * fd: the stat's may be among them. */
 static CHILD uint64_t low_signals_to_reset(const struct fl__plan *p)
 {
-    char buf[512];
+    uint64_t w[64];
+    char *line = (char *)w;
     if (p->stat_fd < 0)
         return FL__LOW_SIGNALS;
-    long n = fl__sys4(SYS_pread64, p->stat_fd, buf, sizeof buf, 0);
-    if (n <= 0 || (size_t)n >= sizeof buf)
+    long got = fl__sys4(SYS_pread64, p->stat_fd, w, sizeof w, 0);
+    if (got <= 0 || (size_t)got >= sizeof w)
         return FL__LOW_SIGNALS;
-    const char *s = buf, *end = buf + n, *close_paren = 0;
-    uint64_t v;
+    size_t n = (size_t)got, nwords = (n + 7) / 8, close_paren = 0;
+    for (size_t i = n; i % 8; i++)
+        line[i] = '\0';
+    uint64_t pid, threads, ignored;
+    size_t comm = past_spaces(w, nwords, 0, 1);
+    if (!number_at(line, n, 0, &pid) || pid != (uint64_t)p->stat_pid || !comm || comm >= n ||
+        line[comm] != '(')
+        return FL__LOW_SIGNALS;
     /* "pid (comm) state ...": comm may hold anything, ')' too, but every
      * field after it is plain, so the last ')' ends it. */
-    if (!stat_number(&s, end, &v) || v != (uint64_t)p->stat_pid || s >= end || *s != '(')
-        return FL__LOW_SIGNALS;
-    for (const char *c = s; c < end; c++)
-        if (*c == ')')
-            close_paren = c;
-    if (!close_paren || end - close_paren < 4 || close_paren[1] != ' ' || close_paren[3] != ' ')
-        return FL__LOW_SIGNALS;
-    s = close_paren + 4;  /* field 4, past the state's letter */
-    uint64_t threads = 0, ignored = 0;
-    for (int field = 4; field <= 33; field++) {
-        if (field == 20 || field == 33) {
-            if (!stat_number(&s, end, field == 20 ? &threads : &ignored))
-                return FL__LOW_SIGNALS;
-            continue;
-        }
-        while (s < end && *s != ' ')  /* some are negative: not read */
-            s++;
-        if (s++ >= end)
-            return FL__LOW_SIGNALS;
+    for (size_t i = 0; i < nwords; i++) {
+        uint64_t m = bytes_equal(stat_word(w, i), ')');
+        if (m)
+            close_paren = i * 8 + (size_t)(63 - __builtin_clzll(m)) / 8;
     }
+    if (close_paren <= comm || n - close_paren < 4 || line[close_paren + 1] != ' ' ||
+        line[close_paren + 3] != ' ')
+        return FL__LOW_SIGNALS;
+    /* Fields 4 to 19 end in 16 spaces, and 20 to 32 in 13 more. */
+    size_t threads_at = past_spaces(w, nwords, close_paren + 4, 16);
+    size_t ignored_at = threads_at ? past_spaces(w, nwords, threads_at, 13) : 0;
+    if (!ignored_at || !number_at(line, n, threads_at, &threads) ||
+        !number_at(line, n, ignored_at, &ignored))
+        return FL__LOW_SIGNALS;
     return threads == 1 ? ignored & FL__LOW_SIGNALS : FL__LOW_SIGNALS;
 }
 

@@ -104,6 +104,7 @@ struct fl__plan {
     const char *cand_inline[1];
     char *cand_block;       /* owned: the candidates' array and strings */
     char **sh_argv;         /* FL_SHELL_FALLBACK: {"/bin/sh", cand, argv[1..]} */
+    bool sizes_measured;    /* the four below are set (measure_sizes()) */
     size_t arg_bytes;       /* what exec counts of argv and envp: strings, pointers */
     size_t arg_limit;       /* the most exec takes, with the file name too */
     /* The first string longer than MAX_ARG_STRLEN: in argv (0) or envp
@@ -201,13 +202,13 @@ FL__HIDDEN int fl__plan_hold(struct fl__plan *p, struct fl_error *e);
 FL__HIDDEN const char *fl__program(const struct fl_cmd *cmd);
 /* Whether exec of cand would refuse the lists with E2BIG (the total over
  * ARG_MAX); if so, detail says how far over. */
-FL__HIDDEN bool fl__args_too_big(const struct fl__plan *p, const char *cand,
+FL__HIDDEN bool fl__args_too_big(struct fl__plan *p, const char *cand,
                                  char *detail, size_t size);
 /* 0 if cand is a regular file the caller may execute, else ENOENT (not
  * there: missing, or hidden in a PATH search), EACCES, ENOEXEC (a #! line
  * the kernel will not read, without FL_SHELL_FALLBACK) or another errno;
  * path receives the name, made relative to the command's cwd. */
-FL__HIDDEN int fl__candidate_status(const struct fl__plan *p, const char *cand,
+FL__HIDDEN int fl__candidate_status(struct fl__plan *p, const char *cand,
                                     char *path, size_t size);
 /* The kernel's buffer for a file's first bytes (BINPRM_BUF_SIZE). */
 #define FL__BINPRM_BUF_SIZE 256

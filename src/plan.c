@@ -102,9 +102,12 @@ static size_t max_arg_strlen(void)
     return 32 * (size_t)sysconf(_SC_PAGESIZE);
 }
 
+static void measure_sizes(struct fl__plan *p);
+
 /* Would exec of cand refuse the plan's lists? Then says so in detail. */
-bool fl__args_too_big(const struct fl__plan *p, const char *cand, char *detail, size_t size)
+bool fl__args_too_big(struct fl__plan *p, const char *cand, char *detail, size_t size)
 {
+    measure_sizes(p);
     if (p->long_list >= 0) {
         const char *s = (p->long_list ? p->envp : p->argv)[p->long_index];
         size_t len = strlen(s);
@@ -139,13 +142,18 @@ static size_t arg_limit(const struct fl__plan *p)
     return limit < KERNEL_ARG_MAX ? KERNEL_ARG_MAX : limit;
 }
 
-/* After build_candidates(). Measures only: lists too big are exec's to
- * refuse, as E2BIG for the file it finds. The kernel opens that file
- * before it counts, so a missing or forbidden program is ENOENT or EACCES
- * whatever its arguments, as the child will see it (its user, root, cwd),
- * which the parent cannot tell here. */
+/* Measures only: lists too big are exec's to refuse, as E2BIG for the
+ * file it finds. The kernel opens that file before it counts, so a
+ * missing or forbidden program is ENOENT or EACCES whatever its
+ * arguments, as the child will see it (its user, root, cwd), which the
+ * parent cannot tell here. So the sizes are taken only when an E2BIG is
+ * to be explained, or a candidate judged in the parent: adding up every
+ * environment string took a quarter of a default spawn's own work. */
 static void measure_sizes(struct fl__plan *p)
 {
+    if (p->sizes_measured)
+        return;
+    p->sizes_measured = true;
     size_t max_str = max_arg_strlen(), total = 0, count = 0;
     char *const *lists[2] = { p->argv, p->envp };
     p->long_list = -1;
@@ -391,8 +399,6 @@ static int plan_program(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_
     r = fl__env_build(cmd, p, e);
     if (!r)
         r = build_candidates(p, e);
-    if (!r)
-        measure_sizes(p);
     return r;
 }
 
@@ -489,7 +495,7 @@ static int interpreter_status(const char *path, const char *cwd)
  * search a missing file, an unsearchable directory and a name too long
  * all mean "not here" (ENOENT); a program named with '/' keeps stat's own
  * error, as exec would report it. */
-int fl__candidate_status(const struct fl__plan *p, const char *cand, char *path, size_t size)
+int fl__candidate_status(struct fl__plan *p, const char *cand, char *path, size_t size)
 {
     const char *cwd = p->cmd->cwd;
     int n = (cand[0] == '/' || !cwd) ? snprintf(path, size, "%s", cand)

@@ -544,6 +544,20 @@ TEST(a_signal_ignored_between_two_spawns_is_default_in_the_second_child)
     ASSERT_EQ(sig_ign_while_ignoring(&cmd), 0);
 }
 
+/* The stat's second field is the process's name, which may hold ')' and
+ * spaces: read as fields, this one would give 1 thread and no signal
+ * ignored. */
+TEST(ignored_signals_are_default_under_a_name_that_reads_like_stat_fields)
+{
+    char name[16] = "";
+    ASSERT_SYS(prctl(PR_GET_NAME, name));
+    ASSERT_SYS(prctl(PR_SET_NAME, ") S 1 1 1 0 (x"));
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    unsigned long long ignored = sig_ign_while_ignoring(&cmd);
+    prctl(PR_SET_NAME, name);
+    ASSERT_EQ(ignored, 0);
+}
+
 /* As an application's closefrom(3) would do to it. */
 TEST(ignored_signals_are_default_after_the_library_fd_was_closed)
 {
