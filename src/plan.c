@@ -399,6 +399,11 @@ static int plan_program(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_
     r = fl__env_build(cmd, p, e);
     if (!r)
         r = build_candidates(p, e);
+    /* Measured now where the strings may change before an E2BIG is
+     * explained: a fork()'s atfork handlers and a launch's caller run
+     * meanwhile, and musl's setenv() frees the string it replaces. */
+    if (!r && ((cmd->flags & FL_NO_WAIT_EXEC) || fl__backend_of(cmd) == FL_BACKEND_FORK))
+        measure_sizes(p);
     return r;
 }
 

@@ -545,8 +545,8 @@ TEST(a_signal_ignored_between_two_spawns_is_default_in_the_second_child)
 }
 
 /* The stat's second field is the process's name, which may hold ')' and
- * spaces: read as fields, this one would give 1 thread and no signal
- * ignored. */
+ * spaces: whatever the child makes of such a line, it must not keep a
+ * signal ignored. */
 TEST(ignored_signals_are_default_under_a_name_that_reads_like_stat_fields)
 {
     char name[16] = "";
