@@ -101,10 +101,10 @@ struct fl__plan {
     bool searched;          /* the candidates come from a PATH search */
     bool in_callers_root;   /* fl_resolve()'s: the files are the caller's,
                              * whatever .chroot says */
+    bool sizes_measured;    /* arg_bytes to long_index are set (measure_sizes()) */
     const char *cand_inline[1];
     char *cand_block;       /* owned: the candidates' array and strings */
     char **sh_argv;         /* FL_SHELL_FALLBACK: {"/bin/sh", cand, argv[1..]} */
-    bool sizes_measured;    /* the four below are set (measure_sizes()) */
     size_t arg_bytes;       /* what exec counts of argv and envp: strings, pointers */
     size_t arg_limit;       /* the most exec takes, with the file name too */
     /* The first string longer than MAX_ARG_STRLEN: in argv (0) or envp
