@@ -148,7 +148,8 @@ static size_t arg_limit(const struct fl__plan *p)
  * arguments, as the child will see it (its user, root, cwd), which the
  * parent cannot tell here. So the sizes are taken only when an E2BIG is
  * to be explained, or a candidate judged in the parent: adding up every
- * environment string took a quarter of a default spawn's own work. */
+ * environment string was a third of the parent's instructions in a
+ * default spawn. */
 static void measure_sizes(struct fl__plan *p)
 {
     if (p->sizes_measured)
