@@ -105,6 +105,11 @@ static struct {
 } tmpdirs[16];
 static int ntmpdirs;
 
+/* nftw()'s fd budget is also its depth limit under musl, which stops
+ * descending there instead of reusing fds as glibc does: a case's tree
+ * deeper than that would be left behind in /tmp. */
+#define TREE_DEPTH_MAX 256
+
 static int rm_one(const char *path, const struct stat *st, int type,
                   struct FTW *ftw)
 {
@@ -133,7 +138,7 @@ static void remove_bindir(void)
 {
     if (!bindir[0] || getpid() != bindir_owner)
         return;
-    nftw(bindir, rm_one, 4, FTW_DEPTH | FTW_PHYS);
+    nftw(bindir, rm_one, TREE_DEPTH_MAX, FTW_DEPTH | FTW_PHYS);
     bindir[0] = 0;
 }
 
@@ -149,7 +154,7 @@ static void remove_tmpdirs(void)
             chmod(noperm, 0700);
             free(noperm);
         }
-        nftw(tmpdirs[i].path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        nftw(tmpdirs[i].path, rm_one, TREE_DEPTH_MAX, FTW_DEPTH | FTW_PHYS);
     }
     ntmpdirs = 0;
 }
