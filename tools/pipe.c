@@ -189,7 +189,8 @@ static int run_pipeline(struct pipe_options *o, struct fl_cmd *stages,
     /* The stages always lead a group of their own (the library makes
      * it): what forkless passes on, and the timeout, go to all of it. */
     o->time_limit.own_group = true;
-    o->time_limit.job_tty = supervise_job_tty();
+    o->time_limit.relay_job = true;
+    o->time_limit.lend_tty_when_alone = true;
     sigset_t old_mask;
     int r = supervise_start(&o->time_limit, &old_mask);
     if (r != 0) {
@@ -206,12 +207,10 @@ static int run_pipeline(struct pipe_options *o, struct fl_cmd *stages,
         supervise_end(&o->time_limit);
         return report_start_failure(stages, &error);
     }
-    /* On its terminal, the pipeline is the foreground job while forkless
-     * is (supervise.c's job control), and gives it back before any
-     * message. */
-    supervise_tty_handoff(&o->time_limit, pl.pgid);
+    /* On forkless's terminal, the stages' group gets it where that takes
+     * it from no one, or once a stage asks (supervise.c's job control);
+     * it is forkless's again before any message. */
     r = supervise_pipeline(&pl, &o->time_limit, res);
-    supervise_tty_reclaim(&o->time_limit, pl.pgid);
     supervise_end(&o->time_limit);
     if (r != 0) {
         /* None is to outlive forkless: SIGKILL to what is left, reaped. */

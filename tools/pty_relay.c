@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "supervise.h"
+#include "job_control.h"
 
 enum {
     RELAY_BUF = 16384,

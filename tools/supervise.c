@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "job_control.h"
 
 /* The signals forkless passes on: those whose default action ends a
  * process, SIGKILL aside (the list of coreutils' term-sig.h). timeout
@@ -72,6 +73,7 @@ int supervise_start(struct supervise_options *opts, sigset_t *old)
     if (opts->timeout_signal > 0 && terminates(opts->timeout_signal) &&
         !ignored(opts->timeout_signal))
         sigaddset(set, opts->timeout_signal);
+    opts->job_tty = opts->relay_job ? job_tty() : -1;
     if (opts->kill_tree || opts->job_tty >= 0)
         sigaddset(set, SIGCHLD);
     /* See relay_job_signal(). */
@@ -184,6 +186,7 @@ struct state {
     enum { RUNNING, STOPPING, KILLED } phase;
     int64_t deadline;  /* of the timeout, then of the SIGKILL; -1: none */
     bool timed_out;
+    bool tty_lent;     /* the children's group has forkless's terminal */
     struct tree tree;  /* --kill-tree */
 };
 
@@ -233,76 +236,69 @@ static void signal_child(struct fl_proc *proc, const struct supervise_options *o
         tree_signal(&st->tree, proc->pid, sig, (pid_t[2]){ spare, sent }, false);
 }
 
-int supervise_job_tty(void)
-{
-    for (int fd = 0; fd < 3; fd++)
-        if (isatty(fd) && tcgetpgrp(fd) > 0)  /* ENOTTY: not our controlling one */
-            return fd;
-    return -1;
-}
-
-void supervise_tty_handoff(const struct supervise_options *opts, pid_t pgid)
-{
-    if (opts->job_tty < 0)
-        return;
-    if (tcgetpgrp(opts->job_tty) == getpgrp()) {
-        sigset_t ttou, old;
-        sigemptyset(&ttou);
-        sigaddset(&ttou, SIGTTOU);
-        pthread_sigmask(SIG_BLOCK, &ttou, &old);
-        tcsetpgrp(opts->job_tty, pgid);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-    }
-    kill(-pgid, SIGCONT);
-}
-
-void supervise_tty_reclaim(const struct supervise_options *opts, pid_t pgid)
-{
-    if (opts->job_tty >= 0 && tcgetpgrp(opts->job_tty) == pgid)
-        fl_tty_reclaim(opts->job_tty);
-}
-
-void stop_by_sigtstp(void)
-{
-    struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(SIGTSTP, &dfl, &old);
-    sigset_t tstp, mask;
-    sigemptyset(&tstp);
-    sigaddset(&tstp, SIGTSTP);
-    pthread_sigmask(SIG_UNBLOCK, &tstp, &mask);
-    raise(SIGTSTP);  /* returns once continued */
-    pthread_sigmask(SIG_SETMASK, &mask, NULL);
-    sigaction(SIGTSTP, &old, NULL);
-}
-
-/* Job control of `forkless pipe`. The stages are a process group of their
- * own (the library's pipelines always are), which the terminal's
- * foreground group must be while forkless is, or a stage that reads it
- * is stopped by SIGTTIN, which no pidfd reports: forkless would wait for
- * ever. So forkless hands the terminal over (supervise_tty_handoff()).
- * Then ^Z sends SIGTSTP to the pipeline's group, not to forkless, and
- * the shell, which waits for forkless, would never see the job stop: on
- * SIGCHLD, a stage that has stopped (for whatever reason) makes forkless
+/* Job control on forkless's terminal (opts->job_tty), for a program or
+ * pipeline that leads a process group of its own in forkless's session.
+ * That group is not the terminal's foreground group, forkless's, which
+ * may hold more than forkless: a pager after it in the shell's pipeline
+ * (`forkless pipe a ::: b | less`), or a script without job control
+ * around it. The terminal goes to the group once one of forkless's
+ * children asks for it: stopped by SIGTTIN or SIGTTOU (it read the
+ * terminal, set its modes, or wrote under stty tostop), which no pidfd
+ * reports, so that forkless would wait for ever. A process further down
+ * that asks is not seen. `forkless pipe` also lends it from the start
+ * where that takes it from no one (job_group_shared()), so that what the
+ * stages start may read it too.
+ *
+ * Until then the terminal's ^Z and resizes come to forkless, which passes
+ * them on (relay_job_signal()). Once lent, ^Z sends SIGTSTP to the group
+ * instead, and the shell, which waits for forkless, would never see the
+ * job stop: on SIGCHLD, a child stopped for another reason makes forkless
  * take the terminal back and stop itself with SIGTSTP, as a shell job
- * does. The shell's fg or bg continues forkless (SIGCONT to its group),
- * which hands the terminal on again if it is the foreground (fg), and
- * continues the stages. A group orphaned by its parent's exit has
- * SIGTSTP discarded: the stages are then continued at once. */
-static void job_stopped(struct fl_proc *proc, const struct supervise_options *opts,
-                        const struct state *st)
+ * does; so does one that asks for the terminal while forkless is not the
+ * foreground job. The shell's fg or bg continues forkless (SIGCONT to its
+ * group), which lends the terminal again if it had and is the foreground
+ * (fg), and continues the group. A group orphaned by its parent's exit
+ * has SIGTSTP discarded: the children are then continued at once. */
+static void tty_start(const struct supervise_options *opts, struct state *st, pid_t pgid)
 {
-    bool stopped = false;
-    for (size_t k = 0; k < st->n && !stopped; k++) {
+    if (opts->job_tty >= 0 && opts->lend_tty_when_alone && !job_group_shared())
+        st->tty_lent = job_tty_lend(opts->job_tty, pgid);
+}
+
+static void tty_end(const struct supervise_options *opts, pid_t pgid)
+{
+    if (opts->job_tty >= 0)
+        job_tty_reclaim(opts->job_tty, pgid);
+}
+
+static void job_stopped(struct fl_proc *proc, const struct supervise_options *opts,
+                        struct state *st)
+{
+    int stop = 0, tty = opts->job_tty;
+    pid_t pgid = proc->pid;
+    for (size_t k = 0; k < st->n && stop != SIGTTIN && stop != SIGTTOU; k++) {
         siginfo_t si = { 0 };
-        stopped = waitid(P_PID, (id_t)proc[k].pid, &si, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
-                  si.si_pid != 0;
+        if (waitid(P_PID, (id_t)proc[k].pid, &si, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
+            si.si_pid != 0)
+            stop = si.si_status;
     }
-    if (!stopped)
+    if (!stop)
         return;
-    supervise_tty_reclaim(opts, proc->pid);
+    bool asks = stop == SIGTTIN || stop == SIGTTOU;
+    /* Lent now, or it was stopped just before an earlier loan. */
+    if (asks && (job_tty_lend(tty, pgid) || tcgetpgrp(tty) == pgid)) {
+        st->tty_lent = true;
+        kill(-pgid, SIGCONT);
+        return;
+    }
+    if (st->tty_lent)
+        job_tty_reclaim(tty, pgid);
     stop_by_sigtstp();
-    supervise_tty_handoff(opts, proc->pid);
+    /* Asked for while forkless was in the background: fg gives it. */
+    st->tty_lent = st->tty_lent || asks;
+    if (st->tty_lent)
+        job_tty_lend(tty, pgid);
+    kill(-pgid, SIGCONT);
 }
 
 /* A SIGPIPE that forkless's own write raised (its stderr's reader gone)
@@ -536,6 +532,7 @@ static int watch(struct watched *w, const struct supervise_options *opts, struct
         w->blind = w->blind || proc[k].pidfd < 0;
     }
 
+    tty_start(opts, st, proc->pid);
     for (;;) {
         int wait_ms = -1;
         if (st->deadline >= 0) {
@@ -546,8 +543,11 @@ static int watch(struct watched *w, const struct supervise_options *opts, struct
             wait_ms = NO_PIDFD_POLL_MS;
 
         int n = poll(w->fds, w->n + 1, wait_ms);
-        if (n < 0 && errno != EINTR)
-            return errno;
+        if (n < 0 && errno != EINTR) {
+            int err = errno;
+            tty_end(opts, proc->pid);
+            return err;
+        }
         if (n > 0 && (w->fds[0].revents & POLLIN))
             read_signals(proc, opts, st);
         if (all_ended(w, n))
@@ -555,6 +555,9 @@ static int watch(struct watched *w, const struct supervise_options *opts, struct
         if (st->deadline >= 0 && now_ms() >= st->deadline)
             time_up(proc, opts, st);
     }
+    /* Before any message, and before what is left of the group is waited
+     * for: the terminal is forkless's again. */
+    tty_end(opts, proc->pid);
 
     /* Whatever the leader did, the rest of its group may live on: a
      * timeout ends all of it by the SIGKILL deadline, unless SIGKILL is

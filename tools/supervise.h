@@ -50,15 +50,23 @@ struct supervise_options {
     /* If not NULL: set once forkless passes a signal on or the time
      * runs out. */
     bool *interrupted;
-    /* `forkless pipe` on its controlling terminal (that fd, else -1): job
-     * control, see supervise_tty_handoff(). SIGCHLD is then handled too,
-     * to see a stage stop. */
-    int job_tty;
-    /* `forkless run` whose program leads a group of its own in forkless's
-     * session (--timeout, --pgroup): the terminal's ^Z and resizes go on
-     * to it (relay_job_signal() in supervise.c). Not with --pty, whose
-     * relay handles them. */
+    /* The child (a pipeline: its stages) leads a process group of its own
+     * in forkless's session (`forkless run --timeout`, --pgroup, and
+     * always `forkless pipe`): the terminal's ^Z and resizes go on to it,
+     * and on forkless's terminal that group gets the terminal once a child
+     * asks for it (job control, see job_stopped() in supervise.c). Not
+     * with --pty, whose relay handles them, nor --setsid. */
     bool relay_job;
+    /* With relay_job: the group gets the terminal from the start where
+     * forkless is alone in its own group (`forkless pipe`, whose stages,
+     * and the processes they start, may read it), not only once a child
+     * asks for it. Then a ^Z that stops only processes further down (a
+     * vfork() child before its exec) goes unseen. */
+    bool lend_tty_when_alone;
+    /* Filled by supervise_start(): with relay_job, the fd among 0-2 that
+     * is forkless's controlling terminal, else -1. SIGCHLD is then
+     * handled too, to see a child stop. */
+    int job_tty;
     /* The signals forkless passes on, and the signalfd that reads them;
      * supervise_start() fills both. */
     sigset_t handled;
@@ -89,25 +97,6 @@ void supervise_end(struct supervise_options *opts);
  * the wait machinery (ECHILD: the status was lost). */
 int supervise(struct fl_proc *proc, const struct supervise_options *opts,
               struct fl_result *result);
-
-/* The fd among 0-2 that is forkless's controlling terminal, or -1. */
-int supervise_job_tty(void);
-
-/* Stops forkless as a job is stopped, by SIGTSTP at its default (the
- * shell sees it stop; an orphaned group has it discarded), whatever its
- * disposition and this thread's mask; returns once continued, both as
- * they were. */
-void stop_by_sigtstp(void);
-
-/* With opts->job_tty: if forkless's group is the terminal's foreground
- * group, makes the group pgid (the pipeline's) the foreground one instead,
- * then sends it SIGCONT, for a stage that read the terminal before and
- * was stopped (SIGTTIN). */
-void supervise_tty_handoff(const struct supervise_options *opts, pid_t pgid);
-
-/* With opts->job_tty: takes the terminal back from group pgid, if that
- * has it (never from another job of the shell's). */
-void supervise_tty_reclaim(const struct supervise_options *opts, pid_t pgid);
 
 /* supervise() for `forkless pipe`: waits until every stage of pl has
  * ended, passing signals on to each stage and to the pipeline's group

@@ -2961,6 +2961,55 @@ expect("winch")' \
     grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
 }
 
+case_pipe_leaves_the_terminal_to_a_pager_in_its_job() {
+    # forkless shares its job's group with a reader after it (as with
+    # `forkless pipe a ::: b | less`): the stages, which do not read the
+    # terminal, never take it, so the reader's read of /dev/tty is not
+    # stopped by SIGTTIN, nor the job with it. The reader waits until the
+    # stages have started.
+    mkfifo "$T/fifo"
+    pty_job 'expect("ready-to-read"); os.write(fd, b"typed\n"); expect("got typed"); expect("stage-done")' \
+        "$(command -v sh)" -c '"$1" pipe sh -c "echo >\"\$1/started\"; read a <\"\$1/fifo\"; echo stage-done" sh "$2" ::: cat |
+            { while [ ! -e "$2/started" ]; do sleep 0.05; done; sleep 0.3
+              echo ready-to-read >/dev/tty; read line </dev/tty; echo "got $line" >/dev/tty
+              echo go >"$2/fifo"; cat; }' sh "$FL" "$T"
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    grep -q '^stage-done$' "$T/out" || fail "the stages did not finish: $(out)"
+    # The driver continues a stopped job at once, as fg would; a shell
+    # would have shown it stopped, waiting for the user.
+    ! grep -q '^<stopped>$' "$T/out" || fail "the job stopped: $(out)"
+    grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
+}
+
+case_run_timeout_lends_the_terminal_to_a_program_that_reads_it() {
+    # In a job's group with a shell around it, the program's group gets the
+    # terminal once the program reads it (SIGTTIN), instead of staying
+    # stopped until the timeout; the shell has it back after.
+    pty_job 'os.write(fd, b"hello\n"); expect("HELLO"); os.write(fd, b"\x04"); expect("after")' \
+        "$(command -v sh)" -c '"$1" run --timeout 60 -- tr a-z A-Z; echo "after $?"' sh "$FL"
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    grep -q '^after 0$' "$T/out" || fail "forkless did not exit 0: $(out)"
+}
+
+case_run_timeout_lends_the_terminal_to_a_program_that_sets_its_modes() {
+    # tcsetattr() from a background group is SIGTTOU: the program's group
+    # gets the terminal then too.
+    pty_job 'expect("after")' \
+        "$(command -v sh)" -c '"$1" run --timeout 60 -- stty -echo; echo "after $?"' sh "$FL"
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    grep -q '^after 0$' "$T/out" || fail "forkless did not exit 0: $(out)"
+}
+
+case_pipe_alone_in_its_job_gives_its_stages_the_terminal() {
+    # forkless alone in the shell's job: the stages' group is the
+    # terminal's foreground group from the start, so that a process a stage
+    # starts (here tr under sh) can read it too.
+    pty_job 'os.write(fd, b"hello\n"); os.write(fd, b"\x04"); expect("HELLO"); expect("done")' \
+        "$FL" pipe sh -c 'tr a-z A-Z; echo done' ::: cat
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
+}
+
 case_pipe_time_each_stage() {
     # --time: one line of figures a stage, as run's --time gives.
     run_fl pipe --time true ::: true
