@@ -19,6 +19,7 @@
 #define FL_INTERNAL_H
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -459,6 +460,9 @@ FL__HIDDEN int fl__result_reap(struct fl_proc *p, struct fl_result *r);
 
 /* The CLOCK_MONOTONIC time in nanoseconds. */
 FL__HIDDEN long long fl__now_ns(void);
+/* poll(), but where RLIMIT_NOFILE is below n it waits with select()
+ * instead of failing with EINVAL (poll.c). A cancellation point. */
+FL__HIDDEN int fl__poll(struct pollfd *fds, nfds_t n, int timeout_ms);
 
 
 /* sink.c: one output stream's bytes on their way into a struct fl_output.

@@ -544,7 +544,7 @@ static bool step(struct xchg *x)
         x->pfd[np++] = (struct pollfd){ .fd = s->fd, .events = (short)((writes(s) ? POLLOUT : 0) |
                                                                    (reads(s) ? POLLIN : 0)) };
     }
-    int r = poll(x->pfd, np, poll_timeout(x));
+    int r = fl__poll(x->pfd, np, poll_timeout(x));
     if (r < 0 && errno != EINTR) {
         note_err(x, errno);
         return false;

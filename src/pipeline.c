@@ -158,7 +158,7 @@ static int watch_poll(struct watch *w, int wait_ms, size_t *pending)
         return *pending = 0;
     if (blind && (wait_ms < 0 || wait_ms > BLIND_LOOK_MS))
         wait_ms = BLIND_LOOK_MS;
-    if (poll(w->pfd, npoll, wait_ms) < 0)
+    if (fl__poll(w->pfd, npoll, wait_ms) < 0)
         return errno;
     size_t i = 0;
     *pending = 0;

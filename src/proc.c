@@ -58,7 +58,7 @@ int fl__wait_readable(int pidfd, int timeout_ms)
     long long deadline = fl__now_ns() + (long long)timeout_ms * 1000000;
     for (;;) {
         struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-        int r = poll(&pfd, 1, timeout_ms);
+        int r = fl__poll(&pfd, 1, timeout_ms);
         if (r > 0)
             return pfd.revents & POLLNVAL ? EBADF : 0;
         if (r == 0)

@@ -162,6 +162,29 @@ TEST(communicate_closes_the_pipe_ends_of_the_handle)
     fl_result_free(&r);
 }
 
+TEST(communicate_works_with_rlimit_nofile_below_its_poll_count)
+{
+    /* Three pipes and a pidfd, all open already: a limit lowered below
+     * their count (setrlimit() allows it) must not stop the exchange, as
+     * poll() would (EINVAL for more entries than RLIMIT_NOFILE). */
+    struct fl_proc p;
+    spawn_piped(&p, PROBE("tee2"), true, true, true);
+    struct rlimit old, low;
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &old));
+    low = (struct rlimit){ 2, old.rlim_max };
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &low));
+    struct fl_io io = { .input = "abc\n", .input_len = 4 };
+    struct fl_result r;
+    int err = fl_communicate(&p, &io, &r);
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &old));
+    fl_close(&p);
+    ASSERT_ERR(err, 0);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_STR_EQ(r.out[0].data, "abc\n");
+    ASSERT_STR_EQ(r.out[1].data, "abc\n");
+    fl_result_free(&r);
+}
+
 /* ---- output policies ------------------------------------------------------- */
 
 TEST(keep_head_keeps_the_first_bytes_and_drains_the_rest)

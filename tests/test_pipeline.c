@@ -10,6 +10,7 @@
 #include "test.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #define NSTAGES(a) (sizeof(a) / sizeof((a)[0]))
@@ -118,6 +119,26 @@ TEST(pipeline_wait_leaves_errno_as_it_was_when_a_handler_interrupts_it)
 }
 
 /* ---- data and groups ----------------------------------------------------- */
+
+TEST(a_timed_pipeline_wait_works_with_rlimit_nofile_below_its_stages)
+{
+    /* A pidfd a stage, all open already: a limit lowered below their
+     * count must not make the wait fail (poll()'s EINVAL). */
+    struct fl_cmd stages[] = { STAGE("exit", "0"), STAGE("exit", "0"), STAGE("exit", "0") };
+    struct fl_pipeline pl;
+    spawn_ok(stages, 3, &pl);
+    struct rlimit old, low;
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &old));
+    low = (struct rlimit){ 1, old.rlim_max };
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &low));
+    struct fl_result res[3];
+    int err = fl_pipeline_wait(&pl, 60000, NULL, res);
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &old));
+    ASSERT_ERR(err, 0);
+    fl_pipeline_close(&pl);
+    for (int k = 0; k < 3; k++)
+        ASSERT_EXITED(res[k].status, 0);
+}
 
 TEST(data_flows_from_stage_to_stage)
 {

@@ -90,6 +90,25 @@ static void on_alarm(int sig)
     (void)sig;
 }
 
+TEST(a_timed_wait_works_with_rlimit_nofile_0)
+{
+    /* poll() of the pidfd alone is one entry more than a limit of 0
+     * allows (EINVAL), though the pidfd is open already. */
+    struct fl_cmd cmd = { .argv = PROBE("exit", "3"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct rlimit old, low;
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &old));
+    low = (struct rlimit){ 0, old.rlim_max };
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &low));
+    int status = -1;
+    int err = fl_wait(&p, 60000, &status);
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &old));
+    fl_close(&p);
+    ASSERT_ERR(err, 0);
+    ASSERT_EXITED(status, 3);
+}
+
 TEST(a_signal_handler_does_not_end_a_wait_for_ever)
 {
     struct sigaction sa = { .sa_handler = on_alarm }, old;  /* no SA_RESTART */
