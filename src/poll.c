@@ -59,7 +59,7 @@ static int poll_by_select(struct pollfd *fds, nfds_t n, int timeout_ms)
             FD_SET(fd, &ex);
         top = fd > top ? fd : top;
     }
-    struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+    struct timeval tv = { timeout_ms / 1000, (suseconds_t)(timeout_ms % 1000) * 1000 };
     int r = select(top + 1, &rd, &wr, &ex, timeout_ms < 0 ? NULL : &tv);
     if (r < 0)
         return errno == EBADF ? mark_closed(fds, n) : -1;

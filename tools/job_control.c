@@ -4,11 +4,14 @@
 #include "job_control.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "forkless.h"
@@ -22,14 +25,15 @@ int job_tty(void)
     return -1;
 }
 
-/* Is /proc/PID/stat a live process of group pgrp? */
+/* Is /proc/PID/stat a live process of group pgrp? One whose stat may not
+ * be read may be. */
 static bool in_group(const char *pid, pid_t pgrp)
 {
     char path[300], buf[512];
     snprintf(path, sizeof path, "/proc/%s/stat", pid);
     FILE *f = fopen(path, "re");
     if (!f)
-        return false;  /* gone meanwhile */
+        return errno != ENOENT && errno != ESRCH;  /* not gone meanwhile */
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
@@ -41,9 +45,44 @@ static bool in_group(const char *pid, pid_t pgrp)
            group == (long)pgrp;
 }
 
+/* A /proc mounted with hidepid hides other users' processes (2,
+ * invisible) or their stat (1, noaccess) from this one. */
+static bool proc_hides_processes(void)
+{
+    FILE *f = fopen("/proc/self/mounts", "re");
+    if (!f)
+        return true;
+    char line[1024], dir[256], type[64], opts[512];
+    bool hides = false;
+    while (!hides && fgets(line, sizeof line, f))
+        if (sscanf(line, "%*s %255s %63s %511s", dir, type, opts) == 3 &&
+            !strcmp(dir, "/proc") && !strcmp(type, "proc")) {
+            const char *h = strstr(opts, "hidepid=");
+            hides = h && strncmp(h, "hidepid=0", 9) != 0 && strncmp(h, "hidepid=off", 11) != 0;
+        }
+    fclose(f);
+    return hides;
+}
+
+/* A fifo among 0-2, or a group another made (forkless is not its
+ * leader), says that forkless is one of several in its job: a shell's
+ * pipeline (`forkless pipe a ::: b | less`, where the pager may join the
+ * group only after the scan below), or a script. */
+static bool in_a_pipeline(void)
+{
+    if (getpgrp() != getpid())
+        return true;
+    for (int fd = 0; fd < 3; fd++) {
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+            return true;
+    }
+    return false;
+}
+
 bool job_group_shared(void)
 {
-    if (!proc_is_ours())
+    if (in_a_pipeline() || !proc_is_ours() || proc_hides_processes())
         return true;
     DIR *dir = opendir("/proc");
     if (!dir)
@@ -78,16 +117,33 @@ void job_tty_reclaim(int tty, pid_t pgid)
         fl_tty_reclaim(tty);
 }
 
-void stop_by_sigtstp(void)
+/* SIGCONT, blocked while forkless stops, still continues it, and stays
+ * pending to say that it did stop: a SIGTSTP to an orphaned group is
+ * discarded instead. */
+bool stop_by_sigtstp(bool whole_group)
 {
     struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
     sigemptyset(&dfl.sa_mask);
     sigaction(SIGTSTP, &dfl, &old);
-    sigset_t tstp, mask;
+    sigset_t tstp, cont, mask, pending;
     sigemptyset(&tstp);
     sigaddset(&tstp, SIGTSTP);
-    pthread_sigmask(SIG_UNBLOCK, &tstp, &mask);
-    raise(SIGTSTP);  /* returns once continued */
+    sigemptyset(&cont);
+    sigaddset(&cont, SIGCONT);
+    const struct timespec now = { 0, 0 };
+    pthread_sigmask(SIG_BLOCK, &cont, &mask);
+    while (sigtimedwait(&cont, NULL, &now) == SIGCONT)
+        ;  /* an earlier one says nothing of this stop */
+    pthread_sigmask(SIG_UNBLOCK, &tstp, NULL);
+    if (whole_group)
+        kill(0, SIGTSTP);  /* returns once continued */
+    else
+        raise(SIGTSTP);
+    pthread_sigmask(SIG_BLOCK, &tstp, NULL);
+    bool stopped = sigpending(&pending) == 0 && sigismember(&pending, SIGCONT) == 1;
+    while (sigtimedwait(&cont, NULL, &now) == SIGCONT)
+        ;
     pthread_sigmask(SIG_SETMASK, &mask, NULL);
     sigaction(SIGTSTP, &old, NULL);
+    return stopped;
 }

@@ -276,7 +276,7 @@ static void enter_raw(struct pty_relay *r)
 static void stop_self(struct pty_relay *r)
 {
     restore_terminal(r);
-    stop_by_sigtstp();
+    stop_by_sigtstp(false);
     enter_raw(r);
     pass_size(r);  /* a resize while stopped */
 }

@@ -242,23 +242,24 @@ static void signal_child(struct fl_proc *proc, const struct supervise_options *o
  * may hold more than forkless: a pager after it in the shell's pipeline
  * (`forkless pipe a ::: b | less`), or a script without job control
  * around it. The terminal goes to the group once one of forkless's
- * children asks for it: stopped by SIGTTIN or SIGTTOU (it read the
- * terminal, set its modes, or wrote under stty tostop), which no pidfd
- * reports, so that forkless would wait for ever. A process further down
- * that asks is not seen. `forkless pipe` also lends it from the start
- * where that takes it from no one (job_group_shared()), so that what the
- * stages start may read it too.
+ * children asks for it: stopped by SIGTTIN or SIGTTOU, which the kernel
+ * sends to the whole group of a process that reads the terminal, sets its
+ * modes or writes under stty tostop, and which no pidfd reports, so that
+ * forkless would wait for ever. A child that catches, blocks or ignores
+ * them is not stopped, so not seen. `forkless pipe` also lends it from
+ * the start where that takes it from no one (job_group_shared()).
  *
  * Until then the terminal's ^Z and resizes come to forkless, which passes
- * them on (relay_job_signal()). Once lent, ^Z sends SIGTSTP to the group
- * instead, and the shell, which waits for forkless, would never see the
- * job stop: on SIGCHLD, a child stopped for another reason makes forkless
- * take the terminal back and stop itself with SIGTSTP, as a shell job
- * does; so does one that asks for the terminal while forkless is not the
- * foreground job. The shell's fg or bg continues forkless (SIGCONT to its
- * group), which lends the terminal again if it had and is the foreground
- * (fg), and continues the group. A group orphaned by its parent's exit
- * has SIGTSTP discarded: the children are then continued at once. */
+ * them on (relay_job_signal()). Once lent, ^Z sends SIGTSTP to the
+ * children's group instead, and the shell, which waits for forkless's
+ * group, would never see the job stop: on SIGCHLD, a child stopped for
+ * another reason makes forkless take the terminal back and stop its own
+ * group with SIGTSTP, as the terminal would have; so does one that asks
+ * for the terminal while forkless is not the foreground job. The shell's
+ * fg or bg continues that group, which lends the terminal again if it had
+ * and is the foreground (fg), and continues the children. An orphaned
+ * group has SIGTSTP discarded: the children are then continued at once,
+ * but one that asked for the terminal is left stopped. */
 static void tty_start(const struct supervise_options *opts, struct state *st, pid_t pgid)
 {
     if (opts->job_tty >= 0 && opts->lend_tty_when_alone && !job_group_shared())
@@ -288,17 +289,22 @@ static void job_stopped(struct fl_proc *proc, const struct supervise_options *op
     /* Lent now, or it was stopped just before an earlier loan. */
     if (asks && (job_tty_lend(tty, pgid) || tcgetpgrp(tty) == pgid)) {
         st->tty_lent = true;
-        kill(-pgid, SIGCONT);
+        send_children(proc, st->n, true, SIGCONT, 0);
         return;
     }
     if (st->tty_lent)
         job_tty_reclaim(tty, pgid);
-    stop_by_sigtstp();
+    /* As the terminal would have stopped forkless's group, a pager or
+     * a script in it too: the terminal's ^Z went to the children's group
+     * instead, or a background job asked for the terminal. A stop from
+     * elsewhere (kill -STOP) stops forkless alone. */
+    if (!stop_by_sigtstp(st->tty_lent || asks) && asks)
+        return;  /* orphaned: continued, it would only ask again, for ever */
     /* Asked for while forkless was in the background: fg gives it. */
     st->tty_lent = st->tty_lent || asks;
     if (st->tty_lent)
         job_tty_lend(tty, pgid);
-    kill(-pgid, SIGCONT);
+    send_children(proc, st->n, true, SIGCONT, 0);
 }
 
 /* A SIGPIPE that forkless's own write raised (its stderr's reader gone)
@@ -359,12 +365,18 @@ static void time_up(struct fl_proc *proc, const struct supervise_options *opts,
  * it first restores its terminal), then forkless stops; when forkless is
  * continued (fg, bg), so is the group: the shell sees one job. A resize
  * (SIGWINCH) is passed on as it is. */
-static void relay_job_signal(struct fl_proc *proc, struct state *st, int sig)
+static void relay_job_signal(struct fl_proc *proc, const struct supervise_options *opts,
+                             struct state *st, int sig)
 {
     send_children(proc, st->n, true, sig, 0);
     if (sig != SIGTSTP)
         return;
-    stop_by_sigtstp();
+    /* Sent by kill, not the terminal, if the group has that. */
+    if (st->tty_lent)
+        job_tty_reclaim(opts->job_tty, proc->pid);
+    stop_by_sigtstp(false);
+    if (st->tty_lent)
+        job_tty_lend(opts->job_tty, proc->pid);
     send_children(proc, st->n, true, SIGCONT, 0);
 }
 
@@ -376,7 +388,7 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
     if (own_sigpipe(si))
         return;
     if (sig == SIGTSTP || sig == SIGWINCH) {
-        relay_job_signal(proc, st, sig);
+        relay_job_signal(proc, opts, st, sig);
         return;
     }
     if (sig != SIGCHLD && opts->interrupted)

@@ -3000,12 +3000,85 @@ case_run_timeout_lends_the_terminal_to_a_program_that_sets_its_modes() {
     grep -q '^after 0$' "$T/out" || fail "forkless did not exit 0: $(out)"
 }
 
+case_run_timeout_ctrl_z_after_the_loan_stops_the_whole_job() {
+    # Once the program's group has the terminal, ^Z stops that group only;
+    # forkless then stops its own group, the shell around it too, so that
+    # the job is seen stopped, and fg continues everything.
+    pty_job 'os.write(fd, b"abc\n"); expect("ABC"); os.write(fd, b"\x1a"); expect("<stopped>")
+os.write(fd, b"def\n"); expect("DEF"); os.write(fd, b"\x04"); expect("after")' \
+        "$(command -v sh)" -c '"$1" run --timeout 60 -- tr a-z A-Z; echo "after $?"' sh "$FL"
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    grep -q '^after 0$' "$T/out" || fail "forkless did not exit 0: $(out)"
+}
+
+# orphaned_reader ARGS...: forkless ARGS in a background process group
+# whose leader has exited (orphaned: the kernel discards SIGTSTP there),
+# its first child reading the terminal. That child is stopped by SIGTTIN
+# and must stay so, not be continued again and again to be stopped once
+# more (a busy loop): $T/out gets "state T, switches 0" when it does.
+orphaned_reader() {
+    command -v python3 >/dev/null || skip "no python3 for a pty driver"
+    need_pty
+    python3 - "$FL" "$T" "$@" >"$T/out" 2>"$T/err" <<'EOF'
+import os, pty, signal, sys, time
+FL, T, ARGS = sys.argv[1], sys.argv[2], sys.argv[3:]
+pid, fd = pty.fork()
+if pid == 0:
+    leader = os.fork()
+    if leader == 0:
+        os.setpgid(0, 0)
+        fl = os.fork()
+        if fl == 0:
+            os.execv(FL, [FL] + ARGS)
+        open(T + "/flpid", "w").write(str(fl))
+        os._exit(0)
+    os.waitpid(leader, 0)
+    time.sleep(60)
+    os._exit(0)
+def switches(p):
+    return sum(int(l.split()[1]) for l in open("/proc/%d/status" % p) if "ctxt_switches:" in l)
+def state(p):
+    return open("/proc/%d/stat" % p).read().rsplit(")", 1)[1].split()[0]
+end, cat, fl = time.time() + 20, None, None
+while time.time() < end and cat is None:
+    try:
+        fl = int(open(T + "/flpid").read())
+        kids = open("/proc/%d/task/%d/children" % (fl, fl)).read().split()
+        if kids and state(int(kids[0])) == "T":
+            cat = int(kids[0])
+    except (OSError, ValueError):
+        time.sleep(0.05)
+if cat is None:
+    print("the program was never seen stopped")
+else:
+    time.sleep(0.2)
+    before = switches(cat)
+    time.sleep(1)
+    print("state %s, switches %d" % (state(cat), switches(cat) - before))
+    os.kill(cat, signal.SIGKILL)
+if fl:
+    os.kill(fl, signal.SIGKILL)
+os.kill(pid, signal.SIGKILL)
+EOF
+}
+
+case_run_in_an_orphaned_background_group_leaves_a_reader_stopped() {
+    orphaned_reader run --pgroup -- cat /dev/tty
+    grep -q '^state T, switches 0$' "$T/out" || fail "the program did not stay stopped: $(out) $(err)"
+}
+
+case_pipe_in_an_orphaned_background_group_leaves_a_reader_stopped() {
+    orphaned_reader pipe cat /dev/tty ::: cat
+    grep -q '^state T, switches 0$' "$T/out" || fail "the stage did not stay stopped: $(out) $(err)"
+}
+
 case_pipe_alone_in_its_job_gives_its_stages_the_terminal() {
     # forkless alone in the shell's job: the stages' group is the
     # terminal's foreground group from the start, so that a process a stage
-    # starts (here tr under sh) can read it too.
+    # starts (here tr under sh) can read it, even where no stage is stopped
+    # for that read (each sh catches SIGTTIN), which forkless would not see.
     pty_job 'os.write(fd, b"hello\n"); os.write(fd, b"\x04"); expect("HELLO"); expect("done")' \
-        "$FL" pipe sh -c 'tr a-z A-Z; echo done' ::: cat
+        "$FL" pipe sh -c 'trap : TTIN; tr a-z A-Z; echo done' ::: sh -c 'trap : TTIN; cat'
     [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
     grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
 }
