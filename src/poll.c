@@ -4,11 +4,12 @@
  * poll() refuses more entries than RLIMIT_NOFILE with EINVAL, even though
  * every fd it is given is open already: setrlimit() may lower the limit
  * below what is open, and a caller may do so after a spawn (a daemon
- * dropping its limits). select() has no such check, only FD_SETSIZE, so
- * the same wait is made with it then. */
+ * dropping its limits). select() has no such check, so the same wait is
+ * made with it then. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/select.h>
 
@@ -36,47 +37,66 @@ static int mark_closed(struct pollfd *fds, nfds_t n)
     return bad;
 }
 
+/* select()'s sets as the kernel reads them: bit fd of an array of longs
+ * as long as the highest fd needs, not fd_set, whose FD_SETSIZE (1024)
+ * is no limit of the kernel's. */
+enum { LONG_BITS = 8 * sizeof(unsigned long) };
+
+static void set_bit(unsigned long *set, int fd)
+{
+    set[(size_t)fd / LONG_BITS] |= 1UL << ((size_t)fd % LONG_BITS);
+}
+
+static bool bit_set(const unsigned long *set, int fd)
+{
+    return set[(size_t)fd / LONG_BITS] & (1UL << ((size_t)fd % LONG_BITS));
+}
+
 static int poll_by_select(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
-    fd_set rd, wr, ex;
-    FD_ZERO(&rd);
-    FD_ZERO(&wr);
-    FD_ZERO(&ex);
     int top = -1;
+    for (nfds_t i = 0; i < n; i++)
+        top = fds[i].fd > top ? fds[i].fd : top;
+    size_t words = (size_t)(top + 1) / LONG_BITS + 1;
+    unsigned long *rd = calloc(3 * words, sizeof *rd), *wr = rd + words, *ex = wr + words;
+    if (!rd)
+        return -1;  /* ENOMEM */
     for (nfds_t i = 0; i < n; i++) {
         int fd = fds[i].fd;
         if (fd < 0)
             continue;
-        if (fd >= FD_SETSIZE) {
-            errno = EINVAL;  /* poll()'s own answer stands */
-            return -1;
-        }
         if (fds[i].events & POLLIN)
-            FD_SET(fd, &rd);
+            set_bit(rd, fd);
         if (fds[i].events & POLLOUT)
-            FD_SET(fd, &wr);
+            set_bit(wr, fd);
         if (fds[i].events & POLLPRI)
-            FD_SET(fd, &ex);
-        top = fd > top ? fd : top;
+            set_bit(ex, fd);
     }
     struct timeval tv = { timeout_ms / 1000, (suseconds_t)(timeout_ms % 1000) * 1000 };
-    int r = select(top + 1, &rd, &wr, &ex, timeout_ms < 0 ? NULL : &tv);
-    if (r < 0)
-        return errno == EBADF ? mark_closed(fds, n) : -1;
+    int r = select(top + 1, (fd_set *)rd, (fd_set *)wr, (fd_set *)ex, timeout_ms < 0 ? NULL : &tv);
     int ready = 0;
-    for (nfds_t i = 0; i < n; i++) {
-        int fd = fds[i].fd;
-        fds[i].revents = 0;
-        if (fd < 0)
-            continue;
-        if (FD_ISSET(fd, &rd))
-            fds[i].revents |= POLLIN;
-        if (FD_ISSET(fd, &wr))
-            fds[i].revents |= POLLOUT;
-        if (FD_ISSET(fd, &ex))
-            fds[i].revents |= POLLPRI;
-        ready += fds[i].revents != 0;
+    if (r < 0 && errno == EBADF) {
+        ready = mark_closed(fds, n);
+    } else if (r < 0) {
+        ready = -1;
+    } else {
+        for (nfds_t i = 0; i < n; i++) {
+            int fd = fds[i].fd;
+            fds[i].revents = 0;
+            if (fd < 0)
+                continue;
+            if (bit_set(rd, fd))
+                fds[i].revents |= POLLIN;
+            if (bit_set(wr, fd))
+                fds[i].revents |= POLLOUT;
+            if (bit_set(ex, fd))
+                fds[i].revents |= POLLPRI;
+            ready += fds[i].revents != 0;
+        }
     }
+    int err = errno;
+    free(rd);
+    errno = err;
     return ready;
 }
 

@@ -185,6 +185,43 @@ TEST(communicate_works_with_rlimit_nofile_below_its_poll_count)
     fl_result_free(&r);
 }
 
+TEST(communicate_works_with_rlimit_nofile_below_its_poll_count_on_fds_above_1024)
+{
+    /* select(), which stands in for poll() then, is not bound to
+     * FD_SETSIZE (1024) by the kernel: fds above it are watched too. */
+    struct rlimit old, high, low;
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &old));
+    if (old.rlim_max != RLIM_INFINITY && old.rlim_max < 1200)
+        SKIP(t_fmt("the hard RLIMIT_NOFILE (%llu) leaves no fd above 1100",
+                   (unsigned long long)old.rlim_max));
+    high = (struct rlimit){ 1200, old.rlim_max };
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &high));
+    int filler = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ASSERT_SYS(filler);
+    /* Every free number up to 1100 taken, so that the pipes land above. */
+    int taken[1100], ntaken = 0, fd = 0;
+    while (ntaken < 1100 && fd < 1100 && (fd = fcntl(filler, F_DUPFD_CLOEXEC, 0)) >= 0)
+        taken[ntaken++] = fd;
+    struct fl_proc p;
+    spawn_piped(&p, PROBE("tee2"), true, true, true);
+    ASSERT(p.stdio[0] > 1024 && p.stdio[1] > 1024 && p.stdio[2] > 1024);
+    low = (struct rlimit){ 2, old.rlim_max };
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &low));
+    struct fl_io io = { .input = "abc\n", .input_len = 4 };
+    struct fl_result r;
+    int err = fl_communicate(&p, &io, &r);
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &old));
+    fl_close(&p);
+    for (int i = 0; i < ntaken; i++)
+        close(taken[i]);
+    close(filler);
+    ASSERT_ERR(err, 0);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_STR_EQ(r.out[0].data, "abc\n");
+    ASSERT_STR_EQ(r.out[1].data, "abc\n");
+    fl_result_free(&r);
+}
+
 /* ---- output policies ------------------------------------------------------- */
 
 TEST(keep_head_keeps_the_first_bytes_and_drains_the_rest)

@@ -122,6 +122,7 @@ TEST(pipeline_wait_leaves_errno_as_it_was_when_a_handler_interrupts_it)
 
 TEST(a_timed_pipeline_wait_works_with_rlimit_nofile_below_its_stages)
 {
+    NEEDS_CLOSE_OTHERS();
     /* A pidfd a stage, all open already: a limit lowered below their
      * count must not make the wait fail (poll()'s EINVAL). */
     struct fl_cmd stages[] = { STAGE("exit", "0"), STAGE("exit", "0"), STAGE("exit", "0") };

@@ -260,10 +260,16 @@ static void signal_child(struct fl_proc *proc, const struct supervise_options *o
  * and is the foreground (fg), and continues the children. An orphaned
  * group has SIGTSTP discarded: the children are then continued at once,
  * but one that asked for the terminal is left stopped. */
-static void tty_start(const struct supervise_options *opts, struct state *st, pid_t pgid)
+static void tty_start(struct fl_proc *proc, const struct supervise_options *opts,
+                      struct state *st)
 {
-    if (opts->job_tty >= 0 && opts->lend_tty_when_alone && !job_group_shared())
-        st->tty_lent = job_tty_lend(opts->job_tty, pgid);
+    if (opts->job_tty < 0 || !opts->lend_tty_when_alone || job_group_shared())
+        return;
+    st->tty_lent = job_tty_lend(opts->job_tty, proc->pid);
+    /* A process that read the terminal before the loan was stopped for
+     * it, unseen where it is not forkless's child. */
+    if (st->tty_lent)
+        send_children(proc, st->n, true, SIGCONT, 0);
 }
 
 static void tty_end(const struct supervise_options *opts, pid_t pgid)
@@ -296,9 +302,9 @@ static void job_stopped(struct fl_proc *proc, const struct supervise_options *op
         job_tty_reclaim(tty, pgid);
     /* As the terminal would have stopped forkless's group, a pager or
      * a script in it too: the terminal's ^Z went to the children's group
-     * instead, or a background job asked for the terminal. A stop from
-     * elsewhere (kill -STOP) stops forkless alone. */
-    if (!stop_by_sigtstp(st->tty_lent || asks) && asks)
+     * instead, or a background job asked for the terminal. SIGSTOP never
+     * comes from the terminal (kill -STOP): forkless stops alone. */
+    if (!stop_by_sigtstp(asks || (st->tty_lent && stop == SIGTSTP)) && asks)
         return;  /* orphaned: continued, it would only ask again, for ever */
     /* Asked for while forkless was in the background: fg gives it. */
     st->tty_lent = st->tty_lent || asks;
@@ -544,7 +550,7 @@ static int watch(struct watched *w, const struct supervise_options *opts, struct
         w->blind = w->blind || proc[k].pidfd < 0;
     }
 
-    tty_start(opts, st, proc->pid);
+    tty_start(proc, opts, st);
     for (;;) {
         int wait_ms = -1;
         if (st->deadline >= 0) {
