@@ -58,9 +58,10 @@ static int poll_by_select(struct pollfd *fds, nfds_t n, int timeout_ms)
     for (nfds_t i = 0; i < n; i++)
         top = fds[i].fd > top ? fds[i].fd : top;
     size_t words = (size_t)(top + 1) / LONG_BITS + 1;
-    unsigned long *rd = calloc(3 * words, sizeof *rd), *wr = rd + words, *ex = wr + words;
+    unsigned long *rd = calloc(3 * words, sizeof *rd);
     if (!rd)
         return -1;  /* ENOMEM */
+    unsigned long *wr = rd + words, *ex = wr + words;
     for (nfds_t i = 0; i < n; i++) {
         int fd = fds[i].fd;
         if (fd < 0)
