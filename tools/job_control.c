@@ -25,24 +25,15 @@ int job_tty(void)
     return -1;
 }
 
-/* Is /proc/PID/stat a live process of group pgrp? One whose stat may not
- * be read may be. */
+/* Is /proc/PID a live process of group pgrp? One whose stat may not be
+ * read may be. */
 static bool in_group(const char *pid, pid_t pgrp)
 {
-    char path[300], buf[512];
-    snprintf(path, sizeof path, "/proc/%s/stat", pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return errno != ENOENT && errno != ESRCH;  /* not gone meanwhile */
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    /* "PID (COMM) STATE PPID PGRP ...": COMM may hold ')' too. */
-    const char *p = strrchr(buf, ')');
     char state;
     long ppid, group;
-    return p && sscanf(p + 1, " %c %ld %ld", &state, &ppid, &group) == 3 && state != 'Z' &&
-           group == (long)pgrp;
+    if (!proc_stat_read(pid, &state, &ppid, &group))
+        return errno != ENOENT && errno != ESRCH;  /* not gone meanwhile */
+    return state != 'Z' && group == (long)pgrp;
 }
 
 /* A /proc mounted with hidepid hides other users' processes (2,

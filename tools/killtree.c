@@ -85,6 +85,24 @@ static bool children_files(struct pids *out)
     return any;
 }
 
+bool proc_stat_read(const char *pid, char *state, long *ppid, long *pgrp)
+{
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* "PID (COMM) STATE PPID PGRP ...": COMM may hold ')' too. */
+    const char *p = strrchr(buf, ')');
+    if (p && sscanf(p + 1, " %c %ld %ld", state, ppid, pgrp) == 3)
+        return true;
+    errno = ESRCH;  /* an empty read: it ended as it was read */
+    return false;
+}
+
 /* Every process whose parent is forkless, from /proc/PID/stat. */
 static void scan_proc(struct pids *out)
 {
@@ -92,21 +110,11 @@ static void scan_proc(struct pids *out)
     if (!dir)
         return;
     struct dirent *e;
-    char path[300], buf[512];
     while ((e = readdir(dir))) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        FILE *f = fopen(path, "re");
-        if (!f)
-            continue;
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = '\0';
-        /* "PID (COMM) STATE PPID ...": COMM may hold ')' too. */
-        const char *p = strrchr(buf, ')');
-        long ppid;
-        if (p && sscanf(p + 1, " %*c %ld", &ppid) == 1 && ppid == (long)getpid())
+        char state;
+        long ppid, pgrp;
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' &&
+            proc_stat_read(e->d_name, &state, &ppid, &pgrp) && ppid == (long)getpid())
             add_pid(out, (pid_t)atol(e->d_name));
     }
     closedir(dir);

@@ -33,6 +33,11 @@ struct tree {
  * /proc/self names getpid(). */
 bool proc_is_ours(void);
 
+/* Reads /proc/PID/stat (pid as its directory is named): the process's
+ * state letter, parent and process group. False, with errno set, when it
+ * cannot be read (ENOENT or ESRCH: gone meanwhile). */
+bool proc_stat_read(const char *pid, char *state, long *ppid, long *pgrp);
+
 /* Makes forkless a child subreaper (PR_SET_CHILD_SUBREAPER); call it
  * before the spawn. *foreign receives (malloc'd, NULL when none) the
  * children forkless already has, *nforeign their number: see
