@@ -101,12 +101,11 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
 
     /* Not a cancellation point: a thread cancelled in close() or waitid()
      * here would leave pipes and a child behind. A pending request is
-     * acted on at the caller's next cancellation point instead. A process
-     * that never had a second thread has nobody to cancel it. */
-    int cancel_state = PTHREAD_CANCEL_ENABLE, saved_errno = errno;
-    bool cancellable = !fl__known_single_threaded();
-    if (cancellable)
-        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+     * acted on at the caller's next cancellation point instead. Also in a
+     * process that never had a second thread: pthread_cancel(pthread_self())
+     * leaves a request pending there too. */
+    int cancel_state, saved_errno = errno;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     /* A launch (FL_NO_WAIT_EXEC, clone backend) keeps its plan on the
      * heap with the handle, until the child has exec'd (launch.c). */
     struct fl__plan stack_plan, *p = &stack_plan;
@@ -116,8 +115,7 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
     int r = launching ? fl__launch_new(cmd, &launch, &p, e) : fl__plan_init(p, cmd, e);
     if (r && launching) {
         /* fl__launch_new() freed what it made, and no plan was filled. */
-        if (cancellable)
-            pthread_setcancelstate(cancel_state, NULL);
+        pthread_setcancelstate(cancel_state, NULL);
         errno = saved_errno;
         return r;
     }
@@ -156,8 +154,7 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
     } else {
         fl__plan_free(p);
     }
-    if (cancellable)
-        pthread_setcancelstate(cancel_state, NULL);
+    pthread_setcancelstate(cancel_state, NULL);
     errno = saved_errno;
     return r;
 }
