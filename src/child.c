@@ -328,8 +328,8 @@ struct fl__ksigaction {
  * byte or per field: a byte at a time, the scan for its last ')' and 29
  * spaces took the child a quarter of what the pread took, and this takes
  * a third less. Bytes go low to high in each word. The helpers are
- * inlined into their one caller: called once per word they took the
- * parse from about 420 to 1100 cycles. */
+ * inlined into their one caller: as calls, once per word, they made the
+ * parse cost about 1100 cycles; inlined, about 420. */
 #define BYTE_ONES 0x0101010101010101ULL
 #define BYTE_HIGHS 0x8080808080808080ULL
 

@@ -184,17 +184,10 @@ static void probe_vm(void)
     vm_shared = (pid < 0 && (err == EAGAIN || err == ENOMEM)) || seen;
 }
 
-/* Asked several times in every spawn: once answered, without a call
- * into the libc. */
-static bool vm_probed;
-
 bool fl__clone_vm_works(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    if (!__atomic_load_n(&vm_probed, __ATOMIC_ACQUIRE)) {
-        pthread_once(&once, probe_vm);
-        __atomic_store_n(&vm_probed, true, __ATOMIC_RELEASE);
-    }
+    pthread_once(&once, probe_vm);
     return vm_shared;
 }
 
