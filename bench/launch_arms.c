@@ -37,6 +37,9 @@ struct fl_la_arm fl_la_arms[] = {
     ARM("launch_k16", "the same, 16 in flight", FL_LA_LAUNCH, 16, true, false),
     ARM("launch_k16_nopool", "launch_k16 with the library's stack pool off (a stack\n"
       "                     mapped and unmapped per launch)", FL_LA_LAUNCH, 16, false, false),
+    ARM("raw_launch_k16", "launch_k16 done raw: clone3() with a launch's flags,\n"
+      "                     its child's default setup, no library (the floor\n"
+      "                     under the launch arms)", FL_LA_RAW, 16, true, false),
     ARM("pipe_blocking", "fl_pipeline_spawn() of 4 stages, each started blocking:\n"
       "                     time until it returns (all exec'd: start-up),\n"
       "                     and until every stage is reaped (done)",
@@ -172,9 +175,14 @@ int fl_la_round(struct fl_la_arm *a, const char *path, unsigned long spawns,
                     &rate, &got))
             return 1;
     } else {
-        fl__launch_pool(a->pool);
-        int r = one_thread(a, path, spawns, &in_call);
-        fl__launch_pool(true);
+        int r;
+        if (a->kind == FL_LA_RAW) {
+            r = fl_la_raw_run(path, a->k, spawns, &in_call);
+        } else {
+            fl__launch_pool(a->pool);
+            r = one_thread(a, path, spawns, &in_call);
+            fl__launch_pool(true);
+        }
         if (r)
             return 1;
         uint64_t ns = fl_bench_now_ns() - t0;

@@ -21,13 +21,14 @@ enum fl_la_kind {
     FL_LA_LAUNCH,    /* FL_NO_WAIT_EXEC, k in flight */
     FL_LA_THREADS,   /* k threads of fl_spawn + fl_wait (trun.h) */
     FL_LA_PIPE,      /* fl_pipeline_spawn of 4 stages, launched or not */
+    FL_LA_RAW,       /* a launch's clone3() and child done raw, k in flight */
 };
 
 struct fl_la_arm {
     const char *name;
     const char *what;        /* for --help */
     enum fl_la_kind kind;
-    int k;                   /* LAUNCH: in flight; THREADS: threads */
+    int k;                   /* LAUNCH, RAW: in flight; THREADS: threads */
     bool pool;               /* LAUNCH: the stack pool on */
     bool launched;           /* PIPE: the stages launched (FL_NO_WAIT_EXEC) */
     /* Per round (rate arms): spawns per second, ns in the starting call per
@@ -48,5 +49,10 @@ extern const size_t fl_la_narms;
  * figures. Returns 0, or 1 with a message printed. */
 int fl_la_round(struct fl_la_arm *a, const char *path, unsigned long spawns,
                 unsigned long pipelines);
+
+/* The raw_launch arm's round (launch_raw.c): spawns children of path, k
+ * in flight, each checked for exit 0; the ns spent in clone3() added to
+ * *in_call. Returns 0, or 1 with a message printed. */
+int fl_la_raw_run(const char *path, int k, unsigned long spawns, uint64_t *in_call);
 
 #endif

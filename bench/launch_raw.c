@@ -1,0 +1,160 @@
+/* launch_raw.c: the raw_launch arm, what a default launch costs without
+ * the library: the floor under the launch arms.
+ *
+ * The parent makes each child with one clone3() and the flags a launch
+ * uses (CLONE_VM, CLONE_PIDFD, CLONE_CHILD_CLEARTID, CLONE_CLEAR_SIGHAND;
+ * no CLONE_VFORK, no CLONE_FILES), on a stack of this file's, and goes
+ * on. The child does what a launch's child does by default: closes every
+ * fd above 2, sets signals 1-31 to SIG_DFL one by one (a launch cannot
+ * read them from /proc: its parent runs on), clears its mask and execs.
+ * The oldest child is reaped as a launch is: its exec word waited for,
+ * then waitid() on the pidfd. The time inside clone3() is the caller's
+ * blocked time; nothing the library does before or after is counted. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../src/sys.h"
+#include "bench.h"
+#include "launch_arms.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef CLONE_CLEAR_SIGHAND
+#define CLONE_CLEAR_SIGHAND 0x100000000ULL
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+#define RAW_STACK_SIZE (64 * 1024)
+
+extern char **environ;
+
+/* The library's clone3() entry (spawn_clone.c): the child starts on the
+ * given stack and calls fn there. */
+long fl__clone3(void *args, size_t size, int (*fn)(void *), void *arg);
+
+struct raw_child {
+    const char *path;
+    char *const *argv;
+    char *stack;
+    uint32_t exec_word;  /* 1 until the kernel clears it at exec or exit */
+    int pidfd;
+    pid_t pid;
+};
+
+struct raw_ksigaction {
+    void *handler;
+    unsigned long flags;
+    void *restorer;
+    uint64_t mask;
+};
+
+/* Runs beside the parent on its memory: raw system calls only (no errno,
+ * no libc), and nothing the sanitizers would instrument. */
+__attribute__((noinline, no_sanitize("address", "undefined", "thread")))
+static int raw_child_main(void *arg)
+{
+    const struct raw_child *c = arg;
+    const struct raw_ksigaction dfl = { SIG_DFL, 0, 0, 0 };
+    uint64_t none = 0;
+    fl__sys6(SYS_close_range, 3, ~0u, 0, 0, 0, 0);
+    for (int sig = 1; sig < 32; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            fl__sys6(SYS_rt_sigaction, sig, (long)&dfl, 0, 8, 0, 0);
+    fl__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, 8, 0, 0);
+    fl__sys6(SYS_execve, (long)c->path, (long)c->argv, (long)environ, 0, 0, 0);
+    fl__sys6(SYS_exit, 127, 0, 0, 0, 0, 0);
+    return 0;
+}
+
+static int raw_start(struct raw_child *c, uint64_t *in_call)
+{
+    c->exec_word = 1;
+    c->pidfd = -1;
+    c->pid = 0;
+    uint64_t a[11] = {  /* struct clone_args, as far as .cgroup */
+        [0] = CLONE_VM | CLONE_PIDFD | CLONE_CHILD_CLEARTID | CLONE_CLEAR_SIGHAND,
+        [1] = (uintptr_t)&c->pidfd,
+        [2] = (uintptr_t)&c->exec_word,
+        [4] = SIGCHLD,
+        [5] = (uintptr_t)c->stack,
+        [6] = RAW_STACK_SIZE,
+    };
+    uint64_t t0 = fl_bench_now_ns();
+    long pid = fl__clone3(a, sizeof a, raw_child_main, c);
+    *in_call += fl_bench_now_ns() - t0;
+    if (pid < 0) {
+        fprintf(stderr, "forkless bench launch: raw_launch: clone3: %s\n", strerror((int)-pid));
+        return 1;
+    }
+    c->pid = (pid_t)pid;
+    return 0;
+}
+
+static int raw_reap(struct raw_child *c)
+{
+    /* Shared, not private: the kernel wakes the word as a shared futex. */
+    while (__atomic_load_n(&c->exec_word, __ATOMIC_ACQUIRE))
+        syscall(SYS_futex, &c->exec_word, FUTEX_WAIT, 1, NULL, NULL, 0);
+    siginfo_t si;
+    int r;
+    do
+        r = waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED);
+    while (r < 0 && errno == EINTR);
+    close(c->pidfd);
+    if (r < 0 || si.si_code != CLD_EXITED || si.si_status != 0) {
+        fprintf(stderr, "forkless bench launch: raw_launch: %s, code %d, status %d\n",
+                r < 0 ? strerror(errno) : "waitid ok", r < 0 ? 0 : si.si_code,
+                r < 0 ? 0 : si.si_status);
+        return 1;
+    }
+    return 0;
+}
+
+int fl_la_raw_run(const char *path, int k, unsigned long spawns, uint64_t *in_call)
+{
+    static char *stacks[FL_LA_MAX_K];
+    char *argv[] = { (char *)path, NULL };
+    struct raw_child ring[FL_LA_MAX_K];
+    if (k < 1 || k > FL_LA_MAX_K)
+        return 1;
+    for (int i = 0; i < k; i++) {
+        if (!stacks[i]) {
+            void *s = mmap(NULL, RAW_STACK_SIZE, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+            if (s == MAP_FAILED) {
+                fprintf(stderr, "forkless bench launch: raw_launch: mmap: %s\n",
+                        strerror(errno));
+                return 1;
+            }
+            stacks[i] = s;
+        }
+        ring[i] = (struct raw_child){ .path = path, .argv = argv, .stack = stacks[i] };
+    }
+    unsigned long n = (unsigned long)k;
+    int bad = 0;
+    for (unsigned long i = 0; i < spawns + n; i++) {
+        struct raw_child *c = &ring[i % n];
+        if (c->pid > 0 && raw_reap(c))
+            bad = 1;
+        c->pid = 0;
+        if (!bad && i < spawns && raw_start(c, in_call))
+            bad = 1;
+    }
+    /* After a failure the loop still goes round every slot once: no child
+     * is left on a stack of ours. */
+    return bad;
+}
