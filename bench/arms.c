@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "forkless.h"
+#include "raw_clone.h"
 #include "stats.h"
 
 extern char **environ;
@@ -244,36 +245,11 @@ static int arm_clone_vm_full(const struct fl_arm_target *t, char *err, size_t er
  * its stat in /proc (one pread() of an fd kept open; none is ignored here,
  * so none is reset), takes a table of its own holding fds 0-2, clears its
  * mask and execs. The parent waits on the pidfd and closes it. */
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
-#ifndef CLONE_CLEAR_SIGHAND
-#define CLONE_CLEAR_SIGHAND 0x100000000ULL
-#endif
-#ifndef CLOSE_RANGE_UNSHARE
-#define CLOSE_RANGE_UNSHARE 2
-#endif
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
-/* The library's clone3() entry (spawn_clone.c): the child starts on the
- * given stack and calls fn there. */
-long fl__clone3(void *args, size_t size, int (*fn)(void *), void *arg);
-
 struct clone_clean_arg {
     const char *path;
     char *const *argv;
     int stat_fd;
     uint32_t ignored;  /* signals 1-31 the bench ignores (nohup, a shell's &) */
-};
-
-/* The kernel's struct sigaction. */
-struct clean_sigaction {
-    void *handler;
-    unsigned long flags;
-    void *restorer;
-    uint64_t mask;
 };
 
 __attribute__((noinline, no_sanitize("address", "undefined")))
@@ -282,7 +258,7 @@ static int clone_clean_child(void *p)
     const struct clone_clean_arg *a = p;
     char stat[512];
     uint64_t no_signals = 0;
-    struct clean_sigaction dfl = { 0 };
+    struct fl_bench_ksigaction dfl = { 0 };
     syscall(SYS_pread64, a->stat_fd, stat, sizeof stat, 0);
     for (int sig = 1; sig < 32; sig++)
         if (a->ignored & (1u << sig))
@@ -314,7 +290,7 @@ __attribute__((noinline, no_sanitize("address", "undefined")))
 static int clone_clean_fallback_child(void *p)
 {
     const struct clone_clean_arg *a = p;
-    struct clean_sigaction dfl = { 0 };
+    struct fl_bench_ksigaction dfl = { 0 };
     uint64_t no_signals = 0;
     for (int sig = 1; sig <= 64; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)

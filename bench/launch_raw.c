@@ -27,24 +27,11 @@
 #include "../src/sys.h"
 #include "bench.h"
 #include "launch_arms.h"
-
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
-#ifndef CLONE_CLEAR_SIGHAND
-#define CLONE_CLEAR_SIGHAND 0x100000000ULL
-#endif
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
+#include "raw_clone.h"
 
 #define RAW_STACK_SIZE (64 * 1024)
 
 extern char **environ;
-
-/* The library's clone3() entry (spawn_clone.c): the child starts on the
- * given stack and calls fn there. */
-long fl__clone3(void *args, size_t size, int (*fn)(void *), void *arg);
 
 struct raw_child {
     const char *path;
@@ -55,20 +42,13 @@ struct raw_child {
     pid_t pid;
 };
 
-struct raw_ksigaction {
-    void *handler;
-    unsigned long flags;
-    void *restorer;
-    uint64_t mask;
-};
-
 /* Runs beside the parent on its memory: raw system calls only (no errno,
  * no libc), and nothing the sanitizers would instrument. */
 __attribute__((noinline, no_sanitize("address", "undefined", "thread")))
 static int raw_child_main(void *arg)
 {
     const struct raw_child *c = arg;
-    const struct raw_ksigaction dfl = { SIG_DFL, 0, 0, 0 };
+    const struct fl_bench_ksigaction dfl = { SIG_DFL, 0, 0, 0 };
     uint64_t none = 0;
     fl__sys6(SYS_close_range, 3, ~0u, 0, 0, 0, 0);
     for (int sig = 1; sig < 32; sig++)
