@@ -333,7 +333,13 @@ enum fl_flags {
      * with it: the core dump kills every task that uses that memory. Do
      * not send a core-dumping signal (SIGQUIT, SIGABRT, SIGSEGV, SIGBUS,
      * SIGILL, SIGFPE, SIGSYS, SIGTRAP...) to a launch that is still
-     * pending there; SIGKILL and SIGTERM are safe. */
+     * pending there; SIGKILL and SIGTERM are safe.
+     * A signal sent to the child before its exec acts as it would on the
+     * program: the child starts with every signal blocked, and resets its
+     * dispositions and sets its mask before anything else, so a signal
+     * the caller ignores is not thrown away for the copy of that SIG_IGN
+     * the child started with, and a setup that waits (an open() of a
+     * FIFO) ends by a signal as the program would. */
     FL_NO_WAIT_EXEC   = 1u << 17,
 };
 

@@ -635,6 +635,12 @@ CHILD void fl__child_run(struct fl__plan *p)
     p->child_ran = true;
     p->walk_dir = -1;  /* a plan cloned again keeps an earlier child's number */
     uint64_t low_signals = low_signals_to_reset(p);
+    /* First, so that no signal is thrown away while the setup runs (see
+     * start_clone3()), and the setup may be interrupted as the program
+     * would be: every handler is gone by now (cleared by the clone, or
+     * reset here under a mask that blocks everything). */
+    if (reset_signals(p, low_signals) < 0)
+        return;
     int closed = p->files_shared                                   ? own_fd_table(p)
                  : p->exec_word && !(p->flags & FL_KEEP_FDS) ? drop_unplanned_fds(p)
                                                                    : 0;
@@ -647,8 +653,7 @@ CHILD void fl__child_run(struct fl__plan *p)
     if (!(p->flags & FL_KEEP_FDS) && !closed && close_other_fds(p) < 0)
         return;
     if (fl__child_caps_before(p) < 0 || set_credentials(p) < 0 || fl__child_caps_after(p) < 0 ||
-        set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 || reset_signals(p, low_signals) < 0 ||
-        fl__child_seccomp(p) < 0)
+        set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 || fl__child_seccomp(p) < 0)
         return;
     exec_candidates(p);
 }

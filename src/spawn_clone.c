@@ -332,20 +332,33 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
 }
 
 /* With clone3() the kernel clears the handlers as it creates the child, so
- * no handler can run there and the parent need not block its signals: the
- * child starts with this thread's mask, which is the mask FL_KEEP_SIGNALS
- * keeps, and two system calls are saved on every spawn. */
+ * no handler can run there and a spawn's parent need not block its
+ * signals: the child starts with this thread's mask, which is the mask
+ * FL_KEEP_SIGNALS keeps, and two system calls are saved on every spawn.
+ * A launch's caller has the pid at once, and may signal the child before
+ * it has reset the dispositions it copied: one the caller ignores would be
+ * thrown away by the kernel, and the program run on. So a launch's child
+ * starts with every signal blocked, and a signal sent meanwhile waits,
+ * pending, until the child has reset its dispositions and set its mask
+ * (reset_signals() in child.c, its first step). */
 static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
 {
     if (!__atomic_load_n(&clone3_usable, __ATOMIC_RELAXED))
         return -ENOSYS;
-    if (p->cmd->sigmask)
+    sigset_t old;
+    if (p->exec_word) {
+        fl__block_signals(&old);
+        fl__child_mask(p, &old);
+    } else if (p->cmd->sigmask) {
         p->child_mask = *p->cmd->sigmask;
-    else if (p->flags & FL_KEEP_SIGNALS)
+    } else if (p->flags & FL_KEEP_SIGNALS) {
         p->mask_inherited = true;
-    else
+    } else {
         sigemptyset(&p->child_mask);
+    }
     long pid = try_clone3(p, stack_top, pidfd);
+    if (p->exec_word)
+        fl__restore_signals(&old);
     /* EPERM and EINVAL may be about the namespaces (no privilege, a kernel
      * without one): clone() is tried for this spawn, and gives its own
      * answer, but clone3() stays in use. */

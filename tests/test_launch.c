@@ -1317,3 +1317,97 @@ TEST(no_handler_runs_in_a_child_at_the_first_spawn_of_a_process)
     ASSERT_EXITED(t_wait(&p), 0);
     ASSERT_EQ(handler_ran_elsewhere, 0);
 }
+
+/* The caller ignores sig (a background job of sh ignores SIGINT and
+ * SIGQUIT, nohup SIGHUP). A signal sent to a launch before its exec must
+ * act as it would on the program, which starts with it at SIG_DFL: the
+ * child's copy of the SIG_IGN must not make the kernel throw it away. */
+static void ignore(int sig)
+{
+    struct sigaction sa = { .sa_handler = SIG_IGN };
+    ASSERT_SYS(sigaction(sig, &sa, NULL));
+}
+
+/* Waits up to 10 s for p, which a signal should have ended; if it still
+ * runs, opens fifo (where it may be held) so that it can end, and fails. */
+static int status_of_signalled(struct fl_proc *p, const char *fifo)
+{
+    int st = 0;
+    int r = fl_wait(p, 10000, &st);
+    if (r == ETIMEDOUT) {
+        int fd = fifo ? open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC) : -1;
+        fl_kill(p, SIGKILL);
+        fl_wait(p, -1, &st);
+        if (fd >= 0)
+            close(fd);
+        FAIL("the signal was lost: the launch still ran 10 s later");
+    }
+    ASSERT_OK(r);
+    fl_close(p);
+    return st;
+}
+
+TEST(a_signal_the_caller_ignores_ends_a_launch_held_in_its_setup)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    ignore(SIGTERM);
+    char *fifo = make_fifo();
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"),
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    ASSERT_OK(fl_kill(&p, SIGTERM));
+    ASSERT_SIGNALED(status_of_signalled(&p, fifo), SIGTERM);
+}
+
+TEST(a_signal_the_caller_ignores_sent_at_once_ends_a_launch)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    ignore(SIGINT);
+    /* Sent as soon as fl_spawn() returns: the child may not have run yet,
+     * or be anywhere in its setup. */
+    for (int i = 0; i < 5; i++) {
+        struct fl_cmd cmd = { .argv = PROBE("sleep", "30") };
+        struct fl_proc p;
+        launch(&cmd, &p);
+        ASSERT_OK(fl_kill(&p, SIGINT));
+        ASSERT_SIGNALED(status_of_signalled(&p, NULL), SIGINT);
+    }
+}
+
+static char *pdeath_fifo;
+static struct fl_proc pdeath_proc;
+static pid_t pdeath_thread;
+
+static void *launch_and_end(void *arg)
+{
+    (void)arg;
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .pdeathsig = SIGTERM,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = pdeath_fifo } } };
+    pdeath_thread = (pid_t)syscall(SYS_gettid);
+    launch(&cmd, &pdeath_proc);
+    return NULL;
+}
+
+TEST(a_pdeathsig_the_caller_ignores_ends_a_launch_whose_thread_ended_in_its_setup)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    ignore(SIGTERM);
+    pdeath_fifo = make_fifo();
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, launch_and_end, NULL));
+    ASSERT_OK(pthread_join(t, NULL));
+    /* The join may return before the kernel is done with the thread: the
+     * child looks for it with tgkill(), which must fail first. */
+    while (syscall(SYS_tgkill, getpid(), pdeath_thread, 0) == 0)
+        usleep(1000);
+    /* Held in its open() until now; its pdeathsig step then finds the
+     * thread gone and sends itself SIGTERM, which must end it. */
+    int fd;
+    ASSERT_SYS(fd = open(pdeath_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC));
+    ASSERT_SIGNALED(status_of_signalled(&pdeath_proc, NULL), SIGTERM);
+    close(fd);
+}
