@@ -264,7 +264,11 @@ enum fl_flags {
      * WNOWAIT) and says ESRCH once the status is gone, but a foreign
      * reaper (waitpid(-1) elsewhere, SIGCHLD set to SIG_IGN) that reaps
      * the child between that check and the kill leaves a window in which
-     * a reused pid could be signalled; a pidfd has no such window. A timed
+     * a reused pid could be signalled; a pidfd has no such window. The
+     * same holds for the reap of a launch (FL_NO_WAIT_EXEC) whose child
+     * failed before its exec, when the launch is finished: after such a
+     * reaper, and if the pid has been reused by another child of the
+     * caller's by then, that reap waits for that child. A timed
      * fl_wait() opens a pidfd for its own duration (pidfd_open), so it
      * still sleeps in poll() rather than polling. */
     FL_NO_PIDFD       = 1u << 14,

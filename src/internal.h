@@ -629,6 +629,10 @@ FL__HIDDEN int fl__launch_poll(const struct fl_proc *proc);
  * cancelled, the launch is left pending as it was. */
 FL__HIDDEN void fl__launch_await_cancellable(const struct fl_proc *proc);
 FL__HIDDEN int fl__launch_settle(struct fl_proc *proc);
+/* A wait that found no child of ours to wait for (err: ECHILD, the child
+ * reaped elsewhere): the launch's error where the child failed before its
+ * exec, which the first call that asks must get; else err. */
+FL__HIDDEN int fl__launch_error_or(struct fl_proc *proc, int err);
 /* For a pending launch with FL_NEW_PGROUP or FL_SETSID: waits until its
  * child leads its group (or has exec'd or ended), and changes nothing.
  * The group operations call it, so that a handle just launched acts as a

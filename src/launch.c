@@ -494,6 +494,12 @@ int fl__launch_settle(struct fl_proc *proc)
     return err;
 }
 
+int fl__launch_error_or(struct fl_proc *proc, int err)
+{
+    int launch_err = fl__launch_settle(proc);
+    return launch_err ? launch_err : err;
+}
+
 int fl_launch_finish(struct fl_proc *proc, struct fl_error *error)
 {
     if (error) {

@@ -95,6 +95,8 @@ static int wait_and_stop(struct fl_proc *p, int timeout_ms, struct fl__stopper *
     int r = fl__proc_pollfd(p, &b.fd);
     if (r == ENOSYS)
         r = 0, b.fd = -1;
+    if (r == ECHILD)  /* reaped elsewhere, with no pidfd: a launch's error wins */
+        r = fl__launch_error_or(p, r);
     if (r) {
         if (r == ECHILD)
             p->state_ = FL__PROC_REAPED;

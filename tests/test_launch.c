@@ -1411,3 +1411,57 @@ TEST(a_pdeathsig_the_caller_ignores_ends_a_launch_whose_thread_ended_in_its_setu
     ASSERT_SIGNALED(status_of_signalled(&pdeath_proc, NULL), SIGTERM);
     close(fd);
 }
+
+/* SIGCHLD ignored: the kernel reaps a child as it ends. */
+static void reaped_at_exit(void)
+{
+    struct sigaction sa = { .sa_handler = SIG_IGN };
+    ASSERT_SYS(sigaction(SIGCHLD, &sa, NULL));
+}
+
+/* Launches a child that fails at its chdir, without a pidfd, and waits
+ * until the kernel has reaped it (SIGCHLD ignored): no wait can see it. */
+static void launch_failed_and_reaped(struct fl_proc *p)
+{
+    reaped_at_exit();
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .cwd = "/nonexistent/dir",
+                          .flags = FL_NO_PIDFD };
+    launch(&cmd, p);
+    while (kill(p->pid, 0) == 0)
+        usleep(1000);
+}
+
+TEST(a_timed_wait_without_a_pidfd_reports_a_launch_reaped_elsewhere)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    struct fl_proc p;
+    launch_failed_and_reaped(&p);
+    int st = 0x5a5a;
+    ASSERT_ERR(fl_wait(&p, 1000, &st), ENOENT);
+    ASSERT_EQ(st, 0x5a5a);
+    ASSERT_ERR(fl_launch_finish(&p, NULL), ENOENT);
+    fl_close(&p);
+}
+
+TEST(a_result_wait_without_a_pidfd_reports_a_launch_reaped_elsewhere)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    struct fl_proc p;
+    launch_failed_and_reaped(&p);
+    struct fl_result res;
+    ASSERT_ERR(fl_wait_result(&p, -1, NULL, &res), ENOENT);
+    fl_close(&p);
+}
+
+TEST(a_stop_without_a_pidfd_reports_a_launch_reaped_elsewhere)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    struct fl_proc p;
+    launch_failed_and_reaped(&p);
+    struct fl_result res;
+    ASSERT_ERR(fl_stop(&p, NULL, &res), ENOENT);
+    fl_close(&p);
+}
