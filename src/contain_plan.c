@@ -307,11 +307,18 @@ uint64_t fl__box_clone_flags(struct fl__plan *p)
     return b->cgroup_ns_late ? b->ns_clone & ~(uint64_t)CLONE_NEWCGROUP : b->ns_clone;
 }
 
+void fl__box_close_in_parent(struct fl__box *b)
+{
+    if (!b || b->landlock_fd < 0 || b->landlock_fd_closed)
+        return;
+    close(b->landlock_fd);
+    b->landlock_fd_closed = true;
+}
+
 void fl__box_free(struct fl__box *b)
 {
     if (!b)
         return;
-    if (b->landlock_fd >= 0)
-        close(b->landlock_fd);
+    fl__box_close_in_parent(b);
     free(b);
 }

@@ -73,6 +73,7 @@ struct fl__box {
     uint64_t cap_bounding, cap_ambient;
     const void *seccomp;     /* a struct sock_fprog in this block, or NULL */
     int landlock_fd;         /* the ruleset, else -1 */
+    bool landlock_fd_closed; /* by a launch's parent, once its child had a copy */
     unsigned landlock_unenforced;
     unsigned sched_set, sched_best_effort;
     const void *cpus;
@@ -230,6 +231,9 @@ FL__HIDDEN enum fl__shebang fl__shebang(const char *path, char interp[FL__BINPRM
  * p->box; landlock.c builds the ruleset for it. */
 FL__HIDDEN int fl__contain_check(const struct fl_cmd *cmd, struct fl_error *e);
 FL__HIDDEN int fl__plan_box(struct fl__plan *p, struct fl_error *e);
+/* A launch's parent, once the child has its own fd table: closes the
+ * ruleset there, which the child still reads by its number. */
+FL__HIDDEN void fl__box_close_in_parent(struct fl__box *b);
 FL__HIDDEN void fl__box_free(struct fl__box *b);
 /* The namespaces to make at clone time, from a backend about to clone:
  * all of .unshare's but the cgroup one when the child is to write itself

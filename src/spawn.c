@@ -146,8 +146,10 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
     }
     if (!r && launch) {
         /* The child has its own fd table (no CLONE_FILES for a launch):
-         * its ends may close here. The rest waits for the exec. */
+         * its ends, and the Landlock ruleset, may close here. The rest
+         * waits for the exec. */
         fl__plan_close_child_ends(p);
+        fl__box_close_in_parent(p->box);
         proc->launch_ = launch;
     } else if (launch) {
         fl__launch_free(launch);

@@ -1465,3 +1465,35 @@ TEST(a_stop_without_a_pidfd_reports_a_launch_reaped_elsewhere)
     ASSERT_ERR(fl_stop(&p, NULL, &res), ENOENT);
     fl_close(&p);
 }
+
+static int count_open_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++)
+        n += fcntl(fd, F_GETFD) >= 0;
+    return n;
+}
+
+TEST(a_launch_without_a_pidfd_holds_no_fd_once_exec_d_under_landlock)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    if (fl_landlock_abi() == 0)
+        SKIP("this kernel has no Landlock (or it is disabled): fl_landlock_abi() is 0");
+    struct fl_landlock_path paths[] = { { "/", FL_LANDLOCK_READ | FL_LANDLOCK_EXEC } };
+    struct fl_contain box = { .landlock = paths, .nlandlock = 1 };
+    struct fl_cmd cmd = { .argv = PROBE("echo", "ready", "sleep", "30"), .flags = FL_NO_PIDFD,
+                          .contain = &box, .stdio = { [1] = { .kind = FL_PIPE } } };
+    int before = count_open_fds();
+    struct fl_proc p;
+    launch(&cmd, &p);
+    /* Its line says it has exec'd; nothing has asked about the launch. The
+     * ruleset was the child's to enforce: the caller holds its pipe end
+     * and nothing else, as FL_NO_PIDFD promises. */
+    char line[8] = { 0 };
+    ASSERT_EQ(read(p.stdio[1], line, 6), 6);
+    ASSERT_STR_EQ(line, "ready\n");
+    ASSERT_EQ(count_open_fds(), before + 1);
+    ASSERT_OK(fl_kill(&p, SIGKILL));
+    ASSERT_SIGNALED(t_wait(&p), SIGKILL);
+}
