@@ -214,7 +214,7 @@ static void print_goals(int is_tiny)
          * bound is within reach of clone3() itself on this machine. */
         const struct fl_la_arm *raw = w->kind == FL_LA_LAUNCH ? arm_named(RAW) : NULL;
         double floor = ratio_to(raw, t, goals[g].of);
-        if (isfinite(floor))
+        if (raw && isfinite(floor))
             printf("; done raw, %s x%.2f", raw->name, floor);
         printf("\n");
     }

@@ -29,7 +29,7 @@
 #include "launch_arms.h"
 #include "raw_clone.h"
 
-#define RAW_STACK_SIZE (64 * 1024)
+#define RAW_STACK_SIZE ((size_t)64 * 1024)
 
 extern char **environ;
 
