@@ -84,8 +84,18 @@ static int shebang_from_cwd(const struct fl__plan *p, const char *path,
     if (p->cmd->contain && p->cmd->contain->chroot && !p->in_callers_root)
         return -1;
     char *full = NULL;
-    const char *cwd = p->cmd->cwd;
-    if (path[0] != '/' && cwd && asprintf(&full, "%s/%s", cwd, path) < 0)
+    const char *cwd = p->cmd->cwd, *base = p->launch_cwd;
+    int n = 0;
+    if (path[0] != '/') {
+        /* Relative names were the launch's caller's cwd's at the launch. */
+        if (cwd && cwd[0] == '/')
+            base = NULL;
+        if (cwd && base)
+            n = asprintf(&full, "%s/%s/%s", base, cwd, path);
+        else if (cwd || base)
+            n = asprintf(&full, "%s/%s", cwd ? cwd : base, path);
+    }
+    if (n < 0)
         return -1;
     const char *at = full ? full : path;
     int k = (int)fl__shebang(at, interp);

@@ -101,6 +101,10 @@ struct fl__plan {
     const char *const *cands;   /* paths to try, in order */
     size_t ncands;
     bool searched;          /* the candidates come from a PATH search */
+    /* A launch's: the caller's cwd when it launched (NULL: not asked for,
+     * or unknown), which a relative name was the child's from; the caller
+     * may have moved before the failure is explained. */
+    char *launch_cwd;
     bool in_callers_root;   /* fl_resolve()'s: the files are the caller's,
                              * whatever .chroot says */
     bool sizes_measured;    /* arg_bytes to long_index are set (measure_sizes()) */

@@ -47,6 +47,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "sys.h"
@@ -290,6 +291,18 @@ void fl__launch_free(struct fl__launch *l)
     free(l);
 }
 
+/* Whether a failure's explanation would read a file by a name relative
+ * to the caller's cwd: a relative candidate, or a relative .cwd. */
+static bool names_relative(const struct fl__plan *p)
+{
+    if (p->cmd->cwd)
+        return p->cmd->cwd[0] != '/';
+    for (size_t i = 0; i < p->ncands; i++)
+        if (p->cands[i][0] != '/')
+            return true;
+    return false;
+}
+
 int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl__plan **plan,
                    struct fl_error *e)
 {
@@ -318,6 +331,8 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
     r = fl__plan_init(&l->plan, &l->cmd, e);
     if (!r)
         r = fl__plan_hold(&l->plan, e);
+    if (!r && names_relative(&l->plan))
+        l->plan.launch_cwd = getcwd(NULL, 0);  /* NULL: the explanation is left out */
     if (!r && !(l->stack = stack_take()))
         r = fl__fail(e, ENOMEM, FL_STEP_CLONE, -1, fl__program(cmd), "mapping the child's stack");
     if (r) {

@@ -633,6 +633,7 @@ void fl__plan_free(struct fl__plan *p)
     if (p->envp_owned)
         free(p->envp);
     free(p->cand_block);
+    free(p->launch_cwd);
     free(p->sh_argv);
     free((char *)p->cgroup_procs);
     if (p->acts != p->act_inline)

@@ -1497,3 +1497,41 @@ TEST(a_launch_without_a_pidfd_holds_no_fd_once_exec_d_under_landlock)
     ASSERT_OK(fl_kill(&p, SIGKILL));
     ASSERT_SIGNALED(t_wait(&p), SIGKILL);
 }
+
+TEST(a_launch_explains_a_relative_script_from_the_cwd_it_was_launched_in)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    char *dir = t_tmpdir();
+    t_write_file(dir, "script", "#!/nonexistent/interp\n", 0755);
+    ASSERT_SYS(chdir(dir));
+    struct fl_cmd cmd = { .argv = ARGV("./script") };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    /* The caller moves before it asks: the explanation must read the
+     * script the child tried, not "./script" of the new cwd. */
+    ASSERT_SYS(chdir("/"));
+    struct fl_error e;
+    ASSERT_ERR(fl_launch_finish(&p, &e), ENOENT);
+    ASSERT_EQ(e.step, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.detail, "interpreter \"/nonexistent/interp\" not found");
+    fl_close(&p);
+}
+
+TEST(a_launch_explains_a_script_under_a_relative_cwd_from_where_it_was_launched)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    char *dir = t_tmpdir();
+    ASSERT_SYS(mkdir(t_fmt("%s/sub", dir), 0755));
+    t_write_file(t_fmt("%s/sub", dir), "script", "#!/nonexistent/interp\n", 0755);
+    ASSERT_SYS(chdir(dir));
+    struct fl_cmd cmd = { .argv = ARGV("./script"), .cwd = "sub" };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    ASSERT_SYS(chdir("/"));
+    struct fl_error e;
+    ASSERT_ERR(fl_launch_finish(&p, &e), ENOENT);
+    ASSERT_STR_EQ(e.detail, "interpreter \"/nonexistent/interp\" not found");
+    fl_close(&p);
+}
