@@ -3,10 +3,11 @@
  *
  * The parent makes each child with one clone3() and the flags a launch
  * uses (CLONE_VM, CLONE_PIDFD, CLONE_CHILD_CLEARTID, CLONE_CLEAR_SIGHAND;
- * no CLONE_VFORK, no CLONE_FILES), on a stack of this file's, and goes
- * on. The child does what a launch's child does by default: closes every
- * fd above 2, sets signals 1-31 to SIG_DFL one by one (a launch cannot
- * read them from /proc: its parent runs on), clears its mask and execs.
+ * no CLONE_VFORK, no CLONE_FILES), on a stack of this file's, with every
+ * signal blocked around it, and goes on. The child does what a launch's
+ * child does by default: closes every fd above 2, sets signals 1-31 to
+ * SIG_DFL one by one (a launch cannot read them from /proc: its parent
+ * runs on), clears its mask and execs.
  * The oldest child is reaped as a launch is: its exec word waited for,
  * then waitid() on the pidfd. The time inside clone3() is the caller's
  * blocked time; nothing the library does before or after is counted. */
@@ -60,24 +61,57 @@ static int raw_child_main(void *arg)
     return 0;
 }
 
+/* Where clone3() is unusable (a kernel before 5.5, a seccomp filter that
+ * denies it, an architecture without the library's entry), clone() as the
+ * library falls back to it; without CLONE_PIDFD (before 5.2) the child is
+ * reaped by its pid. */
+static long raw_clone(struct raw_child *c)
+{
+    static int clone3_unusable, pidfd_unusable;
+    long pid = -ENOSYS;
+    if (!clone3_unusable) {
+        uint64_t a[11] = {  /* struct clone_args, as far as .cgroup */
+            [0] = CLONE_VM | CLONE_PIDFD | CLONE_CHILD_CLEARTID | CLONE_CLEAR_SIGHAND,
+            [1] = (uintptr_t)&c->pidfd,
+            [2] = (uintptr_t)&c->exec_word,
+            [4] = SIGCHLD,
+            [5] = (uintptr_t)c->stack,
+            [6] = RAW_STACK_SIZE,
+        };
+        pid = fl__clone3(a, sizeof a, raw_child_main, c);
+        if (pid != -ENOSYS && pid != -EPERM && pid != -EINVAL && pid != -E2BIG)
+            return pid;
+        clone3_unusable = 1;
+    }
+    int flags = CLONE_VM | CLONE_CHILD_CLEARTID | SIGCHLD;
+    char *top = c->stack + RAW_STACK_SIZE;
+    if (!pidfd_unusable) {
+        pid = clone(raw_child_main, top, flags | CLONE_PIDFD, c, &c->pidfd, NULL, &c->exec_word);
+        if (pid >= 0 || errno != EINVAL)
+            return pid < 0 ? -errno : pid;
+        pidfd_unusable = 1;
+    }
+    c->pidfd = -1;
+    pid = clone(raw_child_main, top, flags, c, NULL, NULL, &c->exec_word);
+    return pid < 0 ? -errno : pid;
+}
+
+/* The caller's blocked time: the clone, and the two calls that block
+ * every signal around it, as a launch must (its caller may signal the
+ * child at once, before the child has reset what it copied). */
 static int raw_start(struct raw_child *c, uint64_t *in_call)
 {
     c->exec_word = 1;
     c->pidfd = -1;
     c->pid = 0;
-    uint64_t a[11] = {  /* struct clone_args, as far as .cgroup */
-        [0] = CLONE_VM | CLONE_PIDFD | CLONE_CHILD_CLEARTID | CLONE_CLEAR_SIGHAND,
-        [1] = (uintptr_t)&c->pidfd,
-        [2] = (uintptr_t)&c->exec_word,
-        [4] = SIGCHLD,
-        [5] = (uintptr_t)c->stack,
-        [6] = RAW_STACK_SIZE,
-    };
+    uint64_t all = ~(uint64_t)0, old;
     uint64_t t0 = fl_bench_now_ns();
-    long pid = fl__clone3(a, sizeof a, raw_child_main, c);
+    fl__sys6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&old, 8, 0, 0);
+    long pid = raw_clone(c);
+    fl__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
     *in_call += fl_bench_now_ns() - t0;
     if (pid < 0) {
-        fprintf(stderr, "forkless bench launch: raw_launch: clone3: %s\n", strerror((int)-pid));
+        fprintf(stderr, "forkless bench launch: raw_launch: clone: %s\n", strerror((int)-pid));
         return 1;
     }
     c->pid = (pid_t)pid;
@@ -90,14 +124,19 @@ static int raw_reap(struct raw_child *c)
     while (__atomic_load_n(&c->exec_word, __ATOMIC_ACQUIRE))
         syscall(SYS_futex, &c->exec_word, FUTEX_WAIT, 1, NULL, NULL, 0);
     siginfo_t si;
-    int r;
-    do
-        r = waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED);
-    while (r < 0 && errno == EINTR);
-    close(c->pidfd);
+    int r = -1;
+    errno = EINVAL;
+    while (c->pidfd >= 0 && (r = waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED)) < 0 &&
+           errno == EINTR)
+        ;
+    while (r < 0 && (errno == EINVAL || errno == EINTR))  /* no pidfd, or no P_PIDFD before 5.4 */
+        r = waitid(P_PID, (id_t)c->pid, &si, WEXITED);
+    int wait_err = errno;
+    if (c->pidfd >= 0)
+        close(c->pidfd);
     if (r < 0 || si.si_code != CLD_EXITED || si.si_status != 0) {
         fprintf(stderr, "forkless bench launch: raw_launch: %s, code %d, status %d\n",
-                r < 0 ? strerror(errno) : "waitid ok", r < 0 ? 0 : si.si_code,
+                r < 0 ? strerror(wait_err) : "waitid ok", r < 0 ? 0 : si.si_code,
                 r < 0 ? 0 : si.si_status);
         return 1;
     }

@@ -338,12 +338,16 @@ enum fl_flags {
      * not send a core-dumping signal (SIGQUIT, SIGABRT, SIGSEGV, SIGBUS,
      * SIGILL, SIGFPE, SIGSYS, SIGTRAP...) to a launch that is still
      * pending there; SIGKILL and SIGTERM are safe.
-     * A signal sent to the child before its exec acts as it would on the
-     * program: the child starts with every signal blocked, and resets its
-     * dispositions and sets its mask before anything else, so a signal
-     * the caller ignores is not thrown away for the copy of that SIG_IGN
-     * the child started with, and a setup that waits (an open() of a
-     * FIFO) ends by a signal as the program would. */
+     * A signal that ends a process by default (SIGTERM, SIGINT, SIGHUP,
+     * SIGPIPE, the real-time ones...), sent to the child before its exec,
+     * acts as it would on the program: the child starts with every signal
+     * blocked, sets those back to SIG_DFL (unless FL_KEEP_SIGNALS) and
+     * takes the caller's mask before anything else, so such a signal is
+     * not thrown away for the copy of a SIG_IGN of the caller's, and a
+     * setup that waits (an open() of a FIFO) ends by it. The signals that
+     * stop the process or dump core keep the caller's disposition until
+     * the end of the setup: a stopped child would hold fl_close(), and a
+     * core dump the caller (above). */
     FL_NO_WAIT_EXEC   = 1u << 17,
 };
 

@@ -432,9 +432,18 @@ static CHILD uint64_t low_signals_to_reset(const struct fl__plan *p)
     return threads == 1 ? ignored & FL__LOW_SIGNALS : FL__LOW_SIGNALS;
 }
 
-/* Every disposition back to SIG_DFL, unless FL_KEEP_SIGNALS; then only
- * the handlers (none is left when clone3 cleared them) and .sigdefault;
- * then .sigignore, then the child's mask.
+/* Signals whose default action ends the process without a core dump,
+ * the real-time ones (32 to 64) included. */
+#define SIG_BIT(sig) ((uint64_t)1 << ((sig) - 1))
+#define ENDING_SIGNALS                                                                  \
+    (SIG_BIT(SIGHUP) | SIG_BIT(SIGINT) | SIG_BIT(SIGUSR1) | SIG_BIT(SIGUSR2) |           \
+     SIG_BIT(SIGPIPE) | SIG_BIT(SIGALRM) | SIG_BIT(SIGTERM) | SIG_BIT(SIGSTKFLT) |       \
+     SIG_BIT(SIGVTALRM) | SIG_BIT(SIGPROF) | SIG_BIT(SIGIO) | SIG_BIT(SIGPWR) |          \
+     ~(uint64_t)0 << 31)
+
+/* Back to SIG_DFL, of the signals in which: every disposition, unless
+ * FL_KEEP_SIGNALS; then only the handlers (none is left when clone3
+ * cleared them) and .sigdefault.
  *
  * By default, of signals 1-31 the ones in low (low_signals_to_reset():
  * the ignored ones, or all 29 without asking where it cannot tell) are set
@@ -442,7 +451,7 @@ static CHILD uint64_t low_signals_to_reset(const struct fl__plan *p)
  * would cost about four times the 29 calls: a new process's /proc entries
  * must first be made. Real-time signals the process ignores are asked
  * once per process (see FL_KEEP_SIGNALS in forkless.h). */
-static CHILD int reset_signals(struct fl__plan *p, uint64_t low)
+static CHILD int reset_signals(struct fl__plan *p, uint64_t low, uint64_t which)
 {
     const struct fl__ksigaction dfl = { SIG_DFL, 0, 0, 0 };
     bool keep = p->flags & FL_KEEP_SIGNALS;
@@ -452,6 +461,8 @@ static CHILD int reset_signals(struct fl__plan *p, uint64_t low)
         must |= p->sighand_cleared ? low | p->rt_ignored : ~(uint64_t)0;
     else if (!p->sighand_cleared)
         ask = ~must;  /* clone() and fork() keep handlers: find them */
+    must &= which;
+    ask &= which;
     for (int sig = 1; sig <= 64; sig++) {
         uint64_t bit = (uint64_t)1 << (sig - 1);
         if (sig == SIGKILL || sig == SIGSTOP || !((must | ask) & bit))
@@ -466,6 +477,36 @@ static CHILD int reset_signals(struct fl__plan *p, uint64_t low)
         if (r < 0 && r != -EINVAL)
             return fl__child_fail(p, FL_STEP_SIGNALS, sig, r);
     }
+    return 0;
+}
+
+/* Before the setup: the signals that end a process, so that one the
+ * caller ignores is not thrown away for the child's copy of that SIG_IGN
+ * while the setup runs (a launch's caller has the pid at once, and a
+ * .pdeathsig may come), and ends a setup that waits as it would end the
+ * program. A launch's child, which started with every signal blocked (see
+ * start_clone3()), then takes the caller's mask for the setup. Signals
+ * that stop the process or dump core keep the caller's disposition until
+ * the end of the setup: a stopped child holds a spawn's caller (and a
+ * launch's fl_close()), and before Linux 5.16 a core dump takes down
+ * every process that shares the memory, the caller too. */
+static CHILD int reset_ending_signals(struct fl__plan *p, uint64_t low)
+{
+    if (reset_signals(p, low, ENDING_SIGNALS) < 0)
+        return -1;
+    if (!p->setup_mask_set)
+        return 0;
+    long r = fl__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &p->setup_mask, 0, 8);
+    return r < 0 ? fl__child_fail(p, FL_STEP_SIGNALS, -1, r) : 0;
+}
+
+/* At the end of the setup: the other signals, then .sigignore, then the
+ * child's mask. */
+static CHILD int reset_other_signals(struct fl__plan *p, uint64_t low)
+{
+    long r;
+    if (reset_signals(p, low, ~(uint64_t)(ENDING_SIGNALS)) < 0)
+        return -1;
     const struct fl__ksigaction ign = { SIG_IGN, 0, 0, 0 };
     for (int sig = 1; p->sigignore_bits && sig <= 64; sig++)
         if (p->sigignore_bits & ((uint64_t)1 << (sig - 1))) {
@@ -635,11 +676,7 @@ CHILD void fl__child_run(struct fl__plan *p)
     p->child_ran = true;
     p->walk_dir = -1;  /* a plan cloned again keeps an earlier child's number */
     uint64_t low_signals = low_signals_to_reset(p);
-    /* First, so that no signal is thrown away while the setup runs (see
-     * start_clone3()), and the setup may be interrupted as the program
-     * would be: every handler is gone by now (cleared by the clone, or
-     * reset here under a mask that blocks everything). */
-    if (reset_signals(p, low_signals) < 0)
+    if (reset_ending_signals(p, low_signals) < 0)
         return;
     int closed = p->files_shared                                   ? own_fd_table(p)
                  : p->exec_word && !(p->flags & FL_KEEP_FDS) ? drop_unplanned_fds(p)
@@ -653,7 +690,8 @@ CHILD void fl__child_run(struct fl__plan *p)
     if (!(p->flags & FL_KEEP_FDS) && !closed && close_other_fds(p) < 0)
         return;
     if (fl__child_caps_before(p) < 0 || set_credentials(p) < 0 || fl__child_caps_after(p) < 0 ||
-        set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 || fl__child_seccomp(p) < 0)
+        set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 || reset_other_signals(p, low_signals) < 0 ||
+        fl__child_seccomp(p) < 0)
         return;
     exec_candidates(p);
 }

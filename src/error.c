@@ -87,9 +87,12 @@ static int shebang_from_cwd(const struct fl__plan *p, const char *path,
     const char *cwd = p->cmd->cwd, *base = p->launch_cwd;
     int n = 0;
     if (path[0] != '/') {
-        /* Relative names were the launch's caller's cwd's at the launch. */
+        /* Relative names were the launch's caller's cwd's at the launch;
+         * where that is unknown (getcwd() failed) the file is too. */
         if (cwd && cwd[0] == '/')
             base = NULL;
+        else if (p->exec_word && !base)
+            return -1;
         if (cwd && base)
             n = asprintf(&full, "%s/%s/%s", base, cwd, path);
         else if (cwd || base)

@@ -150,6 +150,11 @@ struct fl__plan {
     pid_t stat_pid;             /* ... the pid it belongs to */
     bool sighand_cleared;       /* clone3(CLONE_CLEAR_SIGHAND) reset handlers */
     bool mask_inherited;        /* the child already has the mask it needs */
+    /* A launch's child starts with every signal blocked: setup_mask is the
+     * caller's mask, which it takes once the signals that end a process
+     * are reset (child.c). */
+    sigset_t setup_mask;
+    bool setup_mask_set;
 
     /* the rest of the setup */
     const char *cgroup_procs;   /* owned: "<cgroup>/cgroup.procs" */

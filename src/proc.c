@@ -212,8 +212,10 @@ int fl_wait(struct fl_proc *p, int timeout_ms, int *status)
         r = fl__wait_readable(p->pidfd, timeout_ms);
     else  /* the settle's own wait for the exec is not cancellable */
         fl__launch_await_cancellable(p);
-    if (r == ECHILD)  /* reaped elsewhere, with no pidfd: a launch's error wins */
+    if (r == ECHILD) {  /* reaped elsewhere, with no pidfd: a launch's error wins */
+        p->state_ = PROC_REAPED;  /* and its pid, maybe another's now, is not waited for */
         r = fl__launch_error_or(p, r);
+    }
     if (!r && !reaped)
         r = fl__reap_proc(p, &si, NULL);
     else if (!r && p->launch_) {  /* reaped above: a launch's error wins */

@@ -339,8 +339,9 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
  * it has reset the dispositions it copied: one the caller ignores would be
  * thrown away by the kernel, and the program run on. So a launch's child
  * starts with every signal blocked, and a signal sent meanwhile waits,
- * pending, until the child has reset its dispositions and set its mask
- * (reset_signals() in child.c, its first step). */
+ * pending, until the child has reset the signals that end a process and
+ * taken this thread's mask (reset_ending_signals() in child.c, its first
+ * step). */
 static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
 {
     if (!__atomic_load_n(&clone3_usable, __ATOMIC_RELAXED))
@@ -349,6 +350,8 @@ static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     if (p->exec_word) {
         fl__block_signals(&old);
         fl__child_mask(p, &old);
+        p->setup_mask = old;
+        p->setup_mask_set = true;
     } else if (p->cmd->sigmask) {
         p->child_mask = *p->cmd->sigmask;
     } else if (p->flags & FL_KEEP_SIGNALS) {
@@ -363,12 +366,12 @@ static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
      * without one): clone() is tried for this spawn, and gives its own
      * answer, but clone3() stays in use. */
     if ((pid == -EPERM || pid == -EINVAL) && p->box && p->box->ns_clone) {
-        p->mask_inherited = false;
+        p->mask_inherited = p->setup_mask_set = false;
         return -ENOSYS;
     }
     if (pid == -ENOSYS || pid == -EPERM || pid == -EINVAL || pid == -E2BIG) {
         __atomic_store_n(&clone3_usable, 0, __ATOMIC_RELAXED);
-        p->mask_inherited = false;
+        p->mask_inherited = p->setup_mask_set = false;
         fl__ignored_signals_give_up();  /* clone()'s child resets every signal */
         p->stat_fd = -1;
         return -ENOSYS;

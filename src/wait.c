@@ -95,13 +95,12 @@ static int wait_and_stop(struct fl_proc *p, int timeout_ms, struct fl__stopper *
     int r = fl__proc_pollfd(p, &b.fd);
     if (r == ENOSYS)
         r = 0, b.fd = -1;
-    if (r == ECHILD)  /* reaped elsewhere, with no pidfd: a launch's error wins */
+    if (r == ECHILD) {  /* reaped elsewhere, with no pidfd: a launch's error wins */
+        p->state_ = FL__PROC_REAPED;  /* and its pid, maybe another's now, is not waited for */
         r = fl__launch_error_or(p, r);
-    if (r) {
-        if (r == ECHILD)
-            p->state_ = FL__PROC_REAPED;
-        return r;
     }
+    if (r)
+        return r;
     pthread_cleanup_push(close_borrowed, &b);
     r = stop_now ? ETIMEDOUT : fl__await_end(p, b.fd, timeout_ms);
     if (r == ETIMEDOUT && stopper) {

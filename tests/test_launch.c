@@ -1535,3 +1535,24 @@ TEST(a_launch_explains_a_script_under_a_relative_cwd_from_where_it_was_launched)
     ASSERT_STR_EQ(e.detail, "interpreter \"/nonexistent/interp\" not found");
     fl_close(&p);
 }
+
+TEST(a_launch_from_a_removed_cwd_leaves_a_relative_failure_unexplained)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    char *gone = t_fmt("%s/gone", t_tmpdir()), *other = t_tmpdir();
+    t_write_file(other, "script", "#!/nonexistent/interp\n", 0755);
+    ASSERT_SYS(mkdir(gone, 0755));
+    ASSERT_SYS(chdir(gone));
+    ASSERT_SYS(rmdir(gone));   /* getcwd() cannot name the cwd now */
+    struct fl_cmd cmd = { .argv = ARGV("./script") };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    /* The child found no ./script; another dir's ./script must not be
+     * read as if it were the one that failed. */
+    ASSERT_SYS(chdir(other));
+    struct fl_error e;
+    ASSERT_ERR(fl_launch_finish(&p, &e), ENOENT);
+    ASSERT_STR_EQ(e.detail, "");
+    fl_close(&p);
+}

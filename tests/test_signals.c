@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 
@@ -908,4 +909,56 @@ TEST(the_library_fd_is_never_0_1_or_2)
         FAIL("with stdio closed: %s", WIFEXITED(st) && WEXITSTATUS(st) == 3
                                           ? "the library took one of fds 0-2"
                                           : "the spawn failed");
+}
+
+/* A caller that ignores SIGTSTP (a job-control shell) spawns a child whose
+ * setup waits (its stdin a FIFO), and ^Z reaches the group meanwhile. The
+ * child is the caller's copy until its exec: it ignores the stop there as
+ * the caller does, rather than stop while the caller's thread waits in
+ * fl_spawn() for an exec that cannot come. */
+static const char *tstp_fifo;
+static atomic_int tstp_spawned, tstp_continued;
+
+static void *stop_the_group_then_write(void *arg)
+{
+    (void)arg;
+    usleep(100 * 1000);           /* the child is in its open() */
+    kill(0, SIGTSTP);
+    usleep(100 * 1000);
+    int fd = open(tstp_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    for (int i = 0; i < 5000 && !atomic_load(&tstp_spawned); i++)
+        usleep(1000);
+    if (!atomic_load(&tstp_spawned)) {
+        atomic_store(&tstp_continued, 1);
+        kill(0, SIGCONT);         /* let the failing case end */
+    }
+    usleep(100 * 1000);
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+TEST(a_stop_the_caller_ignores_does_not_stop_a_spawn_in_its_setup)
+{
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("the fork and posix_spawn backends' children block every signal during the "
+             "setup, and one pending at its end may stop them there (the caller waits)");
+    ASSERT_SYS(setpgid(0, 0));
+    struct sigaction sa = { .sa_handler = SIG_IGN };
+    ASSERT_SYS(sigaction(SIGTSTP, &sa, NULL));
+    tstp_fifo = t_fmt("%s/fifo", t_tmpdir());
+    ASSERT_SYS(mkfifo(tstp_fifo, 0600));
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, stop_the_group_then_write, NULL));
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = tstp_fifo } } };
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    atomic_store(&tstp_spawned, 1);
+    ASSERT_OK(pthread_join(t, NULL));
+    ASSERT_OK(r);
+    ASSERT_EXITED(t_wait(&p), 0);
+    if (atomic_load(&tstp_continued))
+        FAIL("the child stopped in its setup: fl_spawn() returned only after a SIGCONT");
 }
