@@ -341,13 +341,15 @@ enum fl_flags {
      * A signal that ends a process by default (SIGTERM, SIGINT, SIGHUP,
      * SIGPIPE, the real-time ones...), sent to the child before its exec,
      * acts as it would on the program: the child starts with every signal
-     * blocked, sets those back to SIG_DFL (unless FL_KEEP_SIGNALS) and
-     * takes the caller's mask before anything else, so such a signal is
-     * not thrown away for the copy of a SIG_IGN of the caller's, and a
-     * setup that waits (an open() of a FIFO) ends by it. The signals that
-     * stop the process or dump core keep the caller's disposition until
-     * the end of the setup: a stopped child would hold fl_close(), and a
-     * core dump the caller (above). */
+     * blocked, and before anything else sets those back to SIG_DFL
+     * (unless FL_KEEP_SIGNALS; .sigignore's to SIG_IGN) and unblocks them
+     * as the program's mask will have them, so such a signal is not thrown
+     * away for the copy of a SIG_IGN of the caller's, and a setup that
+     * waits (an open() of a FIFO) ends by it. The signals that stop the
+     * process or dump core keep a SIG_IGN of the caller's, and its mask,
+     * until the end of the setup (a stopped child would hold fl_close(),
+     * and a core dump the caller, above); one of them that came meanwhile
+     * is dropped. One the caller handles is at SIG_DFL from the start. */
     FL_NO_WAIT_EXEC   = 1u << 17,
 };
 
@@ -380,11 +382,14 @@ struct fl_tty_options {
  * no pointer into them once it returns.
  *
  * The child's setup runs in this order, and the first step that fails stops
- * it: setsid / setpgid, rlimits, umask, cgroup, chdir, stdio and fd maps,
- * the controlling terminal (setctty: FL_PTY, FL_SETCTTY) or the foreground
+ * it: the signals whose default action ends a process (back to SIG_DFL; a
+ * launch's child then unblocks them, see FL_NO_WAIT_EXEC),
+ * setsid / setpgid, rlimits, umask, cgroup, chdir, stdio and fd maps, the
+ * controlling terminal (setctty: FL_PTY, FL_SETCTTY) or the foreground
  * group (tcsetpgrp: FL_FOREGROUND), closing other fds, setgroups, setgid,
- * setuid, pdeathsig, signals, exec. .contain and .sched add steps to it:
- * see "Containment" for the whole order.
+ * setuid, pdeathsig, the other signals, .sigignore and the mask, exec.
+ * .contain and .sched add steps to it: see "Containment" for the whole
+ * order.
  */
 struct fl_cmd {
     /* The arguments, NULL-terminated; argv[0] must be present. Unless
@@ -509,6 +514,7 @@ struct fl_cmd {
  * The order, each step its own enum fl_step:
  *
  *   clone     the namespaces (.unshare), made with the process
+ *   signals   those whose default action ends a process
  *   unshare   only the time namespace, where clone() stands in for
  *             clone3() (a kernel before 5.3, or clone3 denied): clone()
  *             has no bit left for it. The program still starts in it:
@@ -534,7 +540,7 @@ struct fl_cmd {
  *   ...       pdeathsig
  *   no_new_privs
  *   landlock  the ruleset that the parent built
- *   ...       signals
+ *   signals   the others, .sigignore, the mask
  *   seccomp   the filter, last, so that it cannot refuse a step of the
  *             setup; only exec runs under it (and the FL_RETRY_ETXTBSY
  *             pauses: a filter that denies nanosleep() ends them), and,

@@ -432,15 +432,6 @@ static CHILD uint64_t low_signals_to_reset(const struct fl__plan *p)
     return threads == 1 ? ignored & FL__LOW_SIGNALS : FL__LOW_SIGNALS;
 }
 
-/* Signals whose default action ends the process without a core dump,
- * the real-time ones (32 to 64) included. */
-#define SIG_BIT(sig) ((uint64_t)1 << ((sig) - 1))
-#define ENDING_SIGNALS                                                                  \
-    (SIG_BIT(SIGHUP) | SIG_BIT(SIGINT) | SIG_BIT(SIGUSR1) | SIG_BIT(SIGUSR2) |           \
-     SIG_BIT(SIGPIPE) | SIG_BIT(SIGALRM) | SIG_BIT(SIGTERM) | SIG_BIT(SIGSTKFLT) |       \
-     SIG_BIT(SIGVTALRM) | SIG_BIT(SIGPROF) | SIG_BIT(SIGIO) | SIG_BIT(SIGPWR) |          \
-     ~(uint64_t)0 << 31)
-
 /* Back to SIG_DFL, of the signals in which: every disposition, unless
  * FL_KEEP_SIGNALS; then only the handlers (none is left when clone3
  * cleared them) and .sigdefault.
@@ -451,7 +442,8 @@ static CHILD uint64_t low_signals_to_reset(const struct fl__plan *p)
  * would cost about four times the 29 calls: a new process's /proc entries
  * must first be made. Real-time signals the process ignores are asked
  * once per process (see FL_KEEP_SIGNALS in forkless.h). */
-static CHILD int reset_signals(struct fl__plan *p, uint64_t low, uint64_t which)
+static CHILD int reset_signals(struct fl__plan *p, uint64_t low, uint64_t which,
+                               uint64_t *was_ignored)
 {
     const struct fl__ksigaction dfl = { SIG_DFL, 0, 0, 0 };
     bool keep = p->flags & FL_KEEP_SIGNALS;
@@ -473,10 +465,27 @@ static CHILD int reset_signals(struct fl__plan *p, uint64_t low, uint64_t which)
             if (r < 0 || old.handler == SIG_IGN || old.handler == SIG_DFL)
                 continue;
         }
-        r = fl__sys4(SYS_rt_sigaction, sig, &dfl, 0, 8);
+        struct fl__ksigaction old = { SIG_DFL, 0, 0, 0 };
+        r = fl__sys4(SYS_rt_sigaction, sig, &dfl, &old, 8);
         if (r < 0 && r != -EINVAL)
             return fl__child_fail(p, FL_STEP_SIGNALS, sig, r);
+        if (r == 0 && old.handler == SIG_IGN)
+            *was_ignored |= bit;
     }
+    return 0;
+}
+
+/* .sigignore, of the signals in which. */
+static CHILD int ignore_signals(struct fl__plan *p, uint64_t which)
+{
+    const struct fl__ksigaction ign = { SIG_IGN, 0, 0, 0 };
+    uint64_t set = p->sigignore_bits & which;
+    for (int sig = 1; set && sig <= 64; sig++)
+        if (set & FL__SIG_BIT(sig)) {
+            long r = fl__sys4(SYS_rt_sigaction, sig, &ign, 0, 8);
+            if (r < 0)
+                return fl__child_fail(p, FL_STEP_SIGNALS, sig, r);
+        }
     return 0;
 }
 
@@ -484,15 +493,17 @@ static CHILD int reset_signals(struct fl__plan *p, uint64_t low, uint64_t which)
  * caller ignores is not thrown away for the child's copy of that SIG_IGN
  * while the setup runs (a launch's caller has the pid at once, and a
  * .pdeathsig may come), and ends a setup that waits as it would end the
- * program. A launch's child, which started with every signal blocked (see
- * start_clone3()), then takes the caller's mask for the setup. Signals
- * that stop the process or dump core keep the caller's disposition until
- * the end of the setup: a stopped child holds a spawn's caller (and a
- * launch's fl_close()), and before Linux 5.16 a core dump takes down
- * every process that shares the memory, the caller too. */
+ * program; and the ones of them .sigignore names. A launch's child, which
+ * started with every signal blocked (see start_clone3()), then takes its
+ * setup mask. Signals that stop the process or dump core keep a SIG_IGN
+ * of the caller's until the end of the setup: a stopped child holds a
+ * spawn's caller (and a launch's fl_close()), and before Linux 5.16 a core
+ * dump takes down every process that shares the memory, the caller too. */
 static CHILD int reset_ending_signals(struct fl__plan *p, uint64_t low)
 {
-    if (reset_signals(p, low, ENDING_SIGNALS) < 0)
+    uint64_t was_ignored = 0;
+    if (reset_signals(p, low, FL__ENDING_SIGNALS, &was_ignored) < 0 ||
+        ignore_signals(p, FL__ENDING_SIGNALS) < 0)
         return -1;
     if (!p->setup_mask_set)
         return 0;
@@ -500,20 +511,31 @@ static CHILD int reset_ending_signals(struct fl__plan *p, uint64_t low)
     return r < 0 ? fl__child_fail(p, FL_STEP_SIGNALS, -1, r) : 0;
 }
 
-/* At the end of the setup: the other signals, then .sigignore, then the
- * child's mask. */
+/* At the end of the setup: the other signals, their .sigignore, then the
+ * child's mask. One of them that came while the child ignored it, and
+ * blocked it (a mask of the caller's or of the library's), is still
+ * pending: the kernel keeps a blocked signal even when it is ignored. It
+ * is dropped, as it would have been unblocked, rather than stop the child
+ * or dump its core once the mask lets it through: SIG_IGN set again
+ * discards it. */
 static CHILD int reset_other_signals(struct fl__plan *p, uint64_t low)
 {
+    const struct fl__ksigaction ign = { SIG_IGN, 0, 0, 0 }, dfl = { SIG_DFL, 0, 0, 0 };
+    uint64_t was_ignored = 0, pending = 0;
     long r;
-    if (reset_signals(p, low, ~(uint64_t)(ENDING_SIGNALS)) < 0)
+    if (reset_signals(p, low, ~(uint64_t)FL__ENDING_SIGNALS, &was_ignored) < 0)
         return -1;
-    const struct fl__ksigaction ign = { SIG_IGN, 0, 0, 0 };
-    for (int sig = 1; p->sigignore_bits && sig <= 64; sig++)
-        if (p->sigignore_bits & ((uint64_t)1 << (sig - 1))) {
-            r = fl__sys4(SYS_rt_sigaction, sig, &ign, 0, 8);
-            if (r < 0)
-                return fl__child_fail(p, FL_STEP_SIGNALS, sig, r);
-        }
+    /* The ones whose default is to ignore are dropped by SIG_DFL itself. */
+    was_ignored &= ~(FL__SIG_BIT(SIGCHLD) | FL__SIG_BIT(SIGCONT) | FL__SIG_BIT(SIGURG) |
+                     FL__SIG_BIT(SIGWINCH));
+    if (was_ignored && fl__sys2(SYS_rt_sigpending, &pending, 8) == 0)
+        for (int sig = 1; sig <= 64; sig++)
+            if (was_ignored & pending & FL__SIG_BIT(sig)) {
+                fl__sys4(SYS_rt_sigaction, sig, &ign, 0, 8);
+                fl__sys4(SYS_rt_sigaction, sig, &dfl, 0, 8);
+            }
+    if (ignore_signals(p, ~(uint64_t)FL__ENDING_SIGNALS) < 0)
+        return -1;
     if (p->mask_inherited)
         return 0;
     r = fl__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &p->child_mask, 0, 8);

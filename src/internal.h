@@ -87,6 +87,25 @@ struct fl__box {
 
 /* Signals 1-31 as bits 0-30; the rest of a uint64_t is the real-time ones. */
 #define FL__LOW_SIGNALS 0x7fffffffULL
+#define FL__SIG_BIT(sig) ((uint64_t)1 << ((sig) - 1))
+#ifdef SIGSTKFLT
+#define FL__SIG_STKFLT FL__SIG_BIT(SIGSTKFLT)
+#else
+#define FL__SIG_STKFLT 0
+#endif
+#ifdef SIGPWR
+#define FL__SIG_PWR FL__SIG_BIT(SIGPWR)
+#else
+#define FL__SIG_PWR 0
+#endif
+/* Signals whose default action ends the process without a core dump, the
+ * real-time ones (32 to 64) included: a child resets these before its
+ * setup, the others after it (child.c). */
+#define FL__ENDING_SIGNALS                                                                   \
+    (FL__SIG_BIT(SIGHUP) | FL__SIG_BIT(SIGINT) | FL__SIG_BIT(SIGUSR1) | FL__SIG_BIT(SIGUSR2) | \
+     FL__SIG_BIT(SIGPIPE) | FL__SIG_BIT(SIGALRM) | FL__SIG_BIT(SIGTERM) | FL__SIG_STKFLT |     \
+     FL__SIG_BIT(SIGVTALRM) | FL__SIG_BIT(SIGPROF) | FL__SIG_BIT(SIGIO) | FL__SIG_PWR |        \
+     ~(uint64_t)0 << 31)
 
 /* Everything the child needs, built in the parent so the child only makes
  * system calls. */

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -342,6 +343,39 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
  * pending, until the child has reset the signals that end a process and
  * taken this thread's mask (reset_ending_signals() in child.c, its first
  * step). */
+/* A launch's child, started with every signal blocked, runs its setup
+ * with the signals that end a process as its final mask has them (it has
+ * reset them first: none has a handler), and the others as the caller's
+ * mask has them where clone3() cleared every handler, else still blocked,
+ * as their handlers are reset only at the end. A setup that waits thus
+ * ends by a signal as the program would. */
+static void setup_mask(struct fl__plan *p, const sigset_t *caller, bool handlers_cleared)
+{
+    uint64_t ending = FL__ENDING_SIGNALS;
+    p->setup_mask = p->child_mask;
+#if __SIZEOF_LONG__ == 8 || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* The kernel's 64 bits, which the child's rt_sigprocmask() reads, are
+     * the set's first 8 bytes, signal n at bit n-1. */
+    uint64_t final, others = ~(uint64_t)0;
+    memcpy(&final, &p->child_mask, sizeof final);
+    if (handlers_cleared)
+        memcpy(&others, caller, sizeof others);
+    uint64_t setup = (final & ending) | (others & ~ending);
+    memcpy(&p->setup_mask, &setup, sizeof setup);
+#else
+    for (int sig = 1; sig <= 64; sig++) {
+        bool block = (ending & FL__SIG_BIT(sig)) ? sigismember(&p->child_mask, sig) == 1
+                     : handlers_cleared          ? sigismember(caller, sig) == 1
+                                                 : true;
+        if (block)
+            sigaddset(&p->setup_mask, sig);
+        else
+            sigdelset(&p->setup_mask, sig);
+    }
+#endif
+    p->setup_mask_set = true;
+}
+
 static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
 {
     if (!__atomic_load_n(&clone3_usable, __ATOMIC_RELAXED))
@@ -350,8 +384,7 @@ static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     if (p->exec_word) {
         fl__block_signals(&old);
         fl__child_mask(p, &old);
-        p->setup_mask = old;
-        p->setup_mask_set = true;
+        setup_mask(p, &old, true);
     } else if (p->cmd->sigmask) {
         p->child_mask = *p->cmd->sigmask;
     } else if (p->flags & FL_KEEP_SIGNALS) {
@@ -387,6 +420,8 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
     sigset_t old;
     fl__block_signals(&old);
     fl__child_mask(p, &old);
+    if (p->exec_word)
+        setup_mask(p, &old, false);
     long pid = -1;
     errno = EINVAL;
     int ns = (int)namespaces(p, false);

@@ -295,6 +295,10 @@ bool t_fd_open(int fd);
 bool t_library_fd(int fd);
 /* The fd of it, or -1. */
 int t_library_fd_find(void);
+/* From now on this process's clone3() fails with ENOSYS (a seccomp
+ * filter, as a container's may be): the clone backend falls back to
+ * clone(). Skips the case where no filter can be installed. */
+void t_deny_clone3(void);
 
 /* A temporary directory, removed at exit by the process that made it. */
 char *t_tmpdir(void);

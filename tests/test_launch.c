@@ -1556,3 +1556,39 @@ TEST(a_launch_from_a_removed_cwd_leaves_a_relative_failure_unexplained)
     ASSERT_STR_EQ(e.detail, "");
     fl_close(&p);
 }
+
+TEST(a_signal_the_caller_ignores_ends_a_launch_held_in_its_setup_where_clone3_is_denied)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    t_deny_clone3();
+    ignore(SIGTERM);
+    char *fifo = make_fifo();
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"),
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    ASSERT_OK(fl_kill(&p, SIGTERM));
+    ASSERT_SIGNALED(status_of_signalled(&p, fifo), SIGTERM);
+}
+
+TEST(a_signal_sigignore_names_does_not_end_a_launch_in_its_setup)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    /* As nohup: the program ignores SIGHUP, and so must its setup. */
+    sigset_t hup;
+    sigemptyset(&hup);
+    sigaddset(&hup, SIGHUP);
+    char *fifo = make_fifo();
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .sigignore = &hup,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    ASSERT_OK(fl_kill(&p, SIGHUP));
+    usleep(100 * 1000);
+    int fd;
+    ASSERT_SYS(fd = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC));
+    ASSERT_EXITED(t_wait(&p), 0);
+    close(fd);
+}
