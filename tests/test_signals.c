@@ -828,16 +828,7 @@ TEST(a_spawn_with_one_fd_left_works_where_clone3_is_denied)
         fl_close(&p);
         if (t_library_fd_find() < 0)
             _exit(77);
-        struct sock_filter f[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
-        struct sock_fprog prog = { 4, f };
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
-            _exit(77);
+        t_deny_clone3();
         struct fl_cmd keep = { .argv = ARGV("/bin/true"), .flags = FL_KEEP_SIGNALS,
                                .backend = BACKEND };
         if (fl_spawn(&keep, &p, &e) != 0)
