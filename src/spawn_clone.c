@@ -332,17 +332,6 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     return pid;
 }
 
-/* With clone3() the kernel clears the handlers as it creates the child, so
- * no handler can run there and a spawn's parent need not block its
- * signals: the child starts with this thread's mask, which is the mask
- * FL_KEEP_SIGNALS keeps, and two system calls are saved on every spawn.
- * A launch's caller has the pid at once, and may signal the child before
- * it has reset the dispositions it copied: one the caller ignores would be
- * thrown away by the kernel, and the program run on. So a launch's child
- * starts with every signal blocked, and a signal sent meanwhile waits,
- * pending, until the child has reset the signals that end a process and
- * taken this thread's mask (reset_ending_signals() in child.c, its first
- * step). */
 /* A launch's child, started with every signal blocked, runs its setup
  * with the signals that end a process as its final mask has them (it has
  * reset them first: none has a handler), and the others as the caller's
@@ -376,6 +365,17 @@ static void setup_mask(struct fl__plan *p, const sigset_t *caller, bool handlers
     p->setup_mask_set = true;
 }
 
+/* With clone3() the kernel clears the handlers as it creates the child, so
+ * no handler can run there and a spawn's parent need not block its
+ * signals: the child starts with this thread's mask, which is the mask
+ * FL_KEEP_SIGNALS keeps, and two system calls are saved on every spawn.
+ * A launch's caller has the pid at once, and may signal the child before
+ * it has reset the dispositions it copied: one the caller ignores would be
+ * thrown away by the kernel, and the program run on. So a launch's child
+ * starts with every signal blocked, and a signal sent meanwhile waits,
+ * pending, until the child has reset the signals that end a process and
+ * taken this thread's mask (reset_ending_signals() in child.c, its first
+ * step). */
 static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
 {
     if (!__atomic_load_n(&clone3_usable, __ATOMIC_RELAXED))
