@@ -95,9 +95,11 @@ void fl_bench_peers_usage(FILE *f)
         "usage: forkless bench peers [OPTIONS]\n\n"
         "Spawn+wait TARGET n times from a parent holding a resident heap, in\n"
         "other runtimes with their own spawn API and with forkless, in one run.\n"
-        "Each peer is a program that allocates and touches its own heap, then\n"
-        "times its spawns (its start-up is not timed). The peers run in rounds,\n"
-        "each round every peer once with a chunk of n, in a fresh random order.\n"
+        "Each peer is a program that allocates and touches its own heap, makes\n"
+        "3 spawns untimed, then times its spawns (its start-up is not timed).\n"
+        "forkless, in this process, makes 3 untimed spawns before each of its\n"
+        "chunks too. The peers run in rounds, each round every peer once with\n"
+        "a chunk of n, in a fresh random order.\n"
         "It prints min/median/max us per spawn, each peer's median against\n"
         "forkless's, and the runtimes' versions. A peer whose runtime is\n"
         "missing, or that was not built, is listed as skipped with the reason;\n"
@@ -316,12 +318,15 @@ static int run_peer(struct peer *p, unsigned long mib, unsigned long chunk,
                            sizeof p->version, p->failed, sizeof p->failed);
 }
 
-/* forkless in this process: a chunk of timed spawn+wait. */
+/* forkless in this process: a chunk of spawn+wait, the first
+ * PEER_UNTIMED untimed as a peer program makes them. Without them its
+ * first spawns would be timed while the kernel still tears down the peer
+ * process that ran just before, which a peer's own start-up absorbs. */
 static int run_forkless(struct peer *p, const struct fl_arm *arm,
                         const struct fl_arm_target *t, unsigned long chunk)
 {
     char err[2048];
-    for (unsigned long i = 0; i < chunk; i++) {
+    for (unsigned long i = 0; i < PEER_UNTIMED + chunk; i++) {
         uint64_t t0 = fl_bench_now_ns();
         int r = arm->run(t, err, sizeof err);
         uint64_t t1 = fl_bench_now_ns();
@@ -329,7 +334,8 @@ static int run_forkless(struct peer *p, const struct fl_arm *arm,
             set_msg(p->failed, sizeof p->failed, "%s", err);
             return 1;
         }
-        p->samples[p->got++] = t1 - t0;
+        if (i >= PEER_UNTIMED)
+            p->samples[p->got++] = t1 - t0;
     }
     return 0;
 }
