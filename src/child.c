@@ -455,10 +455,12 @@ static CHILD int reset_signals(struct fl__plan *p, uint64_t low, uint64_t which,
         ask = ~must;  /* clone() and fork() keep handlers: find them */
     must &= which;
     ask &= which;
-    for (int sig = 1; sig <= 64; sig++) {
-        uint64_t bit = (uint64_t)1 << (sig - 1);
-        if (sig == SIGKILL || sig == SIGSTOP || !((must | ask) & bit))
-            continue;
+    /* Only the signals to change: a loop over all 64 costs a spawn
+     * measurably in this cold child. */
+    uint64_t todo = (must | ask) & ~(FL__SIG_BIT(SIGKILL) | FL__SIG_BIT(SIGSTOP));
+    for (; todo; todo &= todo - 1) {
+        int sig = __builtin_ctzll(todo) + 1;
+        uint64_t bit = FL__SIG_BIT(sig);
         if (!(must & bit)) {
             struct fl__ksigaction old;
             r = fl__sys4(SYS_rt_sigaction, sig, 0, &old, 8);

@@ -336,7 +336,8 @@ static int build_fd_plan(struct fl__plan *p, struct fl_error *e)
     for (size_t i = 0; i < p->nacts; i++)
         if (p->acts[i].child_fd > 2)
             p->keep[p->nkeep++] = p->acts[i].child_fd;
-    qsort(p->keep, p->nkeep, sizeof *p->keep, cmp_int);
+    if (p->nkeep > 1)
+        qsort(p->keep, p->nkeep, sizeof *p->keep, cmp_int);
     return 0;
 }
 
@@ -361,7 +362,8 @@ int fl__plan_hold(struct fl__plan *p, struct fl_error *e)
         if (others[i] > 2 && !made)
             p->hold[n++] = others[i];
     }
-    qsort(p->hold, n, sizeof *p->hold, cmp_int);
+    if (n > 1)
+        qsort(p->hold, n, sizeof *p->hold, cmp_int);
     p->nhold = 0;
     for (size_t i = 0; i < n; i++)
         if (!p->nhold || p->hold[p->nhold - 1] != p->hold[i])
