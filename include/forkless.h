@@ -891,7 +891,8 @@ struct fl_proc {
     int stdio[3];
     /* The backend that really ran: never FL_BACKEND_AUTO. */
     enum fl_backend backend;
-    /* Internal state; 0 while the process has not been waited for. */
+    /* Internal state, the library's alone (set at the start, and once the
+     * process has been waited for). */
     int state_;
     /* CLOCK_MONOTONIC in nanoseconds when fl_spawn() started it, for the
      * result's elapsed time. */
@@ -1241,7 +1242,10 @@ enum fl_stop_scope {
      * FL_PTY, FL_SETCTTY), SIGCONT after the first
      * signal so that a stopped member can act on it. The leader is kept
      * unreaped until the group is done with, so that its pid, the
-     * group's id, cannot be reused: no signal reaches a stranger. */
+     * group's id, cannot be reused: no signal reaches a stranger. A
+     * leader that has moved to another group since (setpgid()) is still
+     * stopped with the group it made, which keeps its id, and itself
+     * through its pidfd. */
     FL_STOP_GROUP,
     /* Every process in .cgroup: SIGKILL through cgroup.kill where the
      * kernel has it (5.14), and otherwise, as for the first signal, to
@@ -1351,7 +1355,8 @@ FL_API int fl_result_shell_status(const struct fl_result *r);
  * taken elsewhere; the handle is done), ESRCH (already reaped), EINVAL (a
  * bad timeout or policy: a signal out of range, a grace below -1, a scope
  * it does not know, FL_STOP_CGROUP without .cgroup, FL_STOP_GROUP for a
- * process that leads no group), or another errno of poll() or waitid().
+ * process that was not started leading a group), or another errno of
+ * poll() or waitid().
  *
  * A cancellation point, as fl_wait(). Thread-safe for different handles;
  * not async-signal-safe.

@@ -354,6 +354,14 @@ static inline bool fl__own_session(const struct fl_cmd *c)
     return c->flags & FL_SETCTTY;
 }
 
+/* Does cmd's child lead a process group of its own (its id the child's
+ * pid)? FL_FOREGROUND makes one unless it joins another. */
+static inline bool fl__leads_group(const struct fl_cmd *c)
+{
+    return (c->flags & (FL_NEW_PGROUP | FL_SETSID)) || fl__own_session(c) ||
+           (c->flags & (FL_FOREGROUND | FL_JOIN_PGROUP)) == FL_FOREGROUND;
+}
+
 /* backends: 0 or an errno value; on failure e is filled and nothing of the
  * child is left. */
 /* Under CLONE_VM the child's setresuid()/setresgid() makes the shared mm,
@@ -411,6 +419,10 @@ FL__HIDDEN void fl__unmap_stack(void *base);
 
 /* proc.c. fl_proc.state_ once the process is reaped (or lost). */
 #define FL__PROC_REAPED 1
+/* fl_proc.state_ of one not yet reaped that was started leading a group
+ * of its own (fl__leads_group()): it may have left it since, but the
+ * group keeps its id, the pid, which is reserved until the reap. */
+#define FL__PROC_LEADS_GROUP 2
 /* A wait status from waitid()'s siginfo. */
 FL__HIDDEN int fl__status_of(const siginfo_t *si);
 /* Waits until fd is readable or timeout_ms (-1: for ever) runs out:

@@ -53,13 +53,11 @@ int fl_communicate(struct fl_proc *proc, const struct fl_io *io, struct fl_resul
 }
 
 /* The policy, checked before anything starts: a group needs a child that
- * will lead one (FL_FOREGROUND makes one unless it joins another). */
+ * will lead one. */
 static int check_policy(const struct fl_stop_policy *policy, const struct fl_cmd *cmd,
                         struct fl_error *e)
 {
-    bool leads = (cmd->flags & (FL_NEW_PGROUP | FL_SETSID)) || fl__own_session(cmd) ||
-                 (cmd->flags & (FL_FOREGROUND | FL_JOIN_PGROUP)) == FL_FOREGROUND;
-    if (policy && policy->scope == FL_STOP_GROUP && !leads)
+    if (policy && policy->scope == FL_STOP_GROUP && !fl__leads_group(cmd))
         return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, NULL,
                         "FL_STOP_GROUP needs a child that leads its own group");
     if (fl__stop_check(policy, cmd->cgroup))

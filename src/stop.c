@@ -42,11 +42,15 @@ int fl__stop_init(struct fl__stopper *s, struct fl_proc *procs, size_t n,
     case FL_STOP_PROCESS:
         break;
     case FL_STOP_GROUP:
-        /* The leader must lead: else kill(-pid) names no group, or, worse,
-         * one the leader left (a later setpgid) is still its own. A leader
-         * whose status was taken elsewhere leads nothing the stop could
-         * reach (fl_killpg() sends nothing then), and the wait says
-         * ECHILD. Raw, so that errno is left as it was. */
+        /* The leader must have made a group: else kill(-pid) names none,
+         * or one that is not the child's. One that has left the group it
+         * made since (setpgid() to another) is still stopped with it: the
+         * group keeps the leader's pid as its id, which no one else can
+         * have while the leader is unreaped, and the leader gets its
+         * signal through its pidfd. A leader whose status was taken
+         * elsewhere leads nothing the stop could reach (fl_killpg() sends
+         * nothing then), and the wait says ECHILD. Raw, so that errno is
+         * left as it was. */
         if (!n)
             return EINVAL;
         fl__launch_await_group(&procs[0]);
@@ -56,7 +60,10 @@ int fl__stop_init(struct fl__stopper *s, struct fl_proc *procs, size_t n,
              * any first call that asks. Its word is clear by now (or it
              * has ended), so the settle does not wait. */
             int err = fl__launch_settle(&procs[0]);
-            return err ? err : EINVAL;
+            if (err)
+                return err;
+            if (procs[0].state_ != FL__PROC_LEADS_GROUP)
+                return EINVAL;
         }
         break;
     case FL_STOP_CGROUP:

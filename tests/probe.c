@@ -59,6 +59,8 @@
  *                  probe takes a while to exit (the kernel frees them
  *                  before it closes the fds)
  *   wait-orphaned  wait until its parent has ended (getppid() changes)
+ *   join-parent-group  leave its own process group for its parent's
+ *                  (setpgid()): "joined PGID", or "joined -ERRNO"
  *   hold-fds SECS  fork a grandchild that keeps every fd open and sleeps
  *                  SECS, then exits; reports "grandchild PID" and goes on
  * Containment reports (test_contain.c, test_caps.c):
@@ -627,6 +629,15 @@ static void do_hold_fds(const char *secs)
     put("grandchild %d", (int)pid);
 }
 
+static void do_join_parent_group(void)
+{
+    pid_t group = getpgid(getppid());
+    if (group < 0 || setpgid(0, group) < 0)
+        put("joined -%d", errno);
+    else
+        put("joined %d", (int)group);
+}
+
 static void do_hold_memory(const char *mib)
 {
     size_t len = (size_t)strtoull(mib, NULL, 10) << 20;
@@ -673,6 +684,8 @@ static bool io_command(const char *c, char **argv, int argc, int *i)
     } else if (!strcmp(c, "wait-orphaned")) {
         flush_report();
         do_wait_orphaned();
+    } else if (!strcmp(c, "join-parent-group")) {
+        do_join_parent_group();
     } else if (!strcmp(c, "hold-memory")) {
         const char *s = arg(argv, argc, (*i)++);
         flush_report();

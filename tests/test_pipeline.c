@@ -534,6 +534,43 @@ TEST(the_stop_reaches_a_process_that_a_stage_started)
     ASSERT(!t_running(member));
 }
 
+/* The leader moves to its parent's group after the start: the group it
+ * made keeps its id, the leader's pid, which stays reserved while the
+ * leader is unreaped, and the deadline's stop still reaches it. */
+TEST(a_deadline_stops_the_group_its_leader_left)
+{
+    NEEDS_CLOSE_OTHERS();
+    if (access("/bin/sh", X_OK) != 0)
+        SKIP("no /bin/sh");
+    /* The leader leaves once its stdin ends: after the later stage has
+     * joined its group. */
+    struct fl_cmd stages[] = {
+        { .argv = PROBE("cat", "join-parent-group", "sleep", "100"),
+          .stdio = { [0] = { .kind = FL_PIPE } }, .backend = BACKEND },
+        { .argv = ARGV("/bin/sh", "-c", "sleep 100 & echo $!; wait"),
+          .env_set = TOOLS_PATH_ENV, .stdio = { [1] = { .kind = FL_PIPE } },
+          .backend = BACKEND },
+    };
+    struct fl_pipeline pl;
+    spawn_ok(stages, 2, &pl);
+    char *out = t_read_until(pl.procs[1].stdio[1], "\n");
+    pid_t member = (pid_t)atoi(out);
+    ASSERT_GT(member, 0);
+    pid_t leader = pl.procs[0].pid;
+    close(pl.procs[0].stdio[0]);
+    pl.procs[0].stdio[0] = -1;
+    for (int i = 0; i < 2000 && getpgid(leader) == leader; i++)
+        usleep(5000);
+    ASSERT_EQ(getpgid(leader), getpgid(0));
+    struct fl_result res[2];
+    ASSERT_OK(fl_pipeline_wait(&pl, 20, &(struct fl_stop_policy){ .grace_ms = 10000 }, res));
+    fl_pipeline_close(&pl);
+    ASSERT_SIGNALED(res[0].status, SIGTERM);
+    ASSERT_SIGNALED(res[1].status, SIGTERM);
+    ASSERT(res[0].timed_out && res[1].timed_out);
+    ASSERT(!t_running(member));
+}
+
 /* ---- closing ------------------------------------------------------------- */
 
 TEST(close_twice_is_safe_and_so_is_a_zero_pipeline)

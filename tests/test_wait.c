@@ -434,6 +434,32 @@ TEST(the_group_scope_stops_the_rest_of_the_group)
     fl_close(&p);
 }
 
+/* A leader that moves to another group (setpgid(), here its parent's)
+ * still has its pid reserved as the id of the group it made, which holds
+ * what it started: the group stop reaches that group, and the leader
+ * through its pidfd, instead of refusing a group it no longer leads. */
+TEST(the_group_scope_stops_the_group_its_leader_left)
+{
+    struct fl_cmd cmd = {
+        .argv = PROBE("hold-fds", "30", "join-parent-group", "echo", "ready", "sleep", "30"),
+        .stdio = { [1] = { .kind = FL_PIPE } },
+        .flags = FL_NEW_PGROUP,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    char *out = t_read_until(p.stdio[1], "ready");
+    pid_t member = (pid_t)t_get_num(out, "grandchild");
+    ASSERT_EQ(t_get_num(out, "joined"), getpgid(0));
+    ASSERT_EQ(getpgid(member), p.pid);
+    struct fl_result r;
+    ASSERT_OK(fl_stop(&p, &(struct fl_stop_policy){ .scope = FL_STOP_GROUP }, &r));
+    ASSERT_EQ(r.signal, SIGTERM);
+    wait_gone(member);
+    ASSERT(!t_running(member));
+    fl_close(&p);
+}
+
 TEST(the_process_scope_leaves_the_rest_of_the_group)
 {
     struct fl_proc p;
