@@ -139,7 +139,7 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
         }
         proc->pty = p->pty_master;
         p->pty_master = -1;
-        if (fl__leads_group(cmd))
+        if (cmd && fl__leads_group(cmd))
             proc->state_ = FL__PROC_LEADS_GROUP;
         /* A launch's child may still be at its placement: its record is
          * read when the launch is finished. */
