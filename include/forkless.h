@@ -1355,8 +1355,8 @@ FL_API int fl_result_shell_status(const struct fl_result *r);
  * taken elsewhere; the handle is done), ESRCH (already reaped), EINVAL (a
  * bad timeout or policy: a signal out of range, a grace below -1, a scope
  * it does not know, FL_STOP_CGROUP without .cgroup, FL_STOP_GROUP for a
- * process that was not started leading a group), or another errno of
- * poll() or waitid().
+ * process that leads no group and was not started leading one), or
+ * another errno of poll() or waitid().
  *
  * A cancellation point, as fl_wait(). Thread-safe for different handles;
  * not async-signal-safe.

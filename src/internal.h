@@ -345,11 +345,12 @@ FL__HIDDEN bool fl__is_target(const struct fl__plan *p, long fd);
 FL__HIDDEN int fl__child_entry(void *plan);
 
 /* Does cmd start a session of its own, with a terminal of its own (FL_PTY
- * on a stream, FL_SETCTTY)? Its child then leads a session and a group. */
+ * on a stream that no fd map overrides, FL_SETCTTY)? Its child then leads
+ * a session and a group. */
 static inline bool fl__own_session(const struct fl_cmd *c)
 {
     for (int i = 0; i < 3; i++)
-        if (c->stdio[i].kind == FL_PTY)
+        if (c->stdio[i].kind == FL_PTY && !fl__stdio_mapped(c, i))
             return true;
     return c->flags & FL_SETCTTY;
 }

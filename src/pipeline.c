@@ -302,7 +302,8 @@ static size_t kill_stages(struct fl_proc *procs, size_t k, struct fl_error *firs
     struct fl__stopper s;
     if (fl__stop_init(&s, procs, k, &(struct fl_stop_policy){ .signal = SIGKILL,
                                                             .scope = FL_STOP_GROUP }, NULL))
-        /* The leader leads no group any more: its status went elsewhere. */
+        /* A launch that failed before it made its group, or a leader
+         * whose status went elsewhere: each stage alone. */
         fl__stop_init(&s, procs, k, &(struct fl_stop_policy){ .signal = SIGKILL }, NULL);
     fl__stop_begin(&s);
     for (size_t i = k; i-- > 0;) {

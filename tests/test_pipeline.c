@@ -509,7 +509,7 @@ TEST(the_stop_reaches_a_process_that_a_stage_started)
         SKIP("no /bin/sh");
     struct fl_cmd stages[] = {
         STAGE("sleep", "100"),
-        { .argv = ARGV("/bin/sh", "-c", "sleep 100 & echo $!; wait"),
+        { .argv = ARGV("/bin/sh", "-c", "sleep 100 </dev/null >/dev/null 2>&1 & echo $!; wait"),
           .env_set = TOOLS_PATH_ENV, .stdio = { [1] = { .kind = FL_PIPE } },
           .backend = BACKEND },
     };
@@ -547,7 +547,7 @@ TEST(a_deadline_stops_the_group_its_leader_left)
     struct fl_cmd stages[] = {
         { .argv = PROBE("cat", "join-parent-group", "sleep", "100"),
           .stdio = { [0] = { .kind = FL_PIPE } }, .backend = BACKEND },
-        { .argv = ARGV("/bin/sh", "-c", "sleep 100 & echo $!; wait"),
+        { .argv = ARGV("/bin/sh", "-c", "sleep 100 </dev/null >/dev/null 2>&1 & echo $!; wait"),
           .env_set = TOOLS_PATH_ENV, .stdio = { [1] = { .kind = FL_PIPE } },
           .backend = BACKEND },
     };

@@ -5,6 +5,7 @@
 #include "test.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -25,8 +26,10 @@ static const char *sh(void)
 static pid_t start_shell_with_member(struct fl_proc *p, unsigned flags, const char *cgroup,
                                      bool detach)
 {
-    const char *script = detach ? "setsid sleep 100 & echo $!; wait"
-                                : "sleep 100 & echo $!; wait";
+    /* The member holds none of the runner's fds: a failed case must not
+     * keep ctest reading for its 100 s. */
+    const char *script = detach ? "setsid sleep 100 </dev/null >/dev/null 2>&1 & echo $!; wait"
+                                : "sleep 100 </dev/null >/dev/null 2>&1 & echo $!; wait";
     struct fl_cmd cmd = {
         .argv = ARGV((char *)sh(), "-c", (char *)script),
         .env_set = TOOLS_PATH_ENV,
@@ -434,6 +437,29 @@ TEST(the_group_scope_stops_the_rest_of_the_group)
     fl_close(&p);
 }
 
+/* FL_PTY on a stream that an fd map overrides makes no session, and so
+ * no group: a group stop is refused as for any child that leads none. */
+TEST(the_group_scope_refuses_a_child_whose_pty_a_map_overrides)
+{
+    NEEDS_PTY();
+    int out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    ASSERT_SYS(out);
+    struct fl_cmd cmd = {
+        .argv = PROBE("sleep", "30"),
+        .stdio = { [1] = { .kind = FL_PTY } },
+        .fds = (struct fl_fd_map[]){ { .child_fd = 1, .parent_fd = out } },
+        .nfds = 1,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    close(out);
+    ASSERT_EQ(getpgid(p.pid), getpgid(0));
+    struct fl_result r;
+    ASSERT_ERR(fl_stop(&p, &(struct fl_stop_policy){ .scope = FL_STOP_GROUP }, &r), EINVAL);
+    t_kill_wait(&p);
+}
+
 /* A leader that moves to another group (setpgid(), here its parent's)
  * still has its pid reserved as the id of the group it made, which holds
  * what it started: the group stop reaches that group, and the leader
@@ -441,7 +467,7 @@ TEST(the_group_scope_stops_the_rest_of_the_group)
 TEST(the_group_scope_stops_the_group_its_leader_left)
 {
     struct fl_cmd cmd = {
-        .argv = PROBE("hold-fds", "30", "join-parent-group", "echo", "ready", "sleep", "30"),
+        .argv = PROBE("hold-fds", "10", "join-parent-group", "echo", "ready", "sleep", "30"),
         .stdio = { [1] = { .kind = FL_PIPE } },
         .flags = FL_NEW_PGROUP,
         .backend = BACKEND,
