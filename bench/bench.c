@@ -229,6 +229,10 @@ int fl_bench_main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "all") == 0)
         return bench_all(argc - 1, argv + 1);
+    /* Not a suite: what the peers suite runs as its forkless peer, in the
+     * CPU placement it inherits and printing only the peer's lines. */
+    if (argc > 1 && strcmp(argv[1], "--peer-child") == 0)
+        return fl_bench_peer_child(argc - 1, argv + 1);
     const struct fl_suite *s = &fl_suites[0];
     int first = 1;   /* the suite's argv[0] */
     if (argc > 1 && argv[1][0] != '-') {

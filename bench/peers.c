@@ -2,10 +2,12 @@
  * runtimes with their own spawn API, side by side in one run: a parent with
  * a resident heap spawns and waits for the same target n times. Each peer is
  * a small program under bench/peers/ that allocates and touches its own heap
- * in its runtime, times its spawns and prints one line per spawn; forkless
- * runs in-process here, with the same heap. The peers run in rounds: each
- * round runs every peer (and forkless) once with a chunk of n, in a fresh
- * random order. A peer that is not installed is listed as skipped; one
+ * in its runtime, times its spawns and prints one line per spawn. forkless
+ * is a peer program too, this very one (--peer-child): in this process,
+ * its spawns would run under other conditions than the peers' (just after
+ * a peer's teardown, which a peer's own start-up absorbs; in a process
+ * that never starts afresh). The peers run in rounds: each round runs every
+ * peer once with a chunk of n, in a fresh random order. A peer that is not installed is listed as skipped; one
  * that fails makes the verdict "no" and the run fail. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -36,7 +38,6 @@
  * peer's median against forkless's by 20 % from run to run. */
 #define DEFAULT_N 400
 #define DEFAULT_ROUNDS 20
-#define WARMUP 3
 #define PEER_UNTIMED 3       /* the spawns each peer program makes untimed */
 #define MEM_MARGIN_MIB 768   /* the JVM, page tables, the rest */
 
@@ -65,8 +66,8 @@ struct peer_def {
 };
 
 static const struct peer_def peer_defs[] = {
-    { "forkless", "fl_spawn() defaults + fl_wait(), in this process (the reference)",
-      P_FORKLESS },
+    { "forkless", "fl_spawn() defaults + fl_wait(), from this program run as a peer\n"
+      "            (forkless bench --peer-child; the reference)", P_FORKLESS },
     { "python", "python3 subprocess.run([target]) (peers/peer.py)", P_PYTHON },
     { "node", "node child_process.spawnSync(target) (peers/peer.js)", P_NODE },
     { "rust", "Rust std::process::Command::status() (peers/peer.rs, built with rustc)",
@@ -96,10 +97,9 @@ void fl_bench_peers_usage(FILE *f)
         "Spawn+wait TARGET n times from a parent holding a resident heap, in\n"
         "other runtimes with their own spawn API and with forkless, in one run.\n"
         "Each peer is a program that allocates and touches its own heap, makes\n"
-        "3 spawns untimed, then times its spawns (its start-up is not timed).\n"
-        "forkless, in this process, makes 3 untimed spawns before each of its\n"
-        "chunks too. The peers run in rounds, each round every peer once with\n"
-        "a chunk of n, in a fresh random order.\n"
+        "3 spawns untimed, then times its spawns (its start-up is not timed);\n"
+        "forkless's is this program. The peers run in rounds, each round every\n"
+        "peer once with a chunk of n, in a fresh random order.\n"
         "It prints min/median/max us per spawn, each peer's median against\n"
         "forkless's, and the runtimes' versions. A peer whose runtime is\n"
         "missing, or that was not built, is listed as skipped with the reason;\n"
@@ -226,10 +226,17 @@ static void find_peer(struct peer *p)
     const char *bin = fl_peers_bin_dir();
     p->present = 0;
     switch (p->def->kind) {
-    case P_FORKLESS:
+    case P_FORKLESS: {
+        ssize_t n = readlink("/proc/self/exe", p->prog, sizeof p->prog - 1);
+        p->present = n > 0 && (size_t)n < sizeof p->prog - 1;
+        if (p->present)
+            p->prog[n] = '\0';
+        else
+            set_msg(p->skip, sizeof p->skip, "this program not found (/proc/self/exe: %s)",
+                    n < 0 ? strerror(errno) : "too long");
         set_msg(p->version, sizeof p->version, "forkless %s", FL_VERSION_STRING);
-        p->present = 1;
         return;
+    }
     case P_PYTHON:
         p->present = fl_peer_script("python3", "peer.py", p->prog, p->script, p->skip,
                                     sizeof p->skip);
@@ -296,6 +303,10 @@ static int run_peer(struct peer *p, unsigned long mib, unsigned long chunk,
     char *argv[12];
     int k = 0;
     argv[k++] = p->prog;
+    if (p->def->kind == P_FORKLESS) {
+        argv[k++] = "bench";
+        argv[k++] = "--peer-child";
+    }
     if (p->def->kind == P_PYTHON || p->def->kind == P_NODE)
         argv[k++] = p->script;
     if (p->def->kind == P_JAVA) {
@@ -318,26 +329,49 @@ static int run_peer(struct peer *p, unsigned long mib, unsigned long chunk,
                            sizeof p->version, p->failed, sizeof p->failed);
 }
 
-/* forkless in this process: a chunk of spawn+wait, the first
- * PEER_UNTIMED untimed as a peer program makes them. Without them its
- * first spawns would be timed while the kernel still tears down the peer
- * process that ran just before, which a peer's own start-up absorbs. */
-static int run_forkless(struct peer *p, const struct fl_arm *arm,
-                        const struct fl_arm_target *t, unsigned long chunk)
+/* ---- forkless as a peer ------------------------------------------------- */
+
+/* `forkless bench --peer-child HEAP_MIB N TARGET`: what every program in
+ * bench/peers/ does, with fl_spawn() (defaults) and fl_wait(): a heap of
+ * HEAP_MIB MiB mapped and touched, 3 spawns of TARGET (a path) untimed,
+ * then N timed; prints "# version forkless X", then one line per timed
+ * spawn, its microseconds. */
+int fl_bench_peer_child(int argc, char **argv)
 {
-    char err[2048];
-    for (unsigned long i = 0; i < PEER_UNTIMED + chunk; i++) {
-        uint64_t t0 = fl_bench_now_ns();
-        int r = arm->run(t, err, sizeof err);
-        uint64_t t1 = fl_bench_now_ns();
-        if (r) {
-            set_msg(p->failed, sizeof p->failed, "%s", err);
-            return 1;
-        }
-        if (i >= PEER_UNTIMED)
-            p->samples[p->got++] = t1 - t0;
+    unsigned long mib, n;
+    if (argc != 4 || fl_parse_ulong(argv[1], 0, MAX_HEAP_MIB, &mib) != 0 ||
+        fl_parse_ulong(argv[2], 1, 1000000, &n) != 0) {
+        fprintf(stderr, "usage: forkless bench --peer-child HEAP_MIB N TARGET\n");
+        return 2;
     }
-    return 0;
+    struct fl_heap heap;
+    int e = fl_heap_alloc(&heap, mib, FL_PAGES_4K);
+    if (e) {
+        fprintf(stderr, "forkless bench --peer-child: mmap %lu MiB: %s\n", mib, strerror(e));
+        return 1;
+    }
+    char *targv[] = { argv[3], NULL };
+    struct fl_arm_target t = { argv[3], targv };
+    const struct fl_arm *arm = fl_arm_find("forkless");
+    uint64_t *ns = calloc(n, sizeof *ns);
+    int r = !arm || !ns;
+    char err[2048] = "out of memory";
+    for (unsigned long i = 0; !r && i < PEER_UNTIMED + n; i++) {
+        uint64_t t0 = fl_bench_now_ns();
+        r = arm->run(&t, err, sizeof err);
+        if (i >= PEER_UNTIMED)
+            ns[i - PEER_UNTIMED] = fl_bench_now_ns() - t0;
+    }
+    if (r) {
+        fprintf(stderr, "forkless bench --peer-child: %s\n", err);
+    } else {
+        printf("# version forkless %s\n", fl_version());
+        for (unsigned long i = 0; i < n; i++)
+            printf("%.3f\n", (double)ns[i] / 1e3);
+    }
+    free(ns);
+    fl_heap_free(&heap);
+    return r ? 1 : 0;
 }
 
 /* ---- the suite ---------------------------------------------------------- */
@@ -405,18 +439,15 @@ int fl_bench_peers(int argc, char **argv)
     if (r >= 0)
         return r;
 
-    /* This process's heap and one peer's at a time. */
-    if ((r = fl_mem_check(SUITE, "--heap", o.heaps, o.nheaps, 2, MEM_MARGIN_MIB)) != 0)
+    /* One peer's heap at a time. */
+    if ((r = fl_mem_check(SUITE, "--heap", o.heaps, o.nheaps, 1, MEM_MARGIN_MIB)) != 0)
         return r;
 
     char path[PATH_MAX];
     int is_tiny;
     if ((r = fl_bench_target(SUITE, o.target, path, sizeof path, &is_tiny)) != 0)
         return r;
-    char *targv[] = { path, NULL };
-    struct fl_arm_target t = { path, targv };
     const char *tname = is_tiny ? "tiny" : path;
-    const struct fl_arm *arm = fl_arm_find("forkless");
     unsigned long rounds = o.rounds < o.n ? o.rounds : o.n;
 
     struct peer peers[NPEERS];
@@ -434,7 +465,7 @@ int fl_bench_peers(int argc, char **argv)
         peers[i].samples = calloc(o.n, sizeof *peers[i].samples);
     struct fl_rows j;
     memset(&j, 0, sizeof j);   /* closing a writer never opened is safe */
-    int oom = !rows || !arm;
+    int oom = !rows;
     for (size_t i = 0; i < np; i++)
         oom |= !peers[i].samples;
     if (oom) {
@@ -453,10 +484,10 @@ int fl_bench_peers(int argc, char **argv)
     double load0 = fl_loadavg();
     printf("forkless bench peers: %s\n", machine);
     printf("target %s%s%s; %lu spawn+wait per peer per heap in %lu rounds "
-           "(each round every peer once, random order); each peer allocates and "
-           "touches its own heap, forkless runs in this process with the same "
-           "heap; times in us per spawn+wait\n", tname, is_tiny ? " = " : "",
-           is_tiny ? path : "", o.n, rounds);
+           "(each round every peer once, random order); each peer, forkless "
+           "too, allocates and touches its own heap and makes %d spawns untimed "
+           "first; times in us per spawn+wait\n", tname, is_tiny ? " = " : "",
+           is_tiny ? path : "", o.n, rounds, PEER_UNTIMED);
     fl_rows_start(&j, SUITE, machine, load0);
     fl_rows_meta_str(&j, "target", tname);
     fl_rows_meta_str(&j, "target_path", path);
@@ -466,21 +497,6 @@ int fl_bench_peers(int argc, char **argv)
     uint64_t seed = 0x7065657273212121u;   /* repeatable */
     for (size_t h = 0; h < o.nheaps && r == 0; h++) {
         unsigned long mib = o.heaps[h];
-        fprintf(stderr, "peers: heap %lu MiB: touching...\n", mib);
-        struct fl_heap heap;
-        int e = fl_heap_alloc(&heap, mib, FL_PAGES_4K);
-        if (e) {
-            fprintf(stderr, "forkless bench peers: mmap %lu MiB: %s\n", mib,
-                    strerror(e));
-            r = 1;
-            break;
-        }
-        char err[2048];
-        for (int w = 0; w < WARMUP && r == 0; w++)
-            if (arm->run(&t, err, sizeof err) != 0) {
-                fprintf(stderr, "forkless bench peers: forkless: %s\n", err);
-                r = 1;
-            }
         for (size_t i = 0; i < np; i++) {
             peers[i].got = 0;
             peers[i].failed[0] = '\0';
@@ -495,21 +511,11 @@ int fl_bench_peers(int argc, char **argv)
                     continue;
                 fprintf(stderr, "peers: heap %lu MiB: round %lu/%lu: %s\n", mib,
                         rd + 1, rounds, p->def->name);
-                if (p->def->kind == P_FORKLESS) {
-                    if (run_forkless(p, arm, &t, chunk) != 0) {
-                        fprintf(stderr, "forkless bench peers: forkless: %s\n",
-                                p->failed);
-                        r = 1;
-                    }
-                } else if (run_peer(p, mib, chunk, path) != 0) {
+                if (run_peer(p, mib, chunk, path) != 0)
                     fprintf(stderr, "forkless bench peers: %s: %s\n", p->def->name,
                             p->failed);
-                }
             }
         }
-        fl_heap_free(&heap);
-        if (r)
-            break;
         struct row *fr = NULL;
         for (size_t i = 0; i < np; i++) {
             struct peer *p = &peers[i];
@@ -528,7 +534,7 @@ int fl_bench_peers(int argc, char **argv)
                 w->reason = "";
                 fl_summarize(p->samples, p->got, &w->s);
             }
-            if (p->def->kind == P_FORKLESS)
+            if (p->def->kind == P_FORKLESS && strcmp(w->status, "ok") == 0)
                 fr = w;
         }
         for (size_t i = 0; i < np; i++) {

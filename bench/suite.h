@@ -30,6 +30,9 @@ void fl_bench_threads_usage(FILE *f);
 
 /* The peers suite (peers.c). */
 int fl_bench_peers(int argc, char **argv);
+/* The forkless peer of the peers suite (peers.c): argv[0] is
+ * "--peer-child", then HEAP_MIB N TARGET. */
+int fl_bench_peer_child(int argc, char **argv);
 void fl_bench_peers_usage(FILE *f);
 
 /* The worker, loop and call suites (worker.c, loop.c, call.c). */
