@@ -423,18 +423,24 @@ TEST(a_bad_policy_or_timeout_is_einval_and_touches_nothing)
     t_kill_wait(&p);
 }
 
+/* A group stop of p ends p by SIGTERM, and member with it. */
+static void group_stop_ends(struct fl_proc *p, pid_t member)
+{
+    struct fl_result r;
+    ASSERT_OK(fl_stop(p, &(struct fl_stop_policy){ .scope = FL_STOP_GROUP }, &r));
+    ASSERT_EQ(r.signal, SIGTERM);
+    /* The member ended before the leader was reaped; init reaps it. */
+    wait_gone(member);
+    ASSERT(!t_running(member));
+    fl_close(p);
+}
+
 TEST(the_group_scope_stops_the_rest_of_the_group)
 {
     struct fl_proc p;
     pid_t member = start_shell_with_member(&p, FL_NEW_PGROUP, NULL, false);
     ASSERT(t_running(member));
-    struct fl_result r;
-    ASSERT_OK(fl_stop(&p, &(struct fl_stop_policy){ .scope = FL_STOP_GROUP }, &r));
-    ASSERT_EQ(r.signal, SIGTERM);
-    /* The member ended before the leader was reaped; init reaps it. */
-    wait_gone(member);
-    ASSERT(!t_running(member));
-    fl_close(&p);
+    group_stop_ends(&p, member);
 }
 
 /* FL_PTY on a stream that an fd map overrides makes no session, and so
@@ -478,12 +484,7 @@ TEST(the_group_scope_stops_the_group_its_leader_left)
     pid_t member = (pid_t)t_get_num(out, "grandchild");
     ASSERT_EQ(t_get_num(out, "joined"), getpgid(0));
     ASSERT_EQ(getpgid(member), p.pid);
-    struct fl_result r;
-    ASSERT_OK(fl_stop(&p, &(struct fl_stop_policy){ .scope = FL_STOP_GROUP }, &r));
-    ASSERT_EQ(r.signal, SIGTERM);
-    wait_gone(member);
-    ASSERT(!t_running(member));
-    fl_close(&p);
+    group_stop_ends(&p, member);
 }
 
 TEST(the_process_scope_leaves_the_rest_of_the_group)
