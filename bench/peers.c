@@ -5,9 +5,9 @@
  * in its runtime, times its spawns and prints one line per spawn. forkless
  * is a peer program too, this very one (--peer-child): in this process,
  * its spawns would run under other conditions than the peers' (just after
- * a peer's teardown, which a peer's own start-up absorbs; in a process
- * that never starts afresh). The peers run in rounds: each round runs every
- * peer once with a chunk of n, in a fresh random order. A peer that is not installed is listed as skipped; one
+ * a peer's teardown, which a peer's own start-up absorbs). The peers run in
+ * rounds: each round runs every peer once with a chunk of n, in a fresh
+ * random order. A peer that is not installed is listed as skipped; one
  * that fails makes the verdict "no" and the run fail. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -226,17 +226,15 @@ static void find_peer(struct peer *p)
     const char *bin = fl_peers_bin_dir();
     p->present = 0;
     switch (p->def->kind) {
-    case P_FORKLESS: {
-        ssize_t n = readlink("/proc/self/exe", p->prog, sizeof p->prog - 1);
-        p->present = n > 0 && (size_t)n < sizeof p->prog - 1;
-        if (p->present)
-            p->prog[n] = '\0';
-        else
-            set_msg(p->skip, sizeof p->skip, "this program not found (/proc/self/exe: %s)",
-                    n < 0 ? strerror(errno) : "too long");
+    case P_FORKLESS:
+        /* This very file, even if replaced or removed since it started. */
+        set_msg(p->prog, sizeof p->prog, "/proc/self/exe");
+        p->present = access(p->prog, X_OK) == 0;
+        if (!p->present)
+            set_msg(p->skip, sizeof p->skip, "this program cannot be run again (%s: %s)",
+                    p->prog, strerror(errno));
         set_msg(p->version, sizeof p->version, "forkless %s", FL_VERSION_STRING);
         return;
-    }
     case P_PYTHON:
         p->present = fl_peer_script("python3", "peer.py", p->prog, p->script, p->skip,
                                     sizeof p->skip);
@@ -460,6 +458,11 @@ int fl_bench_peers(int argc, char **argv)
         find_peer(&peers[np]);
         np++;
     }
+    /* The reference: without it no peer is compared with anything. */
+    if (!peers[0].present) {
+        fprintf(stderr, "forkless bench peers: forkless: %s\n", peers[0].skip);
+        return 1;
+    }
     struct row *rows = calloc(np * o.nheaps, sizeof *rows);
     for (size_t i = 0; i < np; i++)
         peers[i].samples = calloc(o.n, sizeof *peers[i].samples);
@@ -511,11 +514,15 @@ int fl_bench_peers(int argc, char **argv)
                     continue;
                 fprintf(stderr, "peers: heap %lu MiB: round %lu/%lu: %s\n", mib,
                         rd + 1, rounds, p->def->name);
-                if (run_peer(p, mib, chunk, path) != 0)
+                if (run_peer(p, mib, chunk, path) != 0) {
                     fprintf(stderr, "forkless bench peers: %s: %s\n", p->def->name,
                             p->failed);
+                    r = p->def->kind == P_FORKLESS;  /* no reference left to compare with */
+                }
             }
         }
+        if (r)
+            break;
         struct row *fr = NULL;
         for (size_t i = 0; i < np; i++) {
             struct peer *p = &peers[i];

@@ -1563,7 +1563,7 @@ FL_API int fl_communicate(struct fl_proc *proc, const struct fl_io *io,
  * deadline and the stop policy. A stop policy with FL_STOP_CGROUP and no
  * .cgroup uses cmd->cgroup; FL_STOP_GROUP needs FL_NEW_PGROUP or
  * FL_SETSID in cmd, FL_FOREGROUND without FL_JOIN_PGROUP, or a session of
- * its own (FL_PTY, FL_SETCTTY).
+ * its own (FL_PTY on a stream that no fd map overrides, FL_SETCTTY).
  *
  * Returns fl_spawn()'s errors (with *error filled), EINVAL for a bad io
  * or one the command contradicts (checked before anything starts; *error

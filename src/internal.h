@@ -344,22 +344,26 @@ FL__HIDDEN bool fl__is_target(const struct fl__plan *p, long fd);
 /* The clone backend's entry: runs the child, exits 127 on failure. */
 FL__HIDDEN int fl__child_entry(void *plan);
 
-/* Does cmd start a session of its own, with a terminal of its own (FL_PTY
- * on a stream that no fd map overrides, FL_SETCTTY)? Its child then leads
- * a session and a group. */
+/* Does cmd ask for a session of its own, with a terminal of its own
+ * (FL_PTY on a stream, FL_SETCTTY)? The checks refuse what such a child
+ * could not do (join a group, be a later stage of a pipeline). */
 static inline bool fl__own_session(const struct fl_cmd *c)
 {
     for (int i = 0; i < 3; i++)
-        if (c->stdio[i].kind == FL_PTY && !fl__stdio_mapped(c, i))
+        if (c->stdio[i].kind == FL_PTY)
             return true;
     return c->flags & FL_SETCTTY;
 }
 
 /* Does cmd's child lead a process group of its own (its id the child's
- * pid)? FL_FOREGROUND makes one unless it joins another. */
+ * pid)? FL_FOREGROUND makes one unless it joins another; an FL_PTY stream
+ * makes a session, unless an fd map overrides it (no pty is opened then). */
 static inline bool fl__leads_group(const struct fl_cmd *c)
 {
-    return (c->flags & (FL_NEW_PGROUP | FL_SETSID)) || fl__own_session(c) ||
+    bool pty = false;
+    for (int i = 0; i < 3; i++)
+        pty |= c->stdio[i].kind == FL_PTY && !fl__stdio_mapped(c, i);
+    return pty || (c->flags & (FL_NEW_PGROUP | FL_SETSID | FL_SETCTTY)) ||
            (c->flags & (FL_FOREGROUND | FL_JOIN_PGROUP)) == FL_FOREGROUND;
 }
 

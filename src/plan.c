@@ -175,9 +175,11 @@ static void measure_sizes(struct fl__plan *p)
     p->arg_limit = p->arg_bytes + longest + 1 <= KERNEL_ARG_MAX ? KERNEL_ARG_MAX : arg_limit(p);
 }
 
+/* Also before the command is checked (fl_run()'s policy): fds may be NULL
+ * whatever nfds says. */
 static const struct fl_fd_map *map_for(const struct fl_cmd *cmd, int child_fd)
 {
-    for (size_t i = 0; i < cmd->nfds; i++)
+    for (size_t i = 0; cmd->fds && i < cmd->nfds; i++)
         if (cmd->fds[i].child_fd == child_fd)
             return &cmd->fds[i];
     return NULL;

@@ -227,6 +227,22 @@ TEST(a_stage_on_a_terminal_of_its_own_is_einval_in_a_pipeline_of_two)
     }
 }
 
+/* Even one that an fd map overrides, which opens no terminal: every stage
+ * is checked before any starts. */
+TEST(a_later_stage_with_a_mapped_over_pty_is_einval_before_any_starts)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd stages[] = {
+        STAGE("exit", "0"),
+        { .argv = PROBE("exit", "0"), .stdio = { [2] = { .kind = FL_PTY } },
+          .fds = (struct fl_fd_map[]){ { .child_fd = 2, .parent_fd = 2 } }, .nfds = 1,
+          .backend = BACKEND },
+    };
+    struct fl_error e = spawn_fails(stages, 2, EINVAL);
+    ASSERT_EQ(e.stage, 2);
+    ASSERT_STR_CONTAINS(e.detail, "FL_PTY");
+}
+
 TEST(a_pipeline_of_one_stage_may_have_a_terminal)
 {
     NEEDS_CLOSE_OTHERS();

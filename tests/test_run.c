@@ -79,6 +79,19 @@ TEST(run_with_a_deadline_and_no_pipes_stops_the_child)
     fl_result_free(&r);
 }
 
+/* The stop policy is judged before the command is checked: a map count
+ * without maps is still refused, not read. */
+TEST(run_with_a_group_stop_refuses_a_map_count_without_maps)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .stdio = { [0] = { .kind = FL_PTY } },
+                          .nfds = 1, .backend = BACKEND };
+    struct fl_io io = { .stop = &(struct fl_stop_policy){ .scope = FL_STOP_GROUP } };
+    struct fl_result r;
+    struct fl_error e;
+    ASSERT_ERR(fl_run(&cmd, &io, &r, &e), EINVAL);
+    ASSERT_EQ(e.step, FL_STEP_PREPARE);
+}
+
 TEST(run_spawn_failure_returns_the_spawn_error_with_the_error_filled)
 {
     NEEDS_CLOSE_OTHERS();

@@ -447,7 +447,6 @@ TEST(the_group_scope_stops_the_rest_of_the_group)
  * no group: a group stop is refused as for any child that leads none. */
 TEST(the_group_scope_refuses_a_child_whose_pty_a_map_overrides)
 {
-    NEEDS_PTY();
     int out = open("/dev/null", O_WRONLY | O_CLOEXEC);
     ASSERT_SYS(out);
     struct fl_cmd cmd = {
