@@ -46,6 +46,12 @@ struct fl_la_arm fl_la_arms[] = {
       FL_LA_PIPE, FL_LA_STAGES, true, false),
     ARM("pipe_launch", "the same, the stages launched (FL_NO_WAIT_EXEC, the default)",
       FL_LA_PIPE, FL_LA_STAGES, true, true),
+    ARM("raw_pipe_vfork", "4 children done raw (raw_launch_k16's clone3() and child),\n"
+      "                     no pipes, each started under CLONE_VFORK in turn",
+      FL_LA_RAW_PIPE, FL_LA_STAGES, true, false),
+    ARM("raw_pipe_launch", "the same 4 launched, then their exec words waited\n"
+      "                     for (with raw_pipe_vfork, the floor under the\n"
+      "                     pipe arms' ratio)", FL_LA_RAW_PIPE, FL_LA_STAGES, true, true),
 };
 #undef ARM
 const size_t fl_la_narms = sizeof fl_la_arms / sizeof fl_la_arms[0];
@@ -158,9 +164,11 @@ static int pipe_once(struct fl_la_arm *a, const char *path, uint64_t *startup,
 int fl_la_round(struct fl_la_arm *a, const char *path, unsigned long spawns,
                 unsigned long pipelines)
 {
-    if (a->kind == FL_LA_PIPE) {
+    if (fl_la_is_pipe(a)) {
         for (unsigned long i = 0; i < pipelines; i++, a->nlat++)
-            if (pipe_once(a, path, &a->lat[a->nlat], &a->done[a->nlat]))
+            if (a->kind == FL_LA_PIPE ? pipe_once(a, path, &a->lat[a->nlat], &a->done[a->nlat])
+                                      : fl_la_raw_pipe(path, a->launched, &a->lat[a->nlat],
+                                                       &a->done[a->nlat]))
                 return 1;
         a->n++;
         return 0;

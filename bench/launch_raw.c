@@ -1,5 +1,6 @@
-/* launch_raw.c: the raw_launch arm, what a default launch costs without
- * the library: the floor under the launch arms.
+/* launch_raw.c: the raw arms, what a default launch costs without the
+ * library: the floor under the launch arms (raw_launch) and under the
+ * launched pipeline (raw_pipe_launch against raw_pipe_vfork).
  *
  * The parent makes each child with one clone3() and the flags a launch
  * uses (CLONE_VM, CLONE_PIDFD, CLONE_CHILD_CLEARTID, CLONE_CLEAR_SIGHAND;
@@ -10,7 +11,10 @@
  * runs on), clears its mask and execs.
  * The oldest child is reaped as a launch is: its exec word waited for,
  * then waitid() on the pidfd. The time inside clone3() is the caller's
- * blocked time; nothing the library does before or after is counted. */
+ * blocked time; nothing the library does before or after is counted.
+ * The raw pipe arms start 4 such children, with no pipes between them:
+ * one after another under CLONE_VFORK, or all at once as above, then
+ * waiting for every exec word. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -35,6 +39,7 @@
 extern char **environ;
 
 struct raw_child {
+    uint64_t wait_flag;  /* CLONE_CHILD_CLEARTID (a launch) or CLONE_VFORK */
     const char *path;
     char *const *argv;
     char *stack;
@@ -71,7 +76,7 @@ static long raw_clone(struct raw_child *c)
     long pid = -ENOSYS;
     if (!clone3_unusable) {
         uint64_t a[11] = {  /* struct clone_args, as far as .cgroup */
-            [0] = CLONE_VM | CLONE_PIDFD | CLONE_CHILD_CLEARTID | CLONE_CLEAR_SIGHAND,
+            [0] = CLONE_VM | CLONE_PIDFD | c->wait_flag | CLONE_CLEAR_SIGHAND,
             [1] = (uintptr_t)&c->pidfd,
             [2] = (uintptr_t)&c->exec_word,
             [4] = SIGCHLD,
@@ -83,7 +88,7 @@ static long raw_clone(struct raw_child *c)
             return pid;
         clone3_unusable = 1;
     }
-    int flags = CLONE_VM | CLONE_CHILD_CLEARTID | SIGCHLD;
+    int flags = CLONE_VM | (int)c->wait_flag | SIGCHLD;
     char *top = c->stack + RAW_STACK_SIZE;
     if (!pidfd_unusable) {
         pid = clone(raw_child_main, top, flags | CLONE_PIDFD, c, &c->pidfd, NULL, &c->exec_word);
@@ -102,6 +107,8 @@ static long raw_clone(struct raw_child *c)
 static int raw_start(struct raw_child *c, uint64_t *in_call)
 {
     c->exec_word = 1;
+    if (!c->wait_flag)
+        c->wait_flag = CLONE_CHILD_CLEARTID;
     c->pidfd = -1;
     c->pid = 0;
     uint64_t all = ~(uint64_t)0, old;
@@ -110,6 +117,8 @@ static int raw_start(struct raw_child *c, uint64_t *in_call)
     long pid = raw_clone(c);
     fl__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
     *in_call += fl_bench_now_ns() - t0;
+    if (c->wait_flag == CLONE_VFORK)
+        c->exec_word = 0;  /* no CLONE_CHILD_CLEARTID: the clone returned at the exec */
     if (pid < 0) {
         fprintf(stderr, "forkless bench launch: raw_launch: clone: %s\n", strerror((int)-pid));
         return 1;
@@ -143,11 +152,10 @@ static int raw_reap(struct raw_child *c)
     return 0;
 }
 
-int fl_la_raw_run(const char *path, int k, unsigned long spawns, uint64_t *in_call)
+/* The stacks of the first k children in flight, mapped once and kept. */
+static int raw_stacks(struct raw_child *ring, int k, const char *path, char *const *argv)
 {
     static char *stacks[FL_LA_MAX_K];
-    char *argv[] = { (char *)path, NULL };
-    struct raw_child ring[FL_LA_MAX_K];
     if (k < 1 || k > FL_LA_MAX_K)
         return 1;
     for (int i = 0; i < k; i++) {
@@ -163,6 +171,15 @@ int fl_la_raw_run(const char *path, int k, unsigned long spawns, uint64_t *in_ca
         }
         ring[i] = (struct raw_child){ .path = path, .argv = argv, .stack = stacks[i] };
     }
+    return 0;
+}
+
+int fl_la_raw_run(const char *path, int k, unsigned long spawns, uint64_t *in_call)
+{
+    char *argv[] = { (char *)path, NULL };
+    struct raw_child ring[FL_LA_MAX_K];
+    if (raw_stacks(ring, k, path, argv))
+        return 1;
     unsigned long n = (unsigned long)k;
     int bad = 0;
     for (unsigned long i = 0; i < spawns + n; i++) {
@@ -175,5 +192,32 @@ int fl_la_raw_run(const char *path, int k, unsigned long spawns, uint64_t *in_ca
     }
     /* After a failure the loop still goes round every slot once: no child
      * is left on a stack of ours. */
+    return bad;
+}
+
+int fl_la_raw_pipe(const char *path, bool launched, uint64_t *startup, uint64_t *done)
+{
+    char *argv[] = { (char *)path, NULL };
+    struct raw_child st[FL_LA_STAGES];
+    uint64_t in_call = 0;
+    if (raw_stacks(st, FL_LA_STAGES, path, argv))
+        return 1;
+    int started = 0, bad = 0;
+    uint64_t t0 = fl_bench_now_ns();
+    for (; started < FL_LA_STAGES; started++) {
+        st[started].wait_flag = launched ? CLONE_CHILD_CLEARTID : CLONE_VFORK;
+        if (raw_start(&st[started], &in_call)) {
+            bad = 1;
+            break;
+        }
+    }
+    for (int i = 0; i < started; i++)
+        while (__atomic_load_n(&st[i].exec_word, __ATOMIC_ACQUIRE))
+            syscall(SYS_futex, &st[i].exec_word, FUTEX_WAIT, 1, NULL, NULL, 0);
+    *startup = fl_bench_now_ns() - t0;
+    for (int i = 0; i < started; i++)
+        if (raw_reap(&st[i]))
+            bad = 1;
+    *done = fl_bench_now_ns() - t0;
     return bad;
 }
