@@ -8,13 +8,15 @@
  * signal blocked around it, and goes on. The child does what a launch's
  * child does by default: closes every fd above 2, sets signals 1-31 to
  * SIG_DFL one by one (a launch cannot read them from /proc: its parent
- * runs on), clears its mask and execs.
+ * runs on), clears its mask and execs; it yields its CPU first, as the
+ * library's does (see fl__child_run()).
  * The oldest child is reaped as a launch is: its exec word waited for,
  * then waitid() on the pidfd. The time inside clone3() is the caller's
  * blocked time; nothing the library does before or after is counted.
  * The raw pipe arms start 4 such children, with no pipes between them:
- * one after another under CLONE_VFORK, or all at once as above, then
- * waiting for every exec word. */
+ * one after another under CLONE_VFORK, or all at once as above (but not
+ * yielding, as a pipeline's stages do not), then waiting for every exec
+ * word. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -40,6 +42,7 @@ extern char **environ;
 
 struct raw_child {
     uint64_t wait_flag;  /* CLONE_CHILD_CLEARTID (a launch) or CLONE_VFORK */
+    bool yield_first;    /* a launch whose caller goes on, not a stage */
     const char *path;
     char *const *argv;
     char *stack;
@@ -56,6 +59,8 @@ static int raw_child_main(void *arg)
     const struct raw_child *c = arg;
     const struct fl_bench_ksigaction dfl = { SIG_DFL, 0, 0, 0 };
     uint64_t none = 0;
+    if (c->yield_first)
+        fl__sys6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
     fl__sys6(SYS_close_range, 3, ~0u, 0, 0, 0, 0);
     for (int sig = 1; sig < 32; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
@@ -182,6 +187,8 @@ int fl_la_raw_run(const char *path, int k, unsigned long spawns, uint64_t *in_ca
         return 1;
     unsigned long n = (unsigned long)k;
     int bad = 0;
+    for (int i = 0; i < k; i++)
+        ring[i].yield_first = true;
     for (unsigned long i = 0; i < spawns + n; i++) {
         struct raw_child *c = &ring[i % n];
         if (c->pid > 0 && raw_reap(c))

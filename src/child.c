@@ -698,6 +698,15 @@ static CHILD void open_walk_dir_early(struct fl__plan *p)
 CHILD void fl__child_run(struct fl__plan *p)
 {
     p->child_ran = true;
+    /* A launch's caller goes on at once, and its time is what a launch
+     * saves; but a new task is placed early in its CPU's queue, and when
+     * that CPU is the caller's, the child tends to take it at the clone's
+     * return and hold it through its setup and exec. Yielding first hands
+     * it back; on a CPU of its own the child's yield returns at once. Not
+     * a pipeline's stage: its caller waits for every stage's exec, and a
+     * stage that yielded would queue behind the earlier stages' programs. */
+    if (p->yield_first)
+        fl__sys1(SYS_sched_yield, 0);
     p->walk_dir = -1;  /* a plan cloned again keeps an earlier child's number */
     uint64_t low_signals = low_signals_to_reset(p);
     if (reset_ending_signals(p, low_signals) < 0)

@@ -85,7 +85,10 @@ static bool launchable(const struct fl_cmd *cmd, enum fl_backend b)
            !(cmd->sched && (cmd->sched->set & FL_SCHED_OOM_SCORE_ADJ));
 }
 
-int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *error)
+/* stage: a pipeline's stage, whose caller waits for every stage's exec
+ * (see yield_first in internal.h). */
+static int spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *error,
+                 bool stage)
 {
     struct fl_error scratch;  /* every field is set below before any read */
     struct fl_error *e = error ? error : &scratch;
@@ -113,6 +116,8 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
     enum fl_backend b = cmd ? fl__backend_of(cmd) : FL_BACKEND_AUTO;
     bool launching = cmd && launchable(cmd, b);
     int r = launching ? fl__launch_new(cmd, &launch, &p, e) : fl__plan_init(p, cmd, e);
+    if (!r && launching)
+        p->yield_first = !stage;
     if (r && launching) {
         /* fl__launch_new() freed what it made, and no plan was filled. */
         pthread_setcancelstate(cancel_state, NULL);
@@ -161,4 +166,14 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
     pthread_setcancelstate(cancel_state, NULL);
     errno = saved_errno;
     return r;
+}
+
+int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *error)
+{
+    return spawn(cmd, proc, error, false);
+}
+
+int fl__spawn_stage(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *error)
+{
+    return spawn(cmd, proc, error, true);
 }
