@@ -32,8 +32,8 @@
 #define PIPE_BASELINE "pipe_blocking"
 #define BEST "launch"   /* in a goal: the launch arm with the highest rate */
 #define RAW "raw_launch_k16"  /* the floor under the launch arms */
-#define RAW_PIPE "raw_pipe_launch"   /* the floor under pipe_launch ... */
-#define RAW_PIPE_BASE "raw_pipe_vfork"  /* ... as a ratio to this */
+#define RAW_PIPE "raw_pipe_launch"   /* pipe_launch done raw ... */
+#define RAW_PIPE_BASE "raw_pipe_vfork"  /* ... as a ratio to pipe_blocking done raw */
 #define MAX_TARGETS 4
 #define MAX_HEAPS 4
 #define MAX_HEAP_MIB 65536ul
@@ -53,8 +53,9 @@ struct opts {
  * blocked time ("blocked") or the pipeline start-up ("lat"; "done" is the
  * pipeline's whole run, reported but not a goal), is at least
  * (op '>') or at most ('<') bound; tiny: only with the tiny target. The
- * same ratio of raw to raw_than is printed beside it: whether the bound is
- * within reach of the system calls themselves on this machine. */
+ * same ratio of raw to raw_than, the comparison done with raw system
+ * calls, is printed beside it: for the launch goals the floor, whether the
+ * bound is within reach of the kernel's own cost on this machine. */
 static const struct {
     const char *arm, *than, *of;
     char op;
@@ -88,9 +89,9 @@ void fl_bench_launch_usage(FILE *f)
         "children in flight with FL_NO_WAIT_EXEC, reaping the oldest before\n"
         "starting the next; " RAW " does what launch_k16 does with raw system\n"
         "calls, as the floor under them, and " RAW_PIPE " against " RAW_PIPE_BASE "\n"
-        "the same under the pipe arms. Ratios are against blocking fl_spawn() and\n"
-        PIPE_BASELINE "; at the end of each table a line per goal: met or not,\n"
-        "and the same ratio of its floor (done raw).\n\n"
+        "is the pipe arms' comparison done raw. Ratios are against blocking\n"
+        "fl_spawn() and " PIPE_BASELINE "; at the end of each table a line per goal:\n"
+        "met or not, and the same ratio done raw.\n\n"
         "Options:\n"
         "  -n N            rounds (default %lu)\n"
         "  --spawns N      spawns per rate arm and round (default %lu)\n"

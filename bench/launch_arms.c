@@ -46,12 +46,13 @@ struct fl_la_arm fl_la_arms[] = {
       FL_LA_PIPE, FL_LA_STAGES, true, false),
     ARM("pipe_launch", "the same, the stages launched (FL_NO_WAIT_EXEC, the default)",
       FL_LA_PIPE, FL_LA_STAGES, true, true),
-    ARM("raw_pipe_vfork", "4 children done raw (raw_launch_k16's clone3() and child),\n"
-      "                     no pipes, each started under CLONE_VFORK in turn",
+    ARM("raw_pipe_vfork", "4 children done raw (raw_launch_k16's clone3() and\n"
+      "                     child, not yielding), no pipes, no process group,\n"
+      "                     each started under CLONE_VFORK in turn",
       FL_LA_RAW_PIPE, FL_LA_STAGES, true, false),
     ARM("raw_pipe_launch", "the same 4 launched, then their exec words waited\n"
-      "                     for (with raw_pipe_vfork, the floor under the\n"
-      "                     pipe arms' ratio)", FL_LA_RAW_PIPE, FL_LA_STAGES, true, true),
+      "                     for: with raw_pipe_vfork, the pipe arms' comparison\n"
+      "                     done raw", FL_LA_RAW_PIPE, FL_LA_STAGES, true, true),
 };
 #undef ARM
 const size_t fl_la_narms = sizeof fl_la_arms / sizeof fl_la_arms[0];

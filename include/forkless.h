@@ -349,7 +349,14 @@ enum fl_flags {
      * process or dump core keep a SIG_IGN of the caller's, and its mask,
      * until the end of the setup (a stopped child would hold fl_close(),
      * and a core dump the caller, above); one of them that came meanwhile
-     * is dropped. One the caller handles is at SIG_DFL from the start. */
+     * is dropped. One the caller handles is at SIG_DFL from the start.
+     * Before all that, the child of a launch made by fl_spawn() itself
+     * calls sched_yield() once: a new task tends to take the CPU of the
+     * caller that cloned it, and would hold the caller through its setup
+     * and exec. Where fl_run() or a pipeline waits for the exec anyway,
+     * the child does not yield. A seccomp filter of the caller's that
+     * kills on sched_yield() kills such a child, as it would for any
+     * other call of its setup. */
     FL_NO_WAIT_EXEC   = 1u << 17,
 };
 
@@ -382,7 +389,8 @@ struct fl_tty_options {
  * no pointer into them once it returns.
  *
  * The child's setup runs in this order, and the first step that fails stops
- * it: the signals whose default action ends a process (back to SIG_DFL; a
+ * it: (a launch's child yields its CPU first, see FL_NO_WAIT_EXEC) the
+ * signals whose default action ends a process (back to SIG_DFL; a
  * launch's child then unblocks them, see FL_NO_WAIT_EXEC),
  * setsid / setpgid, rlimits, umask, cgroup, chdir, stdio and fd maps, the
  * controlling terminal (setctty: FL_PTY, FL_SETCTTY) or the foreground

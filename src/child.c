@@ -703,8 +703,8 @@ CHILD void fl__child_run(struct fl__plan *p)
      * that CPU is the caller's, the child tends to take it at the clone's
      * return and hold it through its setup and exec. Yielding first hands
      * it back; on a CPU of its own the child's yield returns at once. Not
-     * a pipeline's stage: its caller waits for every stage's exec, and a
-     * stage that yielded would queue behind the earlier stages' programs. */
+     * where the caller waits for the exec (fl_run(), a pipeline's stage,
+     * which would queue behind the earlier stages' programs). */
     if (p->yield_first)
         fl__sys1(SYS_sched_yield, 0);
     p->walk_dir = -1;  /* a plan cloned again keeps an earlier child's number */

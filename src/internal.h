@@ -198,9 +198,9 @@ struct fl__plan {
      * of this plan that the child reads. */
     char *launch_stack;
     uint32_t *exec_word;
-    /* A launch whose caller goes on (not a pipeline's stage, whose
-     * caller waits for every exec): its child yields its CPU first (see
-     * fl__child_run()). */
+    /* A launch whose caller goes on (not fl_run()'s, nor a pipeline's
+     * stage, whose callers wait for the exec): its child yields its CPU
+     * first (see fl__child_run()). */
     bool yield_first;
     /* The parent's PR_GET_DUMPABLE before a clone whose child changes
      * credentials (FL_SET_UID, FL_SET_GID), restored once the child has
@@ -384,10 +384,11 @@ FL__HIDDEN void fl__dumpable_save(struct fl__plan *p);
 FL__HIDDEN void fl__dumpable_restore(struct fl__plan *p);
 FL__HIDDEN int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc,
                                struct fl_error *e);
-/* fl_spawn() for a pipeline's stage: the same, but a launched stage's
- * child does not yield its CPU first (see yield_first). */
-FL__HIDDEN int fl__spawn_stage(const struct fl_cmd *cmd, struct fl_proc *proc,
-                               struct fl_error *error);
+/* fl_spawn() for a caller that waits for the exec before it goes on
+ * (fl_run(), a pipeline's stage): the same, but a launched child does not
+ * yield its CPU first (see yield_first). */
+FL__HIDDEN int fl__spawn_waited(const struct fl_cmd *cmd, struct fl_proc *proc,
+                                struct fl_error *error);
 FL__HIDDEN int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc,
                                struct fl_error *e);
 FL__HIDDEN int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc,

@@ -416,9 +416,9 @@ static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *p
             if (__atomic_load_n(&launch_on, __ATOMIC_RELAXED))
                 c.flags |= FL_NO_WAIT_EXEC;
             c.pgid = k ? procs[0].pid : 0;
-            /* A launched stage 0's group is made by fl_spawn() at once
+            /* A launched stage 0's group is made by the spawn at once
              * (setpgid() from the parent), so that the next can join it. */
-            r = fl__spawn_stage(&c, &procs[k], e);
+            r = fl__spawn_waited(&c, &procs[k], e);
         }
         /* Only stage k reads from_before and writes to_next[1]: once it
          * holds its copies, the parent's go, so that EOF and EPIPE come

@@ -121,7 +121,7 @@ int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *r
                         "a pty and a stdout pipe would both be out[0]");
     struct fl_proc p;
     /* A launch is finished here, so that its failure is the spawn's. */
-    int r = fl_spawn(&c, &p, error);
+    int r = fl__spawn_waited(&c, &p, error);
     if (!r && (r = fl_launch_finish(&p, error)) != 0)
         fl_close(&p);
     if (r)

@@ -85,10 +85,10 @@ static bool launchable(const struct fl_cmd *cmd, enum fl_backend b)
            !(cmd->sched && (cmd->sched->set & FL_SCHED_OOM_SCORE_ADJ));
 }
 
-/* stage: a pipeline's stage, whose caller waits for every stage's exec
- * (see yield_first in internal.h). */
+/* caller_waits: fl_run() or a pipeline's stage, whose caller waits for
+ * the exec before it goes on (see yield_first in internal.h). */
 static int spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *error,
-                 bool stage)
+                 bool caller_waits)
 {
     struct fl_error scratch;  /* every field is set below before any read */
     struct fl_error *e = error ? error : &scratch;
@@ -117,7 +117,7 @@ static int spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error
     bool launching = cmd && launchable(cmd, b);
     int r = launching ? fl__launch_new(cmd, &launch, &p, e) : fl__plan_init(p, cmd, e);
     if (!r && launching)
-        p->yield_first = !stage;
+        p->yield_first = !caller_waits;
     if (r && launching) {
         /* fl__launch_new() freed what it made, and no plan was filled. */
         pthread_setcancelstate(cancel_state, NULL);
@@ -173,7 +173,7 @@ int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *er
     return spawn(cmd, proc, error, false);
 }
 
-int fl__spawn_stage(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *error)
+int fl__spawn_waited(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error *error)
 {
     return spawn(cmd, proc, error, true);
 }

@@ -375,7 +375,7 @@ static void setup_mask(struct fl__plan *p, const sigset_t *caller, bool handlers
  * starts with every signal blocked, and a signal sent meanwhile waits,
  * pending, until the child has reset the signals that end a process and
  * taken this thread's mask (reset_ending_signals() in child.c, its first
- * step). */
+ * step after a yield of its CPU). */
 static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
 {
     if (!__atomic_load_n(&clone3_usable, __ATOMIC_RELAXED))
