@@ -198,6 +198,7 @@ struct env_snap {
     char **v;
     size_t *len;
     size_t n;
+    size_t bytes;   /* the strings' lengths, each with its '\0', added up */
 };
 
 static bool snap_environ(struct env_snap *s)
@@ -211,12 +212,14 @@ static bool snap_environ(struct env_snap *s)
     if (!s->v)
         return false;
     s->len = (size_t *)(s->v + n + 1);
+    s->bytes = 0;
     for (size_t i = 0; i < n; i++) {
         char *e = __atomic_load_n(&ev[i], __ATOMIC_RELAXED);
         if (!e)
             break;
         s->v[s->n] = e;
-        s->len[s->n++] = strlen(e);
+        s->len[s->n] = strlen(e);
+        s->bytes += s->len[s->n++] + 1;
     }
     s->v[s->n] = NULL;
     return true;
@@ -225,6 +228,10 @@ static bool snap_environ(struct env_snap *s)
 static char **copy_snap(struct arena *a, const struct env_snap *s)
 {
     char **d = take(a, (s->n + 1) * sizeof *d, alignof(char *));
+    if (!a->base) {  /* the count: the strings follow one another, unaligned */
+        take(a, s->bytes, 1);
+        return s->v;
+    }
     for (size_t i = 0; i < s->n; i++) {
         char *c = take(a, s->len[i] + 1, 1);
         if (c) {

@@ -405,9 +405,10 @@ static int plan_program(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_
     if (!r)
         r = build_candidates(p, e);
     /* Measured now where the strings may change before an E2BIG is
-     * explained: a fork()'s atfork handlers and a launch's caller run
-     * meanwhile, and musl's setenv() frees the string it replaces. */
-    if (!r && ((cmd->flags & FL_NO_WAIT_EXEC) || fl__backend_of(cmd) == FL_BACKEND_FORK))
+     * explained: a fork()'s atfork handlers run meanwhile, and musl's
+     * setenv() frees the string it replaces. A launch's plan reads only its
+     * own copy of them (launch.c), kept until the failure is explained. */
+    if (!r && fl__backend_of(cmd) == FL_BACKEND_FORK)
         measure_sizes(p);
     return r;
 }

@@ -182,6 +182,37 @@ TEST(exec_enoexec_is_reported)
     launch_fails(&cmd, ENOEXEC, FL_STEP_EXEC, false);
 }
 
+/* A launch's E2BIG is explained when it is finished, from the launch's own
+ * copy of environ: by then the caller may have dropped the variable and
+ * reused its memory. */
+TEST(an_e2big_names_the_variable_the_caller_dropped_after_the_launch)
+{
+    size_t n = 131072;
+    char *var = t_keep(malloc(n + 1));
+    memset(var, 'v', n);
+    var[n] = 0;
+    memcpy(var, "FL_T_BIG=", 9);
+    ASSERT_OK(putenv(var));
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true") };
+    if (!launches()) {
+        cmd.flags = FL_NO_WAIT_EXEC;
+        cmd.backend = BACKEND;
+        struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_EXEC);
+        ASSERT_OK(unsetenv("FL_T_BIG"));
+        ASSERT_STR_CONTAINS(e.detail, "environment variable FL_T_BIG is");
+        return;
+    }
+    struct fl_proc p;
+    launch(&cmd, &p);
+    ASSERT_OK(unsetenv("FL_T_BIG"));
+    memcpy(var, "FL_T_NOT=", 9);
+    struct fl_error e;
+    ASSERT_ERR(fl_launch_finish(&p, &e), E2BIG);
+    ASSERT(fl_t_step_is(&e, FL_STEP_EXEC));
+    ASSERT_STR_CONTAINS(e.detail, "environment variable FL_T_BIG is");
+    fl_close(&p);
+}
+
 TEST(chdir_failure_is_reported)
 {
     NEEDS_CLOSE_OTHERS();
