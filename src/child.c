@@ -599,6 +599,22 @@ static CHILD long exec_once(struct fl__plan *p, const char *path, char *const *a
  * remembered and reported only if nothing else runs, anything else stops.
  * Unlike execvp(), an unsearchable PATH directory is not "permission
  * denied". */
+/* The limit exec measured the lists against, for the parent to explain
+ * an E2BIG with (arg_limit() in plan.c): this child's, after its own
+ * rlimits; the caller's may differ by the time a launch is finished. Not
+ * under the command's seccomp filter, which may kill on the call: the
+ * parent then reckons the limit itself. */
+static CHILD void note_stack_limit(struct fl__plan *p)
+{
+    uint64_t lim[2];
+    if (p->box && p->box->seccomp)
+        return;
+    if (fl__sys4(SYS_prlimit64, 0, RLIMIT_STACK, 0, lim) == 0) {
+        p->e2big_stack = lim[0];
+        p->e2big_stack_known = true;
+    }
+}
+
 static CHILD void exec_candidates(struct fl__plan *p)
 {
     int denied = -1;
@@ -617,6 +633,8 @@ static CHILD void exec_candidates(struct fl__plan *p)
             if (i == 0)
                 first_err = r;
         } else {
+            if (r == -E2BIG)
+                note_stack_limit(p);
             fl__child_fail(p, FL_STEP_EXEC, (int)i, r);
             return;
         }

@@ -133,9 +133,19 @@ struct fl__plan {
     size_t arg_bytes;       /* what exec counts of argv and envp: strings, pointers */
     size_t arg_limit;       /* the most exec takes, with the file name too */
     /* The first string longer than MAX_ARG_STRLEN: in argv (0) or envp
-     * (1) at long_index; long_list -1: none. */
+     * (1) at long_index, long_len bytes; long_name: an environment
+     * string's name, cut at 64 bytes. Kept here, not read again, since
+     * the string may be gone by the time an E2BIG is explained (a
+     * fork()'s atfork handler may setenv() it, which musl frees).
+     * long_list -1: none. */
     int long_list;
-    size_t long_index;
+    size_t long_index, long_len;
+    char long_name[65];
+    /* Written by the child when its exec says E2BIG: its RLIMIT_STACK
+     * soft limit then, which sets exec's limit on the lists (the caller's
+     * may have changed before a launch's failure is explained). */
+    bool e2big_stack_known;
+    uint64_t e2big_stack;
 
     /* fds */
     struct fl__act *acts;

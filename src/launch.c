@@ -199,6 +199,7 @@ struct env_snap {
     size_t *len;
     size_t n;
     size_t bytes;   /* the strings' lengths, each with its '\0', added up */
+    bool overflow;  /* bytes does not fit in a size_t */
 };
 
 static bool snap_environ(struct env_snap *s)
@@ -213,13 +214,16 @@ static bool snap_environ(struct env_snap *s)
         return false;
     s->len = (size_t *)(s->v + n + 1);
     s->bytes = 0;
+    s->overflow = false;
     for (size_t i = 0; i < n; i++) {
         char *e = __atomic_load_n(&ev[i], __ATOMIC_RELAXED);
         if (!e)
             break;
         s->v[s->n] = e;
         s->len[s->n] = strlen(e);
-        s->bytes += s->len[s->n++] + 1;
+        /* One string many times over (the caller's own array may repeat
+         * a pointer) could wrap a 32-bit size. */
+        s->overflow |= __builtin_add_overflow(s->bytes, s->len[s->n++] + 1, &s->bytes);
     }
     s->v[s->n] = NULL;
     return true;
@@ -230,6 +234,7 @@ static char **copy_snap(struct arena *a, const struct env_snap *s)
     char **d = take(a, (s->n + 1) * sizeof *d, alignof(char *));
     if (!a->base) {  /* the count: the strings follow one another, unaligned */
         take(a, s->bytes, 1);
+        a->overflow |= s->overflow;
         return s->v;
     }
     for (size_t i = 0; i < s->n; i++) {

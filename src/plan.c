@@ -109,15 +109,13 @@ bool fl__args_too_big(struct fl__plan *p, const char *cand, char *detail, size_t
 {
     measure_sizes(p);
     if (p->long_list >= 0) {
-        const char *s = (p->long_list ? p->envp : p->argv)[p->long_index];
-        size_t len = strlen(s);
         if (p->long_list == 0)
             snprintf(detail, size, "argument %zu is %zu bytes, longer than MAX_ARG_STRLEN (%zu bytes)",
-                     p->long_index, len, max_arg_strlen() - 1);
+                     p->long_index, p->long_len, max_arg_strlen() - 1);
         else   /* by name: its index in the merged environment means nothing to the caller */
             snprintf(detail, size,
-                     "environment variable %.*s is %zu bytes, longer than MAX_ARG_STRLEN (%zu bytes)",
-                     (int)(strcspn(s, "=") < 64 ? strcspn(s, "=") : 64), s, len, max_arg_strlen() - 1);
+                     "environment variable %s is %zu bytes, longer than MAX_ARG_STRLEN (%zu bytes)",
+                     p->long_name, p->long_len, max_arg_strlen() - 1);
         return true;
     }
     size_t total = p->arg_bytes + strlen(cand) + 1;
@@ -133,6 +131,11 @@ static size_t arg_limit(const struct fl__plan *p)
 {
     struct rlimit st;
     size_t limit = 6u << 20;
+    if (p->e2big_stack_known) {   /* the child's own, at its exec */
+        if (p->e2big_stack / 4 < limit)
+            limit = (size_t)(p->e2big_stack / 4);
+        return limit < KERNEL_ARG_MAX ? KERNEL_ARG_MAX : limit;
+    }
     if (getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur / 4 < limit)
         limit = st.rlim_cur / 4;
     for (size_t i = 0; i < p->cmd->nrlimits; i++)
@@ -160,10 +163,17 @@ static void measure_sizes(struct fl__plan *p)
     p->long_list = -1;
     for (int l = 0; l < 2; l++)
         for (size_t i = 0; lists[l] && lists[l][i]; i++, count++) {
-            size_t len = strlen(lists[l][i]) + 1;
+            const char *str = lists[l][i];
+            size_t len = strlen(str) + 1;
             if (len > max_str && p->long_list < 0) {
                 p->long_list = l;
                 p->long_index = i;
+                p->long_len = len - 1;
+                size_t name = strcspn(str, "=");
+                if (name > sizeof p->long_name - 1)
+                    name = sizeof p->long_name - 1;
+                memcpy(p->long_name, str, name);
+                p->long_name[name] = '\0';
             }
             total += len;
         }
@@ -406,8 +416,9 @@ static int plan_program(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_
         r = build_candidates(p, e);
     /* Measured now where the strings may change before an E2BIG is
      * explained: a fork()'s atfork handlers run meanwhile, and musl's
-     * setenv() frees the string it replaces. A launch's plan reads only its
-     * own copy of them (launch.c), kept until the failure is explained. */
+     * setenv() frees the string it replaces (what the explanation needs of
+     * them is kept in the plan). A launch's plan reads only its own copy
+     * of them (launch.c), kept until the failure is explained. */
     if (!r && fl__backend_of(cmd) == FL_BACKEND_FORK)
         measure_sizes(p);
     return r;

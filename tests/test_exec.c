@@ -757,6 +757,30 @@ TEST(an_environment_string_of_131072_bytes_is_e2big)
     ASSERT_STR_CONTAINS(e.detail, "MAX_ARG_STRLEN");
 }
 
+/* The fork backend measures before its fork(), whose atfork handlers then
+ * run in the caller; one may change the environment (musl's setenv()
+ * frees the string it replaces). The E2BIG's detail names the variable
+ * as measured, never reading the string again. */
+static char *atfork_var;
+static void rename_at_fork(void)
+{
+    memcpy(atfork_var, "FL_T_NOT=", 9);
+}
+
+TEST(an_e2big_names_the_variable_an_atfork_handler_changed_after_the_measure)
+{
+    if (BACKEND != FL_BACKEND_FORK)
+        SKIP("only the fork backend runs the atfork handlers");
+    atfork_var = string_of(32 * (size_t)sysconf(_SC_PAGESIZE), 'v');
+    memcpy(atfork_var, "FL_T_BIG=", 9);
+    ASSERT_OK(putenv(atfork_var));
+    ASSERT_OK(pthread_atfork(NULL, rename_at_fork, NULL));
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_EXEC);
+    ASSERT_STR_CONTAINS(e.detail, "environment variable FL_T_BIG is");
+    ASSERT_OK(unsetenv("FL_T_NOT"));
+}
+
 /* What execve() itself says of file with argv, in a forked child. */
 static int execve_errno(const char *file, char *const argv[])
 {

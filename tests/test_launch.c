@@ -18,10 +18,12 @@
 #include <stddef.h>
 #include <sys/syscall.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static bool launches(void)
 {
@@ -187,7 +189,7 @@ TEST(exec_enoexec_is_reported)
  * reused its memory. */
 TEST(an_e2big_names_the_variable_the_caller_dropped_after_the_launch)
 {
-    size_t n = 131072;
+    size_t n = 32 * (size_t)sysconf(_SC_PAGESIZE);   /* MAX_ARG_STRLEN, with its '\0' one over */
     char *var = t_keep(malloc(n + 1));
     memset(var, 'v', n);
     var[n] = 0;
@@ -210,6 +212,43 @@ TEST(an_e2big_names_the_variable_the_caller_dropped_after_the_launch)
     ASSERT_ERR(fl_launch_finish(&p, &e), E2BIG);
     ASSERT(fl_t_step_is(&e, FL_STEP_EXEC));
     ASSERT_STR_CONTAINS(e.detail, "environment variable FL_T_BIG is");
+    fl_close(&p);
+}
+
+/* exec's limit on the lists is a quarter of the stack limit the child
+ * had: an E2BIG explained when the launch is finished says that one, not
+ * the caller's by then. */
+TEST(an_e2big_over_arg_max_names_the_child_s_limit_after_the_caller_raised_its_own)
+{
+    struct rlimit old, eight = { 8u << 20, 0 }, big = { 64u << 20, 0 };
+    ASSERT_OK(getrlimit(RLIMIT_STACK, &old));
+    if (old.rlim_max != RLIM_INFINITY && old.rlim_max < big.rlim_cur)
+        SKIP("the hard stack limit is under 64 MiB");
+    eight.rlim_max = big.rlim_max = old.rlim_max;
+    ASSERT_OK(setrlimit(RLIMIT_STACK, &eight));
+    /* 20 x 120000 bytes: over 2 MiB (a quarter of 8 MiB), under 6 MiB. */
+    char *argv[22] = { "/bin/true" };
+    for (int i = 1; i <= 20; i++) {
+        argv[i] = t_keep(malloc(120000));
+        memset(argv[i], 'a', 119999);
+        argv[i][119999] = 0;
+    }
+    struct fl_cmd cmd = { .argv = argv };
+    if (!launches()) {
+        cmd.flags = FL_NO_WAIT_EXEC;
+        cmd.backend = BACKEND;
+        struct fl_error e = SPAWN_FAILS(&cmd, E2BIG, FL_STEP_EXEC);
+        ASSERT_OK(setrlimit(RLIMIT_STACK, &old));
+        ASSERT_STR_CONTAINS(e.detail, "over the 2097152-byte limit (ARG_MAX)");
+        return;
+    }
+    struct fl_proc p;
+    launch(&cmd, &p);
+    ASSERT_OK(setrlimit(RLIMIT_STACK, &big));
+    struct fl_error e;
+    ASSERT_ERR(fl_launch_finish(&p, &e), E2BIG);
+    ASSERT_OK(setrlimit(RLIMIT_STACK, &old));
+    ASSERT_STR_CONTAINS(e.detail, "over the 2097152-byte limit (ARG_MAX)");
     fl_close(&p);
 }
 
