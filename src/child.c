@@ -5,8 +5,8 @@
  * calls (sys.h): no malloc, no stdio, no errno, no lock, and no libc wrapper
  * that keeps state (glibc's setuid() signals every thread of the parent).
  * The only parent memory it writes is p->cerr, p->files_unshare_failed,
- * p->child_ran, the staged fds in p->acts and p->sh_argv[1], all in the
- * plan of the spawn that started it.
+ * p->child_ran, p->walk_dir, p->e2big_stack(_known), the staged fds in
+ * p->acts and p->sh_argv[1], all in the plan of the spawn that started it.
  * It starts with every signal blocked, and unblocks only after every
  * handler is gone, so no handler of the parent ever runs here.
  *
@@ -595,26 +595,29 @@ static CHILD long exec_once(struct fl__plan *p, const char *path, char *const *a
     return r == -ENOENT ? -ETXTBSY : r;
 }
 
-/* Tries each candidate as execvp() does: a missing file moves on, EACCES is
- * remembered and reported only if nothing else runs, anything else stops.
- * Unlike execvp(), an unsearchable PATH directory is not "permission
- * denied". */
-/* The limit exec measured the lists against, for the parent to explain
+/* The limit exec measures the lists against, for the parent to explain
  * an E2BIG with (arg_limit() in plan.c): this child's, after its own
- * rlimits; the caller's may differ by the time a launch is finished. Not
- * under the command's seccomp filter, which may kill on the call: the
- * parent then reckons the limit itself. */
+ * rlimits; the caller's may differ by the time a launch is finished.
+ * Read when exec says E2BIG, or, for a command with a seccomp filter that
+ * may kill on the call, before the filter (has_filter_of()). */
 static CHILD void note_stack_limit(struct fl__plan *p)
 {
-    uint64_t lim[2];
-    if (p->box && p->box->seccomp)
-        return;
+    uint64_t lim[2] = { 0, 0 };
     if (fl__sys4(SYS_prlimit64, 0, RLIMIT_STACK, 0, lim) == 0) {
         p->e2big_stack = lim[0];
         p->e2big_stack_known = true;
     }
 }
 
+static CHILD bool has_filter_of(const struct fl__plan *p)
+{
+    return p->box && p->box->seccomp;
+}
+
+/* Tries each candidate as execvp() does: a missing file moves on, EACCES is
+ * remembered and reported only if nothing else runs, anything else stops.
+ * Unlike execvp(), an unsearchable PATH directory is not "permission
+ * denied". */
 static CHILD void exec_candidates(struct fl__plan *p)
 {
     int denied = -1;
@@ -633,7 +636,7 @@ static CHILD void exec_candidates(struct fl__plan *p)
             if (i == 0)
                 first_err = r;
         } else {
-            if (r == -E2BIG)
+            if (r == -E2BIG && !has_filter_of(p))
                 note_stack_limit(p);
             fl__child_fail(p, FL_STEP_EXEC, (int)i, r);
             return;
@@ -741,8 +744,11 @@ CHILD void fl__child_run(struct fl__plan *p)
     if (!(p->flags & FL_KEEP_FDS) && !closed && close_other_fds(p) < 0)
         return;
     if (fl__child_caps_before(p) < 0 || set_credentials(p) < 0 || fl__child_caps_after(p) < 0 ||
-        set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 || reset_other_signals(p, low_signals) < 0 ||
-        fl__child_seccomp(p) < 0)
+        set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 || reset_other_signals(p, low_signals) < 0)
+        return;
+    if (has_filter_of(p))
+        note_stack_limit(p);
+    if (fl__child_seccomp(p) < 0)
         return;
     exec_candidates(p);
 }

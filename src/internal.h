@@ -141,9 +141,10 @@ struct fl__plan {
     int long_list;
     size_t long_index, long_len;
     char long_name[65];
-    /* Written by the child when its exec says E2BIG: its RLIMIT_STACK
-     * soft limit then, which sets exec's limit on the lists (the caller's
-     * may have changed before a launch's failure is explained). */
+    /* Written by the clone child when its exec says E2BIG (or before its
+     * seccomp filter): its RLIMIT_STACK soft limit, which sets exec's
+     * limit on the lists (the caller's may have changed before a launch's
+     * failure is explained). */
     bool e2big_stack_known;
     uint64_t e2big_stack;
 

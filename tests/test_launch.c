@@ -217,23 +217,29 @@ TEST(an_e2big_names_the_variable_the_caller_dropped_after_the_launch)
 
 /* exec's limit on the lists is a quarter of the stack limit the child
  * had: an E2BIG explained when the launch is finished says that one, not
- * the caller's by then. */
-TEST(an_e2big_over_arg_max_names_the_child_s_limit_after_the_caller_raised_its_own)
+ * the caller's by then. c: the command's containment, or NULL. */
+static void e2big_names_the_child_s_limit(const struct fl_contain *c)
 {
     struct rlimit old, eight = { 8u << 20, 0 }, big = { 64u << 20, 0 };
     ASSERT_OK(getrlimit(RLIMIT_STACK, &old));
+    /* Raised to 16 MiB at least, the caller's limit alone (4 MiB) would
+     * take the lists. */
+    if (old.rlim_max != RLIM_INFINITY && old.rlim_max < (16u << 20))
+        SKIP("the hard stack limit is under 16 MiB");
     if (old.rlim_max != RLIM_INFINITY && old.rlim_max < big.rlim_cur)
-        SKIP("the hard stack limit is under 64 MiB");
+        big.rlim_cur = old.rlim_max;
     eight.rlim_max = big.rlim_max = old.rlim_max;
-    ASSERT_OK(setrlimit(RLIMIT_STACK, &eight));
-    /* 20 x 120000 bytes: over 2 MiB (a quarter of 8 MiB), under 6 MiB. */
+    /* 20 x 120000 bytes: over 2 MiB (a quarter of 8 MiB), under 4 MiB. */
     char *argv[22] = { "/bin/true" };
     for (int i = 1; i <= 20; i++) {
         argv[i] = t_keep(malloc(120000));
         memset(argv[i], 'a', 119999);
         argv[i][119999] = 0;
     }
-    struct fl_cmd cmd = { .argv = argv };
+    struct fl_cmd cmd = { .argv = argv, .contain = c };
+    if (c && BACKEND == FL_BACKEND_POSIX_SPAWN)
+        SKIP("posix_spawn sets no seccomp filter");
+    ASSERT_OK(setrlimit(RLIMIT_STACK, &eight));
     if (!launches()) {
         cmd.flags = FL_NO_WAIT_EXEC;
         cmd.backend = BACKEND;
@@ -250,6 +256,25 @@ TEST(an_e2big_over_arg_max_names_the_child_s_limit_after_the_caller_raised_its_o
     ASSERT_OK(setrlimit(RLIMIT_STACK, &old));
     ASSERT_STR_CONTAINS(e.detail, "over the 2097152-byte limit (ARG_MAX)");
     fl_close(&p);
+}
+
+TEST(an_e2big_over_arg_max_names_the_child_s_limit_after_the_caller_raised_its_own)
+{
+    e2big_names_the_child_s_limit(NULL);
+}
+
+/* With a seccomp filter, which may refuse (or kill on) the read of the
+ * limit, the child reads it before the filter. */
+TEST(an_e2big_over_arg_max_names_the_child_s_limit_under_a_filter_that_denies_its_read)
+{
+    NEEDS_SECCOMP();
+    int nr = fl_syscall_number("prlimit64");
+    ASSERT_GE(nr, 0);
+    struct sock_fprog prog;
+    ASSERT_OK(fl_seccomp_deny(&nr, 1, EPERM, &prog));
+    t_keep(prog.filter);
+    struct fl_contain c = { .flags = FL_NO_NEW_PRIVS, .seccomp = &prog };
+    e2big_names_the_child_s_limit(&c);
 }
 
 TEST(chdir_failure_is_reported)
