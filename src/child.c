@@ -598,8 +598,8 @@ static CHILD long exec_once(struct fl__plan *p, const char *path, char *const *a
 /* The limit exec measures the lists against, for the parent to explain
  * an E2BIG with (arg_limit() in plan.c): this child's, after its own
  * rlimits; the caller's may differ by the time a launch is finished.
- * Read when exec says E2BIG, or, for a command with a seccomp filter that
- * may kill on the call, before the filter (has_filter_of()). */
+ * Read when exec says E2BIG, or, for a launch of a command with a seccomp
+ * filter that may kill on the call, before the filter (has_filter_of()). */
 static CHILD void note_stack_limit(struct fl__plan *p)
 {
     uint64_t lim[2] = { 0, 0 };
@@ -746,7 +746,7 @@ CHILD void fl__child_run(struct fl__plan *p)
     if (fl__child_caps_before(p) < 0 || set_credentials(p) < 0 || fl__child_caps_after(p) < 0 ||
         set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 || reset_other_signals(p, low_signals) < 0)
         return;
-    if (has_filter_of(p))
+    if (has_filter_of(p) && p->exec_word)  /* a spawn's caller waits: its limit is the child's */
         note_stack_limit(p);
     if (fl__child_seccomp(p) < 0)
         return;
