@@ -1,6 +1,6 @@
 /* launch_raw.c: the raw arms, what a default launch costs without the
- * library: the floor under the launch arms (raw_launch) and under the
- * launched pipeline (raw_pipe_launch against raw_pipe_vfork).
+ * library: the floor under the launch arms (raw_launch), and the pipe
+ * arms' comparison done raw (raw_pipe_launch against raw_pipe_vfork).
  *
  * The parent makes each child with one clone3() and the flags a launch
  * uses (CLONE_VM, CLONE_PIDFD, CLONE_CHILD_CLEARTID, CLONE_CLEAR_SIGHAND;
@@ -112,8 +112,6 @@ static long raw_clone(struct raw_child *c)
 static int raw_start(struct raw_child *c, uint64_t *in_call)
 {
     c->exec_word = 1;
-    if (!c->wait_flag)
-        c->wait_flag = CLONE_CHILD_CLEARTID;
     c->pidfd = -1;
     c->pid = 0;
     uint64_t all = ~(uint64_t)0, old;
@@ -187,8 +185,10 @@ int fl_la_raw_run(const char *path, int k, unsigned long spawns, uint64_t *in_ca
         return 1;
     unsigned long n = (unsigned long)k;
     int bad = 0;
-    for (int i = 0; i < k; i++)
+    for (int i = 0; i < k; i++) {
+        ring[i].wait_flag = CLONE_CHILD_CLEARTID;
         ring[i].yield_first = true;
+    }
     for (unsigned long i = 0; i < spawns + n; i++) {
         struct raw_child *c = &ring[i % n];
         if (c->pid > 0 && raw_reap(c))
