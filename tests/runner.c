@@ -367,6 +367,22 @@ void fl_t_fail(const char *file, int line, const char *fmt, ...)
     abort();
 }
 
+void fl_t_fail_str(const char *file, int line, const char *what, const char *a, const char *b)
+{
+    enum { WHOLE = 1500, AROUND = 40 };
+    if (!a || !b || (strlen(a) < WHOLE && strlen(b) < WHOLE))
+        fl_t_fail(file, line, "%s failed: \"%s\" vs \"%s\"", what, a ? a : "(null)",
+                  b ? b : "(null)");
+    size_t la = strlen(a), lb = strlen(b), at = 0;
+    while (at < la && at < lb && a[at] == b[at])
+        at++;
+    size_t from = at > AROUND ? at - AROUND : 0;
+    fl_t_fail(file, line,
+              "%s failed: %zu bytes vs %zu, first difference at byte %zu: "
+              "\"%.*s\" vs \"%.*s\" (from byte %zu)", what, la, lb, at,
+              2 * AROUND, a + from, 2 * AROUND, b + from, from);
+}
+
 void fl_t_skip(const char *reason)
 {
     dprintf(1, "SKIP: %s\n", reason);

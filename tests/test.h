@@ -67,6 +67,11 @@ extern const char *fl_test_case;
 __attribute__((noreturn, format(printf, 3, 4)))
 void fl_t_fail(const char *file, int line, const char *fmt, ...);
 __attribute__((noreturn)) void fl_t_skip(const char *reason);
+/* Fails an ASSERT_STR_EQ: both strings when they are short; otherwise
+ * their lengths and the first byte where they differ, with the text
+ * around it, since a whole long string would not fit the message. */
+__attribute__((noreturn))
+void fl_t_fail_str(const char *file, int line, const char *what, const char *a, const char *b);
 const char *fl_t_errname(int e);
 
 #define FAIL(...) fl_t_fail(__FILE__, __LINE__, __VA_ARGS__)
@@ -116,8 +121,7 @@ const char *fl_t_errname(int e);
     do {                                                                     \
         const char *a_ = (a), *b_ = (b);                                     \
         if (!a_ || !b_ || strcmp(a_, b_) != 0)                               \
-            FAIL("%s == %s failed: \"%s\" vs \"%s\"", #a, #b,                \
-                 a_ ? a_ : "(null)", b_ ? b_ : "(null)");                    \
+            fl_t_fail_str(__FILE__, __LINE__, #a " == " #b, a_, b_);          \
     } while (0)
 #define ASSERT_STR_CONTAINS(hay, needle)                                     \
     do {                                                                     \
