@@ -319,9 +319,19 @@ static char *scratch(struct xchg *x, size_t *len)
     return x->scratch;
 }
 
-/* Reads what is there, up to rounds reads. Returns true at the end: EOF,
+/*
+ * Reads what is there, up to rounds reads. Returns true at the end: EOF,
  * or, on a pty master, EIO (every holder of the terminal side has closed
- * it; POLLHUP comes with it, and the bytes before it are read first). */
+ * it; POLLHUP comes with it) said twice.
+ *
+ * Linux can say EIO once too early. A read of the master that finds its
+ * line discipline empty first waits for the bytes already queued on
+ * their way in, then looks whether the other side is closed; a last write
+ * and the close that land between the two leave that write's bytes
+ * queued, and the read says EIO with them still to come. The closed flag
+ * was set after the write was queued, so a read that begins after the EIO
+ * waits for those bytes: it gets them, or, saying EIO again, is the end.
+ */
 static bool drain(struct xchg *x, struct fl__stream *s, int rounds)
 {
     for (int i = 0; i < rounds; i++) {
@@ -341,6 +351,10 @@ static bool drain(struct xchg *x, struct fl__stream *s, int rounds)
             continue;
         if (r < 0 && errno == EAGAIN)
             break;
+        if (r < 0 && s->tty && errno == EIO && !s->eio_seen) {
+            s->eio_seen = true;
+            continue;
+        }
         if (r < 0 && !(s->tty && errno == EIO))
             note_err(x, errno);
         close_stream(x, s);

@@ -307,6 +307,7 @@ static void *relay_main(void *arg)
     size_t in_len = 0, in_off = 0;
     bool in_open = true, at_line_start = true;
     size_t late = 0;  /* read past the deadline */
+    bool eio_seen = false;
     while (!r->stop && late < DRAIN_LATE_MAX) {
         struct pollfd p[4];
         int n = 0, i_in = -1, at;
@@ -343,8 +344,14 @@ static void *relay_main(void *arg)
             }
             /* EIO: every process has closed the terminal side (we hold
              * it too until the child has ended), the end of the output
-             * (see "Terminals" in forkless.h). */
-            if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+             * once a later read says it again (see "Terminals" in
+             * forkless.h: Linux can say it once before the last bytes). */
+            bool end = got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR);
+            if (end && got < 0 && errno == EIO && !eio_seen) {
+                eio_seen = true;
+                end = false;
+            }
+            if (end)
                 break;
         }
         if (mrev & POLLOUT) {

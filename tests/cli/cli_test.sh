@@ -2190,6 +2190,22 @@ case_pty_input_not_a_terminal() {
     [ "$(out_lines)" = "partial" ] || fail "cat printed \"$(out)\""
 }
 
+case_pty_an_eio_before_the_last_bytes_is_read_past() {
+    # Linux can say EIO on the master once before the terminal side's last
+    # bytes have come (see "Terminals" in forkless.h). The shim says it at
+    # the first read of the master, with the output waiting behind it.
+    need_pty
+    [ -n "${FL_EARLY_EIO_SHIM:-}" ] || skip "FL_EARLY_EIO_SHIM is not set: no shim to load"
+    LD_PRELOAD=$FL_EARLY_EIO_SHIM FL_EARLY_EIO_SAID="$T/said" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+        "$FL" run --pty -u LD_PRELOAD -u FL_EARLY_EIO_SAID -- sh -c 'echo gone' \
+        </dev/null >"$T/out" 2>"$T/err"
+    STATUS=$?
+    [ -e "$T/said" ] || skip "the shim said no EIO (a forkless that does not load LD_PRELOAD?): $(err)"
+    expect_status 0
+    [ "$(out_lines)" = "gone" ] || fail "the output after the early EIO is \"$(out)\"; stderr: $(err)"
+}
+
 case_pty_exit_codes() {
     need_pty
     run_fl run --pty -- sh -c 'exit 42' </dev/null
