@@ -1157,13 +1157,13 @@ FL_API void fl_close(struct fl_proc *proc);
  * Reading the master: once every process has closed the terminal side
  * (the child and whatever inherited it have ended), read() on the master
  * fails with EIO after the last byte. That EIO is the end of the output,
- * not an error, once a read that began after an EIO says it again: Linux
- * can say it once too early (the last holder's final write and close
- * landing in the middle of a read, which then finds the write's bytes
- * not yet arrived), and the next read() gets those bytes. The library
- * reads on past one EIO. A terminal cannot be half-closed: to end the
- * child's input, write its VEOF character (^D by default; twice when a
- * line is unfinished) in canonical mode, or stop it. The line discipline turns
+ * not an error, once two reads in a row say it: Linux can say it once too
+ * early (a write and the last close landing in the middle of a read,
+ * which then finds the write's bytes not yet arrived; poll() says POLLHUP
+ * then too), and the next read() gets those bytes. The library reads on
+ * past one EIO. A terminal cannot be half-closed: to end the child's
+ * input, write its VEOF character (^D by default; twice when a line is
+ * unfinished) in canonical mode, or stop it. The line discipline turns
  * "\n" into "\r\n" on output (OPOST, ONLCR) and echoes input (ECHO)
  * unless .tty->termios says otherwise (cfmakeraw() turns both off). The
  * master's input buffer is a few KiB: a caller that writes much input

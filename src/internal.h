@@ -592,7 +592,7 @@ struct fl__stream {
     bool veof;              /* tty: data is now the VEOFs (input_written is set) */
     bool fed;               /* tty: the input is over */
     char eof[2];            /* tty: the VEOFs */
-    bool eio_seen;          /* tty: a read said EIO; the next one that does is the end */
+    bool eio_seen;          /* tty: the last read said EIO; a second in a row is the end */
     /* input: what to write, and the result that gets input_written and
      * input_closed */
     const char *data;

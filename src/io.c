@@ -322,15 +322,18 @@ static char *scratch(struct xchg *x, size_t *len)
 /*
  * Reads what is there, up to rounds reads. Returns true at the end: EOF,
  * or, on a pty master, EIO (every holder of the terminal side has closed
- * it; POLLHUP comes with it) said twice.
+ * it; POLLHUP comes with it) said by two reads in a row.
  *
  * Linux can say EIO once too early. A read of the master that finds its
  * line discipline empty first waits for the bytes already queued on
- * their way in, then looks whether the other side is closed; a last write
- * and the close that land between the two leave that write's bytes
- * queued, and the read says EIO with them still to come. The closed flag
- * was set after the write was queued, so a read that begins after the EIO
- * waits for those bytes: it gets them, or, saying EIO again, is the end.
+ * their way in, then looks whether the other side is closed; a write
+ * and the last close that land between the two leave that write's bytes
+ * queued, and the read says EIO with them still to come (and poll() says
+ * POLLHUP). The closed flag was set after the write was queued, so a read
+ * that begins after the EIO waits for those bytes: it gets them, or,
+ * saying EIO again, is the end. The confirming read is not one of the
+ * rounds, so that the last round's EIO is confirmed too (give_up_eof()
+ * has no later wake-up).
  */
 static bool drain(struct xchg *x, struct fl__stream *s, int rounds)
 {
@@ -345,17 +348,20 @@ static bool drain(struct xchg *x, struct fl__stream *s, int rounds)
             fl__sink_took(&s->sink, (size_t)r);
         else if (r > 0)
             fl__sink_put(&s->sink, at, (size_t)r);
-        if (r > 0)
-            continue;
         if (r < 0 && errno == EINTR)
+            continue;
+        bool eio = r < 0 && s->tty && errno == EIO;
+        if (eio && !s->eio_seen) {
+            s->eio_seen = true;
+            rounds++;
+            continue;
+        }
+        s->eio_seen = false;
+        if (r > 0)
             continue;
         if (r < 0 && errno == EAGAIN)
             break;
-        if (r < 0 && s->tty && errno == EIO && !s->eio_seen) {
-            s->eio_seen = true;
-            continue;
-        }
-        if (r < 0 && !(s->tty && errno == EIO))
+        if (r < 0 && !eio)
             note_err(x, errno);
         close_stream(x, s);
         return true;

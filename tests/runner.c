@@ -683,6 +683,14 @@ char *t_read_all_within(int fd, int timeout_ms)
     return read_all(fd, timeout_ms);
 }
 
+ssize_t t_read(int fd, void *buf, size_t n)
+{
+    ssize_t r = read(fd, buf, n);
+    if (r < 0 && errno == EIO)
+        r = read(fd, buf, n);
+    return r;
+}
+
 char *t_read_until(int fd, const char *needle)
 {
     enum { HANG_MS = 20000, SIZE = 65536 };
@@ -698,7 +706,7 @@ char *t_read_until(int fd, const char *needle)
             FAIL("no \"%s\" after %d ms: \"%s\"", needle, HANG_MS, buf);
         if (len + 1 >= SIZE)
             FAIL("no \"%s\" in the first %d bytes", needle, SIZE);
-        ssize_t r = read(fd, buf + len, SIZE - len - 1);
+        ssize_t r = t_read(fd, buf + len, SIZE - len - 1);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)

@@ -239,6 +239,10 @@ void *t_keep(void *p);
 char *t_strdup(const char *s);
 __attribute__((format(printf, 1, 2))) char *t_fmt(const char *fmt, ...);
 
+/* read(), where an EIO (the end on a pty master) counts only when the
+ * read right after says it too: Linux can say it once before the last
+ * bytes (see "Terminals" in forkless.h). */
+ssize_t t_read(int fd, void *buf, size_t n);
 /* Reads fd to EOF; the result is NUL-terminated and kept. */
 char *t_read_all(int fd);
 /* Reads fd to EOF, failing the test if no EOF arrives in timeout_ms

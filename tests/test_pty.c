@@ -39,7 +39,7 @@ static char *read_to_eio(int master)
             buf = realloc(buf, cap);
             ASSERT(buf);
         }
-        ssize_t r = read(master, buf + len, cap - len - 1);
+        ssize_t r = t_read(master, buf + len, cap - len - 1);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0 && errno == EIO)
@@ -266,7 +266,7 @@ TEST(pty_ten_mib_to_a_slow_reader) /* stress */
             continue;
         if (n == 0)
             FAIL("the pty stalled after %lld bytes", total);
-        ssize_t r = read(p.pty, buf, sizeof buf);
+        ssize_t r = t_read(p.pty, buf, sizeof buf);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0 && errno == EIO)

@@ -344,13 +344,14 @@ static void *relay_main(void *arg)
             }
             /* EIO: every process has closed the terminal side (we hold
              * it too until the child has ended), the end of the output
-             * once a later read says it again (see "Terminals" in
+             * when two reads in a row say it (see "Terminals" in
              * forkless.h: Linux can say it once before the last bytes). */
             bool end = got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR);
-            if (end && got < 0 && errno == EIO && !eio_seen) {
-                eio_seen = true;
+            bool eio = got < 0 && errno == EIO;
+            if (eio && !eio_seen)
                 end = false;
-            }
+            if (got >= 0 || errno != EINTR)
+                eio_seen = eio;
             if (end)
                 break;
         }
