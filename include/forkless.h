@@ -1515,7 +1515,8 @@ struct fl_io {
  * yourself). The line discipline turns "\n" into "\r\n" and echoes the
  * input unless the terminal is raw (.tty->termios from cfmakeraw()). Its
  * end is EIO on the master, once every holder of the terminal side has
- * closed it: the end, not an error; a descendant that holds it is given
+ * closed it, said by two reads in a row ("Terminals" says why): the end,
+ * not an error; a descendant that holds it is given
  * up on after io->eof_wait_ms, as for a pipe (when the child, the
  * session's leader, exits, the kernel sends SIGHUP to the terminal's
  * foreground group, which ends those that neither block nor ignore it). Without a stdin pipe,
