@@ -972,6 +972,18 @@ struct fl_proc {
  * left open and no zombie is left; error, when not NULL, says where it
  * failed. On success error is cleared.
  *
+ * A stop signal (SIGTSTP, SIGTTIN, SIGTTOU) that the caller ignores or
+ * handles does not stop the child before its exec, as a ^Z to the group
+ * while the setup waits (an open() of a FIFO) would otherwise do, holding
+ * the caller here until a SIGCONT with its handler unable to run: the
+ * caller took that signal, and the child drops it (SIG_DFL again just
+ * before the exec). The clone backend's child reads which the caller
+ * handles from the stat below; without it (other threads, FL_KEEP_SIGNALS)
+ * the parent asks SIGTSTP's disposition, one system call, as the setup
+ * neither reads nor writes a terminal. A caller at SIG_DFL stops with the
+ * child, as the whole job does. Not so for a launch, whose caller does
+ * not wait, nor for the posix_spawn backend (glibc's child stops).
+ *
  * Thread-safe: any number of threads may spawn at once, and signals that
  * arrive meanwhile run their handlers in the parent only. With .env NULL it
  * reads environ, so, as for getenv(3), other threads must not change the

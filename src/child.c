@@ -388,12 +388,15 @@ CHILD_INLINE bool number_at(const char *line, size_t n, size_t at, uint64_t *v)
  * read from its stat in /proc (see ignored_signals.c), or all of them
  * where that read cannot tell exactly: no stat, not the expected one, or
  * a process with other threads, which may have changed a disposition
- * since the clone copied them. It must run before the child closes any
- * fd: the stat's may be among them. */
-static CHILD uint64_t low_signals_to_reset(const struct fl__plan *p)
+ * since the clone copied them. *caught_stops gets the stop signals the
+ * process has a handler for, as far as the stat says (see
+ * hold_off_stops()). It must run before the child closes any fd: the
+ * stat's may be among them. */
+static CHILD uint64_t low_signals_to_reset(const struct fl__plan *p, uint64_t *caught_stops)
 {
     uint64_t w[64];
     char *line = (char *)w;
+    *caught_stops = 0;
     if (p->stat_fd < 0)
         return FL__LOW_SIGNALS;
     long got = fl__sys4(SYS_pread64, p->stat_fd, w, sizeof w, 0);
@@ -429,6 +432,10 @@ static CHILD uint64_t low_signals_to_reset(const struct fl__plan *p)
     if (!ignored_at || !number_at(line, n, threads_at, &threads) ||
         !number_at(line, n, ignored_at, &ignored))
         return FL__LOW_SIGNALS;
+    uint64_t caught;
+    size_t caught_at = past_spaces(w, nwords, ignored_at, 1);
+    if (caught_at && number_at(line, n, caught_at, &caught))
+        *caught_stops = caught & FL__STOP_SIGNALS;
     return threads == 1 ? ignored & FL__LOW_SIGNALS : FL__LOW_SIGNALS;
 }
 
@@ -443,11 +450,11 @@ static CHILD uint64_t low_signals_to_reset(const struct fl__plan *p)
  * must first be made. Real-time signals the process ignores are asked
  * once per process (see FL_KEEP_SIGNALS in forkless.h). */
 static CHILD int reset_signals(struct fl__plan *p, uint64_t low, uint64_t which,
-                               uint64_t *was_ignored)
+                               uint64_t *drop_if_pending)
 {
     const struct fl__ksigaction dfl = { SIG_DFL, 0, 0, 0 };
     bool keep = p->flags & FL_KEEP_SIGNALS;
-    uint64_t must = p->sigdefault_bits, ask = 0;
+    uint64_t must = p->sigdefault_bits | p->stops_held, ask = 0;
     long r;
     if (!keep)
         must |= p->sighand_cleared ? low | p->rt_ignored : ~(uint64_t)0;
@@ -471,8 +478,11 @@ static CHILD int reset_signals(struct fl__plan *p, uint64_t low, uint64_t which,
         r = fl__sys4(SYS_rt_sigaction, sig, &dfl, &old, 8);
         if (r < 0 && r != -EINVAL)
             return fl__child_fail(p, FL_STEP_SIGNALS, sig, r);
-        if (r == 0 && old.handler == SIG_IGN)
-            *was_ignored |= bit;
+        /* A stop that came, blocked, while the child still had the
+         * caller's handler is the caller's too (see hold_off_stops()). */
+        if (r == 0 && (old.handler == SIG_IGN ||
+                       ((bit & FL__STOP_SIGNALS) && old.handler != SIG_DFL)))
+            *drop_if_pending |= bit;
     }
     return 0;
 }
@@ -503,8 +513,8 @@ static CHILD int ignore_signals(struct fl__plan *p, uint64_t which)
  * dump takes down every process that shares the memory, the caller too. */
 static CHILD int reset_ending_signals(struct fl__plan *p, uint64_t low)
 {
-    uint64_t was_ignored = 0;
-    if (reset_signals(p, low, FL__ENDING_SIGNALS, &was_ignored) < 0 ||
+    uint64_t unused = 0;  /* these end a process: none is dropped */
+    if (reset_signals(p, low, FL__ENDING_SIGNALS, &unused) < 0 ||
         ignore_signals(p, FL__ENDING_SIGNALS) < 0)
         return -1;
     if (!p->setup_mask_set)
@@ -513,26 +523,53 @@ static CHILD int reset_ending_signals(struct fl__plan *p, uint64_t low)
     return r < 0 ? fl__child_fail(p, FL_STEP_SIGNALS, -1, r) : 0;
 }
 
+/*
+ * A stop signal the caller handles is at SIG_DFL in a clone3() child from
+ * the start (CLONE_CLEAR_SIGHAND): a ^Z to the group while a spawn's
+ * setup waits (a FIFO's open, a slow file system) would stop the child,
+ * and hold the caller in the vfork until a SIGCONT, its own handler unable
+ * to run meanwhile. The caller took that ^Z in its handler; the child
+ * ignores it through the setup, as it does a stop the caller ignores, and
+ * resets it with the others at the end. Only a spawn's child reads the
+ * stat that says which are caught: a launch's caller does not wait.
+ */
+static CHILD int hold_off_stops(struct fl__plan *p, uint64_t caught)
+{
+    const struct fl__ksigaction ign = { SIG_IGN, 0, 0, 0 };
+    if (!p->sighand_cleared)
+        caught = 0;  /* clone() and fork() keep the handler through the setup, blocked */
+    for (; caught; caught &= caught - 1) {
+        int sig = __builtin_ctzll(caught) + 1;
+        long r = fl__sys4(SYS_rt_sigaction, sig, &ign, 0, 8);
+        if (r < 0)
+            return fl__child_fail(p, FL_STEP_SIGNALS, sig, r);
+        p->stops_held |= FL__SIG_BIT(sig);  /* back to SIG_DFL at the end */
+    }
+    return 0;
+}
+
 /* At the end of the setup: the other signals, their .sigignore, then the
  * child's mask. One of them that came while the child ignored it, and
  * blocked it (a mask of the caller's or of the library's), is still
  * pending: the kernel keeps a blocked signal even when it is ignored. It
  * is dropped, as it would have been unblocked, rather than stop the child
  * or dump its core once the mask lets it through: SIG_IGN set again
- * discards it. */
+ * discards it. So is a stop that came, blocked, while the child still had
+ * the caller's handler for it (clone() and fork() reset handlers only
+ * here): the caller's handler took it. */
 static CHILD int reset_other_signals(struct fl__plan *p, uint64_t low)
 {
     const struct fl__ksigaction ign = { SIG_IGN, 0, 0, 0 }, dfl = { SIG_DFL, 0, 0, 0 };
-    uint64_t was_ignored = 0, pending = 0;
+    uint64_t drop_if_pending = 0, pending = 0;
     long r;
-    if (reset_signals(p, low, ~(uint64_t)FL__ENDING_SIGNALS, &was_ignored) < 0)
+    if (reset_signals(p, low, ~(uint64_t)FL__ENDING_SIGNALS, &drop_if_pending) < 0)
         return -1;
     /* The ones whose default is to ignore are dropped by SIG_DFL itself. */
-    was_ignored &= ~(FL__SIG_BIT(SIGCHLD) | FL__SIG_BIT(SIGCONT) | FL__SIG_BIT(SIGURG) |
-                     FL__SIG_BIT(SIGWINCH));
-    if (was_ignored && fl__sys2(SYS_rt_sigpending, &pending, 8) == 0)
+    drop_if_pending &= ~(FL__SIG_BIT(SIGCHLD) | FL__SIG_BIT(SIGCONT) | FL__SIG_BIT(SIGURG) |
+                         FL__SIG_BIT(SIGWINCH));
+    if (drop_if_pending && fl__sys2(SYS_rt_sigpending, &pending, 8) == 0)
         for (int sig = 1; sig <= 64; sig++)
-            if (was_ignored & pending & FL__SIG_BIT(sig)) {
+            if (drop_if_pending & pending & FL__SIG_BIT(sig)) {
                 fl__sys4(SYS_rt_sigaction, sig, &ign, 0, 8);
                 fl__sys4(SYS_rt_sigaction, sig, &dfl, 0, 8);
             }
@@ -729,8 +766,11 @@ CHILD void fl__child_run(struct fl__plan *p)
     if (p->yield_first)
         fl__sys1(SYS_sched_yield, 0);
     p->walk_dir = -1;  /* a plan cloned again keeps an earlier child's number */
-    uint64_t low_signals = low_signals_to_reset(p);
-    if (reset_ending_signals(p, low_signals) < 0)
+    p->stops_held = 0;
+    uint64_t caught_stops;
+    uint64_t low_signals = low_signals_to_reset(p, &caught_stops);
+    if (reset_ending_signals(p, low_signals) < 0 ||
+        hold_off_stops(p, caught_stops | p->stops_caught) < 0)
         return;
     int closed = p->files_shared                                   ? own_fd_table(p)
                  : p->exec_word && !(p->flags & FL_KEEP_FDS) ? drop_unplanned_fds(p)

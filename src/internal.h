@@ -107,6 +107,10 @@ struct fl__box {
      FL__SIG_BIT(SIGVTALRM) | FL__SIG_BIT(SIGPROF) | FL__SIG_BIT(SIGIO) | FL__SIG_PWR |        \
      ~(uint64_t)0 << 31)
 
+/* The signals that stop a process by default (SIGSTOP aside, which
+ * cannot be caught or ignored). */
+#define FL__STOP_SIGNALS (FL__SIG_BIT(SIGTSTP) | FL__SIG_BIT(SIGTTIN) | FL__SIG_BIT(SIGTTOU))
+
 /* Everything the child needs, built in the parent so the child only makes
  * system calls. */
 struct fl__plan {
@@ -175,6 +179,11 @@ struct fl__plan {
     uint64_t sigdefault_bits;   /* signal n is bit n-1 */
     uint64_t sigignore_bits;
     uint64_t rt_ignored;        /* real-time signals the parent ignores */
+    /* A spawn's stop signals the caller handles, where the child reads no
+     * stat to learn them (see hold_off_stops() in child.c); and the ones
+     * the child ignores through its setup (the child's). */
+    uint64_t stops_caught;
+    uint64_t stops_held;
     int stat_fd;                /* the process's stat in /proc for the
                                    child to read (ignored_signals.c), or -1 */
     pid_t stat_pid;             /* ... the pid it belongs to */

@@ -253,6 +253,15 @@ static uint64_t namespaces(struct fl__plan *p, bool clone3)
     return clone3 ? ns : ns & ~(uint64_t)CLONE_NEWTIME;
 }
 
+static uint64_t tstp_caught(void)
+{
+    struct sigaction sa;
+    return sigaction(SIGTSTP, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL &&
+                   sa.sa_handler != SIG_IGN
+               ? FL__SIG_BIT(SIGTSTP)
+               : 0;
+}
+
 static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -284,6 +293,10 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
      * may change a disposition before its child reads. */
     if (!p->exec_word && !(p->flags & FL_KEEP_SIGNALS) && p->stat_fd < 0)
         p->stat_fd = fl__ignored_signals_fd(&p->stat_pid);
+    /* Without the stat, whether the caller handles ^Z is asked here (see
+     * hold_off_stops() in child.c): SIGTSTP alone, as the setup neither
+     * reads nor writes a terminal, whose SIGTTIN and SIGTTOU those are. */
+    p->stops_caught = !p->exec_word && p->stat_fd < 0 ? tstp_caught() : 0;
     /* Not for a launch: its caller may close an fd the child is yet to
      * copy (an FL_FD, a map, a pipe's child end) as soon as it returns. */
     p->files_shared = !(p->flags & FL_KEEP_FDS) && !p->exec_word &&

@@ -7,6 +7,12 @@
  */
 #include "test.h"
 
+#if defined(__GLIBC__) && defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#endif
+#endif
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -902,13 +908,19 @@ TEST(the_library_fd_is_never_0_1_or_2)
                                           : "the spawn failed");
 }
 
-/* A caller that ignores SIGTSTP (a job-control shell) spawns a child whose
- * setup waits (its stdin a FIFO), and ^Z reaches the group meanwhile. The
- * child is the caller's copy until its exec: it ignores the stop there as
- * the caller does, rather than stop while the caller's thread waits in
- * fl_spawn() for an exec that cannot come. */
+/* A caller that ignores SIGTSTP (a job-control shell), or handles it (an
+ * editor, a pager), spawns a child whose setup waits (its stdin a FIFO),
+ * and ^Z reaches the group meanwhile. The child is the caller's copy until
+ * its exec: the stop is the caller's to take, not a reason to stop while
+ * the caller's thread waits in fl_spawn() for an exec that cannot come. */
 static const char *tstp_fifo;
-static atomic_int tstp_spawned, tstp_continued;
+static atomic_int tstp_spawned, tstp_continued, tstp_handled;
+
+static void count_tstp(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&tstp_handled, 1);
+}
 
 static void *stop_the_group_then_write(void *arg)
 {
@@ -929,26 +941,66 @@ static void *stop_the_group_then_write(void *arg)
     return NULL;
 }
 
-static void stop_the_caller_ignores_during_a_spawn_s_setup(void)
+/* The same from a process, so that the caller keeps one thread: a
+ * spawn's child then learns the caller's dispositions from its stat
+ * (ignored_signals.c). The caller kills it once fl_spawn() has returned;
+ * one that lives to send SIGCONT says so in *continued (shared), and
+ * keeps the FIFO open for the child's open() to end. */
+static pid_t stop_the_group_then_write_from_a_process(atomic_int *continued)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    usleep(100 * 1000);
+    kill(0, SIGTSTP);
+    usleep(100 * 1000);
+    open(tstp_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    usleep(5000 * 1000);
+    atomic_store(continued, 1);
+    kill(0, SIGCONT);
+    for (;;)
+        pause();
+}
+
+/* disposition: SIG_IGN, or count_tstp; the ^Z from a thread, or from a
+ * process. */
+static void stop_during_a_spawn_s_setup(void (*disposition)(int), bool from_a_process)
 {
     ASSERT_SYS(setpgid(0, 0));
-    struct sigaction sa = { .sa_handler = SIG_IGN };
+    struct sigaction sa = { .sa_handler = disposition };
     ASSERT_SYS(sigaction(SIGTSTP, &sa, NULL));
     tstp_fifo = t_fmt("%s/fifo", t_tmpdir());
     ASSERT_SYS(mkfifo(tstp_fifo, 0600));
     pthread_t t;
-    ASSERT_OK(pthread_create(&t, NULL, stop_the_group_then_write, NULL));
+    pid_t sender = -1;
+    atomic_int *continued = NULL;
+    if (from_a_process) {
+        continued = mmap(NULL, sizeof *continued, PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        ASSERT(continued != MAP_FAILED);
+        ASSERT_SYS(sender = stop_the_group_then_write_from_a_process(continued));
+    } else
+        ASSERT_OK(pthread_create(&t, NULL, stop_the_group_then_write, NULL));
     struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND,
                           .stdio = { [0] = { .kind = FL_FILE, .path = tstp_fifo } } };
     struct fl_proc p;
     struct fl_error e;
     int r = fl_spawn(&cmd, &p, &e);
     atomic_store(&tstp_spawned, 1);
-    ASSERT_OK(pthread_join(t, NULL));
+    if (from_a_process) {
+        kill(sender, SIGKILL);
+        ASSERT_EQ(waitpid(sender, NULL, 0), sender);
+        atomic_store(&tstp_continued, atomic_load(continued));
+        munmap(continued, sizeof *continued);
+    } else {
+        ASSERT_OK(pthread_join(t, NULL));
+    }
     ASSERT_OK(r);
     ASSERT_EXITED(t_wait(&p), 0);
     if (atomic_load(&tstp_continued))
         FAIL("the child stopped in its setup: fl_spawn() returned only after a SIGCONT");
+    if (disposition == count_tstp)
+        ASSERT_EQ(atomic_load(&tstp_handled), 1);  /* the caller took the ^Z */
 }
 
 TEST(a_stop_the_caller_ignores_does_not_stop_a_spawn_in_its_setup)
@@ -956,7 +1008,7 @@ TEST(a_stop_the_caller_ignores_does_not_stop_a_spawn_in_its_setup)
     if (BACKEND == FL_BACKEND_POSIX_SPAWN)
         SKIP("glibc's posix_spawn child blocks every signal during its setup and "
              "unblocks them at its end, where one that came meanwhile stops it");
-    stop_the_caller_ignores_during_a_spawn_s_setup();
+    stop_during_a_spawn_s_setup(SIG_IGN, false);
 }
 
 TEST(a_stop_the_caller_ignores_does_not_stop_a_spawn_in_its_setup_where_clone3_is_denied)
@@ -964,5 +1016,36 @@ TEST(a_stop_the_caller_ignores_does_not_stop_a_spawn_in_its_setup_where_clone3_i
     if (BACKEND != FL_BACKEND_CLONE)
         SKIP("only the clone backend uses clone3()");
     t_deny_clone3();
-    stop_the_caller_ignores_during_a_spawn_s_setup();
+    stop_during_a_spawn_s_setup(SIG_IGN, false);
+}
+
+TEST(a_stop_the_caller_handles_does_not_stop_a_spawn_in_its_setup)
+{
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN)
+        SKIP("glibc's posix_spawn child blocks every signal during its setup and "
+             "unblocks them at its end, where one that came meanwhile stops it");
+    stop_during_a_spawn_s_setup(count_tstp, false);
+}
+
+/* One thread: the child reads the handler from the stat, not the parent
+ * from sigaction(). */
+TEST(a_stop_a_single_threaded_caller_handles_does_not_stop_a_spawn_in_its_setup)
+{
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN)
+        SKIP("glibc's posix_spawn child blocks every signal during its setup and "
+             "unblocks them at its end, where one that came meanwhile stops it");
+#if defined(__GLIBC__) && defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+    ASSERT(__libc_single_threaded);
+#endif
+#endif
+    stop_during_a_spawn_s_setup(count_tstp, true);
+}
+
+TEST(a_stop_the_caller_handles_does_not_stop_a_spawn_in_its_setup_where_clone3_is_denied)
+{
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("only the clone backend uses clone3()");
+    t_deny_clone3();
+    stop_during_a_spawn_s_setup(count_tstp, false);
 }
