@@ -973,16 +973,21 @@ struct fl_proc {
  * failed. On success error is cleared.
  *
  * A stop signal (SIGTSTP, SIGTTIN, SIGTTOU) that the caller ignores or
- * handles does not stop the child before its exec, as a ^Z to the group
- * while the setup waits (an open() of a FIFO) would otherwise do, holding
- * the caller here until a SIGCONT with its handler unable to run: the
- * caller took that signal, and the child drops it (SIG_DFL again just
- * before the exec). The clone backend's child reads which the caller
- * handles from the stat below; without it (other threads, FL_KEEP_SIGNALS)
- * the parent asks SIGTSTP's disposition, one system call, as the setup
- * neither reads nor writes a terminal. A caller at SIG_DFL stops with the
- * child, as the whole job does. Not so for a launch, whose caller does
- * not wait, nor for the posix_spawn backend (glibc's child stops).
+ * handles does not stop the child in its setup, as a ^Z to the group while
+ * the setup waits (an open() of a FIFO) would otherwise do, holding the
+ * caller here until a SIGCONT with its handler unable to run: the caller
+ * took that signal, and the child drops it (SIG_DFL again just before the
+ * exec). The clone backend's child reads which the caller handles from the
+ * stat below; where it reads none (with glibc, a process that ever had
+ * another thread; FL_KEEP_SIGNALS) the parent asks SIGTSTP's disposition,
+ * one system call, and a handled SIGTTIN or SIGTTOU (which a terminal
+ * sends only to a process that reads or writes it, as the setup does not)
+ * may still stop the child. So may a handled stop that comes in the
+ * microseconds between the clone and the child's first steps, where
+ * CLONE_CLEAR_SIGHAND has already set it to SIG_DFL. A caller at SIG_DFL
+ * stops with the child, as the whole job does. Not so for a launch, whose
+ * caller does not wait, nor for the posix_spawn backend (glibc's child
+ * stops).
  *
  * Thread-safe: any number of threads may spawn at once, and signals that
  * arrive meanwhile run their handlers in the parent only. With .env NULL it

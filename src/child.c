@@ -478,10 +478,10 @@ static CHILD int reset_signals(struct fl__plan *p, uint64_t low, uint64_t which,
         r = fl__sys4(SYS_rt_sigaction, sig, &dfl, &old, 8);
         if (r < 0 && r != -EINVAL)
             return fl__child_fail(p, FL_STEP_SIGNALS, sig, r);
-        /* A stop that came, blocked, while the child still had the
+        /* A stop that came, blocked, while a spawn's child still had the
          * caller's handler is the caller's too (see hold_off_stops()). */
-        if (r == 0 && (old.handler == SIG_IGN ||
-                       ((bit & FL__STOP_SIGNALS) && old.handler != SIG_DFL)))
+        if (r == 0 && (old.handler == SIG_IGN || ((bit & FL__STOP_SIGNALS) && !p->exec_word &&
+                                                  old.handler != SIG_DFL)))
             *drop_if_pending |= bit;
     }
     return 0;
@@ -530,8 +530,11 @@ static CHILD int reset_ending_signals(struct fl__plan *p, uint64_t low)
  * and hold the caller in the vfork until a SIGCONT, its own handler unable
  * to run meanwhile. The caller took that ^Z in its handler; the child
  * ignores it through the setup, as it does a stop the caller ignores, and
- * resets it with the others at the end. Only a spawn's child reads the
- * stat that says which are caught: a launch's caller does not wait.
+ * resets it with the others at the end. One that comes in the microseconds
+ * before this still stops the child: blocking the stops around every
+ * clone would cost the parent a question and two calls a spawn. Only a
+ * spawn's child reads the stat that says which are caught: a launch's
+ * caller does not wait.
  */
 static CHILD int hold_off_stops(struct fl__plan *p, uint64_t caught)
 {

@@ -309,6 +309,7 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         /* The kept fd may hold the slot the pidfd needs. */
         fl__ignored_signals_release(p->stat_fd);
         p->stat_fd = -1;
+        p->stops_caught = tstp_caught();
         pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
     }
     if (pid >= 0 && p->files_shared && p->files_unshare_failed) {

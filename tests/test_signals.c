@@ -922,10 +922,54 @@ static void count_tstp(int sig)
     atomic_fetch_add(&tstp_handled, 1);
 }
 
+/* 1 when a child of the caller's thread caller, other than this process,
+ * sleeps in the FIFO's open(); 0 when none does yet; -1 when /proc does
+ * not tell (no children file, a wchan that reads 0). */
+static int child_in_open(pid_t caller)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)caller, (int)caller);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int pid, found = 0;
+    while (found == 0 && fscanf(f, "%d", &pid) == 1) {
+        if (pid == getpid())
+            continue;
+        char wchan[64] = "";
+        snprintf(path, sizeof path, "/proc/%d/wchan", pid);
+        FILE *w = fopen(path, "r");
+        if (w && !fgets(wchan, sizeof wchan, w))
+            wchan[0] = 0;
+        if (w)
+            fclose(w);
+        if (!strcmp(wchan, "wait_for_partner") || !strcmp(wchan, "fifo_open"))
+            found = 1;
+        else if (!wchan[0] || !strcmp(wchan, "0"))
+            found = -1;
+    }
+    fclose(f);
+    return found;
+}
+
+/* Waits, 10 s at most, until the child sleeps in its open(), so that the
+ * ^Z comes in the setup; where /proc does not tell, 100 ms. */
+static void wait_for_the_child_in_open(pid_t caller)
+{
+    for (int i = 0; i < 10000; i++, usleep(1000)) {
+        int in_open = child_in_open(caller);
+        if (in_open > 0)
+            return;
+        if (in_open < 0)
+            break;
+    }
+    usleep(100 * 1000);
+}
+
 static void *stop_the_group_then_write(void *arg)
 {
     (void)arg;
-    usleep(100 * 1000);           /* the child is in its open() */
+    wait_for_the_child_in_open(getpid());
     kill(0, SIGTSTP);
     usleep(100 * 1000);
     int fd = open(tstp_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
@@ -951,11 +995,11 @@ static pid_t stop_the_group_then_write_from_a_process(atomic_int *continued)
     pid_t pid = fork();
     if (pid != 0)
         return pid;
-    usleep(100 * 1000);
+    wait_for_the_child_in_open(getppid());
     kill(0, SIGTSTP);
     usleep(100 * 1000);
     open(tstp_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    usleep(5000 * 1000);
+    sleep(5);
     atomic_store(continued, 1);
     kill(0, SIGCONT);
     for (;;)
@@ -1025,6 +1069,52 @@ TEST(a_stop_the_caller_handles_does_not_stop_a_spawn_in_its_setup)
         SKIP("glibc's posix_spawn child blocks every signal during its setup and "
              "unblocks them at its end, where one that came meanwhile stops it");
     stop_during_a_spawn_s_setup(count_tstp, false);
+}
+
+/* A launch's caller does not wait for the exec: its child, at SIG_DFL
+ * for the caller's handled stop, stops as the program would, whichever
+ * way it was cloned: in its open() after clone3() (CLONE_CLEAR_SIGHAND),
+ * at the end of its setup after clone(), which blocks the stops until it
+ * has reset the handlers. */
+static void stop_during_a_launch_s_setup(void)
+{
+    ASSERT_SYS(setpgid(0, 0));
+    struct sigaction sa = { .sa_handler = count_tstp };
+    ASSERT_SYS(sigaction(SIGTSTP, &sa, NULL));
+    tstp_fifo = t_fmt("%s/fifo", t_tmpdir());
+    ASSERT_SYS(mkfifo(tstp_fifo, 0600));
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND,
+                          .flags = FL_NO_WAIT_EXEC,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = tstp_fifo } } };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    wait_for_the_child_in_open(getpid());
+    kill(0, SIGTSTP);
+    int fd = open(tstp_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    ASSERT_SYS(fd);
+    siginfo_t si = { 0 };
+    for (int i = 0; i < 10000 && si.si_pid == 0; i++, usleep(1000))
+        ASSERT_SYS(waitid(P_PID, (id_t)p.pid, &si, WSTOPPED | WEXITED | WNOHANG | WNOWAIT));
+    kill(p.pid, SIGCONT);
+    ASSERT_EXITED(t_wait(&p), 0);
+    close(fd);
+    ASSERT_EQ(si.si_code, CLD_STOPPED);
+    ASSERT_EQ(atomic_load(&tstp_handled), 1);
+}
+
+TEST(a_stop_the_caller_handles_stops_a_launch_in_its_setup)
+{
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("only the clone backend launches without waiting for the exec");
+    stop_during_a_launch_s_setup();
+}
+
+TEST(a_stop_the_caller_handles_stops_a_launch_in_its_setup_where_clone3_is_denied)
+{
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("only the clone backend uses clone3()");
+    t_deny_clone3();
+    stop_during_a_launch_s_setup();
 }
 
 /* One thread: the child reads the handler from the stat, not the parent
