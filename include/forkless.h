@@ -978,16 +978,18 @@ struct fl_proc {
  * caller here until a SIGCONT with its handler unable to run: the caller
  * took that signal, and the child drops it (SIG_DFL again just before the
  * exec). The clone backend's child reads which the caller handles from the
- * stat below; where it reads none (with glibc, a process that ever had
- * another thread; FL_KEEP_SIGNALS) the parent asks SIGTSTP's disposition,
- * one system call, and a handled SIGTTIN or SIGTTOU (which a terminal
- * sends only to a process that reads or writes it, as the setup does not)
- * may still stop the child. So may a handled stop that comes in the
- * microseconds between the clone and the child's first steps, where
- * CLONE_CLEAR_SIGHAND has already set it to SIG_DFL. A caller at SIG_DFL
- * stops with the child, as the whole job does. Not so for a launch, whose
- * caller does not wait, nor for the posix_spawn backend (glibc's child
- * stops).
+ * stat below; where it is lent none (with glibc, a process that ever had
+ * another thread; FL_KEEP_SIGNALS; another thread spawning at that moment;
+ * no fd to spare) the parent asks SIGTSTP's disposition, one system call,
+ * and a handled SIGTTIN or SIGTTOU (which a terminal sends only to a
+ * process that reads or writes it, as the setup does not) may still stop
+ * the child; so may any handled stop where the stat it was lent cannot be
+ * read, and one that comes in the microseconds between the clone and the
+ * child's first steps, where CLONE_CLEAR_SIGHAND has already set it to
+ * SIG_DFL. A caller at SIG_DFL stops with the child, as the whole job
+ * does. Not so for a launch's child (FL_NO_WAIT_EXEC: fl_run() waits for
+ * its exec, but its handler runs meanwhile), nor for the posix_spawn
+ * backend's (glibc's child stops).
  *
  * Thread-safe: any number of threads may spawn at once, and signals that
  * arrive meanwhile run their handlers in the parent only. With .env NULL it

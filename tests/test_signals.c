@@ -922,9 +922,23 @@ static void count_tstp(int sig)
     atomic_fetch_add(&tstp_handled, 1);
 }
 
+/* A process's state letter from its stat; 0 when it cannot be read. */
+static char state_of(int pid)
+{
+    char path[64], state = 0;
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f && fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+        state = 0;
+    if (f)
+        fclose(f);
+    return state;
+}
+
 /* 1 when a child of the caller's thread caller, other than this process,
- * sleeps in the FIFO's open(); 0 when none does yet; -1 when /proc does
- * not tell (no children file, a wchan that reads 0). */
+ * sleeps in the FIFO's open(); 0 when none does yet (none there, or one
+ * running: its wchan reads 0); -1 when /proc does not tell (no children
+ * file, a sleeping child whose wchan reads 0 or cannot be read). */
 static int child_in_open(pid_t caller)
 {
     char path[64];
@@ -945,7 +959,7 @@ static int child_in_open(pid_t caller)
             fclose(w);
         if (!strcmp(wchan, "wait_for_partner") || !strcmp(wchan, "fifo_open"))
             found = 1;
-        else if (!wchan[0] || !strcmp(wchan, "0"))
+        else if ((!wchan[0] || !strcmp(wchan, "0")) && state_of(pid) != 'R')
             found = -1;
     }
     fclose(f);
