@@ -3043,8 +3043,14 @@ if pid == 0:
     leader = os.fork()
     if leader == 0:
         os.setpgid(0, 0)
+        me = os.getpid()
         fl = os.fork()
         if fl == 0:
+            # While the leader lives, the group is not orphaned: forkless
+            # would stop for its SIGTSTP, and the leader's exit would then
+            # send the group SIGHUP and SIGCONT in the middle of the test.
+            while os.getppid() == me:
+                time.sleep(0.001)
             os.execv(FL, [FL] + ARGS)
         open(T + "/flpid", "w").write(str(fl))
         os._exit(0)
