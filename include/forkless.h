@@ -972,6 +972,11 @@ struct fl_proc {
  * left open and no zombie is left; error, when not NULL, says where it
  * failed. On success error is cleared.
  *
+ * A child killed by a signal before its exec (a SIGKILL from another
+ * process while its setup waits, say) is no error: the process was made,
+ * fl_spawn() returns 0 as posix_spawn() does, and the wait status names
+ * the signal.
+ *
  * A stop signal (SIGTSTP, SIGTTIN, SIGTTOU) that the caller ignores or
  * handles does not stop the child in its setup, as a ^Z to the group while
  * the setup waits (an open() of a FIFO) would otherwise do, holding the

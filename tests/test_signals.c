@@ -935,10 +935,11 @@ static char state_of(int pid)
     return state;
 }
 
-/* 1 when a child of the caller's thread caller, other than this process,
- * sleeps in the FIFO's open(); 0 when none does yet (none there, or one
- * running: its wchan reads 0); -1 when /proc does not tell (no children
- * file, a sleeping child whose wchan reads 0 or cannot be read). */
+/* The pid of a child of the caller's thread caller, other than this
+ * process, that sleeps in the FIFO's open(); 0 when none does yet (none
+ * there, or one running: its wchan reads 0); -1 when /proc does not tell
+ * (no children file, a sleeping child whose wchan reads 0 or cannot be
+ * read). */
 static int child_in_open(pid_t caller)
 {
     char path[64];
@@ -958,7 +959,7 @@ static int child_in_open(pid_t caller)
         if (w)
             fclose(w);
         if (!strcmp(wchan, "wait_for_partner") || !strcmp(wchan, "fifo_open"))
-            found = 1;
+            found = pid;
         else if ((!wchan[0] || !strcmp(wchan, "0")) && state_of(pid) != 'R')
             found = -1;
     }
@@ -967,17 +968,19 @@ static int child_in_open(pid_t caller)
 }
 
 /* Waits, 10 s at most, until the child sleeps in its open(), so that the
- * ^Z comes in the setup; where /proc does not tell, 100 ms. */
-static void wait_for_the_child_in_open(pid_t caller)
+ * ^Z comes in the setup; where /proc does not tell, 100 ms. Returns the
+ * child's pid, or -1 where it was not seen. */
+static pid_t wait_for_the_child_in_open(pid_t caller)
 {
     for (int i = 0; i < 10000; i++, usleep(1000)) {
         int in_open = child_in_open(caller);
         if (in_open > 0)
-            return;
+            return in_open;
         if (in_open < 0)
             break;
     }
     usleep(100 * 1000);
+    return -1;
 }
 
 static void *stop_the_group_then_write(void *arg)
@@ -1129,6 +1132,48 @@ TEST(a_stop_the_caller_handles_stops_a_launch_in_its_setup_where_clone3_is_denie
         SKIP("only the clone backend uses clone3()");
     t_deny_clone3();
     stop_during_a_launch_s_setup();
+}
+
+/* A child killed before its exec (here in its setup's open()) was made:
+ * the spawn succeeds, as posix_spawn() does, and the wait status names
+ * the signal. An error would say that no process ran, which is not so:
+ * the caller may have seen its pid, and a kill-tree may have sent it. */
+static void *kill_the_child_in_open(void *arg)
+{
+    /* A fork() child may sleep elsewhere on its way (wchan 0): not yet. */
+    pid_t pid = 0;
+    for (int i = 0; i < 10000 && pid <= 0; i++, usleep(1000))
+        pid = child_in_open(getpid());
+    *(int *)arg = pid > 0 && kill(pid, SIGKILL) == 0;
+    if (*(int *)arg != 1) {  /* let the spawn end: a writer for its open() */
+        int fd = open(tstp_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        usleep(100 * 1000);
+        close(fd);
+    }
+    return NULL;
+}
+
+TEST(a_child_killed_before_its_exec_is_spawned_and_its_status_says_the_signal)
+{
+    tstp_fifo = t_fmt("%s/fifo", t_tmpdir());
+    ASSERT_SYS(mkfifo(tstp_fifo, 0600));
+    int killed = 0;
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, kill_the_child_in_open, &killed));
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = tstp_fifo } } };
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    ASSERT_OK(pthread_join(t, NULL));
+    if (!killed) {
+        if (!r)
+            t_wait(&p);
+        SKIP("/proc did not show the child in its open() (no children file, or no wchan)");
+    }
+    ASSERT_OK(r);
+    ASSERT(p.pid > 0);
+    ASSERT_SIGNALED(t_wait(&p), SIGKILL);
 }
 
 /* One thread: the child reads the handler from the stat, not the parent
