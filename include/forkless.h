@@ -1540,10 +1540,15 @@ struct fl_io {
  * input unless the terminal is raw (.tty->termios from cfmakeraw()). Its
  * end is EIO on the master, once every holder of the terminal side has
  * closed it, said by two reads in a row ("Terminals" says why): the end,
- * not an error; a descendant that holds it is given
- * up on after io->eof_wait_ms, as for a pipe (when the child, the
- * session's leader, exits, the kernel sends SIGHUP to the terminal's
- * foreground group, which ends those that neither block nor ignore it). Without a stdin pipe,
+ * not an error. While a process of the exchange lives, that end waits: the
+ * master stays open (closing it would hang the terminal up, and SIGHUP
+ * would end a child that closed its stdio to work on, where a pipe's
+ * reader waits for it) and is read again every 100 ms, so that what a
+ * process writes to /dev/tty later is read too. A descendant that holds
+ * the terminal side once the processes have ended is given up on after
+ * io->eof_wait_ms, as for a pipe (when the child, the session's leader,
+ * exits, the kernel sends SIGHUP to the terminal's foreground group,
+ * which ends those that neither block nor ignore it). Without a stdin pipe,
  * io->input is written to the master (the child's stdin when its fd 0 is
  * the pty; else only the terminal's input, which /dev/tty reads). The
  * master cannot be half-closed, so the end of the input is the terminal's

@@ -30,7 +30,7 @@
 /* How long a pty master whose terminal side was closed stays open while
  * its session leader lives: the moment between a child's last close of
  * its terminal and its exit. */
-#define PARKED_MS 200
+#define REST_MS 100
 /*
  * F_SETPIPE_SZ. The default pipe holds 64 KiB, so a child that writes a
  * lot is woken and put to sleep every 64 KiB, and so is the reader. A
@@ -140,8 +140,6 @@ struct xchg {
     long long killed_look_ns;  /* the next look's delay, while they exit */
     int eof_wait_ms;
     int err;                /* the first hard error */
-    int parked_tty;         /* a pty master done with, closed later; -1 */
-    long long parked_until_ns;  /* ... at the latest */
     bool nomem, cancelled, stop_requested, timed_out;
     char *scratch;
     size_t scratch_len;
@@ -158,19 +156,7 @@ static void close_stream(struct xchg *x, struct fl__stream *s)
 {
     if (s->fd < 0)
         return;
-    /* A pty master closed while its session leader lives hangs the
-     * terminal up: SIGHUP, also to a child that has just closed its end
-     * of the terminal on its way out. So the master stays open, watched
-     * no more, until the processes have ended, or for PARKED_MS at most:
-     * a child that lives on without its terminal (or opens /dev/tty
-     * again, which nobody would read) is then hung up, as it always was
-     * (close_parked()). */
-    if (s->tty && x->nended < x->n && x->parked_tty < 0) {
-        x->parked_tty = s->fd;
-        x->parked_until_ns = fl__now_ns() + PARKED_MS * 1000000LL;
-    } else {
-        close(s->fd);
-    }
+    close(s->fd);
     s->fd = -1;
     x->nopen--;
     if (s->input && !s->veof)
@@ -179,13 +165,6 @@ static void close_stream(struct xchg *x, struct fl__stream *s)
         fl__sink_end(&s->sink);
         x->nomem |= s->sink.nomem;
     }
-}
-
-static void close_parked(struct xchg *x)
-{
-    if (x->parked_tty >= 0)
-        close(x->parked_tty);
-    x->parked_tty = -1;
 }
 
 /*
@@ -320,6 +299,26 @@ static char *scratch(struct xchg *x, size_t *len)
 }
 
 /*
+ * The terminal side of a pty is closed, but a process lives on: the
+ * master stays open, as closing it would hang the terminal up, and SIGHUP
+ * would end a child that closed its stdio to go on working (a pipe's
+ * reader waits for such a child, and so does this). poll() says POLLHUP
+ * at once while nobody holds the terminal side, so the master is left out
+ * of it for REST_MS at a time, then read again: a process that opens
+ * /dev/tty again and writes is read, REST_MS late at most. Once every
+ * process has ended, its EIO is the end (drain()).
+ */
+static void rest(struct fl__stream *s)
+{
+    s->rest_until_ns = fl__now_ns() + REST_MS * 1000000LL;
+}
+
+static bool resting(const struct xchg *x, const struct fl__stream *s, long long now)
+{
+    return s->rest_until_ns && x->nended < x->n && now < s->rest_until_ns;
+}
+
+/*
  * Reads what is there, up to rounds reads. Returns true at the end: EOF,
  * or, on a pty master, EIO (every holder of the terminal side has closed
  * it; POLLHUP comes with it) said by two reads in a row.
@@ -361,6 +360,10 @@ static bool drain(struct xchg *x, struct fl__stream *s, int rounds)
             continue;
         if (r < 0 && errno == EAGAIN)
             break;
+        if (eio && x->nended < x->n) {
+            rest(s);
+            return false;
+        }
         if (r < 0 && !eio)
             note_err(x, errno);
         close_stream(x, s);
@@ -450,8 +453,9 @@ static int poll_timeout(const struct xchg *x)
     for (size_t k = 0; k < x->n; k++)
         if (!x->ended[k] && x->pidfd[k] < 0)
             t = min_ms(t, LOOK_MS);
-    if (x->parked_tty >= 0)
-        t = min_ms(t, ms_until(x->parked_until_ns, now));
+    for (size_t i = 0; i < x->ns; i++)
+        if (x->st[i].fd >= 0 && resting(x, &x->st[i], now))
+            t = min_ms(t, ms_until(x->st[i].rest_until_ns, now));
     return stop_reaches_something(x) ? fl__stop_clip_ms(x->stop, t) : t;
 }
 
@@ -559,10 +563,12 @@ static bool step(struct xchg *x)
     for (size_t k = 0; k < x->n; k++)
         x->pfd[k] = (struct pollfd){ .fd = x->ended[k] ? -1 : x->pidfd[k], .events = POLLIN };
     np = x->n;
+    long long before = fl__now_ns();
     for (size_t i = 0; i < x->ns; i++) {
         const struct fl__stream *s = &x->st[i];
-        x->pfd[np++] = (struct pollfd){ .fd = s->fd, .events = (short)((writes(s) ? POLLOUT : 0) |
-                                                                   (reads(s) ? POLLIN : 0)) };
+        x->pfd[np++] = (struct pollfd){ .fd = resting(x, s, before) ? -1 : s->fd,
+                                        .events = (short)((writes(s) ? POLLOUT : 0) |
+                                                          (reads(s) ? POLLIN : 0)) };
     }
     int r = fl__poll(x->pfd, np, poll_timeout(x));
     if (r < 0 && errno != EINTR) {
@@ -586,8 +592,6 @@ static bool step(struct xchg *x)
         fl__stop_tick(x->stop);
     if (!killed && x->stop->killed)
         give_the_killed_a_moment(x, now);
-    if (x->parked_tty >= 0 && (x->nended == x->n || now >= x->parked_until_ns))
-        close_parked(x);
     if (x->nended == x->n && x->eof_at_ns < 0)
         start_eof_wait(x);
     if (x->eof_at_ns >= 0 && now >= x->eof_at_ns && !killed_still_exiting(x, now))
@@ -640,7 +644,6 @@ static int run(struct xchg *x, struct fl_result *results)
             break;
         }
     }
-    close_parked(x);
     fl__stop_finish(x->stop);
     int err = x->err;
     /* The leader of a pipeline's group last, as pipeline.c does. */
@@ -669,7 +672,7 @@ int fl__exchange(struct fl_proc *procs, struct fl_result *results, size_t n,
         results[k] = (struct fl_result){ .exit_code = -1 };
     struct xchg x = {
         .procs = procs, .n = n, .st = streams, .ns = nstreams, .nopen = nstreams,
-        .stop = stop, .deadline_ns = -1, .eof_at_ns = -1, .killed_at_ns = -1, .parked_tty = -1,
+        .stop = stop, .deadline_ns = -1, .eof_at_ns = -1, .killed_at_ns = -1,
         .eof_wait_ms = io->eof_wait_ms ? io->eof_wait_ms : FL_EOF_WAIT_MS,
     };
     if (io->timeout_ms > 0)
@@ -698,7 +701,6 @@ int fl__exchange(struct fl_proc *procs, struct fl_result *results, size_t n,
             /* SIGKILL with the stop's reach (a pipeline's whole group),
              * so that reaping cannot wait; the leader last. */
             fl__stop_kill_now(stop);
-            close_parked(&x);
             for (size_t k = n; k-- > 0;) {
                 fl__result_reap(&procs[k], &results[k]);
                 fl__stop_record(stop, &results[k]);

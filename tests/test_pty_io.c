@@ -4,7 +4,8 @@
  * a terminal while captured, input with VEOF after it (whole and partial
  * last lines, none), EIO as the end, a large raw output, the master
  * closed after the exchange, a grandchild that holds the terminal side,
- * and the stdout pipe that would conflict with the pty.
+ * a child that closes its terminal and works on (or writes to /dev/tty
+ * later), and the stdout pipe that would conflict with the pty.
  */
 #include "test.h"
 #include "pattern.h"
@@ -473,22 +474,43 @@ TEST(a_child_that_closes_its_terminal_on_its_way_out_is_not_hung_up)
     }
 }
 
-TEST(a_child_that_lives_on_without_its_terminal_is_hung_up_as_before)
+TEST(a_child_that_closes_its_terminal_and_works_on_is_waited_for)
 {
-    /* It closes its end of the terminal, then writes more than a
-     * terminal holds to /dev/tty, which nobody reads: the master, kept
-     * open a moment for a child on its way out, is then closed, and the
-     * hang-up ends the child, rather than the exchange waiting for ever. */
+    /* As for a pipe, whose reader waits for a child that closed it: the
+     * master stays open while the child lives (closed, it would hang the
+     * terminal up, and SIGHUP would end the child's work). */
     NEEDS_PTY();
     struct fl_cmd cmd = {
-        .argv = ARGV(t_tool("sh"), "-c",
-                     "exec 0<&- 1>&- 2>&-; sleep 0.1; head -c 200000 /dev/zero >/dev/tty; exit 7"),
+        .argv = ARGV(t_tool("sh"), "-c", "echo start; exec 0<&- 1>&- 2>&-; sleep 0.5; exit 3"),
         .env_set = TOOLS_PATH_ENV, .backend = BACKEND,
         .stdio = { { .kind = FL_PTY }, { .kind = FL_PTY }, { .kind = FL_PTY } } };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_io io = { .out = { { .capture = true } } };
     struct fl_result r;
     struct fl_error e;
-    ASSERT_OK(fl_run(&cmd, NULL, &r, &e));
-    ASSERT(WIFSIGNALED(r.status) || WEXITSTATUS(r.status) != 7);
+    ASSERT_OK(fl_run(&cmd, &io, &r, &e));
+    ASSERT_EXITED(r.status, 3);
+    ASSERT_STR_CONTAINS(r.out[0].data, "start");
+    fl_result_free(&r);
+}
+
+TEST(what_a_child_writes_to_dev_tty_after_closing_its_terminal_is_read)
+{
+    /* It closes its end of the terminal, then opens /dev/tty and writes
+     * more than a terminal holds: the master, looked at again while the
+     * child lives, takes all of it, and the child ends by itself. */
+    NEEDS_PTY();
+    struct fl_cmd cmd = {
+        .argv = ARGV(t_tool("sh"), "-c",
+                     "exec 0<&- 1>&- 2>&-; sleep 0.3; head -c 200000 /dev/zero >/dev/tty; exit 7"),
+        .env_set = TOOLS_PATH_ENV, .backend = BACKEND,
+        .stdio = { { .kind = FL_PTY }, { .kind = FL_PTY }, { .kind = FL_PTY } } };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_io io = { .out = { { .capture = true, .discard = true } } };
+    struct fl_result r;
+    struct fl_error e;
+    ASSERT_OK(fl_run(&cmd, &io, &r, &e));
+    ASSERT_EXITED(r.status, 7);
+    ASSERT_EQ(r.out[0].total, 200000);
     fl_result_free(&r);
 }
