@@ -551,7 +551,7 @@ static void handle_events(struct xchg *x, size_t npfd)
     }
 }
 
-/* Returns false when poll() failed for good. */
+/* Returns false when poll(), a read or a write failed for good. */
 static bool step(struct xchg *x)
 {
     /* Whatever sends the stop's SIGKILL in this step (a sink that asks
@@ -577,6 +577,10 @@ static bool step(struct xchg *x)
     }
     if (r > 0)
         handle_events(x, np);
+    /* A read or write that failed (not a reader gone, not an end): the
+     * exchange cannot go on as asked, and the processes are stopped. */
+    if (x->err)
+        return false;
     for (size_t k = 0; k < x->n; k++)
         if (!x->ended[k] && x->pidfd[k] < 0 && has_ended(&x->procs[k]))
             mark_ended(x, k);

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -429,6 +430,26 @@ TEST(a_child_that_never_reads_stdin_ends_the_feeding_without_a_hang)
     ASSERT_EXITED(r.status, 0);
     ASSERT(r.input_closed);
     ASSERT_GT(n, r.input_written);
+    fl_result_free(&r);
+}
+
+TEST(a_write_error_stops_the_child_and_is_returned)
+{
+    /* The input runs into a page that cannot be read: write() says
+     * EFAULT. The exchange is over, and, as for any error of its reads
+     * and writes, the child is stopped rather than waited for. */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT(m != MAP_FAILED);
+    memset(m, 'x', page);
+    ASSERT_SYS(mprotect(m + page, page, PROT_NONE));
+    struct fl_io io = { .input = m, .input_len = 2 * page };
+    struct fl_result r;
+    run_io(PROBE("drain", "sleep", "20", "exit", "7"), true, &io, &r, EFAULT);
+    munmap(m, 2 * page);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    ASSERT_SIGNALED(r.status, SIGTERM);
+    ASSERT_EQ(r.input_written, page);
     fl_result_free(&r);
 }
 
