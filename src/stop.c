@@ -56,12 +56,15 @@ int fl__stop_init(struct fl__stopper *s, struct fl_proc *procs, size_t n,
         fl__launch_await_group(&procs[0]);
         if (fl__sys1(SYS_getpgid, procs[0].pid) != procs[0].pid && fl__proc_unreaped(&procs[0])) {
             /* A launch that failed before its setsid() or setpgid() has
-             * no group: its own error is the answer, delivered here as to
-             * any first call that asks. Its word is clear by now (or it
+             * no group, and, settled, is reaped: nothing is left to stop,
+             * and the caller's reap gives the launch's own error, with
+             * what it fills (a result, the handle's pipes taken) filled
+             * as for any failed launch. Its word is clear by now (or it
              * has ended), so the settle does not wait. */
-            int err = fl__launch_settle(&procs[0]);
-            if (err)
-                return err;
+            if (fl__launch_settle(&procs[0])) {
+                s->scope = FL_STOP_PROCESS;
+                break;
+            }
             if (procs[0].state_ != FL__PROC_LEADS_GROUP)
                 return EINVAL;
         }

@@ -1068,6 +1068,41 @@ TEST(a_group_stop_of_a_launch_that_failed_before_its_setsid_says_the_launch_erro
     ASSERT_SYS(prctl(PR_SET_DUMPABLE, 1));
 }
 
+TEST(communicate_with_a_group_stop_on_a_launch_that_made_no_group_fills_the_result)
+{
+    /* The launch fails to join a group that does not exist (EPERM), so
+     * the group stop has nothing to reach: fl_communicate() returns the
+     * launch's error with the result filled and the handle's pipes
+     * taken, as for any failed launch, not with the result untouched. */
+    if (!launches())
+        SKIP("only the clone backend launches without waiting for the exec");
+    pid_t gone = fork();  /* a pid that names no group once reaped */
+    ASSERT_SYS(gone);
+    if (gone == 0)
+        _exit(0);
+    ASSERT_EQ(waitpid(gone, NULL, 0), gone);
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .flags = FL_JOIN_PGROUP | FL_NO_WAIT_EXEC,
+                          .pgid = gone, .backend = BACKEND,
+                          .stdio = { [1] = { .kind = FL_PIPE } } };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct fl_stop_policy pol = { .scope = FL_STOP_GROUP };
+    struct fl_io io = { .stop = &pol };
+    struct fl_result r;
+    memset(&r, 0xab, sizeof r);
+    ASSERT_ERR(fl_communicate(&p, &io, &r), EPERM);
+    ASSERT_EQ(r.exit_code, -1);
+    ASSERT_EQ(r.out[0].len, 0);
+    ASSERT_EQ(r.out[0].total, 0);
+    ASSERT_EQ(p.stdio[1], -1);
+    fl_result_free(&r);
+    struct fl_error e;
+    ASSERT_ERR(fl_launch_finish(&p, &e), EPERM);
+    ASSERT_EQ(e.step, FL_STEP_SETPGID);
+    ASSERT_ERR(fl_communicate(&p, NULL, &r), ESRCH);
+    fl_close(&p);
+}
+
 /* p is held in the open() of fifo for its stdin, and the caller has
  * closed its last write end of the pipe read by reader: the reader sees
  * EOF (the child holds no copy), then the child is let go and reaped. */
