@@ -1465,7 +1465,8 @@ struct fl_sink {
      * stream whose .stdio is already FL_PIPE is taken all the same. */
     bool capture;
     /* Keep nothing, only count (and hand it to .on_output); .data stays
-     * NULL. */
+     * NULL. A .limit then bounds the bytes counted: past it .overflowed
+     * is set, and FL_OVERFLOW_STOP stops the child. */
     bool discard;
     /* The most bytes kept; 0: no limit, or, with .buf, .size. */
     size_t limit;

@@ -220,6 +220,12 @@ void fl__output_free(struct fl_output *out)
 
 static void keep(struct fl__sink *s, const char *d, size_t n)
 {
+    /* Nothing is kept; a limit bounds the bytes counted, so that "stop it
+     * past N bytes" needs no buffer. s->total has n already. */
+    if (s->cfg->discard && s->cfg->limit && s->total > s->cfg->limit) {
+        s->overflowed = true;
+        s->overflow_stop |= s->cfg->overflow == FL_OVERFLOW_STOP;
+    }
     if (s->cfg->discard || s->nomem)
         return;
     if (s->len < s->limit) {

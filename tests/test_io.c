@@ -296,6 +296,33 @@ TEST(discard_counts_the_bytes_and_keeps_none)
     fl_result_free(&r);
 }
 
+TEST(discard_with_a_limit_and_overflow_stop_stops_the_child_past_the_limit)
+{
+    struct fl_io io = { .out[0] = { .discard = true, .limit = 65536,
+                                    .overflow = FL_OVERFLOW_STOP } };
+    struct fl_result r;
+    run_io(PROBE("spew", "1", "100000000000"), false, &io, &r, 0);
+    ASSERT(r.stop_requested);
+    ASSERT_SIGNALED(r.status, SIGTERM);
+    ASSERT(r.out[0].overflowed);
+    ASSERT_NULL(r.out[0].data);
+    ASSERT_GT(r.out[0].total, 65536);
+    fl_result_free(&r);
+}
+
+TEST(discard_with_a_limit_the_output_stays_under_is_no_overflow)
+{
+    struct fl_io io = { .out[0] = { .discard = true, .limit = 200000,
+                                    .overflow = FL_OVERFLOW_STOP } };
+    struct fl_result r;
+    run_io(PROBE("spew", "1", "200000"), false, &io, &r, 0);
+    ASSERT(!r.stop_requested);
+    ASSERT(!r.out[0].overflowed);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_EQ(r.out[0].total, 200000);
+    fl_result_free(&r);
+}
+
 TEST(output_goes_into_a_callers_buffer_with_room_for_the_nul)
 {
     char buf[8];
