@@ -243,15 +243,17 @@ int parse_fd_map(const char *text, int *child_fd, int *parent_fd)
 int parse_umask(const char *text, mode_t *mask)
 {
     unsigned long v = 0;
-    if (*text == '\0' || strlen(text) > 4)
+    if (*text == '\0')
         return -1;
+    /* Leading zeros are fine (a shell's umask takes 00022); past 0777 is
+     * refused as it is read, so that no length can wrap. */
     for (const char *p = text; *p; p++) {
         if (*p < '0' || *p > '7')
             return -1;
         v = v * 8 + (unsigned long)(*p - '0');
+        if (v > 0777)
+            return -1;
     }
-    if (v > 0777)
-        return -1;
     *mask = (mode_t)v;
     return 0;
 }

@@ -120,7 +120,9 @@ void free_pipe_options(struct pipe_options *o)
 }
 
 /* The exit status of the ended pipeline. A timeout gives 124, or 128+9
- * when a stage took SIGKILL, as `forkless run` does; otherwise the
+ * when a stage took the timeout's SIGKILL (one that a stage sent itself
+ * before the time was up, or the OOM killer's, is no sign that the stop
+ * needed it); otherwise the
  * status of the stage that pipefail (or --last) picks: its exit code,
  * or for a signal N 128+N, with *die_by set to N so that forkless dies
  * by N itself, as run does for its child. */
@@ -129,7 +131,7 @@ static int pipeline_status(const struct pipe_options *o, const struct fl_result 
 {
     *die_by = 0;
     if (res[0].timed_out) {
-        for (size_t k = 0; k < o->n; k++)
+        for (size_t k = 0; k < o->n && res[0].killed; k++)
             if (res[k].signal == SIGKILL)
                 return 128 + SIGKILL;
         return EXIT_TIMED_OUT;

@@ -49,8 +49,9 @@ void print_pipe_help(void)
 "killed by signal N (SIGPIPE included: `yes ::: head -1` gives 141, as in\n"
 "bash) makes forkless die by N itself, as forkless run does by its\n"
 "program's: a shell shows 128+N. After --timeout: 124, or 137 if a stage\n"
-"took SIGKILL, whatever the stages' statuses. 125: a forkless error. A\n"
-"stage that cannot start is named by its number (\"forkless pipe: stage 2:\n"
-"exec ...\"); the stages already started are killed, and forkless exits 126\n"
-"found but not executable, 127 not found, 125 another setup failure.\n", stdout);
+"took the timeout's SIGKILL, whatever the stages' statuses. 125: a forkless\n"
+"error. A stage that cannot start is named by its number (\"forkless pipe:\n"
+"stage 2: exec ...\"); the stages already started are killed, and forkless\n"
+"exits 126 found but not executable, 127 not found, 125 another setup\n"
+"failure.\n", stdout);
 }

@@ -651,7 +651,9 @@ int supervise_pipeline(struct fl_pipeline *pl, const struct supervise_options *o
      * is gone: this reaps at once, the leader last. */
     if (r == 0)
         r = fl_pipeline_wait(pl, -1, NULL, results);
-    for (size_t k = 0; r == 0 && k < pl->n; k++)
+    for (size_t k = 0; r == 0 && k < pl->n; k++) {
         results[k].timed_out = st.timed_out;
+        results[k].killed = st.phase == KILLED;  /* forkless sent SIGKILL */
+    }
     return r;
 }

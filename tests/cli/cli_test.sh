@@ -786,12 +786,19 @@ case_umask() {
     expect_out 0000
 }
 
+case_umask_takes_leading_zeros_as_a_shell_does() {
+    run_fl run --umask 00000022 -- sh -c umask
+    expect_status 0
+    expect_out 0022
+}
+
 case_umask_bad() {
     expect_bad_option run --umask 999 -- true
     expect_bad_option run --umask abc -- true
     expect_bad_option run --umask 1777 -- true
     expect_bad_option run --umask '' -- true
     expect_bad_option run --umask -1 -- true
+    expect_bad_option run --umask 000000001000 -- true
 }
 
 need_root_and_nobody() {
@@ -2852,6 +2859,13 @@ case_pipe_timeout_kill() {
     wait_for is_dead "$(cat "$T/pid")"
     run_fl pipe --timeout 0.2 --signal KILL sleep 100 ::: cat
     expect_status 137
+}
+
+case_pipe_timeout_after_a_stage_killed_itself_is_124() {
+    # A stage that died of its own SIGKILL before the time was up says
+    # nothing of the stop: the timeout's SIGTERM ended the rest, 124.
+    run_fl pipe --timeout 0.5 sh -c 'kill -KILL $$' ::: sleep 100
+    expect_status 124
 }
 
 case_pipe_verbose() {
