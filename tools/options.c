@@ -205,6 +205,7 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
     case OPT_STDERR: {
         int fd = opt - OPT_STDIN;
         free(o->stdio_path[fd]);
+        o->stdio_arg[fd] = arg;
         o->stdio_path[fd] = absolute_path(arg);
         if (!o->stdio_path[fd]) {
             cli_error("--%s: cannot make \"%s\" absolute: %s", option_name(opt), arg,

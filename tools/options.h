@@ -28,6 +28,7 @@ struct run_options {
     const char *user;        /* the --user text, for messages */
     const char *argv0;       /* --argv0 */
     char *stdio_path[3];     /* --stdin/--stdout/--stderr, made absolute */
+    const char *stdio_arg[3];  /* ... as given, for the messages */
     bool append;
     bool stderr_to_stdout;
     bool verbose;

@@ -77,7 +77,18 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
         /* The record says which limit by index only. */
         char why[128];
         rlimit_hint(&cmd->rlimits[e->index], e->err, why, sizeof why);
-        cli_error("%s (--rlimit %s%s)", message, o->rlimit_args[e->index], why);
+        /* The hint says it as prlimit(1) would: the record's own detail
+         * would say it a second time. */
+        struct fl_error bare = *e;
+        char shorter[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 64];
+        if (why[0])
+            bare.detail[0] = '\0';
+        cli_error("%s (--rlimit %s%s)", fl_error_format(&bare, shorter, sizeof shorter),
+                  o->rlimit_args[e->index], why);
+    } else if (e->step == FL_STEP_OPEN && e->index >= 0 && e->index < 3 &&
+               o->stdio_arg[e->index]) {
+        static const char *const names[] = { "--stdin", "--stdout", "--stderr" };
+        cli_error("%s (%s %s)", message, names[e->index], o->stdio_arg[e->index]);
     } else if (e->err == ENOTSUP && o->child_signals.any_ignore) {
         cli_error("%s (--ignore-signal)", message);
     } else if (e->err == ENOTSUP && o->sigchld_kept_ignored) {

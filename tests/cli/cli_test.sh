@@ -770,6 +770,7 @@ case_rlimit_soft_above_hard_explained() {
     run_fl run --rlimit CORE=1:0 -- true
     expect_status 125
     expect_err_has "(--rlimit CORE=1:0: the soft limit 1 cannot exceed the hard limit 0)"
+    ! grep -q "over the hard limit" "$T/err" || fail "said twice: $(err)"
     local soft
     soft=$(ulimit -Sn)
     [ "$soft" -gt 1 ] || skip "soft RLIMIT_NOFILE is $soft"
@@ -784,6 +785,18 @@ case_umask() {
     expect_out 0027
     run_fl run --umask 0 -- sh -c umask
     expect_out 0000
+}
+
+case_run_a_stdio_file_that_cannot_be_opened_names_its_option() {
+    # The message says which option, with the path as it was given (the
+    # library's names it made absolute).
+    run_fl run --stdout "$T/nodir/x" -- true
+    expect_status 125
+    expect_err_has "(--stdout $T/nodir/x)"
+    run_fl run --stderr "$T/nodir/y" -- true
+    expect_err_has "(--stderr $T/nodir/y)"
+    run_fl run --stdin "$T/missing" -- true
+    expect_err_has "(--stdin $T/missing)"
 }
 
 case_umask_takes_leading_zeros_as_a_shell_does() {
