@@ -171,14 +171,15 @@ static void time_stages(const struct pipe_options *o, const struct fl_result *re
 }
 
 /* A stage that could not start, as fl_error_format() names it:
- * "forkless pipe: stage 2: exec "nope": ...". */
+ * "forkless: pipe: stage 2: exec "nope": ...", with the prefix of
+ * every other message. */
 static int report_start_failure(const struct fl_cmd *stages, const struct fl_error *e)
 {
     char message[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 128];
     struct fl_error said = *e;
     reword_error(&said, NULL, 0);  /* pipe has no --shell-fallback */
     fl_error_format(&said, message, sizeof message);
-    fprintf(stderr, "forkless pipe: %s\n", message);
+    cli_error("pipe: %s", message);
     return e->stage > 0 ? spawn_failure_status(&stages[e->stage - 1], e)
                         : EXIT_FORKLESS_ERROR;
 }

@@ -50,7 +50,7 @@ void print_pipe_help(void)
 "bash) makes forkless die by N itself, as forkless run does by its\n"
 "program's: a shell shows 128+N. After --timeout: 124, or 137 if a stage\n"
 "took the timeout's SIGKILL, whatever the stages' statuses. 125: a forkless\n"
-"error. A stage that cannot start is named by its number (\"forkless pipe:\n"
+"error. A stage that cannot start is named by its number (\"forkless: pipe:\n"
 "stage 2: exec ...\"); the stages already started are killed, and forkless\n"
 "exits 126 found but not executable, 127 not found, 125 another setup\n"
 "failure.\n", stdout);

@@ -2802,7 +2802,7 @@ case_pipe_last() {
 case_pipe_stage_not_found() {
     run_fl pipe true ::: forkless-no-such-program
     expect_status 127
-    expect_err_has 'forkless pipe: stage 2: exec "forkless-no-such-program": No such file or directory'
+    expect_err_has 'forkless: pipe: stage 2: exec "forkless-no-such-program": No such file or directory'
 }
 
 case_pipe_stage_cannot_execute() {
@@ -2810,7 +2810,7 @@ case_pipe_stage_cannot_execute() {
     chmod 644 "$T/noexec"
     run_fl pipe "$T/noexec" ::: cat
     expect_status 126
-    expect_err_has "forkless pipe: stage 1: exec \"$T/noexec\""
+    expect_err_has "forkless: pipe: stage 1: exec \"$T/noexec\""
     [ ! -s "$T/out" ] || fail "a stage ran: $(out)"
 }
 
@@ -3161,7 +3161,7 @@ case_pipe_empty_program() {
     # Said as run says it, with the stage's number.
     run_fl pipe '' ::: true
     expect_status 127
-    expect_err_has 'forkless pipe: stage 1: exec "": No such file or directory (the program name is empty)'
+    expect_err_has 'forkless: pipe: stage 1: exec "": No such file or directory (the program name is empty)'
 }
 
 case_pipe_passes_sigterm_on() {
