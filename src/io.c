@@ -453,8 +453,10 @@ static int poll_timeout(const struct xchg *x)
     for (size_t k = 0; k < x->n; k++)
         if (!x->ended[k] && x->pidfd[k] < 0)
             t = min_ms(t, LOOK_MS);
+    /* Every stream that step() left out of this poll() to rest, also one
+     * whose rest has ended since: then at once. */
     for (size_t i = 0; i < x->ns; i++)
-        if (x->st[i].fd >= 0 && resting(x, &x->st[i], now))
+        if (x->st[i].fd >= 0 && x->st[i].rest_until_ns)
             t = min_ms(t, ms_until(x->st[i].rest_until_ns, now));
     return stop_reaches_something(x) ? fl__stop_clip_ms(x->stop, t) : t;
 }
@@ -565,8 +567,10 @@ static bool step(struct xchg *x)
     np = x->n;
     long long before = fl__now_ns();
     for (size_t i = 0; i < x->ns; i++) {
-        const struct fl__stream *s = &x->st[i];
-        x->pfd[np++] = (struct pollfd){ .fd = resting(x, s, before) ? -1 : s->fd,
+        struct fl__stream *s = &x->st[i];
+        if (s->rest_until_ns && !resting(x, s, before))
+            s->rest_until_ns = 0;  /* over: watched again */
+        x->pfd[np++] = (struct pollfd){ .fd = s->rest_until_ns ? -1 : s->fd,
                                         .events = (short)((writes(s) ? POLLOUT : 0) |
                                                           (reads(s) ? POLLIN : 0)) };
     }

@@ -92,6 +92,13 @@ static int wait_and_stop(struct fl_proc *p, int timeout_ms, struct fl__stopper *
                          bool stop_now, struct fl_result *res)
 {
     struct borrowed b = { p, -1 };
+    /* A launch that failed, reaped as the stopper settled it (a group
+     * stop that found no group): its pid may be another child's by now,
+     * and its error is the reap's to give, with *res filled. */
+    if (p->state_ == FL__PROC_REAPED) {
+        *res = (struct fl_result){ .exit_code = -1 };
+        return fl__result_reap(p, res);
+    }
     int r = fl__proc_pollfd(p, &b.fd);
     if (r == ENOSYS)
         r = 0, b.fd = -1;

@@ -1068,39 +1068,70 @@ TEST(a_group_stop_of_a_launch_that_failed_before_its_setsid_says_the_launch_erro
     ASSERT_SYS(prctl(PR_SET_DUMPABLE, 1));
 }
 
-TEST(communicate_with_a_group_stop_on_a_launch_that_made_no_group_fills_the_result)
+/* Launches /bin/true to join a group that does not exist (EPERM at
+ * setpgid): it makes no group of its own for a group stop to reach. */
+static void launch_into_no_group(struct fl_proc *p, unsigned flags)
 {
-    /* The launch fails to join a group that does not exist (EPERM), so
-     * the group stop has nothing to reach: fl_communicate() returns the
-     * launch's error with the result filled and the handle's pipes
-     * taken, as for any failed launch, not with the result untouched. */
-    if (!launches())
-        SKIP("only the clone backend launches without waiting for the exec");
     pid_t gone = fork();  /* a pid that names no group once reaped */
     ASSERT_SYS(gone);
     if (gone == 0)
         _exit(0);
     ASSERT_EQ(waitpid(gone, NULL, 0), gone);
-    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .flags = FL_JOIN_PGROUP | FL_NO_WAIT_EXEC,
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"),
+                          .flags = FL_JOIN_PGROUP | FL_NO_WAIT_EXEC | flags,
                           .pgid = gone, .backend = BACKEND,
                           .stdio = { [1] = { .kind = FL_PIPE } } };
+    SPAWN(&cmd, p);
+}
+
+static void assert_the_launch_error_was_given(struct fl_proc *p, struct fl_result *r)
+{
+    ASSERT_EQ(r->exit_code, -1);
+    struct fl_error e;
+    ASSERT_ERR(fl_launch_finish(p, &e), EPERM);
+    ASSERT_EQ(e.step, FL_STEP_SETPGID);
+    ASSERT_ERR(fl_wait(p, -1, NULL), ESRCH);
+    fl_close(p);
+}
+
+TEST(communicate_with_a_group_stop_on_a_launch_that_made_no_group_fills_the_result)
+{
+    /* The group stop has nothing to reach: fl_communicate() returns the
+     * launch's error with the result filled and the handle's pipes
+     * taken, as for any failed launch, not with the result untouched. */
+    if (!launches())
+        SKIP("only the clone backend launches without waiting for the exec");
     struct fl_proc p;
-    SPAWN(&cmd, &p);
+    launch_into_no_group(&p, 0);
     struct fl_stop_policy pol = { .scope = FL_STOP_GROUP };
     struct fl_io io = { .stop = &pol };
     struct fl_result r;
     memset(&r, 0xab, sizeof r);
     ASSERT_ERR(fl_communicate(&p, &io, &r), EPERM);
-    ASSERT_EQ(r.exit_code, -1);
     ASSERT_EQ(r.out[0].len, 0);
     ASSERT_EQ(r.out[0].total, 0);
     ASSERT_EQ(p.stdio[1], -1);
+    assert_the_launch_error_was_given(&p, &r);
     fl_result_free(&r);
-    struct fl_error e;
-    ASSERT_ERR(fl_launch_finish(&p, &e), EPERM);
-    ASSERT_EQ(e.step, FL_STEP_SETPGID);
-    ASSERT_ERR(fl_communicate(&p, NULL, &r), ESRCH);
-    fl_close(&p);
+}
+
+TEST(a_result_wait_and_a_stop_with_a_group_policy_on_a_launch_that_made_no_group_fill_the_result)
+{
+    /* Without a pidfd too, where the wait would otherwise look for the
+     * pid (reaped as the launch was settled, maybe another child's by
+     * now) rather than give the launch's error. */
+    if (!launches())
+        SKIP("only the clone backend launches without waiting for the exec");
+    struct fl_stop_policy pol = { .scope = FL_STOP_GROUP };
+    for (int stop = 0; stop < 2; stop++)
+        for (int no_pidfd = 0; no_pidfd < 2; no_pidfd++) {
+            struct fl_proc p;
+            launch_into_no_group(&p, no_pidfd ? FL_NO_PIDFD : 0);
+            struct fl_result r;
+            memset(&r, 0xab, sizeof r);
+            ASSERT_ERR(stop ? fl_stop(&p, &pol, &r) : fl_wait_result(&p, 30000, &pol, &r), EPERM);
+            assert_the_launch_error_was_given(&p, &r);
+        }
 }
 
 /* p is held in the open() of fifo for its stdin, and the caller has

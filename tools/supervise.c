@@ -186,6 +186,7 @@ struct state {
     enum { RUNNING, STOPPING, KILLED } phase;
     int64_t deadline;  /* of the timeout, then of the SIGKILL; -1: none */
     bool timed_out;
+    bool children_killed;  /* the timeout's SIGKILL went out while one ran */
     bool tty_lent;     /* the children's group has forkless's terminal */
     struct tree tree;  /* --kill-tree */
 };
@@ -573,6 +574,9 @@ static int watch(struct watched *w, const struct supervise_options *opts, struct
         if (st->deadline >= 0 && now_ms() >= st->deadline)
             time_up(proc, opts, st);
     }
+    /* Not the SIGKILL that what is left of the group may get below: the
+     * children had all ended by then. */
+    st->children_killed = st->phase == KILLED;
     /* Before any message, and before what is left of the group is waited
      * for: the terminal is forkless's again. */
     tty_end(opts, proc->pid);
@@ -653,7 +657,7 @@ int supervise_pipeline(struct fl_pipeline *pl, const struct supervise_options *o
         r = fl_pipeline_wait(pl, -1, NULL, results);
     for (size_t k = 0; r == 0 && k < pl->n; k++) {
         results[k].timed_out = st.timed_out;
-        results[k].killed = st.phase == KILLED;  /* forkless sent SIGKILL */
+        results[k].killed = st.children_killed;
     }
     return r;
 }

@@ -103,7 +103,8 @@ int supervise(struct fl_proc *proc, const struct supervise_options *opts,
  * (own_group must be set; kill_tree is refused, EINVAL) and applying
  * the time limit to the whole pipeline, then reaps them all with
  * fl_pipeline_wait() into results[0..pl->n-1], timed_out and killed (the
- * timeout's SIGKILL was sent) set alike in each. Returns 0, or the errno value of the wait (the stages may then
+ * timeout's SIGKILL went out while a stage ran) set alike in each.
+ * Returns 0, or the errno value of the wait (the stages may then
  * be left running: the caller ends them). */
 int supervise_pipeline(struct fl_pipeline *pl, const struct supervise_options *opts,
                        struct fl_result *results);

@@ -2879,6 +2879,12 @@ case_pipe_timeout_after_a_stage_killed_itself_is_124() {
     # nothing of the stop: the timeout's SIGTERM ended the rest, 124.
     run_fl pipe --timeout 0.5 sh -c 'kill -KILL $$' ::: sleep 100
     expect_status 124
+    # Nor does the SIGKILL that only the rest of the group took, once
+    # every stage had ended (here a subshell of stage 2 that ignores
+    # SIGTERM).
+    run_fl pipe --timeout 0.5 --kill-after 0.3 sh -c 'kill -KILL $$' \
+        ::: sh -c '(trap "" TERM; sleep 30) & exec sleep 100'
+    expect_status 124
 }
 
 case_pipe_verbose() {
