@@ -27,9 +27,9 @@
 /* Without pidfd_open (before Linux 5.3) the processes' ends are looked
  * for with waitid() at least this often. */
 #define LOOK_MS 10
-/* How long a pty master whose terminal side was closed stays open while
- * its session leader lives: the moment between a child's last close of
- * its terminal and its exit. */
+/* How long a pty master whose terminal side every holder has closed sits
+ * out of poll() while a process of the exchange lives, before it is read
+ * again (rest()). */
 #define REST_MS 100
 /*
  * F_SETPIPE_SZ. The default pipe holds 64 KiB, so a child that writes a
