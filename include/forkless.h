@@ -1713,7 +1713,9 @@ FL_API int fl_pipeline_wait(struct fl_pipeline *pl, int timeout_ms,
 FL_API int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *io,
                                    struct fl_result *results);
 
-/* Spawns, communicates, waits, closes: results gets n entries. With io,
+/* Spawns, communicates, waits, closes: results gets n entries, zeroed
+ * first (exit_code -1) once results, stages and n are there, as fl_run()
+ * zeroes its result, so that any failure leaves nothing to free. With io,
  * as fl_run() does for one command, it makes a pipe for the first stage's
  * stdin when io->input is set, for the last stage's stdout when out[0]
  * captures, and for every stage's stderr when out[1] captures (each such

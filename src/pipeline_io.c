@@ -172,6 +172,9 @@ static int pipeline_run(const struct fl_cmd *stages, size_t n, const struct fl_i
         return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "no results");
     if (!stages || !n)
         return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "a pipeline needs a stage");
+    /* As fl_run(): any failure leaves nothing to free. */
+    for (size_t k = 0; k < n; k++)
+        results[k] = (struct fl_result){ .exit_code = -1 };
     int r = 0;
     struct fl_cmd *piped = NULL;
     if (io) {

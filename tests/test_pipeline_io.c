@@ -207,10 +207,17 @@ TEST(run_with_io_and_a_missing_stage_names_it_and_leaves_nothing)
                                STAGE("cat") };
     struct fl_io io = { .out = { [0] = { .capture = true } } };
     struct fl_result res[3];
+    memset(res, 0x5a, sizeof res);  /* a caller's array from an earlier run */
     struct fl_error e;
     ASSERT_ERR(fl_pipeline_run(stages, NSTAGES(stages), &io, res, &e), ENOENT);
     ASSERT_EQ(e.stage, 2);
     ASSERT_EQ(e.step, FL_STEP_EXEC);
+    /* Zeroed first, as fl_run() does: nothing to free after a failure. */
+    for (size_t k = 0; k < NSTAGES(stages); k++) {
+        ASSERT_NULL(res[k].out[0].data);
+        ASSERT_EQ(res[k].exit_code, -1);
+    }
+    free_all(res, NSTAGES(stages));
 }
 
 TEST(a_one_stage_pipeline_on_a_pty_has_its_master_read)
