@@ -595,9 +595,10 @@ enum fl_namespace {
  * namespace, root or not: one line, the caller's effective uid (and gid)
  * outside to one id inside, after "deny" in setgroups, which the kernel
  * asks for before such a gid map. setgroups() is then refused inside,
- * even for root: FL_SET_GROUPS fails with EPERM at step setgroups. A
- * caller that is not dumpable (PR_SET_DUMPABLE 0) gets EACCES at step
- * id_map. Wider maps, such as a range of subordinate ids, need a
+ * even for root: FL_SET_GROUPS fails with EPERM at step setgroups. An
+ * unprivileged caller that is not dumpable (PR_SET_DUMPABLE 0) gets
+ * EACCES at step id_map (its child's /proc files are root's then); root
+ * (CAP_DAC_OVERRIDE) writes the map all the same. Wider maps, such as a range of subordinate ids, need a
  * privileged helper (newuidmap(1), newgidmap(1)) writing from outside
  * while the child waits; this library does not do that. */
 enum fl_id_map {

@@ -177,8 +177,10 @@ static CHILD long set_inheritable(unsigned long long keep, unsigned long long ad
 }
 
 /* The bounding set, while the child still has CAP_SETPCAP (a uid change
- * away from root clears the effective set). EINVAL past the kernel's last
- * capability ends the walk. The bounding set alone does not bound what
+ * away from root clears the effective set). Only the capabilities still
+ * there are dropped, so that a set that takes nothing away needs no
+ * privilege; EINVAL past the kernel's last one ends the walk. The
+ * bounding set alone does not bound what
  * exec gives: the inheritable set passes to root's permitted set, and the
  * ambient set to anyone's, whatever the bounding set holds. So the
  * inheritable set is cut to it too (always allowed: it only lowers), and
@@ -195,9 +197,15 @@ CHILD int fl__child_caps_before(struct fl__plan *p)
         for (int cap = 0; cap < 64; cap++) {
             if (b->cap_bounding & (1ULL << cap))
                 continue;
-            r = fl__sys2(SYS_prctl, PR_CAPBSET_DROP, cap);
+            /* Asked first: the drop needs CAP_SETPCAP before it looks
+             * at the capability, so it says EPERM, not EINVAL or nothing,
+             * for one past the last or already gone. */
+            r = fl__sys2(SYS_prctl, PR_CAPBSET_READ, cap);
             if (r == -EINVAL)
                 break;
+            if (r == 0)
+                continue;
+            r = fl__sys2(SYS_prctl, PR_CAPBSET_DROP, cap);
             if (r < 0)
                 return fl__child_fail(p, FL_STEP_BOUNDING, cap, r);
         }

@@ -117,6 +117,21 @@ TEST(a_bounding_set_with_every_bit_drops_nothing)
     t_rerun_as_nobody();
 }
 
+TEST(a_bounding_set_that_takes_nothing_away_needs_no_privilege)
+{
+    /* Every capability the caller's bounding set holds, and none of
+     * those it lacks or this kernel does not know: nothing is dropped,
+     * so no CAP_SETPCAP is needed (the drop would say EPERM before it
+     * looked at the capability). */
+    struct fl_cmd plain = { .argv = PROBE("caps"), .flags = FL_KEEP_FDS, .backend = BACKEND };
+    unsigned long long ours = t_hex(t_probe(&plain), "cap_bnd");
+    struct fl_contain c = { .flags = FL_CAP_BOUNDING, .cap_bounding = ours };
+    struct fl_cmd cmd = { .argv = PROBE("caps"), .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    ASSERT_EQ(t_hex(t_probe(&cmd), "cap_bnd"), ours);
+    t_rerun_as_nobody();
+}
+
 TEST(the_bounding_set_in_a_new_user_ns_as_root_and_as_nobody)
 {
     /* The new namespace gives the child CAP_SETPCAP over itself, so an

@@ -225,6 +225,7 @@ int contain_option(struct contain_options *c, int opt, const char *arg)
         c->caps_given = true;
         return parse_caps("caps", arg, &k->cap_bounding);
     case OPT_AMBIENT_CAPS:
+        c->ambient_arg = arg;
         return parse_caps("ambient-caps", arg, &k->cap_ambient);
     case OPT_SECCOMP_DENY:
         return parse_syscalls(c, arg);

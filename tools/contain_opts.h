@@ -61,7 +61,7 @@ struct contain_options {
     bool best_effort;
     cpu_set_t *cpus;                    /* CPU_ALLOC'ed; sched.cpus */
     /* The texts given, for messages. */
-    const char *cpus_arg, *nice_arg, *ionice_arg, *oom_arg;
+    const char *cpus_arg, *nice_arg, *ionice_arg, *oom_arg, *ambient_arg;
 };
 
 /* Applies option opt (OPT_CONTAIN_FIRST <= opt < OPT_CONTAIN_END) with

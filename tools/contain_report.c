@@ -104,7 +104,8 @@ bool contain_explain(const struct contain_options *c, const struct fl_error *e,
                      "must be permitted and in the bounding set)",
                      cap_text(e->index, cap, sizeof cap), error);
         else
-            snprintf(buf, size, "%s (--ambient-caps)", message);
+            snprintf(buf, size, "%s (--ambient-caps %s)", message,
+                     c->ambient_arg ? c->ambient_arg : "");
         return true;
     case FL_STEP_LANDLOCK:
         /* The library's detail names its flag; ours is --best-effort. */

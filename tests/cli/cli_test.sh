@@ -3432,6 +3432,29 @@ case_contain_caps_need_privilege() {
     expect_status 125
     expect_err_has "forkless: bounding cap_chown: Operation not permitted"
     expect_err_has "needs CAP_SETPCAP"
+    # Nothing to take away (every capability forkless's bounding set
+    # has): nothing to drop, no privilege needed.
+    run_nobody run -- grep CapBnd /proc/self/status
+    expect_status 0
+    local bnd
+    bnd=$(awk '{print $2}' "$T/out")
+    run_nobody run --caps "$(caps_of_mask "$bnd")" -- grep CapBnd /proc/self/status
+    expect_status 0
+    expect_out "$(printf 'CapBnd:\t%s' "$bnd")"
+    # An ambient capability the caller cannot raise: named with its value.
+    run_nobody run --ambient-caps net_bind_service -- true
+    expect_status 125
+    expect_err_has "(--ambient-caps net_bind_service)"
+}
+
+# caps_of_mask HEX: the capability numbers of a CapBnd mask, comma
+# separated, as --caps takes them.
+caps_of_mask() {
+    local mask=$((16#$1)) n list=
+    for n in $(seq 0 63); do
+        [ $(((mask >> n) & 1)) -eq 1 ] && list="$list${list:+,}$n"
+    done
+    printf '%s' "$list"
 }
 
 # need_seccomp: skips unless forkless can install a seccomp filter here: a
