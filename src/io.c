@@ -611,10 +611,13 @@ static bool step(struct xchg *x)
  * writing; the processes are stopped and waited for. */
 static void abandon(struct xchg *x)
 {
-    for (size_t i = 0; i < x->ns; i++)
-        close_stream(x, &x->st[i]);
+    /* The stop first: a process that then finds its pipes closed (EOF,
+     * EPIPE) has its signal pending already, and ends by it, not by a
+     * SIGPIPE of its own that the caller would take for its answer. */
     if (x->nended < x->n)
         start_stop(x);
+    for (size_t i = 0; i < x->ns; i++)
+        close_stream(x, &x->st[i]);
     for (size_t k = 0; k < x->n; k++) {
         while (!x->ended[k]) {
             int r = fl__await_end(&x->procs[k], x->pidfd[k], fl__stop_clip_ms(x->stop, -1));
