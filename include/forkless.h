@@ -293,10 +293,12 @@ enum fl_flags {
      * takes the terminal back. A spawn that fails after the terminal
      * was handed over (at exec, say) gives it back itself: if its
      * foreground group is the dead child's (no process left in it), it
-     * goes to the caller's group again, through the caller's fd that
-     * the child's came from (stdio FL_FD or FL_INHERIT, or an fd map),
-     * with SIGTTOU blocked in the calling thread; never taken from
-     * another, live group. Not with FL_SETSID, FL_SETCTTY or
+     * goes back to the group that had it before the spawn (the shell's,
+     * when the caller runs in the background), else to the caller's,
+     * through /dev/tty, opened for the moment (or, without an fd to
+     * spare, the caller's fd that the child's came from), with SIGTTOU
+     * blocked in the calling thread; never taken from another, live
+     * group, nor from one that had it before the spawn. Not with FL_SETSID, FL_SETCTTY or
      * FL_PTY, whose new session cannot use the caller's terminal
      * (EINVAL). The posix_spawn backend uses
      * posix_spawn_file_actions_addtcsetpgrp_np() (glibc 2.35 and

@@ -210,6 +210,7 @@ struct fl__plan {
     int pty_slave;              /* FL_PTY: the child's, closed after the spawn */
     int ctty_fd;                /* the child fd for TIOCSCTTY, else -1 */
     int fg_fd;                  /* FL_FOREGROUND: the child fd for TIOCSPGRP, else -1 */
+    pid_t fg_before;            /* ... the terminal's foreground group before the spawn, or 0 */
 
     /* FL_NO_WAIT_EXEC with the clone backend (launch.c): the child runs
      * without CLONE_VFORK on launch_stack, and the kernel clears
@@ -353,6 +354,7 @@ FL__HIDDEN int fl__plan_tty(struct fl__plan *p, struct fl_error *e);
  * the child's came from) has no process left, it goes back to the
  * caller's group (fl_tty_reclaim). Never from a live group: another
  * job's, or the one of FL_JOIN_PGROUP. Keeps errno. */
+FL__HIDDEN void fl__tty_note_foreground(struct fl__plan *p);
 FL__HIDDEN void fl__tty_give_back(const struct fl__plan *p);
 /* Is the child's fd (0-2) set by an fd map rather than by .stdio? */
 FL__HIDDEN bool fl__stdio_mapped(const struct fl_cmd *cmd, int fd);

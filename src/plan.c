@@ -607,6 +607,8 @@ int fl__plan_init(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_error 
         r = build_fd_plan(p, e);
     if (!r)
         r = fl__plan_box(p, e);
+    if (!r)
+        fl__tty_note_foreground(p);
     if (!r && cmd->sigdefault)
         p->sigdefault_bits = fl__sigset_bits(cmd->sigdefault);
     if (!r && cmd->sigignore)

@@ -180,17 +180,63 @@ static int parent_fd_of(const struct fl__plan *p, int fd)
     return -1;
 }
 
+/* The terminal FL_FOREGROUND hands over is the caller's controlling
+ * terminal, the only one TIOCSPGRP takes: /dev/tty, opened for the moment
+ * only, so that the library holds no fd meanwhile (at the fd limit, the
+ * pidfd needs the slot), and needs none of the caller's, which a launch's
+ * caller may have closed before the failure is known, and which may be
+ * none (the child opens the terminal itself, FL_FILE). Without an fd to
+ * spare, the caller's fd that the child's is a copy of. *opened: close it. */
+static int open_terminal(const struct fl__plan *p, bool *opened)
+{
+    int fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    *opened = fd >= 0;
+    return fd >= 0 ? fd : parent_fd_of(p, p->fg_fd);
+}
+
+/* Who has the terminal before the child takes it: a failed spawn gives
+ * it back to that group, which is not the caller's when the caller runs
+ * in the background. */
+void fl__tty_note_foreground(struct fl__plan *p)
+{
+    if (p->fg_fd < 0)
+        return;
+    int saved = errno;
+    bool opened;
+    int fd = open_terminal(p, &opened);
+    pid_t fg = fd >= 0 ? tcgetpgrp(fd) : -1;
+    p->fg_before = fg > 0 ? fg : 0;
+    if (opened)
+        close(fd);
+    errno = saved;
+}
+
+static int set_foreground(int fd, pid_t pgrp)
+{
+    sigset_t ttou, old;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    pthread_sigmask(SIG_BLOCK, &ttou, &old);
+    int r = tcsetpgrp(fd, pgrp) < 0 ? errno : 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return r;
+}
+
+/* Only from a group that is gone and was not in the foreground before:
+ * never from a live one, nor from one that held it all along. */
 void fl__tty_give_back(const struct fl__plan *p)
 {
     if (p->fg_fd < 0)
         return;
-    int fd = parent_fd_of(p, p->fg_fd);
-    if (fd < 0)
-        return;
     int saved = errno;
-    pid_t fg = tcgetpgrp(fd);
-    if (fg > 0 && fg != getpgrp() && kill(-fg, 0) < 0 && errno == ESRCH)
-        fl_tty_reclaim(fd);
+    bool opened;
+    int fd = open_terminal(p, &opened);
+    pid_t fg = fd >= 0 ? tcgetpgrp(fd) : -1;
+    if (fg > 0 && fg != p->fg_before && fg != getpgrp() && kill(-fg, 0) < 0 && errno == ESRCH &&
+        (p->fg_before <= 0 || set_foreground(fd, p->fg_before) != 0))
+        set_foreground(fd, getpgrp());  /* the group before is gone too, or unknown */
+    if (opened)
+        close(fd);
     errno = saved;
 }
 
@@ -206,12 +252,7 @@ int fl_pty_resize(int fd, unsigned short rows, unsigned short cols)
 int fl_tty_reclaim(int fd)
 {
     int saved = errno;
-    sigset_t ttou, old;
-    sigemptyset(&ttou);
-    sigaddset(&ttou, SIGTTOU);
-    pthread_sigmask(SIG_BLOCK, &ttou, &old);
-    int r = tcsetpgrp(fd, getpgrp()) < 0 ? errno : 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int r = set_foreground(fd, getpgrp());
     errno = saved;
     return r;
 }

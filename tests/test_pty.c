@@ -794,6 +794,73 @@ TEST(foreground_failed_launch_gives_the_terminal_back)
     on_own_terminal(foreground_failed_helper, (void *)&launch);
 }
 
+/* The same, where the child opens the terminal itself (FL_FILE): the
+ * caller holds no fd that the child's is a copy of. */
+static int foreground_failed_file_helper(int slave, void *arg)
+{
+    (void)arg;
+    char name[64];
+    if (ttyname_r(slave, name, sizeof name) != 0)
+        return 14;
+    struct fl_cmd cmd = {
+        .argv = (char *[]){ "/nonexistent/forkless-test", NULL },
+        .stdio = { { .kind = FL_FILE, .path = name, .flags = O_RDWR }, { .kind = FL_NULL },
+                   { .kind = FL_NULL } },
+        .flags = FL_FOREGROUND,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    fl_close(&p);
+    /* posix_spawn() does not say which of its steps failed, after an open */
+    if (r != ENOENT || e.step != (BACKEND == FL_BACKEND_POSIX_SPAWN ? FL_STEP_SPAWN : FL_STEP_EXEC))
+        return 12;
+    if (tcgetpgrp(slave) != getpgrp())
+        return 13;  /* left to the dead child's group */
+    return 0;
+}
+
+TEST(foreground_failed_spawn_gives_back_a_terminal_the_child_opened)
+{
+    NEEDS_PTY();
+    on_own_terminal(foreground_failed_file_helper, NULL);
+}
+
+/* A caller in the background (a job of this group's shell) whose spawn
+ * fails gives the terminal back to the group that had it, not to its own,
+ * which never had it: the shell would lose its terminal. */
+static int foreground_failed_in_background_helper(int slave, void *arg)
+{
+    pid_t job = fork();
+    if (job < 0)
+        return 14;
+    if (job == 0) {
+        if (setpgid(0, 0) < 0)
+            _exit(15);
+        _exit(foreground_failed_helper(slave, arg) == 13 ? 0 : 16);
+    }
+    int st;
+    if (waitpid(job, &st, 0) != job || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 17;
+    if (tcgetpgrp(slave) != getpgrp())
+        return 13;  /* given to the background job's group */
+    return 0;
+}
+
+TEST(foreground_failed_spawn_from_the_background_gives_the_terminal_to_its_owner)
+{
+    NEEDS_PTY();
+    on_own_terminal(foreground_failed_in_background_helper, NULL);
+}
+
+TEST(foreground_failed_launch_from_the_background_gives_the_terminal_to_its_owner)
+{
+    NEEDS_PTY();
+    static const unsigned launch = FL_NO_WAIT_EXEC;
+    on_own_terminal(foreground_failed_in_background_helper, (void *)&launch);
+}
+
 /* FL_FOREGROUND puts the child in a group of its own, which a group stop
  * reaches: fl_run() takes the policy. */
 static int foreground_run_helper(int slave, void *arg)
