@@ -81,7 +81,7 @@ int fl__fail(struct fl_error *e, int err, enum fl_step step, int index,
 static int shebang_from_cwd(const struct fl__plan *p, const char *path,
                             char interp[FL__BINPRM_BUF_SIZE], bool *runnable)
 {
-    if (p->cmd->contain && p->cmd->contain->chroot && !p->in_callers_root)
+    if (p->own_root && !p->in_callers_root)
         return -1;
     char *full = NULL;
     const char *cwd = p->cmd->cwd, *base = p->launch_cwd;

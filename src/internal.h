@@ -130,6 +130,8 @@ struct fl__plan {
     char *launch_cwd;
     bool in_callers_root;   /* fl_resolve()'s: the files are the caller's,
                              * whatever .chroot says */
+    bool own_root;          /* .contain->chroot was set: a launch's caller
+                             * may have freed .contain by its settle */
     bool sizes_measured;    /* arg_bytes to long_index are set (measure_sizes()) */
     const char *cand_inline[1];
     char *cand_block;       /* owned: the candidates' array and strings */

@@ -505,7 +505,9 @@ int fl__launch_settle(struct fl_proc *proc)
             r = proc->pidfd >= 0 ? fl__sys5(SYS_waitid, P_PIDFD, proc->pidfd, &si, WEXITED, 0)
                                  : fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED, 0);
         while (r == -EINTR);
-        if (r == -EINVAL && proc->pidfd >= 0)  /* before Linux 5.4: no P_PIDFD */
+        /* Before Linux 5.4 no P_PIDFD; EBADF: the caller closed the pidfd
+         * (it is asked by pid then, as ended() does). */
+        if ((r == -EINVAL || r == -EBADF) && proc->pidfd >= 0)
             fl__reap(proc->pid, -1);
         proc->state_ = FL__PROC_REAPED;
     }

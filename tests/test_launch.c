@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -304,6 +305,57 @@ TEST(rlimit_failure_is_reported)
                           .flags = FL_NO_WAIT_EXEC, .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     launch_fails(&cmd, EPERM, FL_STEP_RLIMIT, false);
+}
+
+/* The header lets the caller free the command as soon as fl_spawn()
+ * returns, containment included: the failure's explanation, made at the
+ * finish, must not read it (it would fault on the unmapped page). */
+TEST(a_failed_launch_is_explained_after_the_caller_unmapped_its_containment)
+{
+    struct fl_contain *c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                                -1, 0);
+    ASSERT(c != MAP_FAILED);
+    memset(c, 0, sizeof *c);
+    c->flags = FL_NO_NEW_PRIVS;
+    char *f = t_write_file(t_tmpdir(), "noexec", "#!/bin/sh\n", 0644);
+    struct fl_cmd cmd = { .argv = ARGV(f), .contain = c, .flags = FL_NO_WAIT_EXEC,
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    ASSERT_SYS(munmap(c, 4096));
+    if (!r)
+        r = fl_launch_finish(&p, &e);
+    fl_close(&p);
+    ASSERT_EQ(r, EACCES);
+    ASSERT_EQ(e.step, FL_STEP_EXEC);
+}
+
+/* A caller that closed the handle's pidfd behind its back still gets the
+ * failure, and the child is reaped by pid: no zombie is left. */
+TEST(a_failed_launch_whose_pidfd_was_closed_is_reaped)
+{
+    struct fl_cmd cmd = { .argv = ARGV("/nonexistent/prog"), .flags = FL_NO_WAIT_EXEC,
+                          .backend = BACKEND };
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    if (r) {  /* the backends that wait for the exec */
+        ASSERT(!launches());
+        ASSERT_EQ(r, ENOENT);
+        return;
+    }
+    if (p.pidfd < 0)
+        SKIP("no pidfd here");
+    pid_t pid = p.pid;
+    ASSERT_SYS(close(p.pidfd));
+    ASSERT_EQ(fl_launch_finish(&p, &e), ENOENT);
+    ASSERT_EQ(e.step, FL_STEP_EXEC);
+    fl_close(&p);
+    siginfo_t si = { 0 };
+    ASSERT(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG) < 0);
+    ASSERT_EQ(errno, ECHILD);
 }
 
 TEST(fields_the_command_leaves_unused_are_not_read)
