@@ -90,9 +90,13 @@ enum fl_backend {
      * express (rlimits, umask, credentials, pdeathsig, cgroup,
      * FL_RETRY_ETXTBSY, .sigignore): it never drops a setting silently.
      * The PATH candidate is picked in the parent, as fl_resolve() picks
-     * it (a script whose #! interpreter cannot run is passed over, and
+     * it (a script whose #! interpreter cannot run, followed through
+     * interpreters that are scripts as exec follows them, is passed over;
      * one whose #! line the kernel will not read ends the search with
-     * ENOEXEC, as exec would), so the file actions run once (an O_EXCL
+     * ENOEXEC, and one whose interpreter's lookup fails otherwise, with
+     * that error, ELOOP say, as exec would; a script the caller may
+     * execute but not read is taken as runnable, its #! line unseen),
+     * so the file actions run once (an O_EXCL
      * file, a FIFO), and a search that finds nothing starts nothing; only
      * FL_SHELL_FALLBACK, when exec refuses the format, runs them a second
      * time, for /bin/sh. posix_spawn() does not say which step failed:

@@ -120,6 +120,17 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
     int k = shebang_from_cwd(p, path, interp, &runnable);
     if (k < 0)
         return;
+    /* The missing interpreter may be a script's interpreter's, which exec
+     * follows: absolute names are followed here too, and one that is there
+     * is not called missing. */
+    for (int depth = 1; err == ENOENT && k == FL__SHEBANG_INTERP && interp[0] == '/' &&
+                        access(interp, F_OK) == 0;
+         depth++) {
+        char next[FL__BINPRM_BUF_SIZE];
+        if (depth == 5 || fl__shebang(interp, next) != FL__SHEBANG_INTERP)
+            return;
+        memcpy(interp, next, sizeof next);
+    }
     if (err == ENOENT && k == FL__SHEBANG_INTERP) {
         size_t len = strlen(interp);
         bool cr = interp[len - 1] == '\r';

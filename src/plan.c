@@ -447,11 +447,21 @@ static bool blank(char c)
  * not run a name it may have cut short, and says ENOEXEC. */
 enum fl__shebang fl__shebang(const char *path, char interp[FL__BINPRM_BUF_SIZE])
 {
+    /* Only a regular file: exec runs nothing else, and opening a FIFO or
+     * a device has effects of its own (a FIFO's blocked writer goes on,
+     * and what it writes is read here and lost). Looked at before the
+     * open and checked after it, as the name may change between. */
+    struct stat before, st;
+    if (stat(path, &before) < 0 || !S_ISREG(before.st_mode))
+        return FL__SHEBANG_NONE;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return FL__SHEBANG_NONE;
     char buf[FL__BINPRM_BUF_SIZE] = { 0 };
-    ssize_t n = read(fd, buf, sizeof buf);
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == before.st_ino &&
+                        st.st_dev == before.st_dev
+                    ? read(fd, buf, sizeof buf)
+                    : -1;
     close(fd);
     if (n < 2 || buf[0] != '#' || buf[1] != '!')
         return FL__SHEBANG_NONE;
@@ -482,32 +492,46 @@ enum fl__shebang fl__shebang(const char *path, char interp[FL__BINPRM_BUF_SIZE])
     return len ? FL__SHEBANG_INTERP : FL__SHEBANG_EMPTY;
 }
 
-/* Can exec run the #! interpreter of path? 0 (also for a file without a
- * #! line), ENOENT (missing, as exec says), EACCES, or ENOEXEC for a #!
- * line the kernel will not read. One level only: an interpreter that is
- * itself a script is taken as it is. */
+/* Scripts the kernel follows, each naming the next as its interpreter,
+ * before it says ELOOP (5 in Linux 5.x and 6.x: exec_binprm()'s depth). */
+#define SCRIPT_DEPTH_MAX 5
+
+/* Can exec run path, as far as its #! lines go? 0 (also for a file without
+ * one), or exec's own error: the interpreter's lookup (ENOENT, ENOTDIR,
+ * ELOOP, EACCES, ENAMETOOLONG), EACCES for one that is not a regular file
+ * the caller may execute, ENOEXEC for a #! line the kernel will not read,
+ * ELOOP for scripts nested deeper than the kernel follows. An interpreter
+ * that is a script is followed, as exec follows it. A file the caller may
+ * execute but not read counts as runnable: its #! line cannot be seen. */
 static int interpreter_status(const char *path, const char *cwd)
 {
-    char interp[FL__BINPRM_BUF_SIZE], *full = NULL;
-    switch (fl__shebang(path, interp)) {
-    case FL__SHEBANG_NONE:
-        return 0;
-    case FL__SHEBANG_EMPTY:
-        return EACCES;   /* exec opens "": the cwd, a directory */
-    case FL__SHEBANG_NO_NAME:
-    case FL__SHEBANG_TOO_LONG:
-        return ENOEXEC;
-    case FL__SHEBANG_INTERP:
-        break;
+    char interp[FL__BINPRM_BUF_SIZE], *held = NULL;
+    const char *file = path;
+    int r = 0;
+    for (int depth = 0; !r; depth++) {
+        enum fl__shebang k = fl__shebang(file, interp);
+        if (k == FL__SHEBANG_NONE)
+            break;
+        if (k != FL__SHEBANG_INTERP) {  /* exec opens "": the cwd, a directory */
+            r = k == FL__SHEBANG_EMPTY ? EACCES : ENOEXEC;
+            break;
+        }
+        if (depth == SCRIPT_DEPTH_MAX) {
+            r = ELOOP;
+            break;
+        }
+        char *next = NULL;
+        if (interp[0] != '/' && cwd ? asprintf(&next, "%s/%s", cwd, interp) < 0
+                                    : !(next = strdup(interp)))
+            break;  /* no memory to look further: taken as it is */
+        free(held);
+        file = held = next;
+        struct stat st;
+        r = stat(file, &st) < 0                                                        ? errno
+            : !S_ISREG(st.st_mode) || faccessat(AT_FDCWD, file, X_OK, AT_EACCESS) < 0 ? EACCES
+                                                                                        : 0;
     }
-    if (interp[0] != '/' && cwd && asprintf(&full, "%s/%s", cwd, interp) < 0)
-        return 0;
-    const char *at = full ? full : interp;
-    struct stat st;
-    int r = stat(at, &st) < 0 ? ENOENT
-            : !S_ISREG(st.st_mode) || faccessat(AT_FDCWD, at, X_OK, AT_EACCESS) < 0 ? EACCES
-                                                                                  : 0;
-    free(full);
+    free(held);
     return r;
 }
 
@@ -539,11 +563,15 @@ int fl__candidate_status(struct fl__plan *p, const char *cand, char *path, size_
     char detail[FL_ERROR_DETAIL_MAX];
     if (fl__args_too_big(p, cand, detail, sizeof detail))
         return E2BIG;
-    /* exec would say ENOENT or EACCES for a script whose interpreter it
-     * cannot run, and a search goes on past it; ENOEXEC for a #! line the
-     * kernel will not read, and a search stops there, where
-     * FL_SHELL_FALLBACK runs the file with /bin/sh. */
+    /* exec would say ENOENT, ENOTDIR or EACCES for a script whose
+     * interpreter it cannot run, and a search goes on past it (as the
+     * child's does: "not here" is ENOENT to the callers); ELOOP, or
+     * ENOEXEC for a #! line the kernel will not read, and a search stops
+     * there, where FL_SHELL_FALLBACK runs the file with /bin/sh. */
     int r = interpreter_status(path, cwd);
+    if (p->searched && (r == ENOTDIR || r == ENAMETOOLONG || r == ESTALE || r == ENODEV ||
+                        r == ETIMEDOUT))
+        return ENOENT;
     return r == ENOEXEC && (p->flags & FL_SHELL_FALLBACK) ? 0 : r;
 }
 

@@ -182,6 +182,35 @@ TEST(missing_interpreter_is_enoent_naming_the_interpreter)
     ASSERT_STR_CONTAINS(buf, "No such file or directory");
 }
 
+/* A script whose interpreter is a script whose interpreter is missing:
+ * exec says ENOENT for the first, and the detail names the one missing. */
+TEST(missing_interpreter_of_an_interpreter_is_named)
+{
+    char *d = t_tmpdir();
+    char *inner = t_write_file(d, "inner", "#!/nonexistent/interp\n", 0755);
+    char *f = t_write_file(d, "s", t_fmt("#!%s\necho hi\n", inner), 0755);
+    struct fl_cmd cmd = { .argv = ARGV(f), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.path, f);
+    ASSERT_STR_EQ(e.detail, "interpreter \"/nonexistent/interp\" not found");
+}
+
+/* Explaining a failed exec reads the file's #! line: never from a FIFO,
+ * whose data would be taken from its reader (or a device's, opened). */
+TEST(a_failed_exec_of_a_fifo_leaves_its_data)
+{
+    char *f = t_fmt("%s/fifo", t_tmpdir());
+    ASSERT_SYS(mkfifo(f, 0755));
+    int fd = open(f, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    ASSERT_SYS(fd);
+    ASSERT_EQ(write(fd, "data\n", 5), 5);
+    struct fl_cmd cmd = { .argv = ARGV(f), .backend = BACKEND };
+    SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+    char buf[16];
+    ASSERT_EQ(read(fd, buf, sizeof buf), 5);
+    close(fd);
+}
+
 TEST(crlf_shebang_is_enoent_naming_the_interpreter)
 {
     char *d = t_tmpdir();

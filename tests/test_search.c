@@ -317,6 +317,8 @@ TEST(a_missing_program_in_a_path_search_runs_no_file_action)
 
 /* ---- scripts whose interpreter cannot run --------------------------------- */
 
+static void resolve_reports_as_spawn(const struct fl_cmd *cmd, int err);
+
 /* PATH=a:b, where a/fl-script starts with first_line and b/fl-script
  * runs: the search must pass a/ over, run b/'s and resolve to it. */
 static void search_passes_over(const char *a, const char *first_line)
@@ -344,6 +346,54 @@ TEST(a_path_search_goes_on_past_a_script_whose_interpreter_may_not_run)
     char *a = t_tmpdir();
     char *interp = t_write_file(a, "interp", "#!/bin/sh\nexit 7\n", 0644);
     search_passes_over(a, t_fmt("#!%s", interp));
+}
+
+TEST(a_path_search_goes_on_past_a_script_whose_interpreter_s_interpreter_is_missing)
+{
+    /* exec follows an interpreter that is itself a script: the missing one
+     * is the second, and exec says ENOENT for the first. */
+    char *a = t_tmpdir();
+    char *inner = t_write_file(a, "inner", "#!/nonexistent/interpreter\n", 0755);
+    search_passes_over(a, t_fmt("#!%s", inner));
+}
+
+TEST(a_path_search_goes_on_past_a_script_whose_interpreter_is_under_a_file)
+{
+    search_passes_over(t_tmpdir(), "#!/etc/passwd/interpreter");   /* ENOTDIR */
+}
+
+/* An interpreter that exec cannot look up for another reason than "not
+ * there" ends the search with that error, in every backend and in
+ * fl_resolve(), as it ends execvp()'s. */
+TEST(a_path_search_stops_at_a_script_whose_interpreter_is_a_symlink_loop)
+{
+    char *a = t_tmpdir(), *b = t_tmpdir();
+    char *loop = t_fmt("%s/loop", a);
+    ASSERT_SYS(symlink(loop, loop));
+    t_write_file(a, "fl-script", t_fmt("#!%s\nexit 7\n", loop), 0755);
+    t_write_file(b, "fl-script", "#!/bin/sh\nexit 0\n", 0755);
+    const char *env_set[] = { t_fmt("PATH=%s:%s", a, b), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("fl-script"), .env_set = env_set, .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ELOOP, FL_STEP_EXEC);
+    ASSERT_EQ(e.index, 0);
+    resolve_reports_as_spawn(&cmd, ELOOP);
+}
+
+/* Scripts nested deeper than the kernel follows: ELOOP, found before the
+ * spawn by the posix_spawn backend and fl_resolve() as by exec. */
+TEST(scripts_nested_past_the_kernels_depth_are_eloop)
+{
+    char *d = t_tmpdir();
+    char *prev = t_fmt("%s", "/bin/sh");
+    for (int i = 1; i <= 6; i++)
+        prev = t_write_file(d, t_fmt("s%d", i), t_fmt("#!%s\nexit 0\n", prev), 0755);
+    struct fl_cmd ok = { .argv = ARGV(t_fmt("%s/s5", d)), .backend = BACKEND };
+    int st;
+    t_run(&ok, &st);
+    ASSERT_EXITED(st, 0);   /* five scripts deep: runs */
+    struct fl_cmd deep = { .argv = ARGV(prev), .backend = BACKEND };
+    SPAWN_FAILS(&deep, ELOOP, FL_STEP_EXEC);
+    resolve_reports_as_spawn(&deep, ELOOP);
 }
 
 TEST(a_missing_interpreter_is_read_from_the_childs_cwd)
