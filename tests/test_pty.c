@@ -754,6 +754,24 @@ TEST(foreground_and_reclaim)
     ASSERT_EQ(t_get_num(rep, "tty_sid"), pid);  /* the helper's session */
 }
 
+/* cmd, with FL_FOREGROUND, fails with ENOENT at step (for a launch, at
+ * fl_launch_finish()). 0 when the terminal is this group's afterwards;
+ * 12 for another failure, 13 when the terminal is left to another group. */
+static int fails_in_the_foreground(struct fl_cmd *cmd, int slave, enum fl_step step)
+{
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(cmd, &p, &e);
+    if (!r && (cmd->flags & FL_NO_WAIT_EXEC))
+        r = fl_launch_finish(&p, &e);
+    fl_close(&p);
+    if (r != ENOENT || e.step != step)
+        return 12;
+    if (tcgetpgrp(slave) != getpgrp())
+        return 13;  /* left to the dead child's group */
+    return 0;
+}
+
 /* On its own terminal: a spawn with FL_FOREGROUND that fails at exec,
  * after the terminal went to the child's group, must leave the terminal
  * to this group again, not to the dead child's. */
@@ -768,17 +786,7 @@ static int foreground_failed_helper(int slave, void *arg)
         .flags = FL_FOREGROUND | extra,
         .backend = BACKEND,
     };
-    struct fl_proc p;
-    struct fl_error e;
-    int r = fl_spawn(&cmd, &p, &e);
-    if (!r && (extra & FL_NO_WAIT_EXEC))
-        r = fl_launch_finish(&p, &e);
-    fl_close(&p);
-    if (r != ENOENT || e.step != FL_STEP_EXEC)
-        return 12;
-    if (tcgetpgrp(slave) != getpgrp())
-        return 13;  /* left to the dead child's group */
-    return 0;
+    return fails_in_the_foreground(&cmd, slave, FL_STEP_EXEC);
 }
 
 TEST(foreground_failed_spawn_gives_the_terminal_back)
@@ -809,16 +817,9 @@ static int foreground_failed_file_helper(int slave, void *arg)
         .flags = FL_FOREGROUND,
         .backend = BACKEND,
     };
-    struct fl_proc p;
-    struct fl_error e;
-    int r = fl_spawn(&cmd, &p, &e);
-    fl_close(&p);
     /* posix_spawn() does not say which of its steps failed, after an open */
-    if (r != ENOENT || e.step != (BACKEND == FL_BACKEND_POSIX_SPAWN ? FL_STEP_SPAWN : FL_STEP_EXEC))
-        return 12;
-    if (tcgetpgrp(slave) != getpgrp())
-        return 13;  /* left to the dead child's group */
-    return 0;
+    return fails_in_the_foreground(&cmd, slave,
+                                   BACKEND == FL_BACKEND_POSIX_SPAWN ? FL_STEP_SPAWN : FL_STEP_EXEC);
 }
 
 TEST(foreground_failed_spawn_gives_back_a_terminal_the_child_opened)
