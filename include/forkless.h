@@ -1081,12 +1081,16 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * against .cwd. In a PATH search a missing file, an unsearchable directory
  * and a name too long count as "not there"; a program named with '/'
  * gets stat's own error. A script is judged by its #! line as exec judges
- * it: a missing interpreter is "not there", one the caller may not
- * execute is EACCES, and a #! line the kernel will not read (see
- * FL_SHELL_FALLBACK) ends the search with ENOEXEC, or, with
- * FL_SHELL_FALLBACK, is the file. Returns 0, ENOENT, EACCES (only files
+ * it, following an interpreter that is itself a script as exec does, to
+ * the kernel's depth (5 scripts; ELOOP past it): a missing interpreter is
+ * "not there", one the caller may not execute is EACCES, one whose lookup
+ * fails otherwise ends the search with that error (ELOOP, say), and a #!
+ * line the kernel will not read (see FL_SHELL_FALLBACK) ends it with
+ * ENOEXEC, or, with FL_SHELL_FALLBACK, is the file. A script the caller
+ * may execute but not read is taken as the file: its #! line cannot be
+ * seen. Returns 0, ENOENT, EACCES (only files
  * without permission were found, or a '/' name in a directory the caller
- * may not search), ENOEXEC, ENAMETOOLONG, ERANGE (buf too small), or
+ * may not search), ENOEXEC, ELOOP, ENOTDIR, ENAMETOOLONG, ERANGE (buf too small), or
  * EINVAL/E2BIG/EBADF as fl_spawn()'s checks of the command give them (a
  * stdio fd, fd map or terminal fd the caller has not open), and so ENOENT
  * at step open, not exec, for a /dev/fd/N stream path whose fd the caller
@@ -1097,8 +1101,7 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * caller's files, a #! interpreter that fl_spawn(), whose child reads
  * another file of that name, does not name). It reads a file's #! line, not its format:
  * a file that exec refuses with ENOEXEC (neither ELF nor #!, and no
- * binfmt_misc handler of the system's takes it), with ELOOP (a #!
- * interpreter that is itself a script, more than 4 deep), or with E2BIG
+ * binfmt_misc handler of the system's takes it), or with E2BIG
  * once the #! line's interpreter and the script's path are added, is
  * returned as the file, and fl_spawn() of it fails with that errno.
  * Thread-safe, not async-signal-safe.
