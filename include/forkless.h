@@ -1659,8 +1659,10 @@ struct fl_pipeline {
  * Each stage's stderr is its own. All stages join one new process group
  * led by stage 0, so that one signal stops them all; the stages must not
  * ask for FL_SETSID, FL_NEW_PGROUP or FL_JOIN_PGROUP, nor, in a pipeline
- * of more than one stage, for FL_PTY or FL_SETCTTY (a session of its own,
- * which would leave the group, or make one no other stage may join).
+ * of more than one stage, for FL_PTY (on a stream that no fd map
+ * overrides: no pty is made for one that is) or FL_SETCTTY (a session of
+ * its own, which would leave the group, or make one no other stage may
+ * join).
  *
  * The first stage's stdin and the last stage's stdout may be FL_PIPE: the
  * caller's ends are then procs[0].stdio[0] and procs[n-1].stdio[1], and a

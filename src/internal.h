@@ -375,23 +375,27 @@ FL__HIDDEN int fl__child_entry(void *plan);
 /* Does cmd ask for a session of its own, with a terminal of its own
  * (FL_PTY on a stream, FL_SETCTTY)? The checks refuse what such a child
  * could not do (join a group, be a later stage of a pipeline). */
-static inline bool fl__own_session(const struct fl_cmd *c)
+/* The first of fds 0-2 that gets a pty, or -1: an fd map overrides an
+ * FL_PTY stream, and no pty is opened for it then. */
+static inline int fl__pty_stream(const struct fl_cmd *c)
 {
     for (int i = 0; i < 3; i++)
-        if (c->stdio[i].kind == FL_PTY)
-            return true;
-    return c->flags & FL_SETCTTY;
+        if (c->stdio[i].kind == FL_PTY && !fl__stdio_mapped(c, i))
+            return i;
+    return -1;
+}
+
+static inline bool fl__own_session(const struct fl_cmd *c)
+{
+    return fl__pty_stream(c) >= 0 || (c->flags & FL_SETCTTY);
 }
 
 /* Does cmd's child lead a process group of its own (its id the child's
- * pid)? FL_FOREGROUND makes one unless it joins another; an FL_PTY stream
- * makes a session, unless an fd map overrides it (no pty is opened then). */
+ * pid)? FL_FOREGROUND makes one unless it joins another; a pty makes a
+ * session. */
 static inline bool fl__leads_group(const struct fl_cmd *c)
 {
-    bool pty = false;
-    for (int i = 0; i < 3; i++)
-        pty |= c->stdio[i].kind == FL_PTY && !fl__stdio_mapped(c, i);
-    return pty || (c->flags & (FL_NEW_PGROUP | FL_SETSID | FL_SETCTTY)) ||
+    return fl__pty_stream(c) >= 0 || (c->flags & (FL_NEW_PGROUP | FL_SETSID | FL_SETCTTY)) ||
            (c->flags & (FL_FOREGROUND | FL_JOIN_PGROUP)) == FL_FOREGROUND;
 }
 

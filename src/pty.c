@@ -24,15 +24,6 @@ static int invalid(struct fl_error *e, const char *detail)
     return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", detail);
 }
 
-/* The first of fds 0-2 that gets the pty, or -1 (a map overrides .stdio). */
-static int first_pty_stream(const struct fl_cmd *cmd)
-{
-    for (int i = 0; i < 3; i++)
-        if (cmd->stdio[i].kind == FL_PTY && !fl__stdio_mapped(cmd, i))
-            return i;
-    return -1;
-}
-
 /* Whether the command sets the child's fd fd: a stdio stream that is
  * not inherited, or an fd map. */
 static bool set_by_cmd(const struct fl_cmd *cmd, int fd)
@@ -70,8 +61,7 @@ int fl__tty_check(const struct fl_cmd *cmd, struct fl_error *e)
     static const struct fl_tty_options zero;
     const struct fl_tty_options *t = cmd->tty ? cmd->tty : &zero;
     unsigned f = cmd->flags;
-    bool pty = cmd->stdio[0].kind == FL_PTY || cmd->stdio[1].kind == FL_PTY ||
-               cmd->stdio[2].kind == FL_PTY;
+    bool pty = fl__pty_stream(cmd) >= 0;
     for (size_t i = 0; i < sizeof t->reserved_ / sizeof t->reserved_[0]; i++)
         if (t->reserved_[i])
             return invalid(e, "tty: reserved fields must be zero");
@@ -139,7 +129,7 @@ int fl__plan_tty(struct fl__plan *p, struct fl_error *e)
 {
     const struct fl_cmd *cmd = p->cmd;
     int fd = cmd->tty ? cmd->tty->fd : 0;
-    int first = first_pty_stream(cmd);
+    int first = fl__pty_stream(cmd);
     if (first >= 0) {
         int r = open_pty(p, cmd->tty, e);
         if (r)

@@ -754,6 +754,36 @@ TEST(foreground_and_reclaim)
     ASSERT_EQ(t_get_num(rep, "tty_sid"), pid);  /* the helper's session */
 }
 
+/* An FL_PTY stream that an fd map overrides makes no pty, so it does not
+ * refuse what a pty excludes (FL_SETCTTY of another terminal). */
+TEST(a_pty_stream_an_fd_map_overrides_does_not_refuse_setctty)
+{
+    NEEDS_PTY();
+    int slave, m = open_pty_pair(&slave);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    ASSERT_SYS(null);
+    struct fl_fd_map map = { .child_fd = 1, .parent_fd = null };
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .stdio = { { .kind = FL_FD, .fd = slave }, { .kind = FL_PTY }, { .kind = FL_INHERIT } },
+        .fds = &map,
+        .nfds = 1,
+        .flags = FL_SETCTTY,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN) {  /* which cannot set a controlling terminal */
+        ASSERT_ERR(fl_spawn(&cmd, &p, NULL), ENOTSUP);
+    } else {
+        SPAWN(&cmd, &p);
+        ASSERT_EQ(p.pty, -1);
+        ASSERT_EXITED(t_wait(&p), 0);
+    }
+    close(null);
+    close(slave);
+    close(m);
+}
+
 /* cmd, with FL_FOREGROUND, fails with ENOENT at step (for a launch, at
  * fl_launch_finish()). 0 when the terminal is this group's afterwards;
  * 12 for another failure, 13 when the terminal is left to another group. */
