@@ -1223,8 +1223,8 @@ FL_API int fl_pty_resize(int fd, unsigned short rows, unsigned short cols);
  * job it started with FL_FOREGROUND ends or stops: tcsetpgrp(fd,
  * getpgrp()) with SIGTTOU blocked in the calling thread meanwhile, so
  * that a caller in the background is not stopped for it. Returns 0,
- * EBADF, ENOTTY (fd is not the caller's controlling terminal), EPERM
- * (another session's) or another errno of tcsetpgrp(). Thread-safe and
+ * EBADF, ENOTTY (fd is not the caller's controlling terminal: another
+ * session's, or none's) or another errno of tcsetpgrp(). Thread-safe and
  * async-signal-safe (a SIGCHLD handler may call it); errno is kept.
  */
 FL_API int fl_tty_reclaim(int fd);
