@@ -78,27 +78,35 @@ int fl__fail(struct fl_error *e, int err, enum fl_step step, int index,
  * it. -1 where the caller cannot see that file: without the memory to
  * name it, or when the child had a root of its own (.chroot), where the
  * same name is another file (fl_resolve() looks in the caller's). */
+static int callers_name(const struct fl__plan *p, const char *path, char **full)
+{
+    *full = NULL;
+    if (p->own_root && !p->in_callers_root)
+        return -1;
+    if (path[0] == '/')
+        return 0;
+    /* Relative names were the launch's caller's cwd's at the launch;
+     * where that is unknown (getcwd() failed) the file is too. */
+    const char *cwd = p->cmd->cwd, *base = p->launch_cwd;
+    if (cwd && cwd[0] == '/')
+        base = NULL;
+    else if (p->exec_word && !base)
+        return -1;
+    int n = 0;
+    if (cwd && base)
+        n = asprintf(full, "%s/%s/%s", base, cwd, path);
+    else if (cwd || base)
+        n = asprintf(full, "%s/%s", cwd ? cwd : base, path);
+    if (n < 0)
+        *full = NULL;
+    return n < 0 ? -1 : 0;
+}
+
 static int shebang_from_cwd(const struct fl__plan *p, const char *path,
                             char interp[FL__BINPRM_BUF_SIZE], bool *runnable)
 {
-    if (p->own_root && !p->in_callers_root)
-        return -1;
-    char *full = NULL;
-    const char *cwd = p->cmd->cwd, *base = p->launch_cwd;
-    int n = 0;
-    if (path[0] != '/') {
-        /* Relative names were the launch's caller's cwd's at the launch;
-         * where that is unknown (getcwd() failed) the file is too. */
-        if (cwd && cwd[0] == '/')
-            base = NULL;
-        else if (p->exec_word && !base)
-            return -1;
-        if (cwd && base)
-            n = asprintf(&full, "%s/%s/%s", base, cwd, path);
-        else if (cwd || base)
-            n = asprintf(&full, "%s/%s", cwd ? cwd : base, path);
-    }
-    if (n < 0)
+    char *full;
+    if (callers_name(p, path, &full) < 0)
         return -1;
     const char *at = full ? full : path;
     int k = (int)fl__shebang(at, interp);
@@ -121,13 +129,20 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
     if (k < 0)
         return;
     /* The missing interpreter may be a script's interpreter's, which exec
-     * follows: absolute names are followed here too, and one that is there
-     * is not called missing. */
-    for (int depth = 1; err == ENOENT && k == FL__SHEBANG_INTERP && interp[0] == '/' &&
-                        access(interp, F_OK) == 0;
-         depth++) {
-        char next[FL__BINPRM_BUF_SIZE];
-        if (depth == 5 || fl__shebang(interp, next) != FL__SHEBANG_INTERP)
+     * follows, to its depth: so are they here, and one that is there is
+     * not called missing. */
+    for (int depth = 0; err == ENOENT && k == FL__SHEBANG_INTERP; depth++) {
+        char *full, next[FL__BINPRM_BUF_SIZE];
+        if (callers_name(p, interp, &full) < 0)
+            return;
+        const char *at = full ? full : interp;
+        bool there = access(at, F_OK) == 0;
+        enum fl__shebang kk = there && depth < FL__SCRIPT_DEPTH_MAX ? fl__shebang(at, next)
+                                                                     : FL__SHEBANG_NONE;
+        free(full);
+        if (!there)
+            break;  /* interp is the one missing */
+        if (kk != FL__SHEBANG_INTERP)
             return;
         memcpy(interp, next, sizeof next);
     }

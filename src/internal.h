@@ -19,6 +19,7 @@
 #define FL_INTERNAL_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -280,7 +281,17 @@ enum fl__shebang {
     FL__SHEBANG_TOO_LONG,  /* the name does not end within the file's first
                               255 bytes, the kernel's buffer: ENOEXEC */
 };
-FL__HIDDEN enum fl__shebang fl__shebang(const char *path, char interp[FL__BINPRM_BUF_SIZE]);
+/* Scripts exec runs, each the interpreter of the one before, before it
+ * says ELOOP: exec_binprm()'s depth in Linux 5.x and 6.x. The sixth
+ * script's interpreter is still looked up, and a failed lookup is what
+ * exec says. */
+#define FL__SCRIPT_DEPTH_MAX 5
+FL__HIDDEN enum fl__shebang fl__shebang_at(int dir, const char *path,
+                                           char interp[FL__BINPRM_BUF_SIZE]);
+static inline enum fl__shebang fl__shebang(const char *path, char interp[FL__BINPRM_BUF_SIZE])
+{
+    return fl__shebang_at(AT_FDCWD, path, interp);
+}
 
 /* contain_plan.c: checks .contain and .sched (0 or EINVAL), then fills
  * p->box; landlock.c builds the ruleset for it. */
@@ -350,13 +361,13 @@ FL__HIDDEN bool fl__posix_spawn_foreground(void);
 /* Opens the pty of FL_PTY streams and sets it up, and fills the plan's
  * terminal fields (the flags the terminal steps imply among them). */
 FL__HIDDEN int fl__plan_tty(struct fl__plan *p, struct fl_error *e);
+/* Before a spawn with FL_FOREGROUND: which group has the terminal. */
+FL__HIDDEN void fl__tty_note_foreground(struct fl__plan *p);
 /* After a failed spawn with FL_FOREGROUND: the child may have made its
  * group the terminal's foreground one before the step that failed; if
- * the terminal's foreground group (seen through the caller's fd that
- * the child's came from) has no process left, it goes back to the
- * caller's group (fl_tty_reclaim). Never from a live group: another
- * job's, or the one of FL_JOIN_PGROUP. Keeps errno. */
-FL__HIDDEN void fl__tty_note_foreground(struct fl__plan *p);
+ * the terminal's foreground group has no process left, it goes back to the
+ * group that had it before, else to the caller's. Never from a live group:
+ * another job's, or the one of FL_JOIN_PGROUP. Keeps errno. */
 FL__HIDDEN void fl__tty_give_back(const struct fl__plan *p);
 /* Is the child's fd (0-2) set by an fd map rather than by .stdio? */
 FL__HIDDEN bool fl__stdio_mapped(const struct fl_cmd *cmd, int fd);

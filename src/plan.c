@@ -445,16 +445,16 @@ static bool blank(char c)
  * at the first '\n' before any NUL. Without one, the interpreter's name
  * must end (at a blank or a NUL) by the buffer's last byte: the kernel will
  * not run a name it may have cut short, and says ENOEXEC. */
-enum fl__shebang fl__shebang(const char *path, char interp[FL__BINPRM_BUF_SIZE])
+enum fl__shebang fl__shebang_at(int dir, const char *path, char interp[FL__BINPRM_BUF_SIZE])
 {
     /* Only a regular file: exec runs nothing else, and opening a FIFO or
      * a device has effects of its own (a FIFO's blocked writer goes on,
      * and what it writes is read here and lost). Looked at before the
      * open and checked after it, as the name may change between. */
     struct stat before, st;
-    if (stat(path, &before) < 0 || !S_ISREG(before.st_mode))
+    if (fstatat(dir, path, &before, 0) < 0 || !S_ISREG(before.st_mode))
         return FL__SHEBANG_NONE;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    int fd = openat(dir, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return FL__SHEBANG_NONE;
     char buf[FL__BINPRM_BUF_SIZE] = { 0 };
@@ -492,71 +492,86 @@ enum fl__shebang fl__shebang(const char *path, char interp[FL__BINPRM_BUF_SIZE])
     return len ? FL__SHEBANG_INTERP : FL__SHEBANG_EMPTY;
 }
 
-/* Scripts the kernel follows, each naming the next as its interpreter,
- * before it says ELOOP (5 in Linux 5.x and 6.x: exec_binprm()'s depth). */
-#define SCRIPT_DEPTH_MAX 5
-
-/* Can exec run path, as far as its #! lines go? 0 (also for a file without
- * one), or exec's own error: the interpreter's lookup (ENOENT, ENOTDIR,
- * ELOOP, EACCES, ENAMETOOLONG), EACCES for one that is not a regular file
- * the caller may execute, ENOEXEC for a #! line the kernel will not read,
- * ELOOP for scripts nested deeper than the kernel follows. An interpreter
- * that is a script is followed, as exec follows it. A file the caller may
- * execute but not read counts as runnable: its #! line cannot be seen. */
-static int interpreter_status(const char *path, const char *cwd)
+/* Can exec run name (in dir: the child's cwd), as far as its #! lines
+ * go? 0 (also for a file without one), or exec's own error: the
+ * interpreter's lookup (ENOENT, ENOTDIR, ELOOP, EACCES, ENAMETOOLONG),
+ * EACCES for one that is not a regular file the caller may execute,
+ * ENOEXEC for a #! line the kernel will not read, ELOOP for scripts nested
+ * deeper than the kernel follows. An interpreter that is a script is
+ * followed, as exec follows it, and a relative one is the child's cwd's.
+ * A file the caller may execute but not read counts as runnable: its #!
+ * line cannot be seen. */
+static int interpreter_status(int dir, const char *name)
 {
-    char interp[FL__BINPRM_BUF_SIZE], *held = NULL;
-    const char *file = path;
+    char interp[2][FL__BINPRM_BUF_SIZE];
+    const char *file = name;
     int r = 0;
     for (int depth = 0; !r; depth++) {
-        enum fl__shebang k = fl__shebang(file, interp);
+        char *next = interp[depth % 2];
+        enum fl__shebang k = fl__shebang_at(dir, file, next);
         if (k == FL__SHEBANG_NONE)
             break;
         if (k != FL__SHEBANG_INTERP) {  /* exec opens "": the cwd, a directory */
             r = k == FL__SHEBANG_EMPTY ? EACCES : ENOEXEC;
             break;
         }
-        if (depth == SCRIPT_DEPTH_MAX) {
-            r = ELOOP;
-            break;
-        }
-        char *next = NULL;
-        if (interp[0] != '/' && cwd ? asprintf(&next, "%s/%s", cwd, interp) < 0
-                                    : !(next = strdup(interp)))
-            break;  /* no memory to look further: taken as it is */
-        free(held);
-        file = held = next;
+        file = next;
         struct stat st;
-        r = stat(file, &st) < 0                                                        ? errno
-            : !S_ISREG(st.st_mode) || faccessat(AT_FDCWD, file, X_OK, AT_EACCESS) < 0 ? EACCES
-                                                                                        : 0;
+        r = fstatat(dir, file, &st, 0) < 0                                         ? errno
+            : !S_ISREG(st.st_mode) || faccessat(dir, file, X_OK, AT_EACCESS) < 0 ? EACCES
+            : depth == FL__SCRIPT_DEPTH_MAX                                         ? ELOOP
+                                                                                   : 0;
     }
-    free(held);
     return r;
 }
+
+/* The name of candidate cand as the caller sees it: relative ones are
+ * the child's cwd's. snprintf()'s count. */
+static int caller_name(const struct fl__plan *p, const char *cand, char *buf, size_t size)
+{
+    const char *cwd = p->cmd->cwd;
+    return cand[0] == '/' || !cwd ? snprintf(buf, size, "%s", cand)
+                                  : snprintf(buf, size, "%s/%s", cwd, cand);
+}
+
+static int status_at(struct fl__plan *p, int dir, const char *name, const char *cand);
 
 /* A candidate counts if it is a regular file the caller may execute, and
  * a script's interpreter is one too; a
  * relative one is looked up from the child's working directory. In a PATH
  * search a missing file, an unsearchable directory and a name too long
  * all mean "not here" (ENOENT); a program named with '/' keeps stat's own
- * error, as exec would report it. */
+ * error, as exec would report it. path gets the caller's name for it,
+ * cut short where it does not fit. */
 int fl__candidate_status(struct fl__plan *p, const char *cand, char *path, size_t size)
 {
-    const char *cwd = p->cmd->cwd;
-    int n = (cand[0] == '/' || !cwd) ? snprintf(path, size, "%s", cand)
-                                     : snprintf(path, size, "%s/%s", cwd, cand);
-    if (n < 0 || (size_t)n >= size)
+    int n = caller_name(p, cand, path, size);
+    /* The child looks a relative candidate up after its chdir: here from
+     * an fd of that directory, so that the .cwd and the name together may
+     * be longer than PATH_MAX, as they may for the child. A .cwd that
+     * cannot be opened fails the child's chdir first. */
+    int dir = cand[0] != '/' && p->cmd->cwd
+                  ? open(p->cmd->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC)
+                  : -1;
+    if (dir < 0 && (n < 0 || (size_t)n >= size))
         return p->searched ? ENOENT : ENAMETOOLONG;
+    int r = dir >= 0 ? status_at(p, dir, cand, cand) : status_at(p, AT_FDCWD, path, cand);
+    if (dir >= 0)
+        close(dir);
+    return r;
+}
+
+static int status_at(struct fl__plan *p, int dir, const char *name, const char *cand)
+{
     struct stat st;
-    if (stat(path, &st) < 0) {
+    if (fstatat(dir, name, &st, 0) < 0) {
         int err = errno;
         if (p->searched && (err == EACCES || err == ENAMETOOLONG || err == ENOTDIR ||
                             err == ESTALE || err == ENODEV || err == ETIMEDOUT))
             return ENOENT;
         return err;
     }
-    if (!S_ISREG(st.st_mode) || faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
+    if (!S_ISREG(st.st_mode) || faccessat(dir, name, X_OK, AT_EACCESS) < 0)
         return EACCES;
     /* The kernel counts the lists once it has the file, before a script's
      * interpreter is looked at. */
@@ -568,7 +583,7 @@ int fl__candidate_status(struct fl__plan *p, const char *cand, char *path, size_
      * child's does: "not here" is ENOENT to the callers); ELOOP, or
      * ENOEXEC for a #! line the kernel will not read, and a search stops
      * there, where FL_SHELL_FALLBACK runs the file with /bin/sh. */
-    int r = interpreter_status(path, cwd);
+    int r = interpreter_status(dir, name);
     if (p->searched && (r == ENOTDIR || r == ENAMETOOLONG || r == ESTALE || r == ENODEV ||
                         r == ETIMEDOUT))
         return ENOENT;
@@ -599,7 +614,8 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
                 at = (int)i;
         }
         if (at >= 0 && s == 0) {
-            if ((size_t)snprintf(buf, size, "%s", path) >= size)
+            int n = caller_name(&p, p.cands[at], buf, size);
+            if (n < 0 || (size_t)n >= size)
                 r = fl__fail(e, ERANGE, FL_STEP_EXEC, -1, fl__program(cmd), "buffer too small");
         } else {
             /* The record fl_spawn() fills from the child's report. */

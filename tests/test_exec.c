@@ -195,6 +195,18 @@ TEST(missing_interpreter_of_an_interpreter_is_named)
     ASSERT_STR_EQ(e.detail, "interpreter \"/nonexistent/interp\" not found");
 }
 
+/* The same, where the middle interpreter is named relative to the
+ * child's cwd: the one missing is named, not the one that is there. */
+TEST(missing_interpreter_of_a_relative_interpreter_is_named)
+{
+    char *d = t_tmpdir();
+    t_write_file(d, "inner", "#!/nonexistent/interp\n", 0755);
+    t_write_file(d, "s", "#!inner\necho hi\n", 0755);
+    struct fl_cmd cmd = { .argv = ARGV("./s"), .cwd = d, .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.detail, "interpreter \"/nonexistent/interp\" not found");
+}
+
 /* Explaining a failed exec reads the file's #! line: never from a FIFO,
  * whose data would be taken from its reader (or a device's, opened). */
 TEST(a_failed_exec_of_a_fifo_leaves_its_data)

@@ -396,6 +396,51 @@ TEST(scripts_nested_past_the_kernels_depth_are_eloop)
     resolve_reports_as_spawn(&deep, ELOOP);
 }
 
+/* Six scripts: exec still looks up the sixth one's interpreter, and says
+ * what that lookup says (ENOENT here, and a search goes on) before it
+ * would say ELOOP. */
+TEST(a_path_search_goes_on_past_six_scripts_whose_last_interpreter_is_missing)
+{
+    char *a = t_tmpdir();
+    char *prev = t_fmt("%s", "/nonexistent/interpreter");
+    for (int i = 1; i <= 5; i++)
+        prev = t_write_file(a, t_fmt("s%d", i), t_fmt("#!%s\n", prev), 0755);
+    search_passes_over(a, t_fmt("#!%s", prev));
+}
+
+/* A relative name is the child's after its chdir: the .cwd and the name
+ * together may be longer than PATH_MAX, and the program still runs, in
+ * every backend, and fl_resolve() finds it (ERANGE for a buffer too small
+ * for the name it gives). */
+TEST(a_relative_program_under_a_cwd_near_path_max_is_found)
+{
+    char *dir = t_fmt("%s", t_tmpdir());
+    size_t want = PATH_MAX - 4;  /* "<dir>/./prog" is over PATH_MAX */
+    while (strlen(dir) < want) {
+        size_t room = want - strlen(dir) - 1, len = room < 250 ? room : 250;
+        char *next = t_keep(malloc(strlen(dir) + len + 2));
+        sprintf(next, "%s/%.*s", dir, (int)len,
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+        ASSERT_SYS(mkdir(next, 0755));
+        dir = next;
+    }
+    ASSERT_EQ(strlen(dir), want);
+    int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_SYS(dfd);
+    ASSERT_SYS(symlinkat("/bin/true", dfd, "prog"));
+    close(dfd);
+    struct fl_cmd cmd = { .argv = ARGV("./prog"), .cwd = dir, .backend = BACKEND };
+    int st;
+    t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+    char *buf = t_keep(malloc(2 * PATH_MAX));
+    ASSERT_OK(fl_resolve(&cmd, buf, 2 * PATH_MAX, NULL));
+    ASSERT_STR_EQ(buf, t_fmt("%s/./prog", dir));
+    ASSERT_ERR(fl_resolve(&cmd, buf, PATH_MAX, NULL), ERANGE);
+}
+
 TEST(a_missing_interpreter_is_read_from_the_childs_cwd)
 {
     /* The parent's cwd holds a ./prog with a broken #! line; the child's
