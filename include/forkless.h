@@ -299,10 +299,11 @@ enum fl_flags {
      * foreground group is the dead child's (no process left in it), it
      * goes back to the group that had it before the spawn (the shell's,
      * when the caller runs in the background), else to the caller's,
-     * through /dev/tty, opened for the moment (or, without an fd to
-     * spare, the caller's fd that the child's came from), with SIGTTOU
-     * blocked in the calling thread; never taken from another, live
-     * group, nor from one that had it before the spawn. Not with FL_SETSID, FL_SETCTTY or
+     * through the caller's fd that the child's came from while it is
+     * still that terminal, else through /dev/tty, opened for the moment
+     * (where the child opened the terminal itself, FL_FILE), with
+     * SIGTTOU blocked in the calling thread; never taken from another,
+     * live group, nor from one that had it before the spawn. Not with FL_SETSID, FL_SETCTTY or
      * FL_PTY, whose new session cannot use the caller's terminal
      * (EINVAL). The posix_spawn backend uses
      * posix_spawn_file_actions_addtcsetpgrp_np() (glibc 2.35 and

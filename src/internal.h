@@ -214,6 +214,7 @@ struct fl__plan {
     int ctty_fd;                /* the child fd for TIOCSCTTY, else -1 */
     int fg_fd;                  /* FL_FOREGROUND: the child fd for TIOCSPGRP, else -1 */
     pid_t fg_before;            /* ... the terminal's foreground group before the spawn, or 0 */
+    unsigned fg_dev;            /* ... that terminal's device number (TIOCGDEV), or 0 */
 
     /* FL_NO_WAIT_EXEC with the clone backend (launch.c): the child runs
      * without CLONE_VFORK on launch_stack, and the kernel clears

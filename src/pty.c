@@ -170,18 +170,39 @@ static int parent_fd_of(const struct fl__plan *p, int fd)
     return -1;
 }
 
-/* The terminal FL_FOREGROUND hands over is the caller's controlling
- * terminal, the only one TIOCSPGRP takes: /dev/tty, opened for the moment
- * only, so that the library holds no fd meanwhile (at the fd limit, the
- * pidfd needs the slot), and needs none of the caller's, which a launch's
- * caller may have closed before the failure is known, and which may be
- * none (the child opens the terminal itself, FL_FILE). Without an fd to
- * spare, the caller's fd that the child's is a copy of. *opened: close it. */
-static int open_terminal(const struct fl__plan *p, bool *opened)
+#ifndef TIOCGDEV
+#define TIOCGDEV _IOR('T', 0x32, unsigned int)
+#endif
+
+/* The terminal's own device number, also through /dev/tty; 0: none. */
+static unsigned terminal_dev(int fd)
 {
-    int fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    unsigned dev = 0;
+    return ioctl(fd, TIOCGDEV, &dev) == 0 ? dev : 0;
+}
+
+/* An fd for the terminal FL_FOREGROUND hands over, which is the caller's
+ * controlling terminal (the only one TIOCSPGRP takes): the caller's fd
+ * that the child's is a copy of, while it is that terminal (dev, when
+ * known: a launch's caller may have closed or reused it by the settle),
+ * else /dev/tty, opened for the moment (so that the pidfd still finds a
+ * free slot at the fd limit), as where the child opens the terminal
+ * itself (FL_FILE). The caller's comes first: the close of the library's
+ * own could be the terminal's last, a hang-up. *opened: close it. */
+static int open_terminal(const struct fl__plan *p, unsigned dev, bool *opened)
+{
+    *opened = false;
+    int fd = parent_fd_of(p, p->fg_fd);
+    unsigned seen = fd >= 0 ? terminal_dev(fd) : 0;
+    if (seen && (!dev || seen == dev))
+        return fd;
+    fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0 && dev && terminal_dev(fd) != dev) {
+        close(fd);
+        fd = -1;
+    }
     *opened = fd >= 0;
-    return fd >= 0 ? fd : parent_fd_of(p, p->fg_fd);
+    return fd;
 }
 
 /* Who has the terminal before the child takes it: a failed spawn gives
@@ -193,9 +214,10 @@ void fl__tty_note_foreground(struct fl__plan *p)
         return;
     int saved = errno;
     bool opened;
-    int fd = open_terminal(p, &opened);
+    int fd = open_terminal(p, 0, &opened);
     pid_t fg = fd >= 0 ? tcgetpgrp(fd) : -1;
     p->fg_before = fg > 0 ? fg : 0;
+    p->fg_dev = fd >= 0 ? terminal_dev(fd) : 0;
     if (opened)
         close(fd);
     errno = saved;
@@ -220,7 +242,7 @@ void fl__tty_give_back(const struct fl__plan *p)
         return;
     int saved = errno;
     bool opened;
-    int fd = open_terminal(p, &opened);
+    int fd = open_terminal(p, p->fg_dev, &opened);
     pid_t fg = fd >= 0 ? tcgetpgrp(fd) : -1;
     if (fg > 0 && fg != p->fg_before && fg != getpgrp() && kill(-fg, 0) < 0 && errno == ESRCH &&
         (p->fg_before <= 0 || set_foreground(fd, p->fg_before) != 0))

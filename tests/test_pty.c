@@ -832,6 +832,43 @@ TEST(foreground_failed_launch_gives_the_terminal_back)
     on_own_terminal(foreground_failed_helper, (void *)&launch);
 }
 
+/* A launch's caller may close or reuse its fd before the failure is
+ * known: the terminal is given back all the same, and nothing is done
+ * through the file that has the number now. */
+static int foreground_failed_launch_fd_reused_helper(int slave, void *arg)
+{
+    (void)arg;
+    int mine = dup(slave);
+    if (mine < 0)
+        return 14;
+    struct fl_cmd cmd = {
+        .argv = (char *[]){ "/nonexistent/forkless-test", NULL },
+        .stdio = { { .kind = FL_FD, .fd = mine }, { .kind = FL_NULL }, { .kind = FL_NULL } },
+        .flags = FL_FOREGROUND | FL_NO_WAIT_EXEC,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0 || dup2(null, mine) < 0)
+        return 15;
+    close(null);
+    if (!r)
+        r = fl_launch_finish(&p, &e);
+    fl_close(&p);
+    close(mine);
+    if (r != ENOENT || e.step != FL_STEP_EXEC)
+        return 12;
+    return tcgetpgrp(slave) == getpgrp() ? 0 : 13;
+}
+
+TEST(foreground_failed_launch_whose_caller_reused_its_fd_gives_the_terminal_back)
+{
+    NEEDS_PTY();
+    on_own_terminal(foreground_failed_launch_fd_reused_helper, NULL);
+}
+
 /* The same, where the child opens the terminal itself (FL_FILE): the
  * caller holds no fd that the child's is a copy of. */
 static int foreground_failed_file_helper(int slave, void *arg)
