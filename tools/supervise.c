@@ -496,8 +496,8 @@ static int stop_cgroup(struct fl_proc *proc, const struct supervise_options *opt
     if (st->phase == STOPPING && st->deadline >= 0) {
         int64_t left = st->deadline - now_ms();
         if (left <= 0)
-            st->phase = KILLED;
-        policy.grace_ms = left > INT_MAX ? INT_MAX : (int)left;
+            st->phase = KILLED;  /* late (stopped, or a busy machine): no grace is left */
+        policy.grace_ms = left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
     }
     if (st->phase == KILLED)
         policy.signal = SIGKILL;

@@ -2725,6 +2725,36 @@ case_kill_tree_cgroup() {
     expect_file "$T/pid.flag" got-term
 }
 
+case_kill_tree_cgroup_found_ended_past_the_kill_deadline() {
+    # The program ends by itself after the timeout's TERM while forkless is
+    # stopped, and forkless goes on only past the KILL deadline: the cgroup
+    # is still stopped (SIGKILL, no grace left) and the program reaped, not
+    # a refused stop (exit 125) that leaves the cgroup's other processes.
+    make_cgroup || skip "no writable cgroup"
+    rm -f "$T/prog" "$T/sleep" "$T/term" "$T/go"
+    "$FL" run --cgroup "$CGROUP_DIR" --kill-tree --timeout 60 -k 0.3 -- sh -c '
+        trap ": >\"$0/term\"" TERM; echo $$ >"$0/prog"
+        setsid sleep 60 & echo $! >"$0/sleep"
+        while [ ! -e "$0/term" ] || [ ! -e "$0/go" ]; do sleep 0.05; done' "$T" \
+        >"$T/out" 2>"$T/err" &
+    local fl=$!
+    wait_for file_has_pid "$T/sleep"
+    BACKGROUND_PIDS+=("$(cat "$T/sleep")")
+    kill -ALRM "$fl"    # the time is up, as timeout(1) takes it
+    wait_for test -e "$T/term"
+    kill -STOP "$fl"
+    : >"$T/go"
+    wait_for is_dead "$(cat "$T/prog")"
+    sleep 0.5           # past the KILL deadline, 0.3 s after the TERM
+    kill -CONT "$fl"
+    wait "$fl"
+    STATUS=$?
+    wait_for is_dead "$(cat "$T/sleep")"
+    rmdir "$CGROUP_DIR" 2>/dev/null
+    expect_status 124
+    ! grep -q '^forkless:' "$T/err" || fail "stderr: $(err)"
+}
+
 # ---------------------------------------------------------------- pipe
 
 case_pipe_help() {
