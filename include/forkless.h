@@ -1675,8 +1675,10 @@ struct fl_pipeline {
  * and exec side by side, and the call returns once every one has exec'd.
  * If stage k cannot be started, or is the first whose setup or exec
  * failed, every stage started is killed with SIGKILL (each one and the
- * group) and reaped, nothing is left open, error->stage is k + 1 and the
- * rest of *error is fl_spawn()'s. Returns 0 or fl_spawn()'s errors;
+ * group) and reaped, nothing is left open, a terminal that a stage took
+ * with FL_FOREGROUND goes back as after a failed fl_spawn(), error->stage
+ * is k + 1 and the rest of *error is fl_spawn()'s. Returns 0 or
+ * fl_spawn()'s errors;
  * EINVAL for n == 0 or no stages (error->stage 0), and for a stage's
  * stdio or fd map that the pipe would replace, a group flag, or a
  * session of its own (error->stage set). On failure *pl is empty.

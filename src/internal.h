@@ -30,6 +30,13 @@
 
 #define FL__HIDDEN __attribute__((visibility("hidden")))
 
+/* FL_FOREGROUND: the terminal's foreground group before a spawn (0: not
+ * known), and that terminal's device number (TIOCGDEV; 0: not known). */
+struct fl__foreground {
+    pid_t pgrp;
+    unsigned dev;
+};
+
 /* One thing the child does to its fd table, in order. */
 enum fl__act_kind {
     FL__ACT_DUP,    /* dup src_fd onto child_fd (or clear FD_CLOEXEC if equal) */
@@ -213,8 +220,7 @@ struct fl__plan {
     int pty_slave;              /* FL_PTY: the child's, closed after the spawn */
     int ctty_fd;                /* the child fd for TIOCSCTTY, else -1 */
     int fg_fd;                  /* FL_FOREGROUND: the child fd for TIOCSPGRP, else -1 */
-    pid_t fg_before;            /* ... the terminal's foreground group before the spawn, or 0 */
-    unsigned fg_dev;            /* ... that terminal's device number (TIOCGDEV), or 0 */
+    struct fl__foreground fg_before;  /* ... who had the terminal before (pty.c) */
 
     /* FL_NO_WAIT_EXEC with the clone backend (launch.c): the child runs
      * without CLONE_VFORK on launch_stack, and the kernel clears
@@ -364,6 +370,10 @@ FL__HIDDEN bool fl__posix_spawn_foreground(void);
 FL__HIDDEN int fl__plan_tty(struct fl__plan *p, struct fl_error *e);
 /* Before a spawn with FL_FOREGROUND: which group has the terminal. */
 FL__HIDDEN void fl__tty_note_foreground(struct fl__plan *p);
+/* The same for a pipeline, whose stages' plans are gone by the time it
+ * fails: through /dev/tty. */
+FL__HIDDEN void fl__foreground_note(struct fl__foreground *before);
+FL__HIDDEN void fl__foreground_give_back(const struct fl__foreground *before);
 /* After a failed spawn with FL_FOREGROUND: the child may have made its
  * group the terminal's foreground one before the step that failed; if
  * the terminal's foreground group has no process left, it goes back to the

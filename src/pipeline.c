@@ -477,7 +477,18 @@ int fl_pipeline_spawn(const struct fl_cmd *stages, size_t n, struct fl_pipeline 
     /* As fl_spawn(): a cancellation here would leave stages behind. */
     int cancel_state, saved_errno = errno;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    /* A stage with FL_FOREGROUND that started and took the terminal is
+     * killed with the others when a later one fails: the terminal then
+     * goes back as after a failed spawn. */
+    bool foreground = false;
+    for (size_t k = 0; k < n; k++)
+        foreground |= (stages[k].flags & FL_FOREGROUND) != 0;
+    struct fl__foreground before = { 0 };
+    if (foreground)
+        fl__foreground_note(&before);
     int r = start_stages(stages, n, procs, e);
+    if (r && foreground)
+        fl__foreground_give_back(&before);
     pthread_setcancelstate(cancel_state, NULL);
     errno = saved_errno;
     if (r) {

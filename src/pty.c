@@ -182,21 +182,20 @@ static unsigned terminal_dev(int fd)
 }
 
 /* An fd for the terminal FL_FOREGROUND hands over, which is the caller's
- * controlling terminal (the only one TIOCSPGRP takes): the caller's fd
- * that the child's is a copy of, while it is that terminal (dev, when
+ * controlling terminal (the only one TIOCSPGRP takes): mine, the caller's
+ * fd that the child's is a copy of, while it is that terminal (dev, when
  * known: a launch's caller may have closed or reused it by the settle),
  * else /dev/tty, opened for the moment (so that the pidfd still finds a
  * free slot at the fd limit), as where the child opens the terminal
  * itself (FL_FILE). The caller's comes first: the close of the library's
  * own could be the terminal's last, a hang-up. *opened: close it. */
-static int open_terminal(const struct fl__plan *p, unsigned dev, bool *opened)
+static int open_terminal(int mine, unsigned dev, bool *opened)
 {
     *opened = false;
-    int fd = parent_fd_of(p, p->fg_fd);
-    unsigned seen = fd >= 0 ? terminal_dev(fd) : 0;
+    unsigned seen = mine >= 0 ? terminal_dev(mine) : 0;
     if (seen && (!dev || seen == dev))
-        return fd;
-    fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        return mine;
+    int fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
     if (fd >= 0 && dev && terminal_dev(fd) != dev) {
         close(fd);
         fd = -1;
@@ -208,16 +207,14 @@ static int open_terminal(const struct fl__plan *p, unsigned dev, bool *opened)
 /* Who has the terminal before the child takes it: a failed spawn gives
  * it back to that group, which is not the caller's when the caller runs
  * in the background. */
-void fl__tty_note_foreground(struct fl__plan *p)
+static void note(int mine, struct fl__foreground *before)
 {
-    if (p->fg_fd < 0)
-        return;
     int saved = errno;
     bool opened;
-    int fd = open_terminal(p, 0, &opened);
+    int fd = open_terminal(mine, 0, &opened);
     pid_t fg = fd >= 0 ? tcgetpgrp(fd) : -1;
-    p->fg_before = fg > 0 ? fg : 0;
-    p->fg_dev = fd >= 0 ? terminal_dev(fd) : 0;
+    before->pgrp = fg > 0 ? fg : 0;
+    before->dev = fd >= 0 ? terminal_dev(fd) : 0;
     if (opened)
         close(fd);
     errno = saved;
@@ -236,20 +233,40 @@ static int set_foreground(int fd, pid_t pgrp)
 
 /* Only from a group that is gone and was not in the foreground before:
  * never from a live one, nor from one that held it all along. */
-void fl__tty_give_back(const struct fl__plan *p)
+static void give_back(int mine, const struct fl__foreground *before)
 {
-    if (p->fg_fd < 0)
-        return;
     int saved = errno;
     bool opened;
-    int fd = open_terminal(p, p->fg_dev, &opened);
+    int fd = open_terminal(mine, before->dev, &opened);
     pid_t fg = fd >= 0 ? tcgetpgrp(fd) : -1;
-    if (fg > 0 && fg != p->fg_before && fg != getpgrp() && kill(-fg, 0) < 0 && errno == ESRCH &&
-        (p->fg_before <= 0 || set_foreground(fd, p->fg_before) != 0))
+    if (fg > 0 && fg != before->pgrp && fg != getpgrp() && kill(-fg, 0) < 0 && errno == ESRCH &&
+        (before->pgrp <= 0 || set_foreground(fd, before->pgrp) != 0))
         set_foreground(fd, getpgrp());  /* the group before is gone too, or unknown */
     if (opened)
         close(fd);
     errno = saved;
+}
+
+void fl__tty_note_foreground(struct fl__plan *p)
+{
+    if (p->fg_fd >= 0)
+        note(parent_fd_of(p, p->fg_fd), &p->fg_before);
+}
+
+void fl__tty_give_back(const struct fl__plan *p)
+{
+    if (p->fg_fd >= 0)
+        give_back(parent_fd_of(p, p->fg_fd), &p->fg_before);
+}
+
+void fl__foreground_note(struct fl__foreground *before)
+{
+    note(-1, before);
+}
+
+void fl__foreground_give_back(const struct fl__foreground *before)
+{
+    give_back(-1, before);
 }
 
 int fl_pty_resize(int fd, unsigned short rows, unsigned short cols)

@@ -869,6 +869,40 @@ TEST(foreground_failed_launch_whose_caller_reused_its_fd_gives_the_terminal_back
     on_own_terminal(foreground_failed_launch_fd_reused_helper, NULL);
 }
 
+/* The library's switch for launched stages (as the bench has it): off,
+ * each stage has exec'd, and stage 0 has taken the terminal, before the
+ * next starts. */
+void fl__pipeline_launch(bool on);
+
+/* A pipeline whose first stage took the terminal (FL_FOREGROUND) and
+ * whose later stage fails: the stages are killed, and the terminal goes
+ * back, not left to their dead group. */
+static int pipeline_failed_in_foreground_helper(int slave, void *arg)
+{
+    (void)arg;
+    struct fl_cmd stages[] = {
+        { .argv = (char *[]){ "/bin/sleep", "10", NULL },
+          .stdio = { { .kind = FL_FD, .fd = slave } },
+          .flags = FL_FOREGROUND,
+          .backend = BACKEND },
+        { .argv = (char *[]){ "/nonexistent/forkless-test", NULL }, .backend = BACKEND },
+    };
+    struct fl_pipeline pl;
+    struct fl_error e;
+    fl__pipeline_launch(false);
+    int r = fl_pipeline_spawn(stages, 2, &pl, &e);
+    fl__pipeline_launch(true);
+    if (r != ENOENT || e.stage != 2)
+        return 12;
+    return tcgetpgrp(slave) == getpgrp() ? 0 : 13;
+}
+
+TEST(foreground_pipeline_whose_later_stage_fails_gives_the_terminal_back)
+{
+    NEEDS_PTY();
+    on_own_terminal(pipeline_failed_in_foreground_helper, NULL);
+}
+
 /* The same, where the child opens the terminal itself (FL_FILE): the
  * caller holds no fd that the child's is a copy of. */
 static int foreground_failed_file_helper(int slave, void *arg)
