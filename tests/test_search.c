@@ -379,14 +379,22 @@ TEST(a_path_search_stops_at_a_script_whose_interpreter_is_a_symlink_loop)
     resolve_reports_as_spawn(&cmd, ELOOP);
 }
 
+/* Scripts s1..sn in dir, s1's interpreter first, each next one's the one
+ * before: the last one's path. */
+static char *script_chain(const char *dir, const char *first, int n)
+{
+    char *prev = t_fmt("%s", first);
+    for (int i = 1; i <= n; i++)
+        prev = t_write_file(dir, t_fmt("s%d", i), t_fmt("#!%s\nexit 0\n", prev), 0755);
+    return prev;
+}
+
 /* Scripts nested deeper than the kernel follows: ELOOP, found before the
  * spawn by the posix_spawn backend and fl_resolve() as by exec. */
 TEST(scripts_nested_past_the_kernels_depth_are_eloop)
 {
     char *d = t_tmpdir();
-    char *prev = t_fmt("%s", "/bin/sh");
-    for (int i = 1; i <= 6; i++)
-        prev = t_write_file(d, t_fmt("s%d", i), t_fmt("#!%s\nexit 0\n", prev), 0755);
+    char *prev = script_chain(d, "/bin/sh", 6);
     struct fl_cmd ok = { .argv = ARGV(t_fmt("%s/s5", d)), .backend = BACKEND };
     int st;
     t_run(&ok, &st);
@@ -402,10 +410,7 @@ TEST(scripts_nested_past_the_kernels_depth_are_eloop)
 TEST(a_path_search_goes_on_past_six_scripts_whose_last_interpreter_is_missing)
 {
     char *a = t_tmpdir();
-    char *prev = t_fmt("%s", "/nonexistent/interpreter");
-    for (int i = 1; i <= 5; i++)
-        prev = t_write_file(a, t_fmt("s%d", i), t_fmt("#!%s\n", prev), 0755);
-    search_passes_over(a, t_fmt("#!%s", prev));
+    search_passes_over(a, t_fmt("#!%s", script_chain(a, "/nonexistent/interpreter", 5)));
 }
 
 /* A relative name is the child's after its chdir: the .cwd and the name
