@@ -534,33 +534,7 @@ static int caller_name(const struct fl__plan *p, const char *cand, char *buf, si
                                   : snprintf(buf, size, "%s/%s", cwd, cand);
 }
 
-static int status_at(struct fl__plan *p, int dir, const char *name, const char *cand);
-
-/* A candidate counts if it is a regular file the caller may execute, and
- * a script's interpreter is one too; a
- * relative one is looked up from the child's working directory. In a PATH
- * search a missing file, an unsearchable directory and a name too long
- * all mean "not here" (ENOENT); a program named with '/' keeps stat's own
- * error, as exec would report it. path gets the caller's name for it,
- * cut short where it does not fit. */
-int fl__candidate_status(struct fl__plan *p, const char *cand, char *path, size_t size)
-{
-    int n = caller_name(p, cand, path, size);
-    /* The child looks a relative candidate up after its chdir: here from
-     * an fd of that directory, so that the .cwd and the name together may
-     * be longer than PATH_MAX, as they may for the child. A .cwd that
-     * cannot be opened fails the child's chdir first. */
-    int dir = cand[0] != '/' && p->cmd->cwd
-                  ? open(p->cmd->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC)
-                  : -1;
-    if (dir < 0 && (n < 0 || (size_t)n >= size))
-        return p->searched ? ENOENT : ENAMETOOLONG;
-    int r = dir >= 0 ? status_at(p, dir, cand, cand) : status_at(p, AT_FDCWD, path, cand);
-    if (dir >= 0)
-        close(dir);
-    return r;
-}
-
+/* fl__candidate_status() of name in dir. */
 static int status_at(struct fl__plan *p, int dir, const char *name, const char *cand)
 {
     struct stat st;
@@ -588,6 +562,31 @@ static int status_at(struct fl__plan *p, int dir, const char *name, const char *
                         r == ETIMEDOUT))
         return ENOENT;
     return r == ENOEXEC && (p->flags & FL_SHELL_FALLBACK) ? 0 : r;
+}
+
+/* A candidate counts if it is a regular file the caller may execute, and
+ * a script's interpreter is one too; a
+ * relative one is looked up from the child's working directory. In a PATH
+ * search a missing file, an unsearchable directory and a name too long
+ * all mean "not here" (ENOENT); a program named with '/' keeps stat's own
+ * error, as exec would report it. path gets the caller's name for it,
+ * cut short where it does not fit. */
+int fl__candidate_status(struct fl__plan *p, const char *cand, char *path, size_t size)
+{
+    int n = caller_name(p, cand, path, size);
+    /* The child looks a relative candidate up after its chdir: here from
+     * an fd of that directory, so that the .cwd and the name together may
+     * be longer than PATH_MAX, as they may for the child. A .cwd that
+     * cannot be opened fails the child's chdir first. */
+    int dir = cand[0] != '/' && p->cmd->cwd
+                  ? open(p->cmd->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC)
+                  : -1;
+    if (dir < 0 && (n < 0 || (size_t)n >= size))
+        return p->searched ? ENOENT : ENAMETOOLONG;
+    int r = dir >= 0 ? status_at(p, dir, cand, cand) : status_at(p, AT_FDCWD, path, cand);
+    if (dir >= 0)
+        close(dir);
+    return r;
 }
 
 int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error *error)
