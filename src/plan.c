@@ -632,8 +632,9 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
 int fl__plan_init(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_error *e)
 {
     plan_empty(p);
-    p->own_root = cmd && cmd->contain && cmd->contain->chroot;
     int r = plan_program(p, cmd, e);
+    if (!r)
+        p->own_root = cmd->contain && cmd->contain->chroot;
     if (!r && (p->flags & FL_SHELL_FALLBACK))
         r = build_shell_argv(p, e);
     if (!r && cmd->cgroup) {
