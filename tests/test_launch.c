@@ -312,15 +312,16 @@ TEST(rlimit_failure_is_reported)
  * finish, must not read it (it would fault on the unmapped page). */
 TEST(a_failed_launch_is_explained_after_the_caller_unmapped_its_containment)
 {
+    const struct fl_contain box = { .flags = FL_NO_NEW_PRIVS };
+    char *f = t_write_file(t_tmpdir(), "noexec", "#!/bin/sh\n", 0644);
+    struct fl_cmd cmd = { .argv = ARGV(f), .contain = &box, .flags = FL_NO_WAIT_EXEC,
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     struct fl_contain *c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                                 -1, 0);
     ASSERT(c != MAP_FAILED);
-    memset(c, 0, sizeof *c);
-    c->flags = FL_NO_NEW_PRIVS;
-    char *f = t_write_file(t_tmpdir(), "noexec", "#!/bin/sh\n", 0644);
-    struct fl_cmd cmd = { .argv = ARGV(f), .contain = c, .flags = FL_NO_WAIT_EXEC,
-                          .backend = BACKEND };
-    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    *c = box;
+    cmd.contain = c;
     struct fl_proc p;
     struct fl_error e;
     int r = fl_spawn(&cmd, &p, &e);
@@ -336,6 +337,7 @@ TEST(a_failed_launch_is_explained_after_the_caller_unmapped_its_containment)
  * failure, and the child is reaped by pid: no zombie is left. */
 TEST(a_failed_launch_whose_pidfd_was_closed_is_reaped)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = { .argv = ARGV("/nonexistent/prog"), .flags = FL_NO_WAIT_EXEC,
                           .backend = BACKEND };
     struct fl_proc p;
