@@ -460,10 +460,15 @@ int fl_bench_heap(int argc, char **argv)
                     printf(" (%zu kept disturbed)", c->rt.disturbed);
                 if (isfinite(ratio))
                     printf("   x%.2f %s", ratio, FL_ARM_REFERENCE);
+                /* A forkless arm against the raw arm that does its work by hand. */
+                size_t lim = SIZE_MAX;
                 for (size_t l = 0; arms[a]->limit && l < narms; l++)
                     if (strcmp(arms[l]->name, arms[a]->limit) == 0)
-                        printf("   x%.2f %s", c->s.median_us / RES(h, p, l).s.median_us,
-                               arms[l]->name);
+                        lim = l;
+                double ratio_limit = lim == SIZE_MAX ? NAN
+                                                     : c->s.median_us / RES(h, p, lim).s.median_us;
+                if (lim != SIZE_MAX)
+                    printf("   x%.2f %s", ratio_limit, arms[lim]->name);
                 putchar('\n');
                 notes += c->s.n < o.n;
                 fl_rows_begin(&j);
@@ -477,6 +482,8 @@ int fl_bench_heap(int argc, char **argv)
                 fl_rows_num(&j, "median_us", c->s.median_us);
                 fl_rows_num(&j, "max_us", c->s.max_us);
                 fl_rows_num(&j, "ratio_clone_vm", ratio);
+                fl_rows_str(&j, "limit", lim == SIZE_MAX ? NULL : arms[lim]->name);
+                fl_rows_num(&j, "ratio_limit", ratio_limit);
                 fl_rows_int(&j, "anon_huge_mib", huge[h * o.npages + p]);
                 fl_rows_int(&j, "retaken", (long long)c->rt.retaken);
                 fl_rows_int(&j, "disturbed", (long long)c->rt.disturbed);

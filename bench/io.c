@@ -346,7 +346,8 @@ static void print_goals(struct arm *arms)
             continue;
         }
         int met = goals[g].op == '>' ? r >= goals[g].bound : r <= goals[g].bound;
-        printf("%s x%.2f %s (%s %.2f): %s\n", w->a->name, r, t->a->name,
+        printf("%s x%.*f %s (%s %.2f): %s\n", w->a->name, fl_decimals_apart(r, goals[g].bound, 2), r,
+               t->a->name,
                goals[g].op == '>' ? ">=" : "<=", goals[g].bound, met ? "met" : "NOT met");
     }
 }

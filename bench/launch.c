@@ -215,7 +215,7 @@ static void print_goals(int is_tiny)
             continue;
         }
         int met = goals[g].op == '>' ? r >= goals[g].bound : r <= goals[g].bound;
-        printf("%s x%.2f %s (%s %.2f): %s", w->name, r, t->name,
+        printf("%s x%.*f %s (%s %.2f): %s", w->name, fl_decimals_apart(r, goals[g].bound, 2), r, t->name,
                goals[g].op == '>' ? ">=" : "<=", goals[g].bound, met ? "met" : "NOT met");
         const struct fl_la_arm *raw = arm_named(goals[g].raw);
         const struct fl_la_arm *raw_than = arm_named(goals[g].raw_than);

@@ -310,8 +310,9 @@ int fl_bench_loop(int argc, char **argv)
            "it (JSON also has the plain standard deviation); others: the median share of "
            "a loop that others (tasks, interrupts, steal) took from the bench CPU\n");
     int holds = rows[flk].m.median <= rows[base].m.median;
-    printf("forkless median %.4f s vs %s %.4f s: x%.3f (done when <= 1: %s)\n",
-           rows[flk].m.median, BASELINE, rows[base].m.median, rows[flk].ratio_baseline,
+    printf("forkless median %.4f s vs %s %.4f s: x%.*f (done when <= 1: %s)\n",
+           rows[flk].m.median, BASELINE, rows[base].m.median,
+           fl_decimals_apart(rows[flk].ratio_baseline, 1.0, 3), rows[flk].ratio_baseline,
            holds ? "holds" : "does NOT hold");
     printf("load average %.2f at end\n", fl_loadavg());
     for (size_t a = 0; a < NARMS; a++) {

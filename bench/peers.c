@@ -552,9 +552,9 @@ int fl_bench_peers(int argc, char **argv)
                 continue;
             }
             w->ratio = fr ? w->s.median_us / fr->s.median_us : NAN;
-            printf("n %4zu  min %8.1f  median %8.1f  max %9.1f us   x%5.2f forkless"
+            printf("n %4zu  min %8.1f  median %8.1f  max %9.1f us   x%5.*f forkless"
                    "   %s\n", w->s.n, w->s.min_us, w->s.median_us, w->s.max_us,
-                   w->ratio, w->version);
+                   w != fr ? fl_decimals_apart(w->ratio, 1.0, 2) : 2, w->ratio, w->version);
             if (w != fr && fr) {
                 compared++;
                 if (!(w->ratio > 1.0))

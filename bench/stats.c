@@ -152,6 +152,18 @@ int fl_ratio_decimals(double x)
     return d;
 }
 
+int fl_decimals_apart(double x, double bound, int d)
+{
+    char a[64], b[64];
+    for (; d < 6 && isfinite(x) && x != bound; d++) {
+        snprintf(a, sizeof a, "%.*f", d, x);
+        snprintf(b, sizeof b, "%.*f", d, bound);
+        if (strcmp(a, b) != 0)
+            break;
+    }
+    return d;
+}
+
 /* ---- JSON ---------------------------------------------------------------- */
 
 /* Numbers as exact as the text tables or more: 9 significant digits keep

@@ -180,6 +180,11 @@ struct fl_rows {
  * printf("x%.*f", fl_ratio_decimals(x), x). */
 int fl_ratio_decimals(double x);
 
+/* Decimals, from d up to 6, with which x prints apart from bound: a goal
+ * decided on x then reads the same from the figure printed (0.3004 is not
+ * <= 0.30, and prints x0.3004, not x0.30). d where x equals bound. */
+int fl_decimals_apart(double x, double bound, int d);
+
 /* Opens json_path and/or csv_path (either may be NULL) for suite NAME.
  * Returns 0 or an errno value, or -1 when both name one file (said on
  * stderr); on failure nothing is left open. */

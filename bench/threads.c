@@ -398,8 +398,8 @@ int fl_bench_threads(int argc, char **argv)
                 }
             if (wr)
                 printf("forkless/%s throughput >= 0.95 at every T: %s (lowest "
-                       "x%.2f, %s T %lu)\n", BASELINE, worst >= 0.95 ? "yes" : "no",
-                       worst, wr->target, wr->threads);
+                       "x%.*f, %s T %lu)\n", BASELINE, worst >= 0.95 ? "yes" : "no",
+                       fl_decimals_apart(worst, 0.95, 2), worst, wr->target, wr->threads);
         }
         printf("load average %.2f at end\n", fl_loadavg());
     }
