@@ -299,6 +299,10 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
         o->user = arg;
         return 0;
     case OPT_CGROUP:
+        if (!*arg) {
+            cli_error("--cgroup: the directory name is empty");
+            return -1;
+        }
         cmd->cgroup = arg;
         return 0;
     case OPT_KILL_WITH_PARENT:
@@ -417,11 +421,14 @@ static int finish_options(struct run_options *o)
         for (int fd = 0; fd < 3; fd++) {
             if (cmd->stdio[fd].kind == FL_INHERIT)
                 cmd->stdio[fd].kind = FL_PTY;
-            on_pty = on_pty || cmd->stdio[fd].kind == FL_PTY;
+            bool mapped = false;  /* an --fd of 0-2 takes the stream off the terminal */
+            for (size_t i = 0; i < cmd->nfds; i++)
+                mapped = mapped || o->fds[i].child_fd == fd;
+            on_pty = on_pty || (cmd->stdio[fd].kind == FL_PTY && !mapped);
         }
         if (!on_pty) {
             cli_error("--pty: no standard stream is left on the terminal (--stdin, "
-                      "--stdout and --stderr redirect them all)");
+                      "--stdout, --stderr and --fd redirect them all)");
             return -1;
         }
         cmd->flags |= FL_SETSID;

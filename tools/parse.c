@@ -230,14 +230,15 @@ int parse_id(const char *text, unsigned *id)
 
 int parse_fd_map(const char *text, int *child_fd, int *parent_fd)
 {
-    const char *eq = strchr(text, '=');
-    if (!eq || (size_t)(eq - text) >= 16)
+    const char *p = text;
+    uint64_t child;
+    int parent;
+    if (read_decimal(&p, &child) != 0 || *p != '=' || child > INT_MAX ||
+        parse_fd_number(p + 1, &parent) != 0)
         return -1;
-    char child[16];
-    memcpy(child, text, (size_t)(eq - text));
-    child[eq - text] = '\0';
-    return parse_fd_number(child, child_fd) == 0 &&
-           parse_fd_number(eq + 1, parent_fd) == 0 ? 0 : -1;
+    *child_fd = (int)child;
+    *parent_fd = parent;
+    return 0;
 }
 
 int parse_umask(const char *text, mode_t *mask)

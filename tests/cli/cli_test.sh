@@ -552,6 +552,13 @@ case_fd_map_bad_syntax() {
     expect_bad_option run --fd 7=1 --fd 7=2 -- true
 }
 
+case_fd_map_leading_zeros_on_either_side() {
+    # As any other fd number: zeros in front change nothing, whatever their count.
+    run_fl run --fd 0000000000000000007=00000000000000000001 -- sh -c 'echo x >&7'
+    expect_status 0
+    expect_out x
+}
+
 case_fds_closed_by_default() {
     exec 7</dev/null
     run_fl run -- ls /proc/self/fd
@@ -936,6 +943,11 @@ case_cgroup() {
     rmdir "$CGROUP_DIR"
     expect_status 0
     grep -q "/forkless-test-$$\$" "$T/out" || fail "not in the cgroup: $(out)"
+}
+
+case_cgroup_empty() {
+    expect_bad_option run --cgroup '' -- true
+    expect_err_has "--cgroup: the directory name is empty"
 }
 
 case_cgroup_missing() {
@@ -2247,6 +2259,9 @@ case_pty_exit_codes() {
 case_pty_every_stream_redirected() {
     # Nothing would be on the terminal: refused, in plain words.
     expect_bad_option run --pty --stdin /dev/null --stdout /dev/null --stderr /dev/null -- true
+    expect_err_has "--pty: no standard stream is left on the terminal"
+    # An --fd of 0-2 takes that stream off the terminal too.
+    expect_bad_option run --pty --fd 0=0 --fd 1=1 --stderr /dev/null -- true
     expect_err_has "--pty: no standard stream is left on the terminal"
 }
 
