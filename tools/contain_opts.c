@@ -169,9 +169,14 @@ static int parse_errno(const char *arg, int *value)
     return -1;
 }
 
-static int add_landlock(struct contain_options *c, const char *path, unsigned access)
+static int add_landlock(struct contain_options *c, const char *option, const char *path,
+                        unsigned access)
 {
     struct fl_contain *k = &c->contain;
+    if (path[0] == '\0') {
+        cli_error("--%s: the path is empty", option);
+        return -1;
+    }
     if (k->nlandlock == c->landlock_room) {
         size_t room = c->landlock_room ? 2 * c->landlock_room : 8;
         struct fl_landlock_path *more = realloc(c->landlock, room * sizeof *more);
@@ -232,11 +237,11 @@ int contain_option(struct contain_options *c, int opt, const char *arg)
     case OPT_SECCOMP_ERRNO:
         return parse_errno(arg, &c->seccomp_errno);
     case OPT_LANDLOCK_RO:
-        return add_landlock(c, arg, FL_LANDLOCK_READ);
+        return add_landlock(c, "landlock-ro", arg, FL_LANDLOCK_READ);
     case OPT_LANDLOCK_RX:
-        return add_landlock(c, arg, FL_LANDLOCK_READ | FL_LANDLOCK_EXEC);
+        return add_landlock(c, "landlock-rx", arg, FL_LANDLOCK_READ | FL_LANDLOCK_EXEC);
     case OPT_LANDLOCK_RW:
-        return add_landlock(c, arg, FL_LANDLOCK_READ | FL_LANDLOCK_WRITE);
+        return add_landlock(c, "landlock-rw", arg, FL_LANDLOCK_READ | FL_LANDLOCK_WRITE);
     }
     cli_error("internal error: option %d not handled", opt);
     return -1;

@@ -3552,6 +3552,14 @@ case_contain_seccomp_bad() {
     expect_err_has "--seccomp-errno needs --seccomp-deny"
 }
 
+case_contain_landlock_empty_path() {
+    local o
+    for o in --landlock-ro --landlock-rx --landlock-rw; do
+        expect_bad_option run "$o" '' -- true
+        expect_err_has "$o: the path is empty"
+    done
+}
+
 case_contain_landlock() {
     need_landlock
     mkdir "$T/in" "$T/ro"
