@@ -91,7 +91,9 @@ enum fl_backend {
      * FL_RETRY_ETXTBSY, .sigignore): it never drops a setting silently.
      * The PATH candidate is picked in the parent, as fl_resolve() picks
      * it (a script whose #! interpreter cannot run, followed through
-     * interpreters that are scripts as exec follows them, is passed over;
+     * interpreters that are scripts as exec follows them, is passed over,
+     * as is a program whose ELF loader is missing (one built for musl on
+     * a glibc system, say), as exec's ENOENT has execvp() pass over it;
      * one whose #! line the kernel will not read ends the search with
      * ENOEXEC, and one whose interpreter's lookup fails otherwise, with
      * that error, ELOOP say, as exec would; a script the caller may
@@ -860,7 +862,8 @@ struct fl_error {
      * truncated to fit; "" when there is none. */
     char path[FL_ERROR_PATH_MAX];
     /* More, in words, or "": "argument 3 is longer than MAX_ARG_STRLEN",
-     * "interpreter \"/usr/bin/pyhton\" not found". */
+     * "interpreter \"/usr/bin/pyhton\" not found", "dynamic loader
+     * \"/lib/ld-musl-x86_64.so.1\" not found". */
     char detail[FL_ERROR_DETAIL_MAX];
     /* A pipeline's failure: the stage that could not be started, counted
      * from 1 (stages[stage - 1]); 0 for everything else, so that a zeroed
@@ -1081,30 +1084,36 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * the caller may execute (access(X_OK)); a relative candidate is checked
  * against .cwd. In a PATH search a missing file, an unsearchable directory
  * and a name too long count as "not there"; a program named with '/'
- * gets stat's own error. A script is judged by its #! line as exec judges
- * it, following an interpreter that is itself a script as exec does, to
- * the kernel's depth (5 scripts; ELOOP past it): a missing interpreter is
- * "not there", one the caller may not execute is EACCES, one whose lookup
- * fails otherwise ends the search with that error (ELOOP, say), and a #!
- * line the kernel will not read (see FL_SHELL_FALLBACK) ends it with
- * ENOEXEC, or, with FL_SHELL_FALLBACK, is the file. A script the caller
- * may execute but not read is taken as the file: its #! line cannot be
- * seen. Returns 0, ENOENT, EACCES (only files
- * without permission were found, or a '/' name in a directory the caller
- * may not search), ENOEXEC, ELOOP, ENOTDIR, ENAMETOOLONG, ERANGE (buf too small), or
- * EINVAL/E2BIG/EBADF as fl_spawn()'s checks of the command give them (a
- * stdio fd, fd map or terminal fd the caller has not open), and so ENOENT
- * at step open, not exec, for a /dev/fd/N stream path whose fd the caller
- * has not open. error, when
- * not NULL, is filled as
- * fl_spawn() would fill it for the same failure (step, the candidate's
- * index and path, the detail; with .contain->chroot, where it reads the
- * caller's files, a #! interpreter that fl_spawn(), whose child reads
- * another file of that name, does not name). It reads a file's #! line, not its format:
- * a file that exec refuses with ENOEXEC (neither ELF nor #!, and no
- * binfmt_misc handler of the system's takes it), or with E2BIG
- * once the #! line's interpreter and the script's path are added, is
- * returned as the file, and fl_spawn() of it fails with that errno.
+ * gets stat's own error.
+ *
+ * A script is judged by its #! line as exec judges it, following an
+ * interpreter that is itself a script as exec does, to the kernel's depth
+ * (5 scripts; ELOOP past it): a missing interpreter is "not there", one the
+ * caller may not execute is EACCES, one whose lookup fails otherwise ends
+ * the search with that error (ELOOP, say), and a #! line the kernel will
+ * not read (see FL_SHELL_FALLBACK) ends it with ENOEXEC, or, with
+ * FL_SHELL_FALLBACK, is the file. An ELF program of this machine is judged
+ * by the loader it names (its program interpreter) in the same way: a
+ * missing loader is "not there", as exec says ENOENT for it. A script the
+ * caller may execute but not read is taken as the file: its #! line cannot
+ * be seen. Nothing else of the format is read: a file that exec refuses
+ * with ENOEXEC (neither ELF nor #!, and no binfmt_misc handler of the
+ * system's takes it), or with E2BIG once the #! line's interpreter and the
+ * script's path are added, is returned as the file, and fl_spawn() of it
+ * fails with that errno.
+ *
+ * Returns 0, ENOENT, EACCES (only files without permission were found, or
+ * a '/' name in a directory the caller may not search), ENOEXEC, ELOOP,
+ * ENOTDIR, ENAMETOOLONG, ERANGE (buf too small), or EINVAL/E2BIG/EBADF as
+ * fl_spawn()'s checks of the command give them (a stdio fd, fd map or
+ * terminal fd the caller has not open), and so ENOENT at step open, not
+ * exec, for a /dev/fd/N stream path whose fd the caller has not open.
+ * error, when not NULL, is filled as fl_spawn() would fill it for the same
+ * failure (step, the candidate's index and path, the detail; with
+ * .contain->chroot, where it reads the caller's files, a #! interpreter
+ * that fl_spawn(), whose child reads another file of that name, does not
+ * name).
+ *
  * Thread-safe, not async-signal-safe.
  */
 FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,

@@ -116,9 +116,10 @@ static int shebang_from_cwd(const struct fl__plan *p, const char *path,
     return k;
 }
 
-/* What the #! line of the file exec failed on says about exec's error.
- * exec says ENOENT for a file that exists when its #! interpreter is
- * missing, as with "#!/bin/sh\r" from a CRLF file: name the interpreter. */
+/* What the #! line or the ELF loader of the file exec failed on says
+ * about exec's error. exec says ENOENT for a file that exists when its #!
+ * interpreter is missing, as with "#!/bin/sh\r" from a CRLF file, or its
+ * loader, as with a program built for musl on a glibc system: name it. */
 static void explain_exec(const struct fl__plan *p, int err, const char *path,
                          char *detail, size_t size)
 {
@@ -129,37 +130,41 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
     if (k < 0)
         return;
     /* The missing interpreter may be a script's interpreter's, which exec
-     * follows, to its depth: so are they here, and one that is there is
-     * not called missing. */
-    for (int depth = 0; err == ENOENT && k == FL__SHEBANG_INTERP; depth++) {
+     * follows, to its depth, or the loader of a program that is one: so
+     * are they here, and one that is there is not called missing. */
+    for (int depth = 0; err == ENOENT && (k == FL__SHEBANG_INTERP || k == FL__SHEBANG_LOADER);
+         depth++) {
         char *full, next[FL__BINPRM_BUF_SIZE];
         if (callers_name(p, interp, &full) < 0)
             return;
         const char *at = full ? full : interp;
         bool there = access(at, F_OK) == 0;
-        enum fl__shebang kk = there && depth < FL__SCRIPT_DEPTH_MAX ? fl__shebang(at, next)
-                                                                     : FL__SHEBANG_NONE;
+        enum fl__shebang kk = there && k == FL__SHEBANG_INTERP && depth < FL__SCRIPT_DEPTH_MAX
+                                  ? fl__shebang(at, next)
+                                  : FL__SHEBANG_NONE;
         free(full);
         if (!there)
             break;  /* interp is the one missing */
-        if (kk != FL__SHEBANG_INTERP)
+        if (kk != FL__SHEBANG_INTERP && kk != FL__SHEBANG_LOADER)
             return;
         memcpy(interp, next, sizeof next);
+        k = kk;
     }
-    if (err == ENOENT && k == FL__SHEBANG_INTERP) {
+    if (err == ENOENT && (k == FL__SHEBANG_INTERP || k == FL__SHEBANG_LOADER)) {
         size_t len = strlen(interp);
-        bool cr = interp[len - 1] == '\r';
+        bool cr = k == FL__SHEBANG_INTERP && interp[len - 1] == '\r';
+        const char *what = k == FL__SHEBANG_LOADER ? "dynamic loader \"" : "interpreter \"";
         const char *tail = cr ? "\\r\" not found (the file has CRLF line ends)" : "\" not found";
         /* The cause comes last: a long interpreter loses its middle, so
          * that the cause still fits. */
-        size_t fixed = strlen("interpreter \"") + strlen(tail) + 1;
+        size_t fixed = strlen(what) + strlen(tail) + 1;
         size_t room = size > fixed ? size - fixed : 0, head = room > 3 ? (room - 3) / 2 : 0;
         size_t end = room > 3 ? room - 3 - head : 0;
         len -= cr;
         if (room < 8 || len <= room)
-            snprintf(detail, size, "interpreter \"%.*s%s", (int)len, interp, tail);
+            snprintf(detail, size, "%s%.*s%s", what, (int)len, interp, tail);
         else
-            snprintf(detail, size, "interpreter \"%.*s...%.*s%s", (int)head, interp, (int)end,
+            snprintf(detail, size, "%s%.*s...%.*s%s", what, (int)head, interp, (int)end,
                      interp + len - end, tail);
     } else if (err == EACCES && k == FL__SHEBANG_EMPTY && runnable) {
         snprintf(detail, size, "#! names no interpreter");
@@ -169,6 +174,7 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
                                 "the interpreter must end within 255 bytes"
                           : k == FL__SHEBANG_NO_NAME ? "#! names no interpreter"
                           : k == FL__SHEBANG_INTERP  ? "its interpreter is not an executable format"
+                          : k == FL__SHEBANG_LOADER  ? "an ELF program the kernel will not load"
                                                      : "not an executable format and no #! line";
         snprintf(detail, size, "%s (FL_SHELL_FALLBACK runs it with /bin/sh)", why);
     }

@@ -277,9 +277,11 @@ FL__HIDDEN int fl__candidate_status(struct fl__plan *p, const char *cand,
                                     char *path, size_t size);
 /* The kernel's buffer for a file's first bytes (BINPRM_BUF_SIZE). */
 #define FL__BINPRM_BUF_SIZE 256
-/* What exec makes of the #! line of the file at path. */
+/* What exec makes of the file at path (exec_format.c): its #! line, or
+ * the loader an ELF program names. */
 enum fl__shebang {
-    FL__SHEBANG_NONE,      /* no "#!", or the file cannot be read */
+    FL__SHEBANG_NONE,      /* no "#!" and no loader, or the file cannot be
+                              read */
     FL__SHEBANG_INTERP,    /* interp is set: the first word after "#!", up to
                               a blank or the line's end (a '\r' stays in it) */
     FL__SHEBANG_EMPTY,     /* "#!" and blanks to the file's end: exec opens "",
@@ -287,6 +289,10 @@ enum fl__shebang {
     FL__SHEBANG_NO_NAME,   /* "#!" and blanks to the line's end: ENOEXEC */
     FL__SHEBANG_TOO_LONG,  /* the name does not end within the file's first
                               255 bytes, the kernel's buffer: ENOEXEC */
+    FL__SHEBANG_LOADER,    /* an ELF program of this machine: interp is the
+                              program interpreter it names (PT_INTERP), which
+                              exec opens as it would a script's, from the
+                              cwd when relative, and never follows further */
 };
 /* Scripts exec runs, each the interpreter of the one before, before it
  * says ELOOP: exec_binprm()'s depth in Linux 5.x and 6.x. The sixth

@@ -435,72 +435,15 @@ static void plan_empty(struct fl__plan *p)
         p->pipe_parent[i] = p->pipe_child[i] = -1;
 }
 
-static bool blank(char c)
-{
-    return c == ' ' || c == '\t';
-}
-
-/* binfmt_script's parse (Linux 5.0 and later) of the first
- * FL__BINPRM_BUF_SIZE bytes, which the kernel pads with NULs. The line ends
- * at the first '\n' before any NUL. Without one, the interpreter's name
- * must end (at a blank or a NUL) by the buffer's last byte: the kernel will
- * not run a name it may have cut short, and says ENOEXEC. */
-enum fl__shebang fl__shebang_at(int dir, const char *path, char interp[FL__BINPRM_BUF_SIZE])
-{
-    /* Only a regular file: exec runs nothing else, and opening a FIFO or
-     * a device has effects of its own (a FIFO's blocked writer goes on,
-     * and what it writes is read here and lost). Looked at before the
-     * open and checked after it, as the name may change between. */
-    struct stat before, st;
-    if (fstatat(dir, path, &before, 0) < 0 || !S_ISREG(before.st_mode))
-        return FL__SHEBANG_NONE;
-    int fd = openat(dir, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0)
-        return FL__SHEBANG_NONE;
-    char buf[FL__BINPRM_BUF_SIZE] = { 0 };
-    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == before.st_ino &&
-                        st.st_dev == before.st_dev
-                    ? read(fd, buf, sizeof buf)
-                    : -1;
-    close(fd);
-    if (n < 2 || buf[0] != '#' || buf[1] != '!')
-        return FL__SHEBANG_NONE;
-    const char *last = buf + sizeof buf - 1, *end = NULL, *s;
-    for (s = buf; s <= last && *s && !end; s++)
-        if (*s == '\n')
-            end = s;
-    if (!end) {
-        for (s = buf + 2; s <= last && blank(*s); s++)
-            ;
-        while (s <= last && *s && !blank(*s))
-            s++;
-        if (s > last)
-            return FL__SHEBANG_TOO_LONG;
-        end = last;   /* the kernel ends the line there, whatever it holds */
-    }
-    while (blank(end[-1]))
-        end--;
-    for (s = buf + 2; s < end && blank(*s); s++)
-        ;
-    if (s == end)
-        return FL__SHEBANG_NO_NAME;
-    size_t len = 0;
-    while (s + len < end && s[len] && !blank(s[len]))
-        len++;
-    memcpy(interp, s, len);
-    interp[len] = '\0';
-    return len ? FL__SHEBANG_INTERP : FL__SHEBANG_EMPTY;
-}
-
 /* Can exec run name (in dir: the child's cwd), as far as its #! lines
- * go? 0 (also for a file without one), or exec's own error: the
- * interpreter's lookup (ENOENT, ENOTDIR, ELOOP, EACCES, ENAMETOOLONG),
- * EACCES for one that is not a regular file the caller may execute,
- * ENOEXEC for a #! line the kernel will not read, ELOOP for scripts nested
- * deeper than the kernel follows. An interpreter that is a script is
- * followed, as exec follows it, and a relative one is the child's cwd's.
- * A file the caller may execute but not read counts as runnable: its #!
- * line cannot be seen. */
+ * and its ELF loader go? 0 (also for a file with neither), or exec's own
+ * error: the interpreter's or the loader's lookup (ENOENT, ENOTDIR, ELOOP,
+ * EACCES, ENAMETOOLONG), EACCES for one that is not a regular file the
+ * caller may execute, ENOEXEC for a #! line the kernel will not read,
+ * ELOOP for scripts nested deeper than the kernel follows. An interpreter
+ * that is a script is followed, as exec follows it, and a relative one is
+ * the child's cwd's. A file the caller may execute but not read counts as
+ * runnable: its #! line cannot be seen. */
 static int interpreter_status(int dir, const char *name)
 {
     char interp[2][FL__BINPRM_BUF_SIZE];
@@ -511,16 +454,19 @@ static int interpreter_status(int dir, const char *name)
         enum fl__shebang k = fl__shebang_at(dir, file, next);
         if (k == FL__SHEBANG_NONE)
             break;
-        if (k != FL__SHEBANG_INTERP) {  /* exec opens "": the cwd, a directory */
-            r = k == FL__SHEBANG_EMPTY ? EACCES : ENOEXEC;
+        if (k != FL__SHEBANG_INTERP && k != FL__SHEBANG_LOADER) {
+            r = k == FL__SHEBANG_EMPTY ? EACCES : ENOEXEC;  /* exec opens "": the cwd */
             break;
         }
         file = next;
         struct stat st;
         r = fstatat(dir, file, &st, 0) < 0                                         ? errno
             : !S_ISREG(st.st_mode) || faccessat(dir, file, X_OK, AT_EACCESS) < 0 ? EACCES
+            : k == FL__SHEBANG_LOADER                                               ? 0
             : depth == FL__SCRIPT_DEPTH_MAX                                         ? ELOOP
                                                                                    : 0;
+        if (k == FL__SHEBANG_LOADER)
+            break;  /* the loader is not run through exec's handlers */
     }
     return r;
 }
@@ -553,7 +499,8 @@ static int status_at(struct fl__plan *p, int dir, const char *name, const char *
     if (fl__args_too_big(p, cand, detail, sizeof detail))
         return E2BIG;
     /* exec would say ENOENT, ENOTDIR or EACCES for a script whose
-     * interpreter it cannot run, and a search goes on past it (as the
+     * interpreter it cannot run, or a program whose loader it cannot,
+     * and a search goes on past it (as the
      * child's does: "not here" is ENOENT to the callers); ELOOP, or
      * ENOEXEC for a #! line the kernel will not read, and a search stops
      * there, where FL_SHELL_FALLBACK runs the file with /bin/sh. */

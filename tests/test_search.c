@@ -6,6 +6,7 @@
  */
 #include "test.h"
 
+#include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -360,6 +361,85 @@ TEST(a_path_search_goes_on_past_a_script_whose_interpreter_s_interpreter_is_miss
 TEST(a_path_search_goes_on_past_a_script_whose_interpreter_is_under_a_file)
 {
     search_passes_over(t_tmpdir(), "#!/etc/passwd/interpreter");   /* ENOTDIR */
+}
+
+/* A copy of /bin/true, dir/name, whose program interpreter (its dynamic
+ * loader, PT_INTERP) is /nonexistent/fl-ld.so: exec says ENOENT for it, as
+ * for a program built for musl on a glibc system. Skips where /bin/true
+ * names no loader (a static build) or is not this machine's ELF. */
+static char *program_with_a_missing_loader(const char *dir, const char *name)
+{
+    static const char missing[] = "/nonexistent/fl-ld.so";
+    int in = open("/bin/true", O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (in < 0 || fstat(in, &st) != 0)
+        SKIP(t_fmt("/bin/true cannot be read: %s", strerror(errno)));
+    char *image = malloc((size_t)st.st_size);
+    ASSERT(image != NULL);
+    ASSERT_EQ(read(in, image, (size_t)st.st_size), st.st_size);
+    close(in);
+    Elf64_Ehdr eh;
+    memcpy(&eh, image, sizeof eh);
+    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        sizeof(void *) != 8)
+        SKIP("/bin/true is not a 64-bit ELF program as this build is");
+    char *loader = NULL;
+    for (int i = 0; i < eh.e_phnum && !loader; i++) {
+        Elf64_Phdr ph;
+        memcpy(&ph, image + eh.e_phoff + (size_t)i * sizeof ph, sizeof ph);
+        if (ph.p_type == PT_INTERP && ph.p_filesz >= sizeof missing)
+            loader = image + ph.p_offset;
+    }
+    if (!loader)
+        SKIP("/bin/true names no dynamic loader (a static build)");
+    memcpy(loader, missing, sizeof missing);
+    char *path = t_fmt("%s/%s", dir, name);
+    int out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    ASSERT_SYS(out);
+    ASSERT_EQ(write(out, image, (size_t)st.st_size), st.st_size);
+    close(out);
+    free(image);
+    return path;
+}
+
+TEST(a_program_whose_loader_is_missing_is_enoent_naming_the_loader)
+{
+    char *prog = program_with_a_missing_loader(t_tmpdir(), "prog");
+    struct fl_cmd cmd = { .argv = ARGV(prog), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.path, prog);
+    ASSERT_STR_EQ(e.detail, "dynamic loader \"/nonexistent/fl-ld.so\" not found");
+    char buf[4096];
+    ASSERT_EQ(fl_resolve(&cmd, buf, sizeof buf, &e), ENOENT);
+    ASSERT_STR_EQ(e.detail, "dynamic loader \"/nonexistent/fl-ld.so\" not found");
+}
+
+TEST(a_script_whose_interpreter_s_loader_is_missing_names_the_loader)
+{
+    char *d = t_tmpdir();
+    char *interp = program_with_a_missing_loader(d, "interp");
+    char *script = t_write_file(d, "script", t_fmt("#!%s\n", interp), 0755);
+    struct fl_cmd cmd = { .argv = ARGV(script), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.detail, "dynamic loader \"/nonexistent/fl-ld.so\" not found");
+}
+
+/* execvp() goes on past it, as past a script whose interpreter is
+ * missing: so do the clone child's search, the posix_spawn backend's
+ * pick and fl_resolve(). */
+TEST(a_path_search_goes_on_past_a_program_whose_loader_is_missing)
+{
+    char *a = t_tmpdir(), *b = t_tmpdir();
+    program_with_a_missing_loader(a, "fl-script");
+    t_write_file(b, "fl-script", "#!/bin/sh\nexit 0\n", 0755);
+    const char *env_set[] = { t_fmt("PATH=%s:%s", a, b), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("fl-script"), .env_set = env_set, .backend = BACKEND };
+    int st;
+    t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    ASSERT_STR_EQ(buf, t_fmt("%s/fl-script", b));
 }
 
 /* An interpreter that exec cannot look up for another reason than "not
