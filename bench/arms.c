@@ -189,20 +189,25 @@ static int clone_full_child(void *p)
     _exit(127);
 }
 
-static char *const *environ_plus_bench(void)
+/* Built for every spawn, as the library must build its own: environ may
+ * have changed since the last one. A FL_BENCH already there is replaced,
+ * as .env_set replaces it. NULL: out of memory. */
+static char **environ_plus_bench(void)
 {
-    static char **env;
-    if (env)
-        return env;
-    size_t n = 0;
-    while (environ[n])
-        n++;
-    env = malloc((n + 2) * sizeof *env);
+    static const char name[] = "FL_BENCH=";
+    size_t n = 0, same = (size_t)-1;
+    for (; environ[n]; n++)
+        if (strncmp(environ[n], name, sizeof name - 1) == 0)
+            same = n;
+    char **env = malloc((n + 2) * sizeof *env);
     if (!env)
-        return environ;
+        return NULL;
     memcpy(env, environ, n * sizeof *env);
-    env[n] = "FL_BENCH=1";
-    env[n + 1] = NULL;
+    if (same != (size_t)-1)
+        env[same] = "FL_BENCH=1";
+    else
+        env[n++] = "FL_BENCH=1";
+    env[n] = NULL;
     return env;
 }
 
@@ -222,9 +227,17 @@ static int arm_clone_vm_full(const struct fl_arm_target *t, char *err, size_t er
         child_ends[fd] = pipes[fd][fd == 0 ? 0 : 1];
         parent_ends[fd] = pipes[fd][fd == 0 ? 1 : 0];
     }
-    struct clone_full_arg a = { t->path, t->argv, environ_plus_bench(), child_ends };
+    char **envp = environ_plus_bench();
+    if (!envp) {
+        snprintf(err, errsz, "environment: %s", strerror(ENOMEM));
+        for (int fd = 0; fd < 3; fd++)
+            close(pipes[fd][0]), close(pipes[fd][1]);
+        return -1;
+    }
+    struct clone_full_arg a = { t->path, t->argv, envp, child_ends };
     pid_t pid = clone(clone_full_child, top, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
     int clone_err = errno;
+    free(envp);
     for (int fd = 0; fd < 3; fd++)
         close(child_ends[fd]);
     int r;
