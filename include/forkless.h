@@ -559,8 +559,11 @@ struct fl_cmd {
  *   landlock  the ruleset that the parent built
  *   signals   the others, .sigignore, the mask
  *   seccomp   the filter, last, so that it cannot refuse a step of the
- *             setup; only exec runs under it (and the FL_RETRY_ETXTBSY
- *             pauses: a filter that denies nanosleep() ends them), and,
+ *             setup (a PATH search looks up which candidates are there
+ *             just before it); only exec runs under it (and the
+ *             FL_RETRY_ETXTBSY pauses, with the closing of the fds above
+ *             2 that comes first, through /proc/self/fd: a filter that
+ *             denies nanosleep() ends them), and,
  *             when the exec fails, the child's exit_group(): a filter
  *             that denies it leaves that child unable to end (the
  *             program could not end either), so the spawn never returns

@@ -596,16 +596,39 @@ static CHILD bool means_not_here(long r)
            r == -ETIMEDOUT;
 }
 
+/* Under a seccomp filter the search may make no call but exec (a filter
+ * that allows a list of calls kills on the rest): which candidates are
+ * there is looked up before it. Past the 64th, each counts as there, so
+ * that exec's EACCES stands, as execvp() reports it. */
+static CHILD void note_presence(struct fl__plan *p)
+{
+    p->presence_noted = false;
+    if (!p->searched)
+        return;
+    p->cand_present = 0;
+    for (size_t i = 0; i < p->ncands && i < 64; i++)
+        if (exists(p->cands[i]))
+            p->cand_present |= (uint64_t)1 << i;
+    p->presence_noted = true;
+}
+
+static CHILD bool candidate_there(const struct fl__plan *p, size_t i)
+{
+    if (!p->presence_noted)
+        return exists(p->cands[i]);
+    return i >= 64 || (p->cand_present >> i & 1);
+}
+
 /* In a PATH search, a directory we may not search hides nothing (stat
  * fails too, where a file without permission would be found), and a
  * candidate whose name is too long cannot be there: sh and Python go on
  * to the next entry, and so does this search. A program named with '/'
  * keeps exec's own error. */
-static CHILD long as_search_result(const struct fl__plan *p, const char *cand, long r)
+static CHILD long as_search_result(const struct fl__plan *p, size_t i, long r)
 {
     if (!p->searched)
         return r;
-    if (r == -EACCES && !exists(cand))
+    if (r == -EACCES && !candidate_there(p, i))
         return -ENOENT;
     return r == -ENAMETOOLONG ? -ENOENT : r;
 }
@@ -668,7 +691,7 @@ static CHILD void exec_candidates(struct fl__plan *p)
             p->sh_argv[1] = (char *)p->cands[i];
             r = exec_once(p, "/bin/sh", p->sh_argv);
         }
-        r = as_search_result(p, p->cands[i], r);
+        r = as_search_result(p, i, r);
         if (r == -EACCES) {
             if (denied < 0)
                 denied = (int)i;
@@ -682,7 +705,7 @@ static CHILD void exec_candidates(struct fl__plan *p)
             return;
         }
     }
-    bool found = p->ncands == 1 && p->searched && denied < 0 && exists(p->cands[0]);
+    bool found = p->ncands == 1 && p->searched && denied < 0 && candidate_there(p, 0);
     struct fl__child_err end = fl__search_failed(p, denied, (int)-first_err, found);
     fl__child_fail(p, FL_STEP_EXEC, end.index, -end.err);
 }
@@ -791,6 +814,10 @@ CHILD void fl__child_run(struct fl__plan *p)
         return;
     if (has_filter_of(p) && p->exec_word)  /* a spawn's caller waits: its limit is the child's */
         note_stack_limit(p);
+    if (has_filter_of(p))
+        note_presence(p);
+    else
+        p->presence_noted = false;
     if (fl__child_seccomp(p) < 0)
         return;
     exec_candidates(p);

@@ -161,6 +161,12 @@ struct fl__plan {
      * failure is explained). */
     bool e2big_stack_known;
     uint64_t e2big_stack;
+    /* Written by the clone child of a PATH search under a seccomp filter,
+     * before the filter: bit i set when candidate i is there (stat), for
+     * the first 64; the search's "not here" needs it after the filter,
+     * where no call but exec may be made. */
+    bool presence_noted;
+    uint64_t cand_present;
 
     /* fds */
     struct fl__act *acts;

@@ -10,6 +10,7 @@
 #include "test.h"
 
 #include <linux/filter.h>
+#include <stddef.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -360,6 +361,57 @@ TEST(a_launch_copies_the_filter_so_the_caller_may_free_it_at_once)
     char *out = t_read_all(p.stdio[1]);
     ASSERT_EXITED(t_wait(&p), 0);
     ASSERT_STR_EQ(mkdir_result(out, path), "EPERM");
+}
+
+/* ---- the PATH search under the filter ---------------------------------------- */
+
+/* A filter that kills the process on newfstatat() and allows the rest, as
+ * an allow-list filter kills on a call it does not list. */
+static struct sock_fprog kill_on_stat(void)
+{
+    static struct sock_filter insns[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_newfstatat, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    return (struct sock_fprog){ .len = 4, .filter = insns };
+}
+
+/* Which candidates are there is looked up before the filter: after it,
+ * only exec runs. */
+TEST(a_path_search_under_a_filter_that_kills_on_stat_still_says_not_found)
+{
+    struct sock_fprog prog = kill_on_stat();
+    struct fl_contain c = { .flags = FL_NO_NEW_PRIVS, .seccomp = &prog };
+    const char *env_set[] = { t_fmt("PATH=%s", t_tmpdir()), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("fl-no-such-program"), .env_set = env_set,
+                          .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    NEEDS_SECCOMP();
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.detail, "not found in PATH");
+}
+
+TEST(a_path_search_under_a_filter_that_denies_stat_still_finds_a_file_without_permission)
+{
+    int nr = fl_syscall_number("newfstatat");
+    if (nr < 0)
+        SKIP("no newfstatat on this architecture");
+    struct sock_fprog prog;
+    ASSERT_OK(fl_seccomp_deny(&nr, 1, EXDEV, &prog));
+    t_keep(prog.filter);
+    char *a = t_tmpdir();
+    char *prog_path = t_write_file(a, "fl-prog", "#!/bin/sh\nexit 0\n", 0644);
+    struct fl_contain c = { .flags = FL_NO_NEW_PRIVS, .seccomp = &prog };
+    const char *env_set[] = { t_fmt("PATH=%s:%s", a, t_tmpdir()), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("fl-prog"), .env_set = env_set, .contain = &c,
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    NEEDS_SECCOMP();
+    struct fl_error e = SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+    ASSERT_EQ(e.index, 0);
+    ASSERT_STR_EQ(e.path, prog_path);
 }
 
 /* The architecture check: a call through another ABI kills the process
