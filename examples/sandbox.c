@@ -42,7 +42,8 @@ static char script2[] =
     /* The fresh /proc is out of reach too: it is mounted after the parent
      * built the ruleset, and Landlock ignores a rule on the directory a
      * file system is mounted on (a rule on the caller's /proc would reach
-     * only the caller's /proc, without FL_MOUNT_PROC). */
+     * only the caller's /proc, without FL_MOUNT_PROC); only a rule on a
+     * directory above it, such as "/", would reach it. */
     "ls /proc\n"
     "exit 0\n";
 

@@ -111,10 +111,12 @@ enum fl_backend {
      * glibc's posix_spawn() sets signals 32 and 33 (its own SIGCANCEL
      * and SIGSETXID) to SIG_IGN in the child unless told to reset them:
      * by default this backend tells it to; with FL_KEEP_SIGNALS they stay
-     * ignored unless .sigdefault names them. Closing the
-     * other fds needs posix_spawn_file_actions_addclosefrom_np (glibc
-     * 2.34 and later); with musl or an older glibc, a command without
-     * FL_KEEP_FDS is refused with ENOTSUP (see docs/musl.md). */
+     * ignored unless .sigdefault names them. Nor can they be blocked in
+     * the child: glibc's child sets the mask without them, whatever
+     * .sigmask (or, with FL_KEEP_SIGNALS, the caller's mask) says.
+     * Closing the other fds needs posix_spawn_file_actions_addclosefrom_np
+     * (glibc 2.34 and later); with musl or an older glibc, a command
+     * without FL_KEEP_FDS is refused with ENOTSUP (see docs/musl.md). */
     FL_BACKEND_POSIX_SPAWN,
     /* fork() + the same child code + a CLOEXEC error pipe. Its cost grows
      * with the parent's memory; it is there for comparison and for systems
