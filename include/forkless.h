@@ -98,10 +98,13 @@ enum fl_backend {
      * ENOEXEC, and one whose interpreter's lookup fails otherwise, with
      * that error, ELOOP say, as exec would; a script the caller may
      * execute but not read is taken as runnable, its #! line unseen),
-     * so the file actions run once (an O_EXCL
-     * file, a FIFO), and a search that finds nothing starts nothing; only
-     * FL_SHELL_FALLBACK, when exec refuses the format, runs them a second
-     * time, for /bin/sh. posix_spawn() does not say which step failed:
+     * so the file actions run once (an O_EXCL file, a FIFO), and a
+     * search that finds nothing starts nothing: its error is the one
+     * reported, even where a step before the exec would have failed too
+     * (a file to open, a group to join), which the other backends'
+     * child, which opens and joins before it searches, reports instead.
+     * Only FL_SHELL_FALLBACK, when exec refuses the format, runs the file
+     * actions a second time, for /bin/sh. posix_spawn() does not say which step failed:
      * a failure is blamed on chdir when the cwd gives that very error,
      * on exec when the error is one exec gives and no step before it
      * could have failed (no file to open but /dev/null), and otherwise
@@ -154,9 +157,13 @@ struct fl_stdio {
      * found before the spawn, as open(2) would say it (under a .chroot,
      * where the name is the new root's, the child's open answers). Other
      * names for the same file (a symlink, "/dev/./fd/N", a relative path)
-     * are opened after the caller's fds are closed. The open makes a new
-     * open file description, as open(2) of that name does; to share the
-     * caller's, use FL_FD. */
+     * are not recognised, and whether they still reach the caller's fd
+     * depends on the backend: the fork and posix_spawn backends open
+     * before they close the caller's other fds, the clone backend after
+     * (but for those below the highest fd the command sets), and a launch
+     * after. Name the fd as above, or pass it with FL_FD. The open makes
+     * a new open file description, as open(2) of that name does; to share
+     * the caller's, use FL_FD. */
     const char *path;
     /* FL_FILE: open(2) flags. 0 means O_RDONLY for fd 0 and
      * O_WRONLY|O_CREAT|O_TRUNC for fds 1 and 2. O_CLOEXEC is ignored. */
