@@ -833,9 +833,12 @@ enum fl_step {
     FL_STEP_SETCTTY,    /* TIOCSCTTY; .index: the child fd */
     FL_STEP_TCSETPGRP,  /* TIOCSPGRP (FL_FOREGROUND); .index: the child fd */
     /* Containment (struct fl_contain), in the order the child runs them. */
-    /* unshare() of a namespace clone() cannot make: the time namespace,
-     * or a cgroup namespace made after the child has written itself into
-     * .cgroup; .index: FL_NS_TIME or FL_NS_CGROUP. */
+    /* unshare() of a namespace clone() cannot make: the time namespace
+     * (with the fork backend, or where clone3() is unusable), or a cgroup
+     * namespace made after the child has written itself into .cgroup;
+     * .index: FL_NS_TIME or FL_NS_CGROUP. A time namespace that clone3()
+     * refuses for want of privilege is EPERM at step clone, as the other
+     * namespaces are. */
     FL_STEP_UNSHARE,
     /* Writing the user namespace's maps; .path the file: .index 0
      * uid_map, 1 setgroups, 2 gid_map. */

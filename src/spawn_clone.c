@@ -411,7 +411,12 @@ static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         fl__restore_signals(&old);
     /* EPERM and EINVAL may be about the namespaces (no privilege, a kernel
      * without one): clone() is tried for this spawn, and gives its own
-     * answer, but clone3() stays in use. */
+     * answer, but clone3() stays in use. Not for a time namespace alone:
+     * clone() would make none, and the child's unshare() would say the
+     * same EPERM as a step of its own. */
+    if (pid == -EPERM && p->box && p->box->ns_clone &&
+        !(fl__box_clone_flags(p) & ~(uint64_t)CLONE_NEWTIME))
+        return pid;
     if ((pid == -EPERM || pid == -EINVAL) && p->box && p->box->ns_clone) {
         p->mask_inherited = p->setup_mask_set = false;
         return -ENOSYS;

@@ -82,8 +82,13 @@ bool contain_explain(const struct contain_options *c, const struct fl_error *e,
                        "them: --unshare user or --map-root-user");
         return true;
     case FL_STEP_UNSHARE:
-        snprintf(buf, size, "%s (--unshare %s)", message,
-                 e->index == FL_NS_CGROUP ? "cgroup" : "time");
+        snprintf(buf, size, "%s (--unshare %s%s)", message,
+                 e->index == FL_NS_CGROUP ? "cgroup" : "time",
+                 e->err != EPERM ? ""
+                 : k->unshare & FL_NS_USER
+                     ? ": this system does not let this user make it"
+                     : ": a new namespace needs CAP_SYS_ADMIN, or a new user namespace with it: "
+                       "--unshare user or --map-root-user");
         return true;
     case FL_STEP_ID_MAP:
         snprintf(buf, size, "%s (--%s)", message,

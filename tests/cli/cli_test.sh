@@ -3370,6 +3370,19 @@ case_contain_unshare_needs_privilege() {
     expect_err_has "--unshare: new namespaces need CAP_SYS_ADMIN"
 }
 
+case_contain_unshare_time_needs_privilege() {
+    # clone3() refuses it at step clone; the fork backend's child, at its
+    # unshare(): each says what would give the privilege.
+    [ -e /proc/self/ns/time ] || skip "no time namespace in this kernel"
+    nobody_forkless
+    run_nobody run --unshare time -- true
+    expect_status 125
+    expect_err_has "--unshare: new namespaces need CAP_SYS_ADMIN"
+    run_nobody run --backend fork --unshare time -- true
+    expect_status 125
+    expect_err_has "unshare: Operation not permitted (the time namespace) (--unshare time: a new namespace needs CAP_SYS_ADMIN"
+}
+
 case_contain_unprivileged_userns() {
     # What unshare -rpf --mount-proc does, without privilege, in one exec.
     nobody_forkless
