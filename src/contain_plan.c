@@ -70,10 +70,13 @@ static bool reserved_clear(void *const *r, size_t n)
     return true;
 }
 
+/* FL_LANDLOCK_BEST_EFFORT only says how to apply rules: without any, it
+ * asks for nothing. */
 bool fl__contain_set(const struct fl_contain *c)
 {
-    return c && (c->unshare || c->map || c->hostname || c->chroot || c->flags ||
-                 c->cap_ambient || c->seccomp || c->nlandlock);
+    return c && (c->unshare || c->map || c->hostname || c->chroot ||
+                 (c->flags & ~(unsigned)FL_LANDLOCK_BEST_EFFORT) || c->cap_ambient ||
+                 c->seccomp || c->nlandlock);
 }
 
 bool fl__contained(const struct fl_cmd *cmd)

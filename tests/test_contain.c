@@ -898,6 +898,21 @@ TEST(the_id_map_without_proc_is_enoent_at_step_id_map_index_0)
 
 /* ---- posix_spawn ------------------------------------------------------------------ */
 
+TEST(a_contain_that_asks_for_nothing_runs_on_every_backend)
+{
+    /* Zero, or the best-effort mode of Landlock without a rule: no
+     * setting, so nothing for posix_spawn to refuse. */
+    const struct fl_contain nothing[] = { { 0 }, { .flags = FL_LANDLOCK_BEST_EFFORT } };
+    for (size_t i = 0; i < sizeof nothing / sizeof *nothing; i++) {
+        struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &nothing[i],
+                              .flags = FL_KEEP_FDS,  /* musl's posix_spawn cannot close */
+                              .backend = BACKEND };
+        int st;
+        t_run(&cmd, &st);
+        ASSERT_EXITED(st, 0);
+    }
+}
+
 TEST(posix_spawn_refuses_each_setting_at_prepare)
 {
     const struct fl_contain settings[] = {
