@@ -258,6 +258,20 @@ case_exit_126_missing_interpreter() {
     expect_err_has "exec \"$T/script\""
 }
 
+case_exit_126_missing_loader() {
+    # A copy of /bin/true whose ELF loader's name ends in X instead: found,
+    # but exec says ENOENT for the loader. 126, naming it.
+    local hit loader off
+    hit=$(head -c 4096 /bin/true | grep -aoE '/[[:alnum:]_./-]*/ld[-.][[:alnum:]_.-]*' -b | head -n 1)
+    [ -n "$hit" ] || skip "/bin/true names no dynamic loader in its first 4 KiB"
+    off=${hit%%:*} loader=${hit#*:}
+    cp /bin/true "$T/prog"
+    printf X | dd of="$T/prog" bs=1 seek=$((off + ${#loader} - 1)) conv=notrunc 2>/dev/null
+    run_fl run -- "$T/prog"
+    expect_status 126
+    expect_err_has "(dynamic loader \"${loader%?}X\" not found)"
+}
+
 case_exit_127_path() {
     run_fl run -- /nonexistent-dir/prog
     expect_status 127
