@@ -391,6 +391,22 @@ static bool ended(const struct fl_proc *proc)
     return (r == 0 && si.si_pid != 0) || r == -ECHILD;
 }
 
+/* A futex wait on the exec word for up to ns; where the futex call itself
+ * is refused (a seccomp filter of the caller's that denies it, with ENOSYS
+ * or EPERM), a plain sleep of a millisecond at most instead, so that the
+ * wait looks again soon and never spins. Returns the futex's result, or
+ * -ETIMEDOUT after such a sleep. */
+static long wait_on_word(uint32_t *word, uint32_t v, long ns)
+{
+    struct timespec ts = { 0, ns };
+    long r = fl__sys4(SYS_futex, word, FUTEX_WAIT, v, &ts);
+    if (r == 0 || r == -EAGAIN || r == -EINTR || r == -ETIMEDOUT)
+        return r;
+    struct timespec nap = { 0, ns < 1000000L ? ns : 1000000L };
+    r = fl__sys2(SYS_nanosleep, &nap, NULL);
+    return r == -EINTR ? r : -ETIMEDOUT;
+}
+
 /* Sleeps until the kernel clears the word (see the top of the file). The
  * futex wait has a timeout only for the child that ends without clearing
  * it; the kernel's wake is what ends the wait otherwise. The look is due
@@ -409,9 +425,8 @@ static void await_exec(struct fl__launch *l, const struct fl_proc *proc, bool ca
             return;
         if (cancellable)
             pthread_testcancel();
-        struct timespec ts = { 0, step_ns };
-        long r = fl__sys4(SYS_futex, &l->exec_word, FUTEX_WAIT, v, &ts);
-        if (r == -ETIMEDOUT || (r == -EINTR && fl__now_ns() >= due)) {
+        long r = wait_on_word(&l->exec_word, v, step_ns);
+        if ((r == -ETIMEDOUT || r == -EINTR) && fl__now_ns() >= due) {
             if (ended(proc))
                 return;
             step_ns = step_ns < max_ns ? step_ns * 2 : max_ns;
@@ -440,8 +455,7 @@ void fl__launch_await_group(const struct fl_proc *proc)
         uint32_t v = __atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE);
         if (v == 0 || fl__sys1(SYS_getpgid, proc->pid) == proc->pid || ended(proc))
             return;
-        struct timespec ts = { 0, 1000000L };
-        fl__sys4(SYS_futex, &l->exec_word, FUTEX_WAIT, v, &ts);
+        wait_on_word(&l->exec_word, v, 1000000L);
     }
 }
 

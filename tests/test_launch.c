@@ -794,6 +794,59 @@ TEST(close_waits_for_the_exec_where_waitid_has_no_p_pidfd)
     in_helper(pending_launch_under_no_p_pidfd);
 }
 
+/* A caller whose seccomp filter refuses futex(): the wait for the exec
+ * must sleep between looks, not spin. Both calls trap here (SIGSYS, the
+ * call not made, ENOSYS returned): each futex() the wait tries is
+ * counted, and so is each nanosleep() it makes instead. The child is held
+ * in its open() of a FIFO until 50 futex() calls were refused; the
+ * handler then opens the FIFO's other end. */
+static volatile sig_atomic_t futexes_refused, naps_taken;
+static const char *held_fifo;
+static volatile sig_atomic_t held_writer = -1;
+
+static void on_futex_or_nap(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig, (void)uc;
+    if (si->si_syscall == SYS_nanosleep) {
+        naps_taken++;
+    } else if (++futexes_refused == 50) {
+        held_writer = open(held_fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    }
+}
+
+static void launch_waited_for_under_a_filter_that_refuses_futex(void)
+{
+    char *fifo = make_fifo();
+    held_fifo = fifo;
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"),
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+    struct fl_proc p;
+    launch(&cmd, &p);   /* before the filter: the child has none */
+    const struct t_rule rules[] = {
+        { SYS_futex, 0, { 0 }, { 0 }, SECCOMP_RET_TRAP },
+        { SYS_nanosleep, 0, { 0 }, { 0 }, SECCOMP_RET_TRAP },
+    };
+    struct sigaction sa = { .sa_sigaction = on_futex_or_nap, .sa_flags = SA_SIGINFO };
+    ASSERT_SYS(sigaction(SIGSYS, &sa, NULL));
+    if (t_filter(rules, 2) != 0)
+        t_helper_exit(NO_FILTER_HERE);
+    ASSERT_OK(fl_launch_finish(&p, NULL));
+    ASSERT_SYS(held_writer);
+    ASSERT_GE(futexes_refused, 50);
+    /* One nap after each refused futex(), but the wait's last look. */
+    ASSERT_GE(naps_taken, futexes_refused - 1);
+    ASSERT_EXITED(t_wait(&p), 0);
+    fl_close(&p);
+}
+
+TEST(the_wait_for_the_exec_sleeps_where_a_filter_refuses_futex)
+{
+    if (!launches())
+        SKIP("only the clone backend launches without waiting for the exec");
+    NEEDS_SECCOMP();
+    in_helper(launch_waited_for_under_a_filter_that_refuses_futex);
+}
+
 static volatile sig_atomic_t blocking_waitids;
 
 static void on_sigsys(int sig)
