@@ -172,6 +172,7 @@ static int parse(int argc, char **argv, struct opts *o)
                 return 2;
             memset(o->want, 0, sizeof o->want);
             o->want[0] = 1;   /* forkless is always the reference */
+            bool given[NPEERS] = { false };
             const char *p = v;
             for (;;) {
                 const char *end = strchr(p, ',');
@@ -184,6 +185,10 @@ static int parse(int argc, char **argv, struct opts *o)
                 if (k == NPEERS)
                     return fl_usage_error(SUITE, "--peers: unknown peer \"%.*s\"",
                                           (int)len, p);
+                if (given[k])
+                    return fl_usage_error(SUITE, "--peers: peer \"%s\" given twice",
+                                          peer_defs[k].name);
+                given[k] = true;
                 o->want[k] = 1;
                 if (!end)
                     break;

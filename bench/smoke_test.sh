@@ -206,7 +206,7 @@ if command -v python3 >/dev/null 2>&1; then
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["rows"]; assert d["suite"]=="peers" and len(r)==14 and all("method" in x and x["status"] in ("ok","skipped") for x in r) and sum(x["method"]=="forkless" and x["status"]=="ok" for x in r)==2, r' \
         "$out/bench_peers.json" || { echo "FAIL: bench peers: bad JSON"; fail=1; }
 fi
-for bad in "-n 0" "--heap 1,,2" "--rounds 0" "--peers nope" "--target /" "--frob"; do
+for bad in "-n 0" "--heap 1,,2" "--rounds 0" "--peers nope" "--peers python,python" "--target /" "--frob"; do
     # shellcheck disable=SC2086
     "$fl" bench peers $bad >/dev/null 2>&1
     rc=$?
