@@ -1429,8 +1429,11 @@ FL_API int fl_result_shell_status(const struct fl_result *r);
  * process that leads no group and was not started leading one), or
  * another errno of poll() or waitid().
  *
- * A cancellation point, as fl_wait(). Thread-safe for different handles;
- * not async-signal-safe.
+ * A cancellation point, as fl_wait(), in each of its waits, the grace
+ * period's included: a thread cancelled after the first signal of a
+ * policy leaves the SIGKILL unsent and the process unreaped, the handle
+ * holding it (to kill, wait for or close, in a cleanup handler say).
+ * Thread-safe for different handles; not async-signal-safe.
  */
 FL_API int fl_wait_result(struct fl_proc *proc, int timeout_ms,
                           const struct fl_stop_policy *stop,
@@ -1438,9 +1441,10 @@ FL_API int fl_wait_result(struct fl_proc *proc, int timeout_ms,
 
 /*
  * Stops the process now with the policy (NULL: a zero policy), waits for
- * it, reaps it and fills *result (timed_out false, stop_signal set).
- * Returns as fl_wait_result(). Thread-safe for different handles; not
- * async-signal-safe.
+ * it, reaps it and fills *result (timed_out false, stop_signal set, even
+ * where the process had ended before the signal reached it).
+ * Returns as fl_wait_result(), and is a cancellation point as it is.
+ * Thread-safe for different handles; not async-signal-safe.
  */
 FL_API int fl_stop(struct fl_proc *proc, const struct fl_stop_policy *stop,
                    struct fl_result *result);
