@@ -810,7 +810,8 @@ static void on_futex_or_nap(int sig, siginfo_t *si, void *uc)
     if (si->si_syscall == SYS_nanosleep) {
         naps_taken++;
     } else if (++futexes_refused == 50) {
-        held_writer = open(held_fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        /* O_RDWR: it opens whether or not the child is in its open() yet. */
+        held_writer = open(held_fifo, O_RDWR | O_CLOEXEC);
     }
 }
 
