@@ -79,8 +79,8 @@ static bool elf_loader(int fd, const char *head, size_t n, char interp[FL__BINPR
         eh.e_phnum == 0)
         return false;
     /* The kernel reads at most 64 KiB of program headers; so does this,
-     * a page at a time. */
-    native_phdr ph[4096 / sizeof(native_phdr)];
+     * a few at a time, as the caller's stack may be a thread's smallest. */
+    native_phdr ph[8];
     size_t left = eh.e_phnum, at = 0;
     if (left * sizeof *ph > 65536)
         return false;

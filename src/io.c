@@ -143,7 +143,8 @@ struct xchg {
     bool nomem, cancelled, stop_requested, timed_out;
     char *scratch;
     size_t scratch_len;
-    char small[4096];       /* when no scratch can be had */
+    char small[512];        /* when no scratch can be had: small, as the
+                               caller's stack may be a thread's smallest */
 };
 
 static void note_err(struct xchg *x, int err)

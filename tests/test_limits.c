@@ -64,6 +64,57 @@ TEST(a_thread_with_the_smallest_stack_can_spawn)
     }
 }
 
+/* A failed exec is explained in the parent (the file's #! line, its ELF
+ * loader): that too must fit on the smallest stack. */
+TEST(a_thread_with_the_smallest_stack_gets_an_exec_failure_explained)
+{
+    NEEDS_CLOSE_OTHERS();
+    long min = sysconf(_SC_THREAD_STACK_MIN);
+    size_t size = min > 16384 ? (size_t)min : 16384;
+    char *script = t_write_file(t_tmpdir(), "script", "#!/nonexistent/interpreter\n", 0755);
+    char *const programs[] = { "/nonexistent/program", script };
+    for (size_t i = 0; i < 2; i++) {
+        struct stack_case c = { .cmd = { .argv = ARGV(programs[i]), .backend = BACKEND } };
+        if (!spawn_from_stack_of(size, &c))
+            SKIP("pthread_create refuses a thread with so small a stack");
+        ASSERT_EQ(c.result, ENOENT);
+    }
+}
+
+static void *run_on_small_stack(void *arg)
+{
+    struct stack_case *c = arg;
+    struct fl_result res;
+    struct fl_io io = { .input = "in", .input_len = 2, .out[0].capture = true };
+    c->result = fl_run(&c->cmd, &io, &res, NULL);
+    if (c->result == 0) {
+        c->status = res.status;
+        if (!res.out[0].data || strcmp(res.out[0].data, "in") != 0)
+            c->result = -1;
+        fl_result_free(&res);
+    }
+    return NULL;
+}
+
+TEST(a_thread_with_the_smallest_stack_can_run_and_capture)
+{
+    NEEDS_CLOSE_OTHERS();
+    long min = sysconf(_SC_THREAD_STACK_MIN);
+    pthread_attr_t attr;
+    pthread_t t;
+    struct stack_case c = { .cmd = { .argv = ARGV("/bin/cat"), .backend = BACKEND } };
+    pthread_attr_init(&attr);
+    int r = pthread_attr_setstacksize(&attr, min > 16384 ? (size_t)min : 16384);
+    if (r == 0)
+        r = pthread_create(&t, &attr, run_on_small_stack, &c);
+    pthread_attr_destroy(&attr);
+    if (r != 0)
+        SKIP("pthread_create refuses a thread with so small a stack");
+    pthread_join(t, NULL);
+    ASSERT_OK(c.result);
+    ASSERT_EXITED(c.status, 0);
+}
+
 /* ---- fds at the fd limit ---------------------------------------------------- */
 
 static struct rlimit saved_nofile;
