@@ -228,15 +228,16 @@ enum fl_flags {
      * setresgid(.gid, .gid, .gid). With the clone backend the child
      * changes them on the caller's address space (CLONE_VM), and the
      * kernel then marks that address space, the caller's, not dumpable
-     * (PR_GET_DUMPABLE 0, with fs.suid_dumpable 0): fl_spawn() puts back
-     * the caller's setting once the child has exec'd or failed, and a
-     * launch (FL_NO_WAIT_EXEC) when it is finished (fl_launch_finish(),
-     * or the first wait or fl_close()). Until then the caller is not
-     * dumpable (no core, no ptrace attach by a non-root user, /proc
-     * files owned by root); and the setting is per process, so another
-     * thread's spawn with credentials at the same time, or a
-     * PR_SET_DUMPABLE of the caller's own meanwhile, may be undone or
-     * left at 0. */
+     * (PR_GET_DUMPABLE 0, with fs.suid_dumpable 0), which is what keeps
+     * the child's new user out of the caller's memory. The library puts
+     * back the caller's setting once every such child of the process,
+     * any thread's, has exec'd or failed: a spawn's by the time fl_spawn()
+     * returns, a launch's (FL_NO_WAIT_EXEC) when it is finished
+     * (fl_launch_finish(), or the first wait or fl_close()). Until then
+     * the caller is not dumpable (no core, no ptrace attach by a non-root
+     * user, /proc files owned by root); a launch never finished leaves it
+     * so. The setting is per process: a PR_SET_DUMPABLE of the caller's
+     * own meanwhile is undone, and a fork() made meanwhile keeps 0. */
     FL_SET_UID        = 1u << 6,
     FL_SET_GID        = 1u << 7,
     FL_SET_GROUPS     = 1u << 8,  /* setgroups(.ngroups, .groups) */

@@ -241,11 +241,10 @@ struct fl__plan {
     bool yield_first;
     /* The parent's PR_GET_DUMPABLE before a clone whose child changes
      * credentials (FL_SET_UID, FL_SET_GID), restored once the child has
-     * exec'd or failed (see fl__dumpable_save()); -1: none to restore.
-     * dumpable_held: a launch counted among those pending. The parent's
-     * only: the child never reads them. */
+     * exec'd or failed (see fl__dumpable_save()); -1: none to restore,
+     * else the child is counted among those pending. The parent's only:
+     * the child never reads it. */
     int parent_dumpable;
-    bool dumpable_held;
 
     /* .contain and .sched (contain_plan.c); NULL when neither sets
      * anything. */
@@ -438,10 +437,9 @@ static inline bool fl__leads_group(const struct fl_cmd *c)
 /* Under CLONE_VM the child's setresuid()/setresgid() makes the shared mm,
  * the parent's, non-dumpable (commit_creds() calls set_dumpable() on
  * it). Before the clone of a child that changes credentials, _save()
- * notes the caller's setting in p; once that child has exec'd or failed,
- * _restore() puts it back, unless a launch that changes credentials is
- * still pending: the setting then is the one from before the first of
- * them, put back when the last is done. */
+ * counts the child and notes the caller's setting from before the first
+ * of those pending; once that child has exec'd or failed, _restore()
+ * puts it back if no other is pending (any thread's spawn or launch). */
 FL__HIDDEN void fl__dumpable_save(struct fl__plan *p);
 FL__HIDDEN void fl__dumpable_restore(struct fl__plan *p);
 FL__HIDDEN int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc,

@@ -472,41 +472,56 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
     return pid;
 }
 
-/* Launches that change credentials and are still pending, and the
- * caller's setting from before the first of them. Two threads starting
- * such children at the same time may still see each other's 0 (the
- * header says so). */
+/* Children that change credentials and have neither exec'd nor failed,
+ * every thread's spawns and launches alike, and the caller's setting from
+ * before the first of them. Whoever runs as such a child's new uid may
+ * read and write the memory it still shares with us (/proc/PID/mem,
+ * ptrace) as soon as that memory is dumpable again: so the setting is put
+ * back only when the last of them is done, and the lock makes the count
+ * and the prctl() one step, so that no child is counted in between. */
+static pthread_mutex_t dumpable_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned dumpable_holders;
 static int dumpable_held;
+
+/* In a fork()'s child: none of its own is pending, and another thread may
+ * have held the lock at the fork. The setting stays as the fork found it
+ * (0, while another thread's child was pending). */
+static void dumpable_after_fork(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    dumpable_lock = fresh;
+    dumpable_holders = 0;
+}
+
+/* At load: see register_after_fork() in ignored_signals.c. */
+__attribute__((constructor)) static void register_dumpable_after_fork(void)
+{
+    pthread_atfork(NULL, NULL, dumpable_after_fork);
+}
 
 void fl__dumpable_save(struct fl__plan *p)
 {
     p->parent_dumpable = -1;
-    p->dumpable_held = false;
     if (!(p->flags & (FL_SET_UID | FL_SET_GID)))
         return;
-    p->parent_dumpable = __atomic_load_n(&dumpable_holders, __ATOMIC_ACQUIRE)
-                             ? __atomic_load_n(&dumpable_held, __ATOMIC_RELAXED)
-                             : prctl(PR_GET_DUMPABLE);
-    if (p->exec_word) {
-        p->dumpable_held = true;
-        if (__atomic_fetch_add(&dumpable_holders, 1, __ATOMIC_ACQ_REL) == 0)
-            __atomic_store_n(&dumpable_held, p->parent_dumpable, __ATOMIC_RELAXED);
-    }
+    pthread_mutex_lock(&dumpable_lock);
+    if (dumpable_holders++ == 0)
+        dumpable_held = prctl(PR_GET_DUMPABLE);
+    p->parent_dumpable = dumpable_held;
+    pthread_mutex_unlock(&dumpable_lock);
 }
 
 void fl__dumpable_restore(struct fl__plan *p)
 {
-    int before = p->parent_dumpable;
-    if (before < 0)
+    if (p->parent_dumpable < 0)
         return;
     p->parent_dumpable = -1;
-    if (p->dumpable_held ? __atomic_sub_fetch(&dumpable_holders, 1, __ATOMIC_ACQ_REL) != 0
-                         : __atomic_load_n(&dumpable_holders, __ATOMIC_ACQUIRE) != 0)
-        return;
+    pthread_mutex_lock(&dumpable_lock);
     /* PR_SET_DUMPABLE takes 0 and 1 only (2 is suid_dumpable's). */
-    if ((before == 0 || before == 1) && prctl(PR_GET_DUMPABLE) != before)
-        prctl(PR_SET_DUMPABLE, before);
+    if (--dumpable_holders == 0 && (dumpable_held == 0 || dumpable_held == 1) &&
+        prctl(PR_GET_DUMPABLE) != dumpable_held)
+        prctl(PR_SET_DUMPABLE, dumpable_held);
+    pthread_mutex_unlock(&dumpable_lock);
 }
 
 int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)

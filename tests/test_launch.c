@@ -1374,6 +1374,100 @@ TEST(overlapping_launches_that_change_uid_leave_the_caller_dumpable)
     t_kill_wait(&b);
 }
 
+/* A blocking spawn, from its own thread, of prog as uid 65534, which the
+ * caller keeps open for writing: the child changes its uid on our memory,
+ * then retries its exec (ETXTBSY) for about a second. */
+struct busy_spawn {
+    const char *prog;
+    pid_t tid;
+    int result;
+};
+
+static void *spawn_busy_as_nobody(void *arg)
+{
+    struct busy_spawn *b = arg;
+    __atomic_store_n(&b->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+    struct fl_cmd cmd = { .argv = ARGV((char *)b->prog),
+                          .flags = FL_SET_UID | FL_SET_GID | FL_RETRY_ETXTBSY,
+                          .uid = 65534, .gid = 65534, .backend = FL_BACKEND_CLONE };
+    struct fl_proc p;
+    b->result = fl_spawn(&cmd, &p, NULL);
+    if (b->result == 0) {
+        int st;
+        fl_wait(&p, -1, &st);
+        fl_close(&p);
+    }
+    return NULL;
+}
+
+/* Whether thread tid's child is alive and has not exec'd: it still has
+ * this process's name, and is no zombie. */
+static bool thread_s_child_before_exec(pid_t tid)
+{
+    char *kids = t_read_file(t_fmt("/proc/self/task/%d/children", (int)tid));
+    int pid = kids ? atoi(kids) : 0;
+    if (pid <= 0)
+        return false;
+    char *stat = t_read_file(t_fmt("/proc/%d/stat", pid));
+    char *self = t_read_file("/proc/self/stat");
+    if (!stat || !self)
+        return false;
+    char *name = strchr(stat, '('), *end = strrchr(stat, ')');
+    char *own = strchr(self, '('), *own_end = strrchr(self, ')');
+    return name && end && own && own_end && end[2] != 'Z' && end - name == own_end - own &&
+           memcmp(name, own, (size_t)(end - name)) == 0;
+}
+
+/* Whoever runs as a child's new uid may read and write the memory it
+ * shares with us as soon as that memory is dumpable again: a launch
+ * finished meanwhile must not make it so while another thread's child,
+ * which changed its uid too, is still before its exec. */
+TEST(a_finished_launch_leaves_the_caller_undumpable_while_another_thread_s_child_runs_as_another_uid)
+{
+    if (!launches())
+        SKIP("only the clone backend's child changes credentials on the caller's memory");
+    if (geteuid() != 0)
+        SKIP("needs root, to change the children's uid");
+    ASSERT_SYS(prctl(PR_SET_DUMPABLE, 1));
+    char *d = t_tmpdir();
+    ASSERT_SYS(chmod(d, 0755));
+    char *image = t_read_file("/bin/true");
+    ASSERT(image != NULL);
+    struct stat st;
+    ASSERT_SYS(stat("/bin/true", &st));
+    char *prog = t_fmt("%s/prog", d);
+    int busy = open(prog, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+    ASSERT_SYS(busy);
+    ASSERT_EQ(write(busy, image, (size_t)st.st_size), st.st_size);
+    char *fifo = make_fifo();
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"),
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } },
+                          .flags = FL_SET_UID | FL_SET_GID, .uid = 65534, .gid = 65534 };
+    struct fl_proc l;
+    launch(&cmd, &l);   /* held in its open(), before its uid changes */
+    struct busy_spawn b = { .prog = prog };
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, spawn_busy_as_nobody, &b));
+    for (int i = 0; i < 5000 && prctl(PR_GET_DUMPABLE) != 0; i++)
+        usleep(200);
+    ASSERT_EQ(prctl(PR_GET_DUMPABLE), 0);   /* the spawn's child runs as 65534 */
+    int writer = open(fifo, O_RDWR | O_CLOEXEC);
+    ASSERT_SYS(writer);
+    ASSERT_OK(fl_launch_finish(&l, NULL));
+    int dumpable = prctl(PR_GET_DUMPABLE);
+    bool held = thread_s_child_before_exec(__atomic_load_n(&b.tid, __ATOMIC_SEQ_CST));
+    close(busy);   /* the spawn's next try execs */
+    ASSERT_OK(pthread_join(th, NULL));
+    ASSERT_OK(b.result);
+    if (dumpable == 1 && !held)
+        SKIP("the spawn's child had given up before the look: too slow a machine to tell");
+    ASSERT_EQ(dumpable, 0);
+    ASSERT_EQ(prctl(PR_GET_DUMPABLE), 1);   /* every such child done */
+    ASSERT_EXITED(t_wait(&l), 0);
+    fl_close(&l);
+    close(writer);
+}
+
 TEST(a_pipeline_reports_a_launched_stage_that_failed_before_a_later_refused_one)
 {
     NEEDS_CLOSE_OTHERS();
