@@ -26,6 +26,11 @@
  * Every function returns 0 or a positive errno value; none sets errno as its
  * result, none prints, and none calls exit().
  *
+ * The header uses POSIX types (sigset_t, struct rusage): a program built
+ * in a strict ISO mode (-std=c11, CMake's C_EXTENSIONS OFF) defines
+ * _POSIX_C_SOURCE to 200809L or more (or _GNU_SOURCE) before its first
+ * #include; the default GNU modes need nothing.
+ *
  * ABI: struct fl_cmd is a plain caller-owned struct rather than an opaque
  * builder, because a struct is free to set up, needs no error handling of
  * its own and reads well as a designated initialiser. It ends in reserved
@@ -208,7 +213,12 @@ enum fl_flags {
      * thread, as that thread sleeps until the child has exec'd (a process
      * that shares its dispositions without being a thread, made with
      * clone(CLONE_SIGHAND) and no CLONE_THREAD, escapes the count: if it
-     * changes one during a spawn, the child may keep a SIG_IGN). With other
+     * changes one during a spawn, the child may keep a SIG_IGN; and a
+     * process that shares the caller's memory without being a thread, a
+     * vfork() child or one of clone(CLONE_VM), must not spawn at all: the
+     * library's records of its fd are the caller's, so its child may keep
+     * the SIG_IGNs the caller had, and the caller loses track of its fd).
+     * With other
      * threads (with glibc: once a second thread was ever made), without
      * /proc, for a launch (FL_NO_WAIT_EXEC) and with the other backends, it
      * sets all of 1-31 to SIG_DFL one by one, which is exact whatever other
@@ -1155,6 +1165,9 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  *   ESRCH      the handle was already waited for (or is empty)
  *   EINVAL     a bad timeout
  *   EBADF      the handle's pidfd was closed or replaced behind its back
+ *              by a file that is not a pidfd (one replaced by another
+ *              process's pidfd, a dup2() of the caller's, cannot be told
+ *              from the handle's own: the wait is that process's)
  *   other      an errno value of poll() or waitid(); or, for a handle
  *              launched with FL_NO_WAIT_EXEC whose child failed before
  *              its exec, that failure's errno (ENOENT, EACCES, ...: the

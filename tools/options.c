@@ -389,6 +389,15 @@ static int finish_options(struct run_options *o)
             return -1;
         }
     }
+    /* A relative name was made absolute from the current directory, which
+     * is outside the new root: inside it, that name means nothing. */
+    for (int fd = 0; fd < 3; fd++)
+        if (o->contain.contain.chroot && o->stdio_arg[fd] && o->stdio_arg[fd][0] &&
+            o->stdio_arg[fd][0] != '/') {
+            cli_error("--%s %s: with --chroot, name the file from the new root (a path "
+                      "starting with /)", option_name(OPT_STDIN + fd), o->stdio_arg[fd]);
+            return -1;
+        }
     for (int fd = 0; fd < 3; fd++) {
         if (!o->stdio_path[fd])
             continue;

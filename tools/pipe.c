@@ -19,7 +19,7 @@
 
 enum {
     OPT_TIMEOUT = 256, OPT_NO_KILL, OPT_LAST, OPT_SEPARATOR,
-    OPT_TIME,
+    OPT_TIME, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -33,6 +33,7 @@ static const struct option long_options[] = {
     { "separator", required_argument, NULL, OPT_SEPARATOR },
     { "verbose", no_argument, NULL, 'v' },
     { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 },
 };
 
@@ -43,6 +44,8 @@ static int apply_option(void *ctx, int opt, const char *arg)
     switch (opt) {
     case 'h':
         return print_stdout(print_pipe_help) == 0 ? 1 : -1;
+    case OPT_VERSION:
+        return print_stdout(print_version) == 0 ? 1 : -1;
     case OPT_TIMEOUT:
     case 'k':
     case OPT_NO_KILL:

@@ -31,6 +31,7 @@ void print_pipe_help(void)
 "                          its start to its reap (all are reaped together,\n"
 "                          once the last has ended)\n"
 "  -h, --help              show this help\n"
+"      --version           show the version\n"
 "\n"
 "Stage 1 reads forkless's stdin, the last stage writes its stdout, and every\n"
 "stage writes its stderr. Signals forkless gets (INT, TERM, HUP, ...) go on\n"

@@ -2047,7 +2047,7 @@ case_help_write_error() {
     # A build with the benchmarks: their help, and their tables, too.
     "$FL" bench --help >/dev/null 2>&1 && more=("bench --help" "bench heap --help")
     for args in --help -h --version "run --help" "run -h" "run --version" "pipe --help" \
-                "${more[@]}"; do
+                "pipe --version" "${more[@]}"; do
         # shellcheck disable=SC2086
         "$FL" $args >/dev/full 2>"$T/err"
         STATUS=$?
@@ -2792,6 +2792,9 @@ case_pipe_help() {
     grep -q '^Usage: forkless pipe ' "$T/out" || fail "no usage: $(out)"
     run_fl --help
     grep -q 'forkless pipe ' "$T/out" || fail "forkless --help lacks pipe: $(out)"
+    run_fl pipe --version
+    expect_status 0
+    [ "$(out)" = "$("$FL" --version)" ] || fail "pipe --version: $(out)"
 }
 
 case_pipe_bad_command_lines() {
@@ -3429,6 +3432,15 @@ case_contain_chroot_program_missing_inside_is_127() {
     run_fl run "${NS[@]}" --chroot "$T/empty" -- /bin/true
     expect_status 127
     expect_err_has 'exec "/bin/true": No such file or directory'
+}
+
+case_contain_chroot_relative_file_is_refused() {
+    # Made absolute from the current directory, outside the new root, the
+    # name would mean nothing inside it.
+    cd "$T" || fail "cd $T"
+    expect_bad_option run --chroot / --stdout out.txt -- /bin/true
+    expect_err_has "--stdout out.txt: with --chroot, name the file from the new root"
+    [ ! -e "$T/out.txt" ] || fail "out.txt was made"
 }
 
 case_contain_chroot() {

@@ -31,7 +31,7 @@ _forkless_run_argopts='-C --chdir -e --env -u --unset -a --argv0 --stdin
  --landlock-rw --cpus --nice --ionice --oom-score-adj --pty-size --timeout
  -s --signal -k --kill-after --backend'
 _forkless_pipe_opts='--separator --timeout -k --kill-after --no-kill -s --signal
- --last --time -v --verbose -h --help'
+ --last --time -v --verbose -h --help --version'
 _forkless_pipe_argopts='--separator --timeout -k --kill-after -s --signal'
 _forkless_bench_suites='heap threads peers worker loop call launch io sandbox
  all'
