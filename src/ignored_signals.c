@@ -207,12 +207,12 @@ bool fl__ignored_signals_holds(int fd)
      * did before the library kept one. */
     if (fd < 0 || pthread_mutex_trylock(&kept_lock) != 0)
         return false;
-    bool held = false;
-    if (fd == kept_fd) {
-        held = same_file(fd);  /* a fork()'s copy is the library's too */
-        if (!held)
-            kept_fd = -1;  /* closed, or the number is the caller's now */
-    }
+    /* A fork()'s copy is the library's too. Another file at the number is
+     * the caller's, but kept_fd is not forgotten here: a thread with an fd
+     * table of its own (unshare(CLONE_FILES)) sees another file where the
+     * other threads still have ours, which a fork() child must then drop.
+     * The lending (fl__ignored_signals_fd()) looks again before any read. */
+    bool held = fd == kept_fd && same_file(fd);
     pthread_mutex_unlock(&kept_lock);
     return held;
 }

@@ -679,6 +679,64 @@ TEST(a_forked_copy_resets_what_it_ignores_itself)
                                                      : "it failed");
 }
 
+struct own_table_spawn {
+    int fd;             /* the library's fd, in the main table */
+    struct fl_cmd cmd;
+    int result;
+};
+
+/* In an fd table of its own, puts another file at the library's number and
+ * passes it to a child. */
+static void *spawn_from_an_fd_table_of_its_own(void *arg)
+{
+    struct own_table_spawn *o = arg;
+    o->result = -1;
+    if (unshare(CLONE_FILES) != 0)
+        return NULL;
+    int other = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (other < 0 || dup2(other, o->fd) < 0)
+        return NULL;
+    close(other);
+    o->cmd.stdio[0] = (struct fl_stdio){ .kind = FL_FD, .fd = o->fd };
+    struct fl_proc p;
+    o->result = fl_spawn(&o->cmd, &p, NULL);
+    if (o->result == 0) {
+        int st;
+        fl_wait(&p, -1, &st);
+        fl_close(&p);
+    }
+    return NULL;
+}
+
+/* A thread whose fd table is its own has another file at the library's
+ * number: the library must not forget its fd in the other threads' table,
+ * which a fork() child must still drop. */
+TEST(a_thread_with_its_own_fd_table_does_not_make_the_library_lose_its_fd)
+{
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("only the clone backend keeps an fd of its own");
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
+    int st;
+    t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+    int fd = t_library_fd_find();
+    if (fd < 0)
+        SKIP("no fd of the library's here (no /proc, or clone3() unusable)");
+    struct own_table_spawn o = { .fd = fd, .cmd = cmd };
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, spawn_from_an_fd_table_of_its_own, &o));
+    ASSERT_OK(pthread_join(th, NULL));
+    ASSERT_OK(o.result);
+    ASSERT(t_library_fd(fd));   /* ours still, in this table */
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0)
+        _exit(t_fd_open(fd) ? 1 : 0);
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        FAIL("a fork() child kept the library's fd %d", fd);
+}
+
 static atomic_bool flipping;
 
 static void *flip_sigpipe(void *arg)
