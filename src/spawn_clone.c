@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -90,33 +91,63 @@ long fl__clone3(struct fl__clone_args *args, size_t size, int (*fn)(void *), voi
  * spawn and unmapped when the thread exits. It cannot live in the
  * caller's frame: a thread with a 16 KiB stack has no 16 KiB to spare.
  * The parent thread sleeps until the child has exec'd, so no two children
- * ever share it. A guard page below turns an overflow into a fault. */
+ * ever share it. A guard page below turns an overflow into a fault. Every
+ * thread's is on a list as well, for an unload (below). */
+struct thread_stack {
+    char *base;
+    struct thread_stack *prev, *next;
+};
+
 static pthread_key_t stack_key;
 static bool stack_key_made;
+static pthread_mutex_t stacks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread_stack *stacks;
 
 void fl__unmap_stack(void *base)
 {
     munmap((char *)base - GUARD_SIZE, GUARD_SIZE + CHILD_STACK_SIZE);
 }
 
+/* The key's destructor, at the exit of a thread that spawned. */
+static void release_thread_stack(void *v)
+{
+    struct thread_stack *s = v;
+    pthread_mutex_lock(&stacks_lock);
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        stacks = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    pthread_mutex_unlock(&stacks_lock);
+    fl__unmap_stack(s->base);
+    free(s);
+}
+
 static void make_stack_key(void)
 {
-    __atomic_store_n(&stack_key_made, pthread_key_create(&stack_key, fl__unmap_stack) == 0,
+    __atomic_store_n(&stack_key_made, pthread_key_create(&stack_key, release_thread_stack) == 0,
                      __ATOMIC_RELEASE);
 }
 
 /* Unloaded with a plugin that linked the static archive (dlclose()), the
  * key's destructor would be code that is gone by the time a thread that
- * spawned exits: the key goes first. This thread's stack is unmapped;
- * other threads' stay mapped, and a spawn after this maps one for itself. */
+ * spawned exits: the key goes first, and every thread's stack with it (no
+ * thread may be inside the library as it is unloaded). A thread that
+ * spawns after this, through another copy, maps one for itself. */
 __attribute__((destructor)) static void forget_stack_key(void)
 {
     if (!__atomic_exchange_n(&stack_key_made, false, __ATOMIC_ACQ_REL))
         return;
-    char *mine = pthread_getspecific(stack_key);
     pthread_key_delete(stack_key);
-    if (mine)
-        fl__unmap_stack(mine);
+    pthread_mutex_lock(&stacks_lock);
+    while (stacks) {
+        struct thread_stack *s = stacks;
+        stacks = s->next;
+        fl__unmap_stack(s->base);
+        free(s);
+    }
+    pthread_mutex_unlock(&stacks_lock);
 }
 
 char *fl__map_stack(void)
@@ -137,12 +168,26 @@ static char *thread_stack(bool *owned)
     pthread_once(&once, make_stack_key);
     bool keyed = __atomic_load_n(&stack_key_made, __ATOMIC_ACQUIRE);
     *owned = !keyed;
-    char *base = keyed ? pthread_getspecific(stack_key) : NULL;
-    if (base)
+    struct thread_stack *s = keyed ? pthread_getspecific(stack_key) : NULL;
+    if (s)
+        return s->base;
+    char *base = fl__map_stack();
+    if (!base || !keyed)
         return base;
-    base = fl__map_stack();
-    if (base && keyed && pthread_setspecific(stack_key, base) != 0)
+    s = malloc(sizeof *s);
+    if (!s || pthread_setspecific(stack_key, s) != 0) {
+        free(s);
         *owned = true;
+        return base;
+    }
+    s->base = base;
+    s->prev = NULL;
+    pthread_mutex_lock(&stacks_lock);
+    s->next = stacks;
+    if (stacks)
+        stacks->prev = s;
+    stacks = s;
+    pthread_mutex_unlock(&stacks_lock);
     return base;
 }
 
@@ -483,20 +528,22 @@ static pthread_mutex_t dumpable_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned dumpable_holders;
 static int dumpable_held;
 
-/* In a fork()'s child: none of its own is pending, and another thread may
- * have held the lock at the fork. The setting stays as the fork found it
- * (0, while another thread's child was pending). */
-static void dumpable_after_fork(void)
+/* In a fork()'s child: no child of its own is pending, and another thread
+ * may have held either lock at the fork. The dumpable setting stays as
+ * the fork found it (0, while another thread's child was pending); the
+ * other threads' stacks stay listed, to go at an unload. */
+static void after_fork_in_child(void)
 {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     dumpable_lock = fresh;
     dumpable_holders = 0;
+    stacks_lock = fresh;
 }
 
 /* At load: see register_after_fork() in ignored_signals.c. */
-__attribute__((constructor)) static void register_dumpable_after_fork(void)
+__attribute__((constructor)) static void register_after_fork(void)
 {
-    pthread_atfork(NULL, NULL, dumpable_after_fork);
+    pthread_atfork(NULL, NULL, after_fork_in_child);
 }
 
 void fl__dumpable_save(struct fl__plan *p)
