@@ -40,10 +40,14 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "internal.h"
 
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18
 #endif
@@ -167,7 +171,10 @@ static void open_kept(void)
             return;
         fd = high;
     }
-    if (fstat(fd, &st) != 0) {
+    /* procfs's own, not a file mounted over that name (in a mount
+     * namespace of the caller's), whose figures could say anything. */
+    struct statfs fs;
+    if (fstat(fd, &st) != 0 || fstatfs(fd, &fs) != 0 || fs.f_type != PROC_SUPER_MAGIC) {
         close(fd);
         return;
     }

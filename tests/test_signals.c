@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -677,6 +678,60 @@ TEST(a_forked_copy_resets_what_it_ignores_itself)
              : WIFEXITED(st) && WEXITSTATUS(st) == 4 ? "it kept the parent's stat open after the fork"
              : WIFEXITED(st) && WEXITSTATUS(st) == 5 ? "it kept the parent's stat open after a spawn"
                                                      : "it failed");
+}
+
+/* In a mount namespace of its own, a file whose stat says that nothing is
+ * ignored is mounted over the process's stat in /proc: the library must
+ * not take it for procfs's, and the child resets SIGPIPE all the same. */
+static void spawn_under_a_stat_mounted_over(struct fl_cmd *cmd)
+{
+    char *real = t_read_file("/proc/self/stat");
+    char *fake_path = t_fmt("%s/stat", t_tmpdir());
+    if (!real)
+        _exit(5);
+    /* Fields 31-34 (signal, blocked, sigignore, sigcatch), counted after
+     * the ')' ending the name, are set to 0. */
+    char *after = strrchr(real, ')');
+    if (!after)
+        _exit(5);
+    char *fields[64];
+    int n = 0;
+    for (char *tok = strtok(after + 2, " "); tok && n < 64; tok = strtok(NULL, " "))
+        fields[n++] = tok;
+    FILE *f = fopen(fake_path, "w");
+    if (!f || n < 34)
+        _exit(5);
+    fprintf(f, "%.*s)", (int)(after - real), real);
+    for (int i = 0; i < n; i++)
+        fprintf(f, " %s", i >= 28 && i <= 31 ? "0" : fields[i]);
+    fclose(f);
+    char *target = t_fmt("/proc/%d/task/%d/stat", (int)getpid(), (int)getpid());
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount(fake_path, target, NULL, MS_BIND, NULL) != 0)
+        _exit(77);
+    signal(SIGPIPE, SIG_IGN);
+    char *out = signals_report(cmd);
+    _exit(sig_ign_of(out) & SIGBIT(SIGPIPE) ? 1 : 0);
+}
+
+TEST(a_stat_file_mounted_over_the_process_s_own_is_not_read)
+{
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("only the clone backend reads the stat");
+    if (geteuid() != 0)
+        SKIP("needs root, to mount over a file of /proc");
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0)
+        spawn_under_a_stat_mounted_over(&cmd);
+    int st;
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+        SKIP("cannot mount over /proc here (no mount namespace of our own)");
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        FAIL("the child kept SIGPIPE ignored, as the file mounted over the stat said (%d)",
+             WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
 struct own_table_spawn {
