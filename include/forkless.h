@@ -859,7 +859,9 @@ enum fl_step {
      * the fresh /proc. */
     FL_STEP_MOUNT,
     FL_STEP_CHROOT,     /* chroot() or the chdir("/") after it; .path the root */
-    FL_STEP_BOUNDING,   /* PR_CAPBSET_DROP; .index the capability */
+    /* PR_CAPBSET_DROP; .index the capability, or -1 for the inheritable
+     * set trimmed to the same capabilities (capset) after the drops. */
+    FL_STEP_BOUNDING,
     /* PR_SET_KEEPCAPS, the inheritable set (capset) or PR_CAP_AMBIENT_RAISE;
      * .index the capability, -1 for the first two. */
     FL_STEP_AMBIENT,

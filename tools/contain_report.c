@@ -100,8 +100,12 @@ bool contain_explain(const struct contain_options *c, const struct fl_error *e,
         snprintf(buf, size, "%s (--mount-proc)", message);
         return true;
     case FL_STEP_BOUNDING:
-        snprintf(buf, size, "bounding %s: %s (--caps: dropping from the bounding set needs "
-                 "CAP_SETPCAP)", cap_text(e->index, cap, sizeof cap), error);
+        if (e->index < 0)
+            snprintf(buf, size, "%s (--caps: trimming the inheritable set to the same "
+                     "capabilities)", message);
+        else
+            snprintf(buf, size, "bounding %s: %s (--caps: dropping from the bounding set needs "
+                     "CAP_SETPCAP)", cap_text(e->index, cap, sizeof cap), error);
         return true;
     case FL_STEP_AMBIENT:
         if (e->index >= 0)
