@@ -391,19 +391,26 @@ static bool ended(const struct fl_proc *proc)
     return (r == 0 && si.si_pid != 0) || r == -ECHILD;
 }
 
-/* A futex wait on the exec word for up to ns; where the futex call itself
- * is refused (a seccomp filter of the caller's that denies it, with ENOSYS
- * or EPERM), a plain sleep of a millisecond at most instead, so that the
- * wait looks again soon and never spins. Returns the futex's result, or
- * -ETIMEDOUT after such a sleep. */
+/* A futex wait on the exec word for up to ns. Where the futex call is
+ * refused (a seccomp filter of the caller's that denies it, with ENOSYS or
+ * EPERM, or that answers 0 or EAGAIN without waiting, the word unchanged),
+ * a plain sleep of a millisecond at most instead, so that the wait looks
+ * again soon and never spins: clock_nanosleep(), else nanosleep(), else
+ * ppoll() on no fd, as a filter may allow one and not the others. Returns
+ * the futex's result, or -ETIMEDOUT after such a sleep. */
 static long wait_on_word(uint32_t *word, uint32_t v, long ns)
 {
     struct timespec ts = { 0, ns };
     long r = fl__sys4(SYS_futex, word, FUTEX_WAIT, v, &ts);
-    if (r == 0 || r == -EAGAIN || r == -EINTR || r == -ETIMEDOUT)
+    if (r == -EINTR || r == -ETIMEDOUT ||
+        ((r == 0 || r == -EAGAIN) && __atomic_load_n(word, __ATOMIC_ACQUIRE) != v))
         return r;
     struct timespec nap = { 0, ns < 1000000L ? ns : 1000000L };
-    r = fl__sys2(SYS_nanosleep, &nap, NULL);
+    r = fl__sys4(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &nap, NULL);
+    if (r != 0 && r != -EINTR)
+        r = fl__sys2(SYS_nanosleep, &nap, NULL);
+    if (r != 0 && r != -EINTR)
+        r = fl__sys5(SYS_ppoll, NULL, 0, &nap, NULL, 8);
     return r == -EINTR ? r : -ETIMEDOUT;
 }
 

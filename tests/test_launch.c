@@ -795,11 +795,12 @@ TEST(close_waits_for_the_exec_where_waitid_has_no_p_pidfd)
 }
 
 /* A caller whose seccomp filter refuses futex(): the wait for the exec
- * must sleep between looks, not spin. Both calls trap here (SIGSYS, the
- * call not made, ENOSYS returned): each futex() the wait tries is
- * counted, and so is each nanosleep() it makes instead. The child is held
- * in its open() of a FIFO until 50 futex() calls were refused; the
- * handler then opens the FIFO's other end. */
+ * must sleep between looks, not spin. futex(), clock_nanosleep() and
+ * nanosleep() trap here (SIGSYS, the call not made, ENOSYS returned): each
+ * futex() the wait tries is counted, and so is each sleep it then tries;
+ * ppoll() is left to sleep. The child is held in its open() of a FIFO
+ * until 50 futex() calls were refused; the handler then opens the FIFO's
+ * other end. */
 static volatile sig_atomic_t futexes_refused, naps_taken;
 static const char *held_fifo;
 static volatile sig_atomic_t held_writer = -1;
@@ -807,7 +808,7 @@ static volatile sig_atomic_t held_writer = -1;
 static void on_futex_or_nap(int sig, siginfo_t *si, void *uc)
 {
     (void)sig, (void)uc;
-    if (si->si_syscall == SYS_nanosleep) {
+    if (si->si_syscall == SYS_nanosleep || si->si_syscall == SYS_clock_nanosleep) {
         naps_taken++;
     } else if (++futexes_refused == 50) {
         /* O_RDWR: it opens whether or not the child is in its open() yet. */
@@ -825,19 +826,77 @@ static void launch_waited_for_under_a_filter_that_refuses_futex(void)
     launch(&cmd, &p);   /* before the filter: the child has none */
     const struct t_rule rules[] = {
         { SYS_futex, 0, { 0 }, { 0 }, SECCOMP_RET_TRAP },
+        { SYS_clock_nanosleep, 0, { 0 }, { 0 }, SECCOMP_RET_TRAP },
         { SYS_nanosleep, 0, { 0 }, { 0 }, SECCOMP_RET_TRAP },
     };
     struct sigaction sa = { .sa_sigaction = on_futex_or_nap, .sa_flags = SA_SIGINFO };
     ASSERT_SYS(sigaction(SIGSYS, &sa, NULL));
-    if (t_filter(rules, 2) != 0)
+    if (t_filter(rules, 3) != 0)
         t_helper_exit(NO_FILTER_HERE);
     ASSERT_OK(fl_launch_finish(&p, NULL));
     ASSERT_SYS(held_writer);
     ASSERT_GE(futexes_refused, 50);
-    /* One nap after each refused futex(), but the wait's last look. */
-    ASSERT_GE(naps_taken, futexes_refused - 1);
+    /* Two naps tried after each refused futex() (then ppoll() sleeps), but
+     * the wait's last look. */
+    ASSERT_GE(naps_taken, 2 * (futexes_refused - 1));
     ASSERT_EXITED(t_wait(&p), 0);
     fl_close(&p);
+}
+
+/* A filter may also answer futex() with 0 (SECCOMP_RET_ERRNO | 0) without
+ * waiting: the word unchanged, the wait must nap as well. Here the naps
+ * are counted and the FIFO opened after 50 of them; an alarm opens it
+ * otherwise, and says the wait spun. */
+static volatile sig_atomic_t released_by_alarm;
+
+static void on_nap(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig, (void)si, (void)uc;
+    if (++naps_taken == 50)
+        held_writer = open(held_fifo, O_RDWR | O_CLOEXEC);
+}
+
+static void release_on_alarm(int sig)
+{
+    (void)sig;
+    released_by_alarm = 1;
+    held_writer = open(held_fifo, O_RDWR | O_CLOEXEC);
+}
+
+static void launch_waited_for_under_a_filter_that_fakes_futex(void)
+{
+    char *fifo = make_fifo();
+    held_fifo = fifo;
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"),
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+    struct fl_proc p;
+    launch(&cmd, &p);
+    const struct t_rule rules[] = {
+        { SYS_futex, 0, { 0 }, { 0 }, SECCOMP_RET_ERRNO | 0 },
+        { SYS_clock_nanosleep, 0, { 0 }, { 0 }, SECCOMP_RET_TRAP },
+        { SYS_nanosleep, 0, { 0 }, { 0 }, SECCOMP_RET_TRAP },
+    };
+    struct sigaction sa = { .sa_sigaction = on_nap, .sa_flags = SA_SIGINFO };
+    struct sigaction al = { .sa_handler = release_on_alarm };
+    ASSERT_SYS(sigaction(SIGSYS, &sa, NULL));
+    ASSERT_SYS(sigaction(SIGALRM, &al, NULL));
+    if (t_filter(rules, 3) != 0)
+        t_helper_exit(NO_FILTER_HERE);
+    alarm(20);
+    ASSERT_OK(fl_launch_finish(&p, NULL));
+    alarm(0);
+    ASSERT_SYS(held_writer);
+    ASSERT(!released_by_alarm);
+    ASSERT_EXITED(t_wait(&p), 0);
+    fl_close(&p);
+}
+
+TEST(the_wait_for_the_exec_sleeps_where_a_filter_answers_futex_without_waiting)
+{
+    if (!launches())
+        SKIP("only the clone backend launches without waiting for the exec");
+    NEEDS_SECCOMP();
+    in_helper(launch_waited_for_under_a_filter_that_fakes_futex);
 }
 
 TEST(the_wait_for_the_exec_sleeps_where_a_filter_refuses_futex)
