@@ -242,9 +242,11 @@ struct fl__plan {
     /* The parent's PR_GET_DUMPABLE before a clone whose child changes
      * credentials (FL_SET_UID, FL_SET_GID), restored once the child has
      * exec'd or failed (see fl__dumpable_save()); -1: none to restore,
-     * else the child is counted among those pending. The parent's only:
-     * the child never reads it. */
+     * else the child is counted among those pending, in the count of
+     * dumpable_generation (a fork() child starts another). The parent's
+     * only: the child never reads them. */
     int parent_dumpable;
+    unsigned dumpable_generation;
 
     /* .contain and .sched (contain_plan.c); NULL when neither sets
      * anything. */

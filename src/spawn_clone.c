@@ -527,6 +527,9 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
 static pthread_mutex_t dumpable_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned dumpable_holders;
 static int dumpable_held;
+/* One more in each fork() child: a child counted before the fork is not
+ * the fork child's to give back. */
+static unsigned dumpable_generation;
 
 /* In a fork()'s child: no child of its own is pending, and another thread
  * may have held either lock at the fork. The dumpable setting stays as
@@ -537,6 +540,7 @@ static void after_fork_in_child(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     dumpable_lock = fresh;
     dumpable_holders = 0;
+    dumpable_generation++;
     stacks_lock = fresh;
 }
 
@@ -555,6 +559,7 @@ void fl__dumpable_save(struct fl__plan *p)
     if (dumpable_holders++ == 0)
         dumpable_held = prctl(PR_GET_DUMPABLE);
     p->parent_dumpable = dumpable_held;
+    p->dumpable_generation = dumpable_generation;
     pthread_mutex_unlock(&dumpable_lock);
 }
 
@@ -565,8 +570,8 @@ void fl__dumpable_restore(struct fl__plan *p)
     p->parent_dumpable = -1;
     pthread_mutex_lock(&dumpable_lock);
     /* PR_SET_DUMPABLE takes 0 and 1 only (2 is suid_dumpable's). */
-    if (--dumpable_holders == 0 && (dumpable_held == 0 || dumpable_held == 1) &&
-        prctl(PR_GET_DUMPABLE) != dumpable_held)
+    if (p->dumpable_generation == dumpable_generation && --dumpable_holders == 0 &&
+        (dumpable_held == 0 || dumpable_held == 1) && prctl(PR_GET_DUMPABLE) != dumpable_held)
         prctl(PR_SET_DUMPABLE, dumpable_held);
     pthread_mutex_unlock(&dumpable_lock);
 }

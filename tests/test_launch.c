@@ -1527,6 +1527,52 @@ TEST(a_finished_launch_leaves_the_caller_undumpable_while_another_thread_s_child
     close(writer);
 }
 
+/* A fork() child inherits a pending launch that changes credentials; it
+ * is not the fork child's to count: closing the handle there must not
+ * upset the count its own spawns keep. */
+TEST(a_fork_child_that_closes_an_inherited_launch_is_dumpable_after_its_own_spawns)
+{
+    if (!launches())
+        SKIP("only the clone backend's child changes credentials on the caller's memory");
+    if (geteuid() != 0)
+        SKIP("needs root, to change the children's uid");
+    ASSERT_SYS(prctl(PR_SET_DUMPABLE, 1));
+    char *fifo = make_fifo();
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"),
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } },
+                          .flags = FL_SET_UID | FL_SET_GID, .uid = 65534, .gid = 65534 };
+    struct fl_proc l;
+    launch(&cmd, &l);   /* held in its open(), before its uid changes */
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        fl_close(&l);
+        struct fl_cmd own = { .argv = ARGV("/bin/true"), .flags = FL_SET_UID | FL_SET_GID,
+                              .uid = 65534, .gid = 65534, .backend = FL_BACKEND_CLONE };
+        for (int i = 0; i < 2; i++) {
+            struct fl_proc p;
+            int st;
+            if (fl_spawn(&own, &p, NULL) != 0 || fl_wait(&p, -1, &st) != 0)
+                _exit(2);
+            fl_close(&p);
+        }
+        _exit(prctl(PR_GET_DUMPABLE) == 1 ? 0 : 1);
+    }
+    int st;
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    int writer = open(fifo, O_RDWR | O_CLOEXEC);
+    ASSERT_SYS(writer);
+    ASSERT_OK(fl_launch_finish(&l, NULL));
+    ASSERT_EXITED(t_wait(&l), 0);
+    fl_close(&l);
+    close(writer);
+    ASSERT_EQ(prctl(PR_GET_DUMPABLE), 1);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        FAIL("the fork child: %s", WIFEXITED(st) && WEXITSTATUS(st) == 1
+                                       ? "not dumpable after its own spawns"
+                                       : "its spawns failed");
+}
+
 TEST(a_pipeline_reports_a_launched_stage_that_failed_before_a_later_refused_one)
 {
     NEEDS_CLOSE_OTHERS();
