@@ -424,6 +424,14 @@ static void setup_mask(struct fl__plan *p, const sigset_t *caller, bool handlers
     p->setup_mask_set = true;
 }
 
+/* Whether this thread holds CAP_SYS_ADMIN (effective), by capget(). */
+static bool has_cap_sys_admin(void)
+{
+    struct { uint32_t version; int pid; } head = { 0x20080522, 0 };  /* _LINUX_CAPABILITY_VERSION_3 */
+    struct { uint32_t effective, permitted, inheritable; } data[2] = { { 0, 0, 0 } };
+    return fl__sys2(SYS_capget, &head, data) == 0 && (data[0].effective >> 21 & 1);  /* CAP_SYS_ADMIN */
+}
+
 /* With clone3() the kernel clears the handlers as it creates the child, so
  * no handler can run there and a spawn's parent need not block its
  * signals: the child starts with this thread's mask, which is the mask
@@ -456,11 +464,13 @@ static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         fl__restore_signals(&old);
     /* EPERM and EINVAL may be about the namespaces (no privilege, a kernel
      * without one): clone() is tried for this spawn, and gives its own
-     * answer, but clone3() stays in use. Not for a time namespace alone:
-     * clone() would make none, and the child's unshare() would say the
-     * same EPERM as a step of its own. */
+     * answer, but clone3() stays in use. Not for a time namespace alone
+     * that a caller without CAP_SYS_ADMIN asked for: clone() would make
+     * none, and the child's unshare() would say the same EPERM as a step
+     * of its own. One with it has the privilege: its EPERM is a filter's
+     * refusal of clone3() itself, and clone() goes round it. */
     if (pid == -EPERM && p->box && p->box->ns_clone &&
-        !(fl__box_clone_flags(p) & ~(uint64_t)CLONE_NEWTIME))
+        !(fl__box_clone_flags(p) & ~(uint64_t)CLONE_NEWTIME) && !has_cap_sys_admin())
         return pid;
     if ((pid == -EPERM || pid == -EINVAL) && p->box && p->box->ns_clone) {
         p->mask_inherited = p->setup_mask_set = false;

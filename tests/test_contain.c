@@ -20,10 +20,12 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
@@ -876,6 +878,43 @@ TEST(without_a_user_ns_an_unprivileged_time_ns_is_eperm_at_clone_or_unshare)
         struct fl_error e = SPAWN_FAILS(&cmd, EPERM, FL_STEP_CLONE);
         ASSERT_STR_CONTAINS(e.detail, "with new namespaces: time");
     }
+}
+
+/* A container's filter that answers clone3() with EPERM (Docker's did,
+ * before 20.10.10) says nothing about privilege: a caller that has it gets
+ * its time namespace through clone() and the child's unshare(). */
+TEST(a_time_ns_is_made_where_a_filter_refuses_clone3_with_eperm)
+{
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = CONTAIN(.unshare = FL_NS_TIME),
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    if (!have_time_ns())
+        SKIP("no time namespace in this kernel (Linux 5.6)");
+    require_root("needs root, to make a time namespace");
+    NEEDS_SECCOMP();
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        struct sock_filter f[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = { 4, f };
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+            _exit(3);
+        struct fl_proc p;
+        struct fl_error e;
+        int st;
+        if (fl_spawn(&cmd, &p, &e) != 0)
+            _exit(1);
+        _exit(fl_wait(&p, -1, &st) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 2);
+    }
+    int st;
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    ASSERT_EXITED(st, 0);
 }
 
 TEST(the_id_map_without_proc_is_enoent_at_step_id_map_index_0)
