@@ -547,13 +547,16 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
     plan_empty(&p);
     p.in_callers_root = true;
     int r = plan_program(&p, cmd, e);
+    /* On the heap: the caller's thread may have a small stack. */
+    char *path = r ? NULL : malloc(PATH_MAX);
+    if (!r && !path)
+        r = fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, fl__program(cmd), "");
     if (!r) {
         /* The clone child's search, and its report: the first file that
          * runs or fails otherwise than "not here" ends it. */
-        char path[PATH_MAX];
         int denied = -1, at = -1, s = ENOENT;
         for (size_t i = 0; i < p.ncands && at < 0; i++) {
-            s = fl__candidate_status(&p, p.cands[i], path, sizeof path);
+            s = fl__candidate_status(&p, p.cands[i], path, PATH_MAX);
             if (s == EACCES && denied < 0)
                 denied = (int)i;
             else if (s != ENOENT && s != EACCES)
@@ -572,6 +575,7 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
             r = fl__fail_child(&p, e);
         }
     }
+    free(path);
     fl__plan_free(&p);
     return r;
 }

@@ -81,6 +81,35 @@ TEST(a_thread_with_the_smallest_stack_gets_an_exec_failure_explained)
     }
 }
 
+static void *resolve_on_small_stack(void *arg)
+{
+    struct stack_case *c = arg;
+    char buf[256];
+    c->result = fl_resolve(&c->cmd, buf, sizeof buf, NULL);
+    return NULL;
+}
+
+/* fl_resolve() reads each candidate's #! line or ELF loader, as a failed
+ * spawn is explained: on the smallest stack as well. */
+TEST(a_thread_with_the_smallest_stack_can_resolve)
+{
+    long min = sysconf(_SC_THREAD_STACK_MIN);
+    const char *env_set[] = { "PATH=/nonexistent:/usr/bin:/bin", NULL };
+    struct stack_case c = { .cmd = { .argv = ARGV("true"), .env_set = env_set,
+                                     .backend = BACKEND } };
+    pthread_attr_t attr;
+    pthread_t t;
+    pthread_attr_init(&attr);
+    int r = pthread_attr_setstacksize(&attr, min > 16384 ? (size_t)min : 16384);
+    if (r == 0)
+        r = pthread_create(&t, &attr, resolve_on_small_stack, &c);
+    pthread_attr_destroy(&attr);
+    if (r != 0)
+        SKIP("pthread_create refuses a thread with so small a stack");
+    pthread_join(t, NULL);
+    ASSERT_OK(c.result);
+}
+
 static void *run_on_small_stack(void *arg)
 {
     struct stack_case *c = arg;
