@@ -1120,9 +1120,10 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * caller may not execute is EACCES, one whose lookup fails otherwise ends
  * the search with that error (ELOOP, say), and a #! line the kernel will
  * not read (see FL_SHELL_FALLBACK) ends it with ENOEXEC, or, with
- * FL_SHELL_FALLBACK, is the file. An ELF program of this machine is judged
- * by the loader it names (its program interpreter) in the same way: a
- * missing loader is "not there", as exec says ENOENT for it. A script the
+ * FL_SHELL_FALLBACK, is the file. An ELF program of this machine's own
+ * class and kind is judged by the loader it names (its program
+ * interpreter) in the same way: a missing loader is "not there", as exec
+ * says ENOENT for it (a 32-bit program on a 64-bit system is not judged). A script the
  * caller may execute but not read is taken as the file: its #! line cannot
  * be seen. Nothing else of the format is read: a file that exec refuses
  * with ENOEXEC (neither ELF nor #!, and no binfmt_misc handler of the

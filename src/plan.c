@@ -521,13 +521,12 @@ static int status_at(struct fl__plan *p, int dir, const char *name, const char *
 int fl__candidate_status(struct fl__plan *p, const char *cand, char *path, size_t size)
 {
     int n = caller_name(p, cand, path, size);
-    /* The child looks a relative candidate up after its chdir: here from
-     * an fd of that directory, so that the .cwd and the name together may
-     * be longer than PATH_MAX, as they may for the child. A .cwd that
-     * cannot be opened fails the child's chdir first. */
-    int dir = cand[0] != '/' && p->cmd->cwd
-                  ? open(p->cmd->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC)
-                  : -1;
+    /* The child looks a relative candidate up after its chdir, and a
+     * relative #! interpreter or ELF loader of any candidate: here from an
+     * fd of that directory, so that the .cwd and the name together may be
+     * longer than PATH_MAX, as they may for the child. A .cwd that cannot
+     * be opened fails the child's chdir first. */
+    int dir = p->cmd->cwd ? open(p->cmd->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
     if (dir < 0 && (n < 0 || (size_t)n >= size))
         return p->searched ? ENOENT : ENAMETOOLONG;
     int r = dir >= 0 ? status_at(p, dir, cand, cand) : status_at(p, AT_FDCWD, path, cand);

@@ -539,6 +539,25 @@ TEST(a_missing_interpreter_is_read_from_the_childs_cwd)
     ASSERT_STR_EQ(e.detail, "");
 }
 
+/* A relative interpreter is the child's cwd's, for a program found in an
+ * absolute PATH entry too: exec opens it from there. */
+TEST(a_relative_interpreter_of_a_program_in_an_absolute_path_entry_is_the_cwds)
+{
+    char *a = t_tmpdir(), *w = t_tmpdir();
+    ASSERT_SYS(mkdir(t_fmt("%s/rl", w), 0755));
+    ASSERT_SYS(symlink("/bin/sh", t_fmt("%s/rl/sh", w)));
+    char *prog = t_write_file(a, "fl-prog", "#!rl/sh\nexit 0\n", 0755);
+    const char *env_set[] = { t_fmt("PATH=%s", a), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("fl-prog"), .env_set = env_set, .cwd = w,
+                          .backend = BACKEND };
+    int st;
+    t_run(&cmd, &st);
+    ASSERT_EXITED(st, 0);
+    char buf[4096];
+    ASSERT_OK(fl_resolve(&cmd, buf, sizeof buf, NULL));
+    ASSERT_STR_EQ(buf, prog);
+}
+
 /* ---- #! lines the kernel will not read ------------------------------------ */
 
 /* "#!/aaa...": a #! line whose interpreter name is n bytes long. */
