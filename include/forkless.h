@@ -1131,6 +1131,10 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * script's path are added, is returned as the file, and fl_spawn() of it
  * fails with that errno.
  *
+ * A .cwd the caller could not enter (missing, not a directory, not
+ * searchable) fails at step chdir before any search, as fl_spawn() fails
+ * (not checked under a .contain->chroot, whose .cwd is the new root's).
+ *
  * Returns 0, ENOENT, EACCES (only files without permission were found, or
  * a '/' name in a directory the caller may not search), ENOEXEC, ELOOP,
  * ENOTDIR, ENAMETOOLONG, ERANGE (buf too small), or EINVAL/E2BIG/EBADF as

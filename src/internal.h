@@ -280,6 +280,8 @@ FL__HIDDEN bool fl__args_too_big(struct fl__plan *p, const char *cand,
  * there: missing, or hidden in a PATH search), EACCES, ENOEXEC (a #! line
  * the kernel will not read, without FL_SHELL_FALLBACK) or another errno;
  * path receives the name, made relative to the command's cwd. */
+/* Why would chdir(cwd) fail, seen from the caller? 0 if it would not. */
+FL__HIDDEN int fl__cwd_error(const char *cwd);
 FL__HIDDEN int fl__candidate_status(struct fl__plan *p, const char *cand,
                                     char *path, size_t size);
 /* The kernel's buffer for a file's first bytes (BINPRM_BUF_SIZE). */

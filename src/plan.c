@@ -535,6 +535,16 @@ int fl__candidate_status(struct fl__plan *p, const char *cand, char *path, size_
     return r;
 }
 
+int fl__cwd_error(const char *cwd)
+{
+    struct stat st;
+    if (stat(cwd, &st) < 0)
+        return errno;
+    if (!S_ISDIR(st.st_mode))
+        return ENOTDIR;
+    return faccessat(AT_FDCWD, cwd, X_OK, AT_EACCESS) < 0 ? errno : 0;
+}
+
 int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error *error)
 {
     struct fl_error scratch = { 0 };
@@ -546,6 +556,11 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
     plan_empty(&p);
     p.in_callers_root = true;
     int r = plan_program(&p, cmd, e);
+    /* The child's chdir comes before its search (under a .chroot, the
+     * .cwd is the new root's, which this does not read). */
+    int c = !r && cmd->cwd && !(cmd->contain && cmd->contain->chroot) ? fl__cwd_error(cmd->cwd) : 0;
+    if (c)
+        r = fl__fail(e, c, FL_STEP_CHDIR, -1, cmd->cwd, "");
     /* On the heap: the caller's thread may have a small stack. */
     char *path = r ? NULL : malloc(PATH_MAX);
     if (!r && !path)

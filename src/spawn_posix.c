@@ -192,17 +192,6 @@ static int set_attributes(struct fl__plan *p, posix_spawnattr_t *at)
     return r;
 }
 
-/* Why would chdir(cwd) fail? 0 if it would not. */
-static int cwd_error(const char *cwd)
-{
-    struct stat st;
-    if (stat(cwd, &st) < 0)
-        return errno;
-    if (!S_ISDIR(st.st_mode))
-        return ENOTDIR;
-    return faccessat(AT_FDCWD, cwd, X_OK, AT_EACCESS) < 0 ? errno : 0;
-}
-
 /* Errors that execve() gives for the file it runs. Not EPERM: that is
  * also what a denied clone says. */
 static bool exec_can_give(int r)
@@ -226,7 +215,7 @@ static enum fl_step blame(const struct fl__plan *p, int err)
     if (err == E2BIG)
         return FL_STEP_EXEC;   /* neither open() nor chdir() gives it */
     if (p->cmd->cwd) {
-        int r = cwd_error(p->cmd->cwd);
+        int r = fl__cwd_error(p->cmd->cwd);
         if (r)
             return r == err ? FL_STEP_CHDIR : FL_STEP_SPAWN;
     }
@@ -291,7 +280,7 @@ static int spawn_candidate(struct fl__plan *p, posix_spawn_file_actions_t *fa,
     int r = pick_candidate(p, &i);
     if (r) {
         /* The child would have failed its chdir before any search. */
-        int c = p->cmd->cwd ? cwd_error(p->cmd->cwd) : 0;
+        int c = p->cmd->cwd ? fl__cwd_error(p->cmd->cwd) : 0;
         if (c)
             p->cerr = (struct fl__child_err){ c, FL_STEP_CHDIR, -1, 0 };
         return p->cerr.err;

@@ -741,6 +741,28 @@ TEST(a_missing_cwd_fails_at_chdir_before_any_path_search)
     ASSERT_STR_EQ(fl_step_name(e.step), "chdir");
 }
 
+/* fl_resolve() fills its record as fl_spawn() would: a .cwd the child
+ * cannot enter fails at chdir, before any search. */
+TEST(fl_resolve_reports_a_cwd_it_cannot_enter_as_fl_spawn_does)
+{
+    char *d = t_tmpdir();
+    char *file = t_write_file(d, "file", "", 0644);
+    const char *cwds[] = { t_fmt("%s/missing", d), file };
+    const int errs[] = { ENOENT, ENOTDIR };
+    for (int i = 0; i < 2; i++) {
+        const char *env_set[] = { "PATH=/usr/bin:/bin", NULL };
+        struct fl_cmd cmd = { .argv = ARGV("true"), .env_set = env_set, .cwd = cwds[i],
+                              .backend = BACKEND };
+        struct fl_error spawned = SPAWN_FAILS(&cmd, errs[i], FL_STEP_CHDIR), resolved;
+        char buf[4096];
+        ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, &resolved), errs[i]);
+        ASSERT_EQ(resolved.step, spawned.step);
+        ASSERT_EQ(resolved.index, spawned.index);
+        ASSERT_STR_EQ(resolved.path, spawned.path);
+        ASSERT_STR_EQ(resolved.detail, spawned.detail);
+    }
+}
+
 TEST(an_open_that_fails_like_exec_is_not_blamed_on_exec)
 {
     /* EISDIR is an error exec gives too; here the open gave it. */
