@@ -565,7 +565,7 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
     char *path = r ? NULL : malloc(PATH_MAX);
     if (!r && !path)
         r = fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, fl__program(cmd), "");
-    if (!r) {
+    if (!r && path) {
         /* The clone child's search, and its report: the first file that
          * runs or fails otherwise than "not here" ends it. */
         int denied = -1, at = -1, s = ENOENT;
