@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -186,6 +187,16 @@ static void open_kept(void)
         fork_mark[0] = 1;
 }
 
+/* Whether this thread's fd table is not the one the fd was opened in (the
+ * opener's, kept_pid's main thread's): kcmp(KCMP_FILES) says. False where
+ * it cannot tell (no kcmp, the main thread gone). */
+static bool table_of_its_own(void)
+{
+    long r = syscall(SYS_kcmp, (long)kept_pid, (long)syscall(SYS_gettid), 2L /* KCMP_FILES */,
+                     0L, 0L);
+    return r > 0;
+}
+
 int fl__ignored_signals_fd(pid_t *pid)
 {
     if (pthread_mutex_trylock(&kept_lock) != 0)
@@ -196,8 +207,16 @@ int fl__ignored_signals_fd(pid_t *pid)
     /* Where the libc cannot say (musl), the child's own thread count
      * decides alone. */
     if (!&__libc_single_threaded || __libc_single_threaded) {
-        if (kept_fd >= 0 && !same_file(kept_fd))
-            kept_fd = -1;  /* closed, or its number is someone else's now */
+        if (kept_fd >= 0 && !same_file(kept_fd)) {
+            /* Closed, or its number someone else's now; or this thread has
+             * an fd table of its own (unshare(CLONE_FILES)), where ours is
+             * not: then it stays ours, and this spawn does without. */
+            if (table_of_its_own()) {
+                pthread_mutex_unlock(&kept_lock);
+                return -1;
+            }
+            kept_fd = -1;
+        }
         if (kept_fd < 0 && !given_up && (starved == 0 || --starved == 0))
             open_kept();
         fd = kept_fd;
