@@ -938,18 +938,23 @@ bool t_library_fd(int fd)
     return strcmp(target, want) == 0;
 }
 
-void t_deny_clone3(void)
+void t_refuse_clone3(int err)
 {
     NEEDS_SECCOMP();
     struct sock_filter f[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     struct sock_fprog prog = { 4, f };
     ASSERT_SYS(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
     ASSERT_SYS(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog));
+}
+
+void t_deny_clone3(void)
+{
+    t_refuse_clone3(ENOSYS);
 }
 
 int t_library_fd_find(void)

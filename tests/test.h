@@ -307,6 +307,9 @@ int t_library_fd_find(void);
  * filter, as a container's may be): the clone backend falls back to
  * clone(). Skips the case where no filter can be installed. */
 void t_deny_clone3(void);
+/* The same with another errno (EPERM, as Docker's default profile gave
+ * before 20.10.10). */
+void t_refuse_clone3(int err);
 
 /* A temporary directory, removed at exit by the process that made it. */
 char *t_tmpdir(void);

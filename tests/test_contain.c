@@ -895,16 +895,7 @@ TEST(a_time_ns_is_made_where_a_filter_refuses_clone3_with_eperm)
     pid_t pid = fork();
     ASSERT_SYS(pid);
     if (pid == 0) {
-        struct sock_filter f[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
-        struct sock_fprog prog = { 4, f };
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
-            _exit(3);
+        t_refuse_clone3(EPERM);
         struct fl_proc p;
         struct fl_error e;
         int st;

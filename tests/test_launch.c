@@ -794,89 +794,63 @@ TEST(close_waits_for_the_exec_where_waitid_has_no_p_pidfd)
     in_helper(pending_launch_under_no_p_pidfd);
 }
 
-/* A caller whose seccomp filter refuses futex(): the wait for the exec
- * must sleep between looks, not spin. futex(), clock_nanosleep() and
- * nanosleep() trap here (SIGSYS, the call not made, ENOSYS returned): each
- * futex() the wait tries is counted, and so is each sleep it then tries;
- * ppoll() is left to sleep. The child is held in its open() of a FIFO
- * until 50 futex() calls were refused; the handler then opens the FIFO's
- * other end. */
-static volatile sig_atomic_t futexes_refused, naps_taken;
+/* A caller whose seccomp filter refuses futex(), or answers it without
+ * waiting: the wait for the exec must sleep between looks, not spin. The
+ * child is held in its open() of a FIFO; a SIGSYS handler opens the other
+ * end once it has counted enough refused calls, and an alarm otherwise,
+ * which says the wait spun. */
+static volatile sig_atomic_t futexes_refused, naps_taken, released_by_alarm;
 static const char *held_fifo;
 static volatile sig_atomic_t held_writer = -1;
 
-static void on_futex_or_nap(int sig, siginfo_t *si, void *uc)
+static void release_held(void)
 {
-    (void)sig, (void)uc;
-    if (si->si_syscall == SYS_nanosleep || si->si_syscall == SYS_clock_nanosleep) {
-        naps_taken++;
-    } else if (++futexes_refused == 50) {
-        /* O_RDWR: it opens whether or not the child is in its open() yet. */
-        held_writer = open(held_fifo, O_RDWR | O_CLOEXEC);
-    }
-}
-
-static void launch_waited_for_under_a_filter_that_refuses_futex(void)
-{
-    char *fifo = make_fifo();
-    held_fifo = fifo;
-    struct fl_cmd cmd = { .argv = ARGV("/bin/true"),
-                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
-    struct fl_proc p;
-    launch(&cmd, &p);   /* before the filter: the child has none */
-    const struct t_rule rules[] = {
-        { SYS_futex, 0, { 0 }, { 0 }, SECCOMP_RET_TRAP },
-        { SYS_clock_nanosleep, 0, { 0 }, { 0 }, SECCOMP_RET_TRAP },
-        { SYS_nanosleep, 0, { 0 }, { 0 }, SECCOMP_RET_TRAP },
-    };
-    struct sigaction sa = { .sa_sigaction = on_futex_or_nap, .sa_flags = SA_SIGINFO };
-    ASSERT_SYS(sigaction(SIGSYS, &sa, NULL));
-    if (t_filter(rules, 3) != 0)
-        t_helper_exit(NO_FILTER_HERE);
-    ASSERT_OK(fl_launch_finish(&p, NULL));
-    ASSERT_SYS(held_writer);
-    ASSERT_GE(futexes_refused, 50);
-    /* Two naps tried after each refused futex() (then ppoll() sleeps), but
-     * the wait's last look. */
-    ASSERT_GE(naps_taken, 2 * (futexes_refused - 1));
-    ASSERT_EXITED(t_wait(&p), 0);
-    fl_close(&p);
-}
-
-/* A filter may also answer futex() with 0 (SECCOMP_RET_ERRNO | 0) without
- * waiting: the word unchanged, the wait must nap as well. Here the naps
- * are counted and the FIFO opened after 50 of them; an alarm opens it
- * otherwise, and says the wait spun. */
-static volatile sig_atomic_t released_by_alarm;
-
-static void on_nap(int sig, siginfo_t *si, void *uc)
-{
-    (void)sig, (void)si, (void)uc;
-    if (++naps_taken == 50)
-        held_writer = open(held_fifo, O_RDWR | O_CLOEXEC);
+    /* O_RDWR: it opens whether or not the child is in its open() yet. */
+    held_writer = open(held_fifo, O_RDWR | O_CLOEXEC);
 }
 
 static void release_on_alarm(int sig)
 {
     (void)sig;
     released_by_alarm = 1;
-    held_writer = open(held_fifo, O_RDWR | O_CLOEXEC);
+    release_held();
 }
 
-static void launch_waited_for_under_a_filter_that_fakes_futex(void)
+/* futex() traps too: each refused one is counted, and each sleep tried
+ * after it. */
+static void on_futex_or_nap(int sig, siginfo_t *si, void *uc)
 {
-    char *fifo = make_fifo();
-    held_fifo = fifo;
+    (void)sig, (void)uc;
+    if (si->si_syscall == SYS_nanosleep || si->si_syscall == SYS_clock_nanosleep)
+        naps_taken++;
+    else if (++futexes_refused == 50)
+        release_held();
+}
+
+static void on_nap(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig, (void)si, (void)uc;
+    if (++naps_taken == 50)
+        release_held();
+}
+
+/* Launches /bin/true held on the FIFO, then, under a filter that answers
+ * futex() with futex_action and traps clock_nanosleep() and nanosleep()
+ * into on_sigsys (ppoll() is left to sleep), waits for its exec. */
+static void finish_held_launch_under(unsigned futex_action,
+                                     void (*on_sigsys)(int, siginfo_t *, void *))
+{
+    held_fifo = make_fifo();
     struct fl_cmd cmd = { .argv = ARGV("/bin/true"),
-                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+                          .stdio = { [0] = { .kind = FL_FILE, .path = held_fifo } } };
     struct fl_proc p;
-    launch(&cmd, &p);
+    launch(&cmd, &p);   /* before the filter: the child has none */
     const struct t_rule rules[] = {
-        { SYS_futex, 0, { 0 }, { 0 }, SECCOMP_RET_ERRNO | 0 },
+        { SYS_futex, 0, { 0 }, { 0 }, futex_action },
         { SYS_clock_nanosleep, 0, { 0 }, { 0 }, SECCOMP_RET_TRAP },
         { SYS_nanosleep, 0, { 0 }, { 0 }, SECCOMP_RET_TRAP },
     };
-    struct sigaction sa = { .sa_sigaction = on_nap, .sa_flags = SA_SIGINFO };
+    struct sigaction sa = { .sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO };
     struct sigaction al = { .sa_handler = release_on_alarm };
     ASSERT_SYS(sigaction(SIGSYS, &sa, NULL));
     ASSERT_SYS(sigaction(SIGALRM, &al, NULL));
@@ -891,12 +865,13 @@ static void launch_waited_for_under_a_filter_that_fakes_futex(void)
     fl_close(&p);
 }
 
-TEST(the_wait_for_the_exec_sleeps_where_a_filter_answers_futex_without_waiting)
+static void launch_waited_for_under_a_filter_that_refuses_futex(void)
 {
-    if (!launches())
-        SKIP("only the clone backend launches without waiting for the exec");
-    NEEDS_SECCOMP();
-    in_helper(launch_waited_for_under_a_filter_that_fakes_futex);
+    finish_held_launch_under(SECCOMP_RET_TRAP, on_futex_or_nap);
+    ASSERT_GE(futexes_refused, 50);
+    /* Two sleeps tried after each refused futex() (then ppoll() sleeps),
+     * but the wait's last look. */
+    ASSERT_GE(naps_taken, 2 * (futexes_refused - 1));
 }
 
 TEST(the_wait_for_the_exec_sleeps_where_a_filter_refuses_futex)
@@ -905,6 +880,21 @@ TEST(the_wait_for_the_exec_sleeps_where_a_filter_refuses_futex)
         SKIP("only the clone backend launches without waiting for the exec");
     NEEDS_SECCOMP();
     in_helper(launch_waited_for_under_a_filter_that_refuses_futex);
+}
+
+/* A filter that answers futex() with 0 (SECCOMP_RET_ERRNO | 0), the word
+ * unchanged: the naps are counted, and release the child. */
+static void launch_waited_for_under_a_filter_that_fakes_futex(void)
+{
+    finish_held_launch_under(SECCOMP_RET_ERRNO | 0, on_nap);
+}
+
+TEST(the_wait_for_the_exec_sleeps_where_a_filter_answers_futex_without_waiting)
+{
+    if (!launches())
+        SKIP("only the clone backend launches without waiting for the exec");
+    NEEDS_SECCOMP();
+    in_helper(launch_waited_for_under_a_filter_that_fakes_futex);
 }
 
 static volatile sig_atomic_t blocking_waitids;
@@ -1477,17 +1467,32 @@ static bool thread_s_child_before_exec(pid_t tid)
            memcmp(name, own, (size_t)(end - name)) == 0;
 }
 
-/* Whoever runs as a child's new uid may read and write the memory it
- * shares with us as soon as that memory is dumpable again: a launch
- * finished meanwhile must not make it so while another thread's child,
- * which changed its uid too, is still before its exec. */
-TEST(a_finished_launch_leaves_the_caller_undumpable_while_another_thread_s_child_runs_as_another_uid)
+/* The dumpable cases' start: root, the caller dumpable, and a launch of
+ * /bin/true as uid 65534 held in its open() of the FIFO it returns,
+ * before its uid changes. */
+static char *launch_held_as_nobody(struct fl_proc *l)
 {
     if (!launches())
         SKIP("only the clone backend's child changes credentials on the caller's memory");
     if (geteuid() != 0)
         SKIP("needs root, to change the children's uid");
     ASSERT_SYS(prctl(PR_SET_DUMPABLE, 1));
+    char *fifo = make_fifo();
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"),
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } },
+                          .flags = FL_SET_UID | FL_SET_GID, .uid = 65534, .gid = 65534 };
+    launch(&cmd, l);
+    return fifo;
+}
+
+/* Whoever runs as a child's new uid may read and write the memory it
+ * shares with us as soon as that memory is dumpable again: a launch
+ * finished meanwhile must not make it so while another thread's child,
+ * which changed its uid too, is still before its exec. */
+TEST(a_finished_launch_leaves_the_caller_undumpable_while_another_thread_s_child_runs_as_another_uid)
+{
+    struct fl_proc l;
+    char *fifo = launch_held_as_nobody(&l);
     char *d = t_tmpdir();
     ASSERT_SYS(chmod(d, 0755));
     char *image = t_read_file("/bin/true");
@@ -1498,12 +1503,6 @@ TEST(a_finished_launch_leaves_the_caller_undumpable_while_another_thread_s_child
     int busy = open(prog, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
     ASSERT_SYS(busy);
     ASSERT_EQ(write(busy, image, (size_t)st.st_size), st.st_size);
-    char *fifo = make_fifo();
-    struct fl_cmd cmd = { .argv = ARGV("/bin/true"),
-                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } },
-                          .flags = FL_SET_UID | FL_SET_GID, .uid = 65534, .gid = 65534 };
-    struct fl_proc l;
-    launch(&cmd, &l);   /* held in its open(), before its uid changes */
     struct busy_spawn b = { .prog = prog };
     pthread_t th;
     ASSERT_OK(pthread_create(&th, NULL, spawn_busy_as_nobody, &b));
@@ -1532,17 +1531,8 @@ TEST(a_finished_launch_leaves_the_caller_undumpable_while_another_thread_s_child
  * upset the count its own spawns keep. */
 TEST(a_fork_child_that_closes_an_inherited_launch_is_dumpable_after_its_own_spawns)
 {
-    if (!launches())
-        SKIP("only the clone backend's child changes credentials on the caller's memory");
-    if (geteuid() != 0)
-        SKIP("needs root, to change the children's uid");
-    ASSERT_SYS(prctl(PR_SET_DUMPABLE, 1));
-    char *fifo = make_fifo();
-    struct fl_cmd cmd = { .argv = ARGV("/bin/true"),
-                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } },
-                          .flags = FL_SET_UID | FL_SET_GID, .uid = 65534, .gid = 65534 };
     struct fl_proc l;
-    launch(&cmd, &l);   /* held in its open(), before its uid changes */
+    char *fifo = launch_held_as_nobody(&l);
     pid_t pid = fork();
     ASSERT_SYS(pid);
     if (pid == 0) {

@@ -33,16 +33,16 @@ static void *spawn_on_small_stack(void *arg)
     return NULL;
 }
 
-/* Runs /bin/true from a thread whose whole stack is size bytes; false if
- * the system will not make such a thread. */
-static bool spawn_from_stack_of(size_t size, struct stack_case *c)
+/* Runs body(c) on a thread whose whole stack is size bytes; false if the
+ * system will not make such a thread. */
+static bool run_on_stack_of(size_t size, void *(*body)(void *), struct stack_case *c)
 {
     pthread_attr_t attr;
     pthread_t t;
     pthread_attr_init(&attr);
     int r = pthread_attr_setstacksize(&attr, size);
     if (r == 0)
-        r = pthread_create(&t, &attr, spawn_on_small_stack, c);
+        r = pthread_create(&t, &attr, body, c);
     pthread_attr_destroy(&attr);
     if (r != 0)
         return false;
@@ -50,11 +50,23 @@ static bool spawn_from_stack_of(size_t size, struct stack_case *c)
     return true;
 }
 
+/* Spawns c's command from a thread whose whole stack is size bytes. */
+static bool spawn_from_stack_of(size_t size, struct stack_case *c)
+{
+    return run_on_stack_of(size, spawn_on_small_stack, c);
+}
+
+/* The smallest stack a thread may have here, and at least 16 KiB. */
+static size_t smallest_stack(void)
+{
+    long min = sysconf(_SC_THREAD_STACK_MIN);
+    return min > 16384 ? (size_t)min : 16384;
+}
+
 TEST(a_thread_with_the_smallest_stack_can_spawn)
 {
     NEEDS_CLOSE_OTHERS();
-    long min = sysconf(_SC_THREAD_STACK_MIN);
-    size_t sizes[] = { min > 16384 ? (size_t)min : 16384, 24 * 1024 };
+    size_t sizes[] = { smallest_stack(), 24 * 1024 };
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         struct stack_case c = { .cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND } };
         if (!spawn_from_stack_of(sizes[i], &c))
@@ -69,8 +81,7 @@ TEST(a_thread_with_the_smallest_stack_can_spawn)
 TEST(a_thread_with_the_smallest_stack_gets_an_exec_failure_explained)
 {
     NEEDS_CLOSE_OTHERS();
-    long min = sysconf(_SC_THREAD_STACK_MIN);
-    size_t size = min > 16384 ? (size_t)min : 16384;
+    size_t size = smallest_stack();
     char *script = t_write_file(t_tmpdir(), "script", "#!/nonexistent/interpreter\n", 0755);
     char *const programs[] = { "/nonexistent/program", script };
     for (size_t i = 0; i < 2; i++) {
@@ -96,20 +107,11 @@ TEST(a_thread_with_the_smallest_stack_can_resolve)
 #if defined(__SANITIZE_ADDRESS__)
     SKIP("ASan's redzones and interceptors take more stack than the smallest thread has");
 #endif
-    long min = sysconf(_SC_THREAD_STACK_MIN);
     const char *env_set[] = { "PATH=/nonexistent:/usr/bin:/bin", NULL };
     struct stack_case c = { .cmd = { .argv = ARGV("true"), .env_set = env_set,
                                      .backend = BACKEND } };
-    pthread_attr_t attr;
-    pthread_t t;
-    pthread_attr_init(&attr);
-    int r = pthread_attr_setstacksize(&attr, min > 16384 ? (size_t)min : 16384);
-    if (r == 0)
-        r = pthread_create(&t, &attr, resolve_on_small_stack, &c);
-    pthread_attr_destroy(&attr);
-    if (r != 0)
+    if (!run_on_stack_of(smallest_stack(), resolve_on_small_stack, &c))
         SKIP("pthread_create refuses a thread with so small a stack");
-    pthread_join(t, NULL);
     ASSERT_OK(c.result);
 }
 
@@ -131,18 +133,9 @@ static void *run_on_small_stack(void *arg)
 TEST(a_thread_with_the_smallest_stack_can_run_and_capture)
 {
     NEEDS_CLOSE_OTHERS();
-    long min = sysconf(_SC_THREAD_STACK_MIN);
-    pthread_attr_t attr;
-    pthread_t t;
     struct stack_case c = { .cmd = { .argv = ARGV("/bin/cat"), .backend = BACKEND } };
-    pthread_attr_init(&attr);
-    int r = pthread_attr_setstacksize(&attr, min > 16384 ? (size_t)min : 16384);
-    if (r == 0)
-        r = pthread_create(&t, &attr, run_on_small_stack, &c);
-    pthread_attr_destroy(&attr);
-    if (r != 0)
+    if (!run_on_stack_of(smallest_stack(), run_on_small_stack, &c))
         SKIP("pthread_create refuses a thread with so small a stack");
-    pthread_join(t, NULL);
     ASSERT_OK(c.result);
     ASSERT_EXITED(c.status, 0);
 }
