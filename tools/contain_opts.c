@@ -4,6 +4,8 @@
 #include "contain_opts.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +129,26 @@ static int add_syscall(struct contain_options *c, int nr)
     return 0;
 }
 
+/* Every architecture the filter supports numbers its calls from 0, and
+ * none comes near 4096 (x86_64 is in the 400s); a larger number is a typo
+ * that would deny nothing. 32-bit Arm also has its private calls
+ * (cacheflush, set_tls) from 0x0f0000. */
+#define SYSCALL_NR_MAX 4095
+#if defined(__arm__)
+#define ARM_PRIVATE_NOTE ", or 983040 to 985087 for Arm's private calls"
+#else
+#define ARM_PRIVATE_NOTE ""
+#endif
+
+static bool syscall_number_plausible(int nr)
+{
+#if defined(__arm__)
+    if (nr >= 0x0f0000 && nr < 0x0f0800)
+        return true;
+#endif
+    return nr >= 0 && nr <= SYSCALL_NR_MAX;
+}
+
 static int parse_syscalls(struct contain_options *c, const char *arg)
 {
     char item[64];
@@ -136,8 +158,9 @@ static int parse_syscalls(struct contain_options *c, const char *arg)
         if (!item[0])
             return list_error("seccomp-deny", "SYSCALL", arg);
         if (item[0] >= '0' && item[0] <= '9') {
-            if (parse_int_in(item, 0, 99999, &nr) != 0) {
-                cli_error("--seccomp-deny: invalid system call number \"%s\"", item);
+            if (parse_int_in(item, 0, INT_MAX, &nr) != 0 || !syscall_number_plausible(nr)) {
+                cli_error("--seccomp-deny: \"%s\" is not a system call number (0 to %d%s)",
+                          item, SYSCALL_NR_MAX, ARM_PRIVATE_NOTE);
                 return -1;
             }
         } else if ((nr = fl_syscall_number(item)) < 0) {

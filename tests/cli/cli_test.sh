@@ -3584,6 +3584,11 @@ case_contain_seccomp_bad() {
     expect_bad_option run --seccomp-deny '' -- true
     expect_bad_option run --seccomp-deny mkdirat, -- true
     expect_bad_option run --seccomp-deny -1 -- true
+    # No architecture numbers a call near 4096: a larger number is a typo
+    # that would deny nothing.
+    expect_bad_option run --seccomp-deny 99999 -- true
+    expect_err_has '"99999" is not a system call number (0 to 4095)'
+    expect_bad_option run --seccomp-deny mkdirat,4096 -- true
     expect_bad_option run --seccomp-deny mkdirat --seccomp-errno EWHAT -- true
     expect_bad_option run --seccomp-deny mkdirat --seccomp-errno 0 -- true
     expect_bad_option run --seccomp-deny mkdirat --seccomp-errno 4096 -- true
