@@ -36,6 +36,28 @@ bool proc_is_ours(void)
     return atol(buf) == (long)getpid();
 }
 
+int cgroup_members(const char *dir, long *first, size_t *count, bool *holds_self)
+{
+    char name[4096];
+    *first = 0;
+    *count = 0;
+    *holds_self = false;
+    if ((size_t)snprintf(name, sizeof name, "%s/cgroup.procs", dir) >= sizeof name)
+        return ENAMETOOLONG;
+    FILE *f = fopen(name, "re");
+    if (!f)
+        return errno;
+    long pid;
+    while (fscanf(f, "%ld", &pid) == 1) {
+        if ((*count)++ == 0)
+            *first = pid;
+        *holds_self |= pid == (long)getpid();
+    }
+    int r = ferror(f) ? EIO : 0;
+    fclose(f);
+    return r;
+}
+
 int tree_adopt(pid_t **foreign, size_t *nforeign)
 {
     struct pids p = children();

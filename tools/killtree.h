@@ -33,6 +33,12 @@ struct tree {
  * /proc/self names getpid(). */
 bool proc_is_ours(void);
 
+/* The first pid listed in the cgroup DIR's cgroup.procs, how many it
+ * lists (*count; 0 when it is empty), and whether forkless is one. Returns
+ * 0, or an errno when the file cannot be read: the spawn then says why
+ * the cgroup is unusable. */
+int cgroup_members(const char *dir, long *first, size_t *count, bool *holds_self);
+
 /* Reads /proc/PID/stat (pid as its directory is named): the process's
  * state letter, parent and process group. False, with errno set, when it
  * cannot be read (ENOENT or ESRCH: gone meanwhile). */

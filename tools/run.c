@@ -55,10 +55,21 @@ int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e)
 
 /* Prints the message of a failed fl_spawn(), with the option it came
  * from and, for a step refused for want of privilege, what it needs. */
+/* The --fd map that sets child fd fd, or NULL: a step dup failure names
+ * the child fd only. */
+static const struct fl_fd_map *fd_map_of(const struct fl_cmd *cmd, int fd)
+{
+    for (size_t i = 0; i < cmd->nfds; i++)
+        if (cmd->fds[i].child_fd == fd)
+            return &cmd->fds[i];
+    return NULL;
+}
+
 static void report_spawn_failure(const struct run_options *o, const struct fl_error *e,
                                  const char *message)
 {
     const struct fl_cmd *cmd = &o->cmd;
+    const struct fl_fd_map *map;
     char hint[160];
     bool credentials = e->step == FL_STEP_SETGROUPS || e->step == FL_STEP_SETGID ||
                        e->step == FL_STEP_SETUID;
@@ -89,6 +100,8 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
                o->stdio_arg[e->index]) {
         static const char *const names[] = { "--stdin", "--stdout", "--stderr" };
         cli_error("%s (%s %s)", message, names[e->index], o->stdio_arg[e->index]);
+    } else if (e->step == FL_STEP_DUP && (map = fd_map_of(cmd, e->index))) {
+        cli_error("%s (--fd %d=%d)", message, map->child_fd, map->parent_fd);
     } else if (e->err == ENOTSUP && o->child_signals.any_ignore) {
         cli_error("%s (--ignore-signal)", message);
     } else if (e->err == ENOTSUP && o->sigchld_kept_ignored) {
@@ -184,6 +197,21 @@ static int run_command(struct run_options *o, int *die_by)
         cli_error("--kill-tree: /proc is not of forkless's pid namespace (/proc/self is "
                   "not pid %d; mount a /proc of this namespace, as unshare "
                   "--mount-proc does), or give --cgroup", (int)getpid());
+        return EXIT_FORKLESS_ERROR;
+    }
+    /* The stop of --kill-tree --cgroup is every process in the cgroup:
+     * processes already there are not the program's, and forkless may be
+     * one of them (the top of the hierarchy holds everything). */
+    long member;
+    size_t members;
+    bool holds_self;
+    if (o->supervise.kill_tree && o->supervise.cgroup &&
+        cgroup_members(o->supervise.cgroup, &member, &members, &holds_self) == 0 && members) {
+        cli_error("--kill-tree --cgroup %s: the cgroup already holds %zu process%s (%s%ld%s), "
+                  "which its stop would end too; give it an empty cgroup of its own",
+                  o->supervise.cgroup, members, members == 1 ? "" : "es",
+                  holds_self ? "forkless itself among them; pid " : "pid ", member,
+                  members > 1 ? ", ..." : "");
         return EXIT_FORKLESS_ERROR;
     }
     r = supervise_start(&o->supervise, &old_mask);

@@ -555,6 +555,15 @@ case_fd_map_closed_parent() {
     expect_err_has "not open"
 }
 
+case_fd_map_child_fd_past_the_limit_names_the_option() {
+    # The library's record names the child fd only; the message adds the
+    # --fd that asked for it.
+    run_fl run --fd 2147483647=1 -- true
+    expect_status 125
+    expect_err_has "child fd 2147483647 is not below RLIMIT_NOFILE"
+    expect_err_has "(--fd 2147483647=1)"
+}
+
 case_fd_map_bad_syntax() {
     expect_bad_option run --fd 7 -- true
     expect_bad_option run --fd 7= -- true
@@ -2782,6 +2791,26 @@ case_kill_tree_cgroup_found_ended_past_the_kill_deadline() {
     rmdir "$CGROUP_DIR" 2>/dev/null
     expect_status 124
     ! grep -q '^forkless:' "$T/err" || fail "stderr: $(err)"
+}
+
+case_kill_tree_cgroup_that_holds_processes_is_refused() {
+    # Its stop ends every process in the cgroup: one that was there before
+    # forkless started is not the program's, and must live on.
+    make_cgroup || skip "no writable cgroup"
+    sleep 60 &
+    local bystander=$!
+    BACKGROUND_PIDS+=("$bystander")
+    echo "$bystander" >"$CGROUP_DIR/cgroup.procs" || skip "cannot move a process into $CGROUP_DIR"
+    run_fl run --kill-tree --cgroup "$CGROUP_DIR" -- true
+    local alive=yes
+    is_alive "$bystander" || alive=no
+    kill -KILL "$bystander" 2>/dev/null
+    wait "$bystander" 2>/dev/null
+    rmdir "$CGROUP_DIR" 2>/dev/null
+    expect_status 125
+    expect_err_has "--kill-tree --cgroup $CGROUP_DIR: the cgroup already holds 1 process (pid $bystander), which its stop would end too"
+    [ ! -s "$T/out" ] || fail "ran something: $(out)"
+    [ "$alive" = yes ] || fail "the process that was in the cgroup before was stopped"
 }
 
 # ---------------------------------------------------------------- pipe
