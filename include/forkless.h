@@ -1342,7 +1342,9 @@ enum fl_stop_scope {
     /* Every process in .cgroup: SIGKILL through cgroup.kill where the
      * kernel has it (5.14), and otherwise, as for the first signal, to
      * each pid of cgroup.procs through a pidfd opened and then checked to
-     * be still in the cgroup, so that a reused pid is never signalled. */
+     * be still in the cgroup, so that a reused pid is never signalled.
+     * Every process means all of them, the caller too if it is there:
+     * give the command a cgroup of its own. */
     FL_STOP_CGROUP,
 };
 
