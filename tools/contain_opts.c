@@ -89,6 +89,20 @@ static int parse_namespaces(struct fl_contain *k, const char *arg)
     return 0;
 }
 
+/* The running kernel's highest capability, or 63 when /proc does not say:
+ * a higher one it would not know (setpriv(1) refuses it too). */
+static int last_cap(void)
+{
+    FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+    int last = 63;
+    if (f) {
+        if (fscanf(f, "%d", &last) != 1 || last < 0 || last > 63)
+            last = 63;
+        fclose(f);
+    }
+    return last;
+}
+
 /* A list of capabilities into a mask; "" is none. */
 static int parse_caps(const char *option, const char *arg, unsigned long long *mask)
 {
@@ -103,6 +117,16 @@ static int parse_caps(const char *option, const char *arg, unsigned long long *m
             cli_error("--%s: unknown capability \"%s\" (a name of capabilities(7), such as "
                       "cap_net_bind_service or net_bind_service, or a number 0-63)",
                       option, item);
+            return -1;
+        }
+        int last = last_cap();
+        if (cap > last) {
+            if (item[0] >= '0' && item[0] <= '9')
+                cli_error("--%s: capability %d is not one of this kernel's (0 to %d)", option,
+                          cap, last);
+            else
+                cli_error("--%s: capability \"%s\" (%d) is not one of this kernel's (0 to "
+                          "%d)", option, item, cap, last);
             return -1;
         }
         *mask |= 1ULL << cap;
@@ -171,6 +195,13 @@ static int parse_syscalls(struct contain_options *c, const char *arg)
             cli_error("--seccomp-deny: \"%s\" cannot be denied: no process could end", item);
             return -1;
         }
+        /* The filter is in place before the exec that starts the program
+         * (an execve(); execveat() alone may be denied). */
+        if (nr == SYS_execve) {
+            cli_error("--seccomp-deny: \"%s\" cannot be denied: the filter comes before the "
+                      "exec of the program, which could then never start", item);
+            return -1;
+        }
         if (add_syscall(c, nr) != 0)
             return -1;
     }
@@ -234,6 +265,12 @@ int contain_option(struct contain_options *c, int opt, const char *arg)
         return 0;
     }
     case OPT_HOSTNAME:
+        /* The kernel takes an empty name; hostname(1) and unshare(1) users
+         * never mean one. */
+        if (arg[0] == '\0') {
+            cli_error("--hostname: the name is empty");
+            return -1;
+        }
         k->hostname = arg;
         return 0;
     case OPT_MOUNT_PROC:

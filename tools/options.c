@@ -398,6 +398,14 @@ static int finish_options(struct run_options *o)
                       "starting with /)", option_name(OPT_STDIN + fd), o->stdio_arg[fd]);
             return -1;
         }
+    if (o->append && !o->stdio_path[1] && !o->stdio_path[2]) {
+        cli_error("--append needs --stdout or --stderr: it says how their files are opened");
+        return -1;
+    }
+    if ((cmd->flags & FL_NO_FORK) && cmd->backend == FL_BACKEND_FORK) {
+        cli_error("--no-fork and --backend fork cannot be used together");
+        return -1;
+    }
     for (int fd = 0; fd < 3; fd++) {
         if (!o->stdio_path[fd])
             continue;

@@ -476,6 +476,14 @@ case_append() {
     expect_file "$T/e" "$(printf 'first-err\nsecond-err')"
 }
 
+case_append_without_a_file_is_refused() {
+    # It says how the --stdout and --stderr files are opened: alone, it
+    # would change nothing.
+    expect_bad_option run --append -- true
+    expect_err_has "--append needs --stdout or --stderr"
+    expect_bad_option run --append --stdin /dev/null -- true
+}
+
 case_stderr_to_stdout() {
     run_fl run --stdout "$T/o" --stderr-to-stdout -- sh -c 'echo a; echo b >&2; echo c'
     expect_status 0
@@ -1910,8 +1918,8 @@ case_backend_unknown() {
 }
 
 case_no_fork() {
-    run_fl run --no-fork --backend fork -- true
-    expect_status 125
+    expect_bad_option run --no-fork --backend fork -- true
+    expect_err_has "--no-fork and --backend fork cannot be used together"
     run_fl run --no-fork -- true
     expect_status 0
 }
@@ -3380,6 +3388,11 @@ case_contain_hostname() {
     expect_err_has "forkless: hostname \"xxx"
 }
 
+case_contain_hostname_empty_is_refused() {
+    expect_bad_option run --unshare uts --hostname '' -- true
+    expect_err_has "--hostname: the name is empty"
+}
+
 case_contain_net() {
     need_ns net
     run_fl run "${NS[@]}" --unshare net -- cat /proc/net/dev
@@ -3534,6 +3547,14 @@ case_contain_caps_bad() {
     expect_bad_option run --ambient-caps cap_nope -- true
     expect_err_has '--ambient-caps: unknown capability "cap_nope"'
     expect_bad_option run --caps 64 -- true
+    # One past this kernel's last would leave nothing kept, without a word.
+    local last
+    last=$(cat /proc/sys/kernel/cap_last_cap 2>/dev/null) || last=
+    if [ -n "$last" ] && [ "$last" -lt 63 ]; then
+        expect_bad_option run --caps $((last + 1)) -- true
+        expect_err_has "--caps: capability $((last + 1)) is not one of this kernel's (0 to $last)"
+        expect_bad_option run --ambient-caps $((last + 1)) -- true
+    fi
     expect_bad_option run --caps net_raw, -- true
     expect_bad_option run --caps net_raw --ambient-caps net_bind_service -- true
     expect_err_has "cap_net_bind_service is not in the bounding set that --caps keeps"
@@ -3618,6 +3639,9 @@ case_contain_seccomp_bad() {
     expect_bad_option run --seccomp-deny 99999 -- true
     expect_err_has '"99999" is not a system call number (0 to 4095)'
     expect_bad_option run --seccomp-deny mkdirat,4096 -- true
+    # The filter precedes the program's own exec.
+    expect_bad_option run --seccomp-deny mkdirat,execve -- true
+    expect_err_has '"execve" cannot be denied: the filter comes before the exec of the program'
     expect_bad_option run --seccomp-deny mkdirat --seccomp-errno EWHAT -- true
     expect_bad_option run --seccomp-deny mkdirat --seccomp-errno 0 -- true
     expect_bad_option run --seccomp-deny mkdirat --seccomp-errno 4096 -- true
