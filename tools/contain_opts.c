@@ -69,8 +69,9 @@ static int list_error(const char *option, const char *word, const char *arg)
     return -1;
 }
 
-static int parse_namespaces(struct fl_contain *k, const char *arg)
+static int parse_namespaces(struct contain_options *c, const char *arg)
 {
+    struct fl_contain *k = &c->contain;
     char item[32];
     const char *p = arg;
     while (next_item(&p, item, sizeof item)) {
@@ -85,6 +86,7 @@ static int parse_namespaces(struct fl_contain *k, const char *arg)
             return -1;
         }
         k->unshare |= namespaces[i].ns;
+        c->unshare_given |= namespaces[i].ns;
     }
     return 0;
 }
@@ -252,7 +254,7 @@ int contain_option(struct contain_options *c, int opt, const char *arg)
         return place_option(c, opt, arg);
     switch (opt) {
     case OPT_UNSHARE:
-        return parse_namespaces(k, arg);
+        return parse_namespaces(c, arg);
     case OPT_MAP_ROOT_USER:
     case OPT_MAP_CURRENT_USER: {
         enum fl_id_map map = opt == OPT_MAP_ROOT_USER ? FL_MAP_ROOT : FL_MAP_CURRENT;

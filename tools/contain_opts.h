@@ -57,6 +57,7 @@ struct contain_options {
     int seccomp_errno;                  /* 0 until --seccomp-errno */
     struct sock_fprog seccomp;          /* fl_seccomp_deny()'s */
     bool caps_given;                    /* --caps, even "" */
+    unsigned unshare_given;             /* the namespaces --unshare named */
     bool map_given;
     bool best_effort;
     cpu_set_t *cpus;                    /* CPU_ALLOC'ed; sched.cpus */

@@ -56,13 +56,45 @@ static const char *place_value(const struct contain_options *c, enum fl_step ste
     }
 }
 
+/* The options that asked for new namespaces, as the user typed them:
+ * "--unshare", "--hostname", "--mount-proc", "--map-root-user" ... */
+static const char *ns_options(const struct contain_options *c, char *buf, size_t size)
+{
+    const struct fl_contain *k = &c->contain;
+    const char *names[4];
+    size_t n = 0, used = 0;
+    if (c->unshare_given)
+        names[n++] = "--unshare";
+    if (k->hostname)
+        names[n++] = "--hostname";
+    if (k->flags & FL_MOUNT_PROC)
+        names[n++] = "--mount-proc";
+    if (k->map)
+        names[n++] = k->map == FL_MAP_ROOT ? "--map-root-user" : "--map-current-user";
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", names[i]);
+    return n ? buf : "--unshare";
+}
+
+/* The option of landlock rule i, told by its rights. */
+static const char *landlock_option(const struct fl_contain *k, int i)
+{
+    if (i < 0 || (size_t)i >= k->nlandlock)
+        return NULL;
+    unsigned a = k->landlock[i].access;
+    return a & FL_LANDLOCK_WRITE ? "--landlock-rw"
+           : a & FL_LANDLOCK_EXEC ? "--landlock-rx" : "--landlock-ro";
+}
+
 bool contain_explain(const struct contain_options *c, const struct fl_error *e,
                      const char *message, char *buf, size_t size)
 {
     const struct fl_contain *k = &c->contain;
     const char *error = strerror(e->err);
     const char *value = place_value(c, e->step);
-    char cap[32];
+    char cap[32], opts[96];
+    const char *rule;
     if (value) {
         snprintf(buf, size, "%s %s: %s%s", fl_step_name(e->step), value, error,
                  place_hint(c, e->step, e->err));
@@ -72,7 +104,7 @@ bool contain_explain(const struct contain_options *c, const struct fl_error *e,
     case FL_STEP_CLONE:
         if (!k->unshare || (e->err != EPERM && e->err != ENOSPC && e->err != EINVAL))
             return false;
-        snprintf(buf, size, "%s (--unshare: %s)", message,
+        snprintf(buf, size, "%s (%s: %s)", message, ns_options(c, opts, sizeof opts),
                  e->err == ENOSPC ? "the limit of namespaces is reached "
                                     "(/proc/sys/user/max_*_namespaces)"
                  : e->err == EINVAL ? "this kernel cannot make one of these namespaces"
@@ -113,10 +145,23 @@ bool contain_explain(const struct contain_options *c, const struct fl_error *e,
                      "must be permitted and in the bounding set)",
                      cap_text(e->index, cap, sizeof cap), error);
         else
-            snprintf(buf, size, "%s (--ambient-caps %s)", message,
-                     c->ambient_arg ? c->ambient_arg : "");
+            snprintf(buf, size, "%s (--ambient-caps %s%s)", message,
+                     c->ambient_arg ? c->ambient_arg : "",
+                     e->err == EPERM ? ": an ambient capability must be forkless's to give, "
+                                       "in its permitted and inheritable sets" : "");
+        return true;
+    case FL_STEP_CHROOT:
+        snprintf(buf, size, "%s (--chroot%s)", message,
+                 e->err != EPERM ? ""
+                 : k->unshare & FL_NS_USER ? ""
+                 : ": changing the root needs CAP_SYS_CHROOT, or a new user namespace with "
+                   "it: --map-root-user");
         return true;
     case FL_STEP_LANDLOCK:
+        if (e->path[0] && (rule = landlock_option(k, e->index))) {
+            snprintf(buf, size, "%s (%s %s)", message, rule, k->landlock[e->index].path);
+            return true;
+        }
         /* The library's detail names its flag; ours is --best-effort. */
         if (e->err != ENOTSUP || e->path[0])
             return false;

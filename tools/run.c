@@ -99,7 +99,12 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
     } else if (e->step == FL_STEP_OPEN && e->index >= 0 && e->index < 3 &&
                o->stdio_arg[e->index]) {
         static const char *const names[] = { "--stdin", "--stdout", "--stderr" };
-        cli_error("%s (%s %s)", message, names[e->index], o->stdio_arg[e->index]);
+        cli_error("%s (%s %s)", message, names[e->index],
+                  o->stdio_arg[e->index][0] ? o->stdio_arg[e->index] : "''");
+    } else if (e->step == FL_STEP_CHDIR && cmd->cwd) {
+        cli_error("%s (--chdir %s)", message, cmd->cwd[0] ? cmd->cwd : "''");
+    } else if (e->step == FL_STEP_CGROUP && cmd->cgroup) {
+        cli_error("%s (--cgroup %s)", message, cmd->cgroup);
     } else if (e->step == FL_STEP_DUP && (map = fd_map_of(cmd, e->index))) {
         cli_error("%s (--fd %d=%d)", message, map->child_fd, map->parent_fd);
     } else if (e->err == ENOTSUP && o->child_signals.any_ignore) {

@@ -76,6 +76,10 @@ int resolve_credentials(const char *spec, struct credentials *out)
     }
 
     if (colon) {
+        if (!colon[1]) {
+            cli_error("--user %s: the group after ':' is empty", spec);
+            return -1;
+        }
         if (lookup_group(colon + 1, &out->gid) != 0) {
             cli_error("--user: no such group \"%s\"", colon + 1);
             return -1;

@@ -888,6 +888,8 @@ case_user_unknown() {
     expect_bad_option run --user forkless-no-such-user -- true
     expect_bad_option run --user "root:forkless-no-such-group" -- true
     expect_bad_option run --user '' -- true
+    expect_bad_option run --user root: -- true
+    expect_err_has "--user root:: the group after ':' is empty"
 }
 
 case_user_step_fails() {
@@ -3578,7 +3580,34 @@ case_contain_caps_need_privilege() {
     # An ambient capability the caller cannot raise: named with its value.
     run_nobody run --ambient-caps net_bind_service -- true
     expect_status 125
-    expect_err_has "(--ambient-caps net_bind_service)"
+    expect_err_has "(--ambient-caps net_bind_service: an ambient capability must be forkless's to give"
+}
+
+case_contain_errors_name_the_option() {
+    # A step's error names the option that asked for it, and, where
+    # privilege is wanting, what would do.
+    run_fl run --chroot /nonexistent-root -- true
+    expect_status 125
+    expect_err_has '(--chroot)'
+    run_fl run -C /nonexistent-dir -- true
+    expect_err_has '(--chdir /nonexistent-dir)'
+    run_fl run -C '' -- true
+    expect_err_has "(--chdir '')"
+    run_fl run --stdin '' -- true
+    expect_err_has "(--stdin '')"
+    run_fl run --cgroup relative-cgroup -- true
+    expect_err_has '(--cgroup relative-cgroup)'
+}
+
+case_contain_errors_without_privilege_name_what_asked() {
+    nobody_forkless
+    run_nobody run --chroot / -- true
+    expect_status 125
+    expect_err_has '(--chroot: changing the root needs CAP_SYS_CHROOT'
+    # The namespace came from --hostname, not from an --unshare never typed.
+    run_nobody run --hostname box -- true
+    [ "$STATUS" -eq 125 ] || skip "this system lets uid 65534 make a UTS namespace"
+    expect_err_has '(--hostname: new namespaces need CAP_SYS_ADMIN'
 }
 
 # caps_of_mask HEX: the capability numbers of a CapBnd mask, comma
@@ -3692,7 +3721,7 @@ case_contain_landlock_missing_path() {
     [ ! -e /nope ] || skip "/nope exists here"
     run_fl run --landlock-rx / --landlock-ro /nope -- true
     expect_status 125
-    [ "$(err)" = 'forkless: landlock "/nope": No such file or directory' ] || fail "stderr: $(err)"
+    [ "$(err)" = 'forkless: landlock "/nope": No such file or directory (--landlock-ro /nope)' ] || fail "stderr: $(err)"
     [ ! -s "$T/out" ] || fail "ran something: $(out)"
 }
 
@@ -3752,6 +3781,8 @@ case_contain_placement_bad() {
     expect_err_has "--oom-score-adj: expected a number from -1000 to 1000"
     for v in '' a 3-1 0-3:0 -1 0, ,0 0:2 1-; do expect_bad_option run --cpus "$v" -- true; done
     expect_err_has "--cpus: invalid CPU list"
+    expect_bad_option run --cpus 0,,1 -- true
+    expect_err_has '--cpus: invalid CPU list "0,,1": an item is empty'
     expect_bad_option run --cpus 9000 -- true
     expect_err_has "--cpus: CPU 9000 is beyond"
     expect_bad_option run --best-effort -- true
