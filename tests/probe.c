@@ -58,7 +58,8 @@
  *   hold-memory MIB   map MIB MiB and write to every page, so that the
  *                  probe takes a while to exit (the kernel frees them
  *                  before it closes the fds)
- *   wait-orphaned  wait until its parent has ended (getppid() changes)
+ *   wait-orphaned  wait until the parent it started with has ended
+ *                  (getppid() is no longer the one read at the start)
  *   join-parent-group  leave its own process group for its parent's
  *                  (setpgid()): "joined PGID", or "joined -ERRNO"
  *   hold-fds SECS  fork a grandchild that keeps every fd open and sleeps
@@ -649,11 +650,16 @@ static void do_hold_memory(const char *mib)
         m[k] = 1;
 }
 
+/* The parent the probe started with (main()). wait-orphaned waits for its
+ * end: a parent that waits only for what the probe wrote before may have
+ * ended already when wait-orphaned begins, and getppid() read then would
+ * name the new parent (init), which never ends. */
+static pid_t start_parent;
+
 static void do_wait_orphaned(void)
 {
-    pid_t parent = getppid();
     struct timespec ms = { 0, 1000000 };
-    while (getppid() == parent)
+    while (getppid() == start_parent)
         nanosleep(&ms, NULL);
 }
 
@@ -1134,6 +1140,7 @@ int main(int argc, char **argv)
 {
     g_argc = argc;
     g_argv = argv;
+    start_parent = getppid();
     rep = open_memstream(&report, &report_len);
     if (!rep)
         die("open_memstream");
