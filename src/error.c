@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -116,6 +117,37 @@ static int shebang_from_cwd(const struct fl__plan *p, const char *path,
     return k;
 }
 
+/* exec's EACCES for a file that cannot be run by anyone: a directory,
+ * another kind of file, one without any execute bit, or one on a noexec
+ * mount. Said only when the file itself shows it: a mode that denies only
+ * some users (the child's may differ from the caller's) or a directory
+ * on the way that cannot be searched is left to the errno. */
+static bool explain_eacces(const struct fl__plan *p, const char *path, char *detail,
+                           size_t size)
+{
+    char *full;
+    if (callers_name(p, path, &full) < 0)
+        return false;
+    const char *at = full ? full : path;
+    struct stat st;
+    struct statvfs vfs;
+    bool said = true;
+    if (stat(at, &st) != 0)
+        said = false;
+    else if (S_ISDIR(st.st_mode))
+        snprintf(detail, size, "a directory");
+    else if (!S_ISREG(st.st_mode))
+        snprintf(detail, size, "not a regular file");
+    else if (!(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
+        snprintf(detail, size, "no execute permission: mode %04o", (unsigned)(st.st_mode & 07777));
+    else if (statvfs(at, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC))
+        snprintf(detail, size, "on a filesystem mounted noexec");
+    else
+        said = false;
+    free(full);
+    return said;
+}
+
 /* What the #! line or the ELF loader of the file exec failed on says
  * about exec's error. exec says ENOENT for a file that exists when its #!
  * interpreter is missing, as with "#!/bin/sh\r" from a CRLF file, or its
@@ -124,6 +156,8 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
                          char *detail, size_t size)
 {
     char interp[FL__BINPRM_BUF_SIZE];
+    if (err == EACCES && explain_eacces(p, path, detail, size))
+        return;
     /* A file without execute permission is EACCES whatever its #! line. */
     bool runnable;
     int k = shebang_from_cwd(p, path, interp, &runnable);

@@ -45,13 +45,16 @@ TEST(file_without_execute_permission_is_eacces)
     struct fl_error e = SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
     ASSERT_STR_EQ(fl_step_name(e.step), "exec");
     ASSERT_STR_EQ(e.path, f);
+    /* No one may run it: the record says so, with the mode. */
+    ASSERT_STR_EQ(e.detail, "no execute permission: mode 0644");
 }
 
 TEST(directory_as_program_is_eacces)
 {
     char *d = t_tmpdir();
     struct fl_cmd cmd = { .argv = ARGV(d), .backend = BACKEND };
-    SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+    struct fl_error e = SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.detail, "a directory");
 }
 
 TEST(program_exiting_127_is_a_successful_spawn)
@@ -217,7 +220,8 @@ TEST(a_failed_exec_of_a_fifo_leaves_its_data)
     ASSERT_SYS(fd);
     ASSERT_EQ(write(fd, "data\n", 5), 5);
     struct fl_cmd cmd = { .argv = ARGV(f), .backend = BACKEND };
-    SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+    struct fl_error e = SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.detail, "not a regular file");
     char buf[16];
     ASSERT_EQ(read(fd, buf, sizeof buf), 5);
     close(fd);

@@ -3583,6 +3583,24 @@ case_contain_caps_need_privilege() {
     expect_err_has "(--ambient-caps net_bind_service: an ambient capability must be forkless's to give"
 }
 
+case_exec_eacces_says_why_no_one_may_run_it() {
+    mkdir "$T/dir" && printf '#!/bin/sh\n' >"$T/plain" && chmod 644 "$T/plain"
+    run_fl run -- "$T/dir"
+    expect_status 126
+    expect_err_has "Permission denied (a directory)"
+    run_fl run -- "$T/plain"
+    expect_err_has "Permission denied (no execute permission: mode 0644)"
+    # A file with execute bits on a noexec mount.
+    need_ns mount
+    mkdir "$T/mnt"
+    run_fl run "${NS[@]}" --unshare mount -- sh -c \
+        'mount -t tmpfs -o noexec none "$1" && cp /bin/true "$1/t" && exec "$2" run "$1/t"' \
+        sh "$T/mnt" "$FL"
+    grep -q "mount" "$T/err" && ! grep -q "^forkless: exec" "$T/err" && skip "cannot mount a tmpfs here: $(err)"
+    expect_status 126
+    expect_err_has "Permission denied (on a filesystem mounted noexec)"
+}
+
 case_contain_errors_name_the_option() {
     # A step's error names the option that asked for it, and, where
     # privilege is wanting, what would do.
