@@ -367,6 +367,10 @@ static bool drain(struct xchg *x, struct fl__stream *s, int rounds)
         }
         if (r < 0 && !eio)
             note_err(x, errno);
+        /* A pty's end of output while its input was still going in: every
+         * holder of the terminal closed it, as a pipe's EPIPE says. */
+        if (eio && s->input && !s->fed && !s->veof && s->done < s->len)
+            s->result->input_closed = true;
         close_stream(x, s);
         return true;
     }

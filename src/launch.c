@@ -58,14 +58,18 @@
 
 extern char **environ;
 
+/* One allocation: the record, then the copy of the command's strings and
+ * arrays. A launch's child reads it from another CPU, so each malloc() and
+ * free() of it would take cache lines back from there: one of each keeps
+ * that to a minimum, and nothing of it is zeroed that is written anyway. */
 struct fl__launch {
     struct fl__plan plan;       /* built in place on .cmd */
     struct fl_cmd cmd;          /* the copy the plan reads */
-    char *copy;                 /* .cmd's strings and arrays, one block */
     char *stack;                /* the child's, from the pool */
     uint32_t exec_word;         /* 1 until the kernel clears it */
     bool settled;               /* the word was seen clear */
     struct fl_error error;      /* a failed child's, once settled */
+    max_align_t copy[];         /* .cmd's strings and arrays */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -290,8 +294,7 @@ static void release(struct fl__launch *l)
     fl__plan_free(&l->plan);
     if (l->stack)
         stack_give(l->stack);
-    free(l->copy);
-    l->stack = l->copy = NULL;
+    l->stack = NULL;
 }
 
 void fl__launch_free(struct fl__launch *l)
@@ -326,18 +329,21 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
         return r;
     struct env_snap env = { 0 };
     bool snap = !(cmd->flags & FL_ENV_CLEAR) && !cmd->env;
-    struct fl__launch *l = snap && !snap_environ(&env) ? NULL : calloc(1, sizeof *l);
     struct arena a = { 0 };
-    if (l) {
-        copy_cmd(&a, cmd, &env, &l->cmd);  /* count */
-        l->copy = a.overflow ? NULL : malloc(a.used ? a.used : 1);
+    struct fl_cmd counted;
+    struct fl__launch *l = NULL;
+    if (!snap || snap_environ(&env)) {
+        copy_cmd(&a, cmd, &env, &counted);
+        if (!a.overflow && a.used <= SIZE_MAX - sizeof *l)
+            l = malloc(sizeof *l + a.used);
     }
-    if (!l || !l->copy) {
+    if (!l) {
         free(env.v);
-        free(l);
         return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "the launch's copy of the command");
     }
-    a = (struct arena){ .base = l->copy };
+    l->stack = NULL;
+    l->settled = false;
+    a = (struct arena){ .base = (char *)l->copy };
     copy_cmd(&a, cmd, &env, &l->cmd);
     free(env.v);
     r = fl__plan_init(&l->plan, &l->cmd, e);

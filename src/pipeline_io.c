@@ -45,6 +45,11 @@ int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *io,
     int r = check_io(io, stderr_pipes);
     if (r)
         return r;
+    /* Stages done with have no pipes to check: ESRCH first, as
+     * fl_communicate() says it. */
+    for (size_t k = 0; k < n; k++)
+        if (procs[k].pid <= 0 || procs[k].state_ == FL__PROC_REAPED)
+            return ESRCH;
     /* A one-stage pipeline may have a pty (fl_pipeline_spawn() refuses
      * one for more): its master is read and fed as fl_communicate() does. */
     int pty = procs[0].pty;
@@ -52,9 +57,6 @@ int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *io,
         return EINVAL;   /* both would be out[0] */
     if ((io->input || io->input_len) && procs[0].stdio[0] < 0 && pty < 0)
         return EINVAL;
-    for (size_t k = 0; k < n; k++)
-        if (procs[k].pid <= 0 || procs[k].state_ == FL__PROC_REAPED)
-            return ESRCH;
     struct fl__stopper stop;
     if ((r = fl__pipeline_stopper(&stop, pl, io->stop, NULL)))
         return r;

@@ -181,6 +181,9 @@ TEST(communicate_takes_a_spawned_pipelines_pipes)
     ASSERT_EQ(pl.procs[0].stdio[0], -1);
     ASSERT_EQ(pl.procs[1].stdio[1], -1);
     ASSERT_ERR(fl_pipeline_communicate(&pl, NULL, res), ESRCH);
+    /* Reaped, it has no pipe to feed: ESRCH too, as fl_communicate()
+     * says it, not the EINVAL of input without a pipe. */
+    ASSERT_ERR(fl_pipeline_communicate(&pl, &io, res), ESRCH);
     fl_pipeline_close(&pl);
     free_all(res, 2);
 }

@@ -150,6 +150,28 @@ static void expect_drained(const char *out, const char *input)
                                    (unsigned long long)sum));
 }
 
+TEST(a_child_that_ends_before_taking_the_input_closes_it)
+{
+    /* More than a terminal's input queue holds, to a child that reads
+     * none: the terminal goes with the child, as a pipe's reader would,
+     * and the result says the input was not all taken. */
+    static char input[1 << 20];
+    memset(input, 'x', sizeof input);
+    for (size_t i = 100; i < sizeof input; i += 100)
+        input[i] = '\n';
+    struct pty_cmd c;
+    pty_cmd(&c, PROBE("exit", "0"), "ppn", RAW);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    struct fl_io io = { .input = input, .input_len = sizeof input, .timeout_ms = 20000 };
+    struct fl_result r;
+    ASSERT_OK(communicate(&c.cmd, &io, &r));
+    ASSERT(!r.timed_out);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT_GT(sizeof input, r.input_written);
+    ASSERT(r.input_closed);
+    fl_result_free(&r);
+}
+
 /* Feeds input to a probe "drain" on a cooked pty (stdin and stdout): the
  * child must see all of it, then the end of file, and exit. */
 static void feed_drain(const char *input)
