@@ -74,15 +74,30 @@ int fl__fail(struct fl_error *e, int err, enum fl_step step, int index,
     return err;
 }
 
+/* A name that means another file in the child than in the caller: its
+ * own fds, cwd or root through /proc/self and /dev/fd. */
+static bool names_own_process(const char *path)
+{
+    static const char *const own[] = { "/proc/self/", "/proc/thread-self/", "/dev/fd/",
+                                       "/dev/stdin", "/dev/stdout", "/dev/stderr" };
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strncmp(path, own[i], strlen(own[i])) == 0)
+            return true;
+    return false;
+}
+
 /* The #! line of path, the file exec failed on, read from the child's
  * cwd, where exec found it; *runnable, when asked: may the caller execute
  * it. -1 where the caller cannot see that file: without the memory to
- * name it, or when the child had a root of its own (.chroot), where the
- * same name is another file (fl_resolve() looks in the caller's). */
+ * name it, when the child had a root of its own (.chroot), where the
+ * same name is another file (fl_resolve() looks in the caller's), or
+ * when the name is the child's own (/dev/stdin, /proc/self/cwd/...). */
 static int callers_name(const struct fl__plan *p, const char *path, char **full)
 {
     *full = NULL;
     if (p->own_root && !p->in_callers_root)
+        return -1;
+    if (names_own_process(path))
         return -1;
     if (path[0] == '/')
         return 0;

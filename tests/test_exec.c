@@ -49,6 +49,18 @@ TEST(file_without_execute_permission_is_eacces)
     ASSERT_STR_EQ(e.detail, "no execute permission: mode 0644");
 }
 
+TEST(eacces_of_a_name_of_the_childs_own_is_not_explained_from_the_callers)
+{
+    /* /dev/stdin is the child's fd 0 in the child, the caller's here: a
+     * file of the caller's would say something false. */
+    char *d = t_tmpdir();
+    char *f = t_write_file(d, "plain", "data\n", 0644);
+    struct fl_cmd cmd = { .argv = ARGV("/dev/stdin"), .backend = BACKEND,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = f, .flags = O_RDONLY } } };
+    struct fl_error e = SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.detail, "");
+}
+
 TEST(directory_as_program_is_eacces)
 {
     char *d = t_tmpdir();

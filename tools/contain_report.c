@@ -148,7 +148,7 @@ bool contain_explain(const struct contain_options *c, const struct fl_error *e,
             snprintf(buf, size, "%s (--ambient-caps %s%s)", message,
                      c->ambient_arg ? c->ambient_arg : "",
                      e->err == EPERM ? ": an ambient capability must be forkless's to give, "
-                                       "in its permitted and inheritable sets" : "");
+                                       "in its permitted and bounding sets" : "");
         return true;
     case FL_STEP_CHROOT:
         snprintf(buf, size, "%s (--chroot%s)", message,

@@ -36,25 +36,44 @@ bool proc_is_ours(void)
     return atol(buf) == (long)getpid();
 }
 
-int cgroup_members(const char *dir, long *first, size_t *count, bool *holds_self)
+/* "populated 1" in cgroup.events (v2): a live process in the cgroup or
+ * any cgroup below it. v1 has no such file, and no cgroup.kill: its stop
+ * reaches cgroup.procs alone. */
+static bool subtree_populated(const char *dir)
+{
+    char name[4096], line[64];
+    bool populated = false;
+    if ((size_t)snprintf(name, sizeof name, "%s/cgroup.events", dir) >= sizeof name)
+        return false;
+    FILE *f = fopen(name, "re");
+    if (!f)
+        return false;
+    while (fgets(line, sizeof line, f))
+        populated |= strcmp(line, "populated 1\n") == 0;
+    fclose(f);
+    return populated;
+}
+
+int cgroup_members(const char *dir, struct cgroup_members *m)
 {
     char name[4096];
-    *first = 0;
-    *count = 0;
-    *holds_self = false;
+    *m = (struct cgroup_members){ 0 };
     if ((size_t)snprintf(name, sizeof name, "%s/cgroup.procs", dir) >= sizeof name)
         return ENAMETOOLONG;
     FILE *f = fopen(name, "re");
     if (!f)
         return errno;
     long pid;
+    /* A process of another pid namespace is listed as 0. */
     while (fscanf(f, "%ld", &pid) == 1) {
-        if ((*count)++ == 0)
-            *first = pid;
-        *holds_self |= pid == (long)getpid();
+        m->count++;
+        if (!m->first)
+            m->first = pid;
+        m->self |= pid == (long)getpid();
     }
     int r = ferror(f) ? EIO : 0;
     fclose(f);
+    m->below = !m->count && subtree_populated(dir);
     return r;
 }
 

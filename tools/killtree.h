@@ -33,11 +33,19 @@ struct tree {
  * /proc/self names getpid(). */
 bool proc_is_ours(void);
 
-/* The first pid listed in the cgroup DIR's cgroup.procs, how many it
- * lists (*count; 0 when it is empty), and whether forkless is one. Returns
- * 0, or an errno when the file cannot be read: the spawn then says why
- * the cgroup is unusable. */
-int cgroup_members(const char *dir, long *first, size_t *count, bool *holds_self);
+/* Who the stop of the cgroup DIR would reach before the program is
+ * there: *count, the processes its cgroup.procs lists; *first, the first
+ * of them this pid namespace sees (0 when it sees none); *self, whether
+ * forkless is one; *below, whether a cgroup under it holds any (cgroup
+ * v2's cgroup.events says so: its cgroup.kill ends the whole subtree).
+ * Returns 0, or an errno when cgroup.procs cannot be read (not a cgroup,
+ * or a threaded one, whose cgroup.kill is refused as well). */
+struct cgroup_members {
+    size_t count;
+    long first;
+    bool self, below;
+};
+int cgroup_members(const char *dir, struct cgroup_members *m);
 
 /* Reads /proc/PID/stat (pid as its directory is named): the process's
  * state letter, parent and process group. False, with errno set, when it

@@ -53,8 +53,6 @@ int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e)
     return EXIT_CANNOT_EXECUTE;
 }
 
-/* Prints the message of a failed fl_spawn(), with the option it came
- * from and, for a step refused for want of privilege, what it needs. */
 /* The --fd map that sets child fd fd, or NULL: a step dup failure names
  * the child fd only. */
 static const struct fl_fd_map *fd_map_of(const struct fl_cmd *cmd, int fd)
@@ -65,6 +63,8 @@ static const struct fl_fd_map *fd_map_of(const struct fl_cmd *cmd, int fd)
     return NULL;
 }
 
+/* Prints the message of a failed fl_spawn(), with the option it came
+ * from and, for a step refused for want of privilege, what it needs. */
 static void report_spawn_failure(const struct run_options *o, const struct fl_error *e,
                                  const char *message)
 {
@@ -207,16 +207,24 @@ static int run_command(struct run_options *o, int *die_by)
     /* The stop of --kill-tree --cgroup is every process in the cgroup:
      * processes already there are not the program's, and forkless may be
      * one of them (the top of the hierarchy holds everything). */
-    long member;
-    size_t members;
-    bool holds_self;
+    struct cgroup_members m;
     if (o->supervise.kill_tree && o->supervise.cgroup &&
-        cgroup_members(o->supervise.cgroup, &member, &members, &holds_self) == 0 && members) {
-        cli_error("--kill-tree --cgroup %s: the cgroup already holds %zu process%s (%s%ld%s), "
-                  "which its stop would end too; give it an empty cgroup of its own",
-                  o->supervise.cgroup, members, members == 1 ? "" : "es",
-                  holds_self ? "forkless itself among them; pid " : "pid ", member,
-                  members > 1 ? ", ..." : "");
+        cgroup_members(o->supervise.cgroup, &m) == 0 && (m.count || m.below)) {
+        char who[96], what[32];
+        if (m.count > 1)
+            snprintf(what, sizeof what, "%zu processes", m.count);
+        else
+            snprintf(what, sizeof what, m.count ? "1 process" : "processes");
+        if (m.below)
+            snprintf(who, sizeof who, "in a cgroup below it");
+        else if (!m.first)
+            snprintf(who, sizeof who, "outside this pid namespace");
+        else
+            snprintf(who, sizeof who, "%spid %ld%s", m.self ? "forkless itself among them; " : "",
+                     m.first, m.count > 1 ? ", ..." : "");
+        cli_error("--kill-tree --cgroup %s: the cgroup already holds %s (%s), which its stop "
+                  "would end too; give it an empty cgroup of its own", o->supervise.cgroup,
+                  what, who);
         return EXIT_FORKLESS_ERROR;
     }
     r = supervise_start(&o->supervise, &old_mask);

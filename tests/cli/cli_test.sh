@@ -2823,6 +2823,29 @@ case_kill_tree_cgroup_that_holds_processes_is_refused() {
     [ "$alive" = yes ] || fail "the process that was in the cgroup before was stopped"
 }
 
+case_kill_tree_cgroup_with_processes_below_is_refused() {
+    # cgroup.kill ends the whole subtree: a process in a cgroup below,
+    # where the target's own cgroup.procs does not list it, is reached too.
+    make_cgroup || skip "no writable cgroup"
+    [ -e "$CGROUP_DIR/cgroup.events" ] || { rmdir "$CGROUP_DIR"; skip "not cgroup v2"; }
+    mkdir "$CGROUP_DIR/below" || { rmdir "$CGROUP_DIR"; skip "cannot make a cgroup below"; }
+    sleep 60 &
+    local bystander=$!
+    BACKGROUND_PIDS+=("$bystander")
+    echo "$bystander" >"$CGROUP_DIR/below/cgroup.procs" ||
+        { rmdir "$CGROUP_DIR/below" "$CGROUP_DIR"; skip "cannot move a process into a cgroup"; }
+    run_fl run --kill-tree --cgroup "$CGROUP_DIR" -- true
+    local alive=yes
+    is_alive "$bystander" || alive=no
+    kill -KILL "$bystander" 2>/dev/null
+    wait "$bystander" 2>/dev/null
+    wait_for rmdir "$CGROUP_DIR/below"
+    rmdir "$CGROUP_DIR" 2>/dev/null
+    expect_status 125
+    expect_err_has "--kill-tree --cgroup $CGROUP_DIR: the cgroup already holds processes (in a cgroup below it)"
+    [ "$alive" = yes ] || fail "the process in the cgroup below was stopped"
+}
+
 # ---------------------------------------------------------------- pipe
 
 case_pipe_help() {
