@@ -146,21 +146,24 @@ static bool explain_eacces(const struct fl__plan *p, const char *path, char *det
     const char *at = full ? full : path;
     struct stat st;
     struct statvfs vfs;
-    bool said = true;
-    if (stat(at, &st) != 0)
-        said = false;
-    else if (S_ISDIR(st.st_mode))
-        snprintf(detail, size, "a directory");
-    else if (!S_ISREG(st.st_mode))
-        snprintf(detail, size, "not a regular file");
-    else if (!(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
-        snprintf(detail, size, "no execute permission: mode %04o", (unsigned)(st.st_mode & 07777));
-    else if (statvfs(at, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC))
-        snprintf(detail, size, "on a filesystem mounted noexec");
-    else
-        said = false;
+    static const char no_x_bit[] = "no execute permission: mode";
+    const char *why = NULL;
+    if (stat(at, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            why = "a directory";
+        else if (!S_ISREG(st.st_mode))
+            why = "not a regular file";
+        else if (!(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
+            why = no_x_bit;
+        else if (statvfs(at, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC))
+            why = "on a filesystem mounted noexec";
+    }
     free(full);
-    return said;
+    if (why == no_x_bit)
+        snprintf(detail, size, "%s %04o", why, (unsigned)(st.st_mode & 07777));
+    else if (why)
+        snprintf(detail, size, "%s", why);
+    return why != NULL;
 }
 
 /* What the #! line or the ELF loader of the file exec failed on says
