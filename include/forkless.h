@@ -1536,7 +1536,8 @@ struct fl_sink {
     /* A caller's buffer of .size bytes for the bytes kept (one is kept
      * for the closing NUL, so .size must be at least 1, and .limit, if
      * set, at most .size - 1); NULL: the library allocates, growing as
-     * output comes (a ring of .limit bytes is allocated once it fills). */
+     * output comes (a ring of .limit bytes is allocated once it fills).
+     * The two streams' buffers must not overlap (EINVAL). */
     char *buf;
     size_t size;
     /* Output as it comes, before it is kept. */
@@ -1641,7 +1642,7 @@ struct fl_io {
  * stopped, reaped and *result filled, with what was kept), EINVAL (a bad
  * io or policy, a reserved field not zero, input without a stdin pipe
  * or a pty, a stdout pipe and a pty, a sink that contradicts itself: see
- * struct fl_sink), ESRCH (already reaped), or an errno of poll(),
+ * struct fl_sink, out[0] and out[1] with overlapping buffers), ESRCH (already reaped), or an errno of poll(),
  * read(), write() or waitid() (the child is stopped and reaped all the
  * same, unless the reap itself failed).
  *

@@ -115,6 +115,11 @@ const char *fl__io_problem(const struct fl_io *io, char *buf, size_t size)
             return buf;
         }
     }
+    /* Each stream would write over the other's bytes. */
+    const struct fl_sink *o = io->out;
+    if (o[0].buf && o[1].buf && (uintptr_t)o[0].buf < (uintptr_t)o[1].buf + o[1].size &&
+        (uintptr_t)o[1].buf < (uintptr_t)o[0].buf + o[0].size)
+        return "struct fl_io: out[0] and out[1] have overlapping buffers";
     return NULL;
 }
 

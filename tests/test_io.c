@@ -339,6 +339,26 @@ TEST(output_goes_into_a_callers_buffer_with_room_for_the_nul)
     ASSERT_STR_EQ(buf, "0123456");  /* the caller's, left alone */
 }
 
+TEST(two_streams_into_one_callers_buffer_are_einval)
+{
+    /* Each would write over the other's bytes. */
+    char buf[64];
+    struct fl_io io = { .out[0] = { .buf = buf, .size = 32 },
+                        .out[1] = { .buf = buf + 16, .size = 32 } };
+    struct fl_cmd cmd = { .argv = PROBE("echo", "x"), .backend = BACKEND,
+                          .stdio = { [1] = { .kind = FL_PIPE }, [2] = { .kind = FL_PIPE } } };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    struct fl_result r;
+    ASSERT_ERR(fl_communicate(&p, &io, &r), EINVAL);
+    /* Side by side, they are two buffers. */
+    io.out[1].buf = buf + 32;
+    ASSERT_OK(fl_communicate(&p, &io, &r));
+    ASSERT_STR_EQ(r.out[0].data, "x\n");
+    fl_close(&p);
+    fl_result_free(&r);
+}
+
 /* ---- callbacks and lines --------------------------------------------------- */
 
 struct collected {
