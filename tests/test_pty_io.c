@@ -152,6 +152,7 @@ static void expect_drained(const char *out, const char *input)
 
 TEST(a_child_that_ends_before_taking_the_input_closes_it)
 {
+    NEEDS_PTY();
     /* More than a terminal's input queue holds, to a child that reads
      * none: the terminal goes with the child, as a pipe's reader would,
      * and the result says the input was not all taken. */
@@ -310,6 +311,7 @@ static int writes_to_fail(int fd, int err)
 
 TEST(eio_writing_the_input_to_the_master_ends_the_feeding_without_error)
 {
+    NEEDS_PTY();
     struct pty_cmd c;
     pty_cmd(&c, PROBE("echo", "gone"), "ppn", RAW);
     UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
