@@ -110,6 +110,7 @@ static int parse_caps(const char *option, const char *arg, unsigned long long *m
 {
     char item[64];
     const char *p = arg[0] ? arg : NULL;
+    int last = -1;   /* read once, at the first capability */
     *mask = 0;
     while (next_item(&p, item, sizeof item)) {
         if (!item[0])
@@ -121,7 +122,8 @@ static int parse_caps(const char *option, const char *arg, unsigned long long *m
                       option, item);
             return -1;
         }
-        int last = last_cap();
+        if (last < 0)
+            last = last_cap();
         if (cap > last) {
             if (item[0] >= '0' && item[0] <= '9')
                 cli_error("--%s: capability %d is not one of this kernel's (0 to %d)", option,
