@@ -122,8 +122,8 @@ int place_option(struct contain_options *c, int opt, const char *arg)
         else if (r == -3)
             cli_error("out of memory");
         else if (r != 0 && !bad[0])
-            cli_error("--cpus: invalid CPU list \"%s\": an item is empty (a list as taskset -c "
-                      "reads it: 0,2-5 or 0-7:2)", arg);
+            cli_error("--cpus: invalid CPU list \"%s\": %s (a list as taskset -c reads it: "
+                      "0,2-5 or 0-7:2)", arg, arg[0] ? "an item is empty" : "it is empty");
         else if (r != 0 && strcmp(bad, arg) != 0)
             cli_error("--cpus: invalid CPU list \"%s\" at \"%s\" (a list as taskset -c reads "
                       "it: 0,2-5 or 0-7:2)", arg, bad);
