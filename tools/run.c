@@ -210,11 +210,9 @@ static int run_command(struct run_options *o, int *die_by)
     struct cgroup_members m;
     if (o->supervise.kill_tree && o->supervise.cgroup &&
         cgroup_members(o->supervise.cgroup, &m) == 0 && (m.count || m.below)) {
-        char who[96], what[32];
-        if (m.count > 1)
-            snprintf(what, sizeof what, "%zu processes", m.count);
-        else
-            snprintf(what, sizeof what, m.count ? "1 process" : "processes");
+        char who[96], what[32] = "processes";
+        if (m.count)
+            snprintf(what, sizeof what, "%zu process%s", m.count, m.count > 1 ? "es" : "");
         if (m.below)
             snprintf(who, sizeof who, "in a cgroup below it");
         else if (!m.first)
