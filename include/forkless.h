@@ -344,8 +344,11 @@ enum fl_flags {
      * the struct fl_error, as fl_spawn() would have filled it), or
      * fl_wait(), fl_wait_result(), fl_stop(), fl_communicate(), a
      * pipeline's wait (its errno value, in place of a wait status; the
-     * child is reaped). fl_close() waits for the exec (or the failure)
-     * before it frees: see fl_launch_finish() for the whole rule.
+     * child is reaped). fl_stop() and a stop at a deadline signal at
+     * once: a child they end before its exec reads as launched (its
+     * status is the signal's), not as failed. fl_close() waits for the
+     * exec (or the failure) before it frees: see fl_launch_finish() for
+     * the whole rule.
      * fl_spawn() still fails at once for everything the parent checks
      * (EINVAL, a PATH search that finds no usable entry, ENOMEM, a
      * failed clone).
@@ -1480,7 +1483,12 @@ FL_API int fl_stop(struct fl_proc *proc, const struct fl_stop_policy *stop,
  * EINVAL, EPERM. Kernels from 6.9 can signal "the group of a pidfd's
  * process" (PIDFD_SIGNAL_PROCESS_GROUP), but that is the group the process
  * is in, which is the caller's own when the child leads none: this call
- * signals only the group the child leads. The check and the kill are
+ * signals only the group the child leads. A launch's child
+ * (FL_NO_WAIT_EXEC) makes its group in its setup: the call waits for it
+ * to (a few system calls), unless the child is stopped before then
+ * (SIGSTOP, a tracer's stop; not a cgroup freeze, which the call waits
+ * out), when the group the child will lead is the child alone, and the
+ * signal goes to it through its pidfd. The check and the kill are
  * two steps: the handle must not be waited for (by another thread, or a
  * signal handler) at the same time, or the id could be reused between
  * them. Thread-safe for different handles, and async-signal-safe.
@@ -1492,7 +1500,9 @@ FL_API int fl_killpg(struct fl_proc *proc, int sig);
  * is the child's pid) still runs: a zombie does not, a zombie leader
  * whose other threads run does. Meant for the time after the child has
  * ended and before it is reaped, when its pid keeps the group's id
- * reserved: have the rest of the group finished? It reads /proc. Returns
+ * reserved: have the rest of the group finished? A launch's child that is
+ * stopped before it made its group runs (see fl_killpg()). It reads
+ * /proc. Returns
  * 0, ESRCH (the handle was reaped: the id may be anyone's now), ENOSYS
  * (no /proc, or one of another pid namespace: it cannot tell), EINVAL.
  * Thread-safe; not async-signal-safe; not a cancellation point.

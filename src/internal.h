@@ -760,8 +760,13 @@ FL__HIDDEN int fl__launch_error_or(struct fl_proc *proc, int err);
 /* For a pending launch with FL_NEW_PGROUP or FL_SETSID: waits until its
  * child leads its group (or has exec'd or ended), and changes nothing.
  * The group operations call it, so that a handle just launched acts as a
- * blocking spawn's would. Raw system calls only: async-signal-safe. */
-FL__HIDDEN void fl__launch_await_group(const struct fl_proc *proc);
+ * blocking spawn's would. false: the child is stopped before making its
+ * group, so the group it will lead is the child alone (signal it through
+ * the handle); true otherwise. Raw system calls only: async-signal-safe. */
+FL__HIDDEN bool fl__launch_await_group(const struct fl_proc *proc);
+/* fl_killpg(); *leader_only (when not NULL) set where the child had no
+ * group yet and was signalled alone (fl__launch_await_group()). */
+FL__HIDDEN int fl__killpg(struct fl_proc *proc, int sig, bool *leader_only);
 /* The stack pool on (the default) or off, for `forkless bench launch`,
  * which links the static library and measures what the pool saves. */
 FL__HIDDEN void fl__launch_pool(bool on);

@@ -39,6 +39,7 @@
  * libc state), since that thread may end before the child execs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdalign.h>
@@ -455,19 +456,62 @@ void fl__launch_await_cancellable(const struct fl_proc *proc)
         await_exec(l, proc, true);
 }
 
-void fl__launch_await_group(const struct fl_proc *proc)
+/* Is the child stopped (SIGSTOP, or a tracer's stop)? Asked only while
+ * it has not made its group, which a stopped child cannot go on to do.
+ * waitid() sees a stop that no one has taken the report of; the stat's
+ * state sees it whoever took it, and a tracer's. Raw system calls only. */
+static bool stopped(const struct fl_proc *proc)
+{
+    siginfo_t si;
+    si.si_pid = 0;
+    long r = proc->pidfd >= 0 ? fl__sys5(SYS_waitid, P_PIDFD, proc->pidfd, &si,
+                                         WSTOPPED | WNOHANG | WNOWAIT, 0)
+                              : -EBADF;
+    if (r == -EINVAL || r == -EBADF)
+        r = fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WSTOPPED | WNOHANG | WNOWAIT, 0);
+    if (r == 0 && si.si_pid != 0)
+        return true;
+    char path[32] = "/proc/", digits[12], stat[128];
+    int nd = 0, at = 6;
+    for (unsigned pid = (unsigned)proc->pid; nd == 0 || pid; pid /= 10)
+        digits[nd++] = (char)('0' + pid % 10);
+    while (nd)
+        path[at++] = digits[--nd];
+    memcpy(path + at, "/stat", 6);
+    long fd = fl__sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    long n = fl__sys3(SYS_read, fd, stat, sizeof stat - 1);
+    fl__sys1(SYS_close, fd);
+    if (n <= 0)
+        return false;
+    stat[n] = '\0';
+    /* "pid (comm) S ...": the comm may hold ") ", so the last one counts. */
+    const char *close_paren = NULL;
+    for (const char *c = stat; *c; c++)
+        if (c[0] == ')' && c[1] == ' ')
+            close_paren = c;
+    return close_paren && (close_paren[2] == 'T' || close_paren[2] == 't');
+}
+
+bool fl__launch_await_group(const struct fl_proc *proc)
 {
     struct fl__launch *l = proc->launch_;
     /* The plan's flags: FL_PTY and FL_SETCTTY add FL_SETSID there. */
     if (!l || l->settled || !(l->plan.flags & (FL_NEW_PGROUP | FL_SETSID)))
-        return;
+        return true;
     /* setsid() and setpgid() come first in the child's setup, before any
      * step that may block (a FIFO's open), so the look at the group ends
-     * soon; the exec, or the child's end, ends it as well. */
-    for (;;) {
+     * soon; the exec, or the child's end, ends it as well. A child
+     * stopped before that step (SIGSTOP, a tracer) would hold the look
+     * for as long as it stays stopped: the group it will lead is then
+     * the child alone, which the caller reaches through its pidfd. */
+    for (bool first = true;; first = false) {
         uint32_t v = __atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE);
         if (v == 0 || fl__sys1(SYS_getpgid, proc->pid) == proc->pid || ended(proc))
-            return;
+            return true;
+        if (!first && stopped(proc))
+            return false;
         wait_on_word(&l->exec_word, v, 1000000L);
     }
 }

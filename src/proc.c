@@ -245,19 +245,30 @@ int fl_kill(struct fl_proc *p, int sig)
     return r < 0 ? (int)-r : 0;
 }
 
-int fl_killpg(struct fl_proc *p, int sig)
+int fl__killpg(struct fl_proc *p, int sig, bool *leader_only)
 {
+    if (leader_only)
+        *leader_only = false;
     if (!p || sig < 0 || sig >= NSIG)
         return EINVAL;
     if (p->pid <= 0 || p->state_ == PROC_REAPED)
         return ESRCH;
-    fl__launch_await_group(p);
+    if (!fl__launch_await_group(p)) {
+        if (leader_only)
+            *leader_only = true;
+        return fl_kill(p, sig);
+    }
     /* Still our unreaped child, so its pid, the group's id, is reserved.
      * The check must see through a foreign reaper: WNOWAIT. */
     if (!fl__proc_unreaped(p))
         return ESRCH;
     long r = fl__sys2(SYS_kill, -p->pid, sig);
     return r < 0 ? (int)-r : 0;
+}
+
+int fl_killpg(struct fl_proc *p, int sig)
+{
+    return fl__killpg(p, sig, NULL);
 }
 
 void fl_close(struct fl_proc *p)

@@ -53,7 +53,11 @@ int fl__stop_init(struct fl__stopper *s, struct fl_proc *procs, size_t n,
          * left as it was. */
         if (!n)
             return EINVAL;
-        fl__launch_await_group(&procs[0]);
+        /* A launch's child stopped before it made its group will lead
+         * it alone: the signals reach it through its pidfd meanwhile
+         * (fl__killpg()), and its group once it has made one. */
+        if (!fl__launch_await_group(&procs[0]))
+            break;
         if (fl__sys1(SYS_getpgid, procs[0].pid) != procs[0].pid && fl__proc_unreaped(&procs[0])) {
             /* A launch that failed before its setsid() or setpgid() has
              * no group, and, settled, is reaped: nothing is left to stop,
@@ -199,7 +203,7 @@ static void send_all(struct fl__stopper *s, int sig)
 {
     pid_t group = 0, *members = NULL;
     size_t nmembers = 0;
-    bool reached = false, was_in_few[16], *was_in = NULL;
+    bool reached = false, leader_alone = false, was_in_few[16], *was_in = NULL;
     if (s->scope == FL_STOP_GROUP) {
         /* Only a process in the group before its signal and after it has
          * surely had it: a pipeline's stage launched without waiting for
@@ -210,7 +214,7 @@ static void send_all(struct fl__stopper *s, int sig)
                                                                  : malloc(s->n * sizeof *was_in);
         for (size_t i = 0; was_in && i < s->n; i++)
             was_in[i] = fl__sys1(SYS_getpgid, s->procs[i].pid) == leader;
-        if (fl_killpg(&s->procs[0], sig) == 0)
+        if (fl__killpg(&s->procs[0], sig, &leader_alone) == 0)
             group = leader;
         reached = group > 0;
     } else if (s->scope == FL_STOP_CGROUP) {
@@ -223,6 +227,8 @@ static void send_all(struct fl__stopper *s, int sig)
      * its pid. */
     for (size_t i = 0; i < s->n; i++) {
         pid_t pid = s->procs[i].pid;
+        if (i == 0 && leader_alone)
+            continue;  /* signalled already, as the whole of its group-to-be */
         if ((group > 0 && (!was_in || was_in[i]) && fl__sys1(SYS_getpgid, pid) == group) ||
             listed(members, nmembers, pid))
             continue;
@@ -349,7 +355,10 @@ int fl_pgroup_running(const struct fl_proc *p, bool *running)
     /* Unreaped, the leader's pid is still the group's and nobody else's. */
     if (p->pid <= 0 || p->state_ == FL__PROC_REAPED)
         return ESRCH;
-    fl__launch_await_group(p);
+    if (!fl__launch_await_group(p)) {
+        *running = true;  /* stopped before its group: the child is all of it */
+        return 0;
+    }
     int state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
     int r = group_running(p->pid);

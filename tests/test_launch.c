@@ -1398,6 +1398,69 @@ TEST(a_just_launched_group_leader_has_its_group_for_killpg_and_stop)
     }
 }
 
+/* Launches a session leader (FL_SETSID: only the child can make it) and
+ * stops it at once, before its setsid() if it gets there first: the
+ * child yields its CPU before its setup. false when every try found the
+ * child past its setsid() already, which leaves the case untested. */
+static bool launch_stopped_before_its_group(struct fl_proc *p)
+{
+    for (int tries = 0; tries < 50; tries++) {
+        struct fl_cmd cmd = { .argv = PROBE("sleep", "30"), .flags = FL_SETSID };
+        launch(&cmd, p);
+        ASSERT_OK(fl_kill(p, SIGSTOP));
+        siginfo_t si = { 0 };
+        ASSERT_SYS(waitid(P_PID, (id_t)p->pid, &si, WSTOPPED | WNOWAIT));
+        ASSERT_EQ(si.si_code, CLD_STOPPED);
+        if (getpgid(p->pid) != p->pid)
+            return true;
+        fl_kill(p, SIGKILL);
+        fl_kill(p, SIGCONT);
+        int st;
+        ASSERT_OK(fl_wait(p, -1, &st));
+        fl_close(p);
+    }
+    return false;
+}
+
+TEST(a_launch_stopped_before_making_its_group_is_signalled_alone_by_killpg)
+{
+    if (!launches())
+        SKIP("this backend waits for the exec: no launch is pending");
+    struct fl_proc p;
+    if (!launch_stopped_before_its_group(&p))
+        SKIP("the child made its group before the stop in 50 tries");
+    /* It will lead its group alone; stopped, it cannot make it: the
+     * calls reach it without waiting for a group that is not coming. */
+    bool running = false;
+    ASSERT_OK(fl_pgroup_running(&p, &running));
+    ASSERT(running);
+    ASSERT_OK(fl_killpg(&p, SIGCONT));
+    /* Going on, it makes its group, which the next call finds. */
+    ASSERT_OK(fl_killpg(&p, SIGTERM));
+    ASSERT_EQ(getpgid(p.pid), p.pid);
+    int st = 0;
+    ASSERT_OK(fl_wait(&p, -1, &st));
+    ASSERT(WIFSIGNALED(st));
+    ASSERT_EQ(WTERMSIG(st), SIGTERM);
+    fl_close(&p);
+}
+
+TEST(a_group_stop_of_a_launch_stopped_before_making_its_group_keeps_its_deadline)
+{
+    if (!launches())
+        SKIP("this backend waits for the exec: no launch is pending");
+    struct fl_proc p;
+    if (!launch_stopped_before_its_group(&p))
+        SKIP("the child made its group before the stop in 50 tries");
+    struct fl_stop_policy stop = { .scope = FL_STOP_GROUP, .signal = SIGKILL };
+    struct fl_result res;
+    ASSERT_OK(fl_wait_result(&p, 0, &stop, &res));
+    ASSERT(res.timed_out);
+    ASSERT_EQ(res.signal, SIGKILL);
+    fl_result_free(&res);
+    fl_close(&p);
+}
+
 TEST(overlapping_launches_that_change_uid_leave_the_caller_dumpable)
 {
     NEEDS_CLOSE_OTHERS();
