@@ -422,8 +422,10 @@ struct fl_tty_options {
  *
  * The child's setup runs in this order, and the first step that fails stops
  * it: (a launch's child yields its CPU first, see FL_NO_WAIT_EXEC) the
- * signals whose default action ends a process (back to SIG_DFL; a
- * launch's child then unblocks them, see FL_NO_WAIT_EXEC),
+ * signals whose default action ends a process (back to SIG_DFL, then
+ * unblocked where the child's final mask leaves them so: a setup that
+ * waits, an open() of a FIFO, ends by one even when the caller blocks it,
+ * as a supervisor that reads a signalfd does; see also FL_NO_WAIT_EXEC),
  * setsid / setpgid, rlimits, umask, cgroup, chdir, stdio and fd maps, the
  * controlling terminal (setctty: FL_PTY, FL_SETCTTY) or the foreground
  * group (tcsetpgrp: FL_FOREGROUND), closing other fds, setgroups, setgid,

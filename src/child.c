@@ -517,9 +517,9 @@ static CHILD int reset_ending_signals(struct fl__plan *p, uint64_t low)
     if (reset_signals(p, low, FL__ENDING_SIGNALS, &unused) < 0 ||
         ignore_signals(p, FL__ENDING_SIGNALS) < 0)
         return -1;
-    if (!p->setup_mask_set)
-        return 0;
-    long r = fl__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &p->setup_mask, 0, 8);
+    long r = p->setup_mask_set   ? fl__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &p->setup_mask, 0, 8)
+             : p->ending_unblock ? fl__sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &p->ending_unblock, 0, 8)
+                                 : 0;
     return r < 0 ? fl__child_fail(p, FL_STEP_SIGNALS, -1, r) : 0;
 }
 

@@ -210,6 +210,10 @@ struct fl__plan {
      * are reset (child.c). */
     sigset_t setup_mask;
     bool setup_mask_set;
+    /* A spawn's clone3() child starts with the caller's mask: the signals
+     * that end a process which its final mask leaves unblocked, unblocked
+     * before the setup (spawn_clone.c). */
+    uint64_t ending_unblock;
 
     /* the rest of the setup */
     const char *cgroup_procs;   /* owned: "<cgroup>/cgroup.procs" */
@@ -767,6 +771,9 @@ FL__HIDDEN bool fl__launch_await_group(const struct fl_proc *proc);
 /* fl_killpg(); *leader_only (when not NULL) set where the child had no
  * group yet and was signalled alone (fl__launch_await_group()). */
 FL__HIDDEN int fl__killpg(struct fl_proc *proc, int sig, bool *leader_only);
+/* The mask a child takes for its setup once it has reset the signals
+ * that end a process (spawn_clone.c). */
+FL__HIDDEN void fl__setup_mask(struct fl__plan *p, const sigset_t *caller, bool handlers_cleared);
 /* The stack pool on (the default) or off, for `forkless bench launch`,
  * which links the static library and measures what the pool saves. */
 FL__HIDDEN void fl__launch_pool(bool on);

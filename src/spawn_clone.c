@@ -391,13 +391,14 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     return pid;
 }
 
-/* A launch's child, started with every signal blocked, runs its setup
+/* A launch's child, started with every signal blocked (and a clone() or
+ * fork() child, which resets handlers only at the end), runs its setup
  * with the signals that end a process as its final mask has them (it has
  * reset them first: none has a handler), and the others as the caller's
  * mask has them where clone3() cleared every handler, else still blocked,
  * as their handlers are reset only at the end. A setup that waits thus
  * ends by a signal as the program would. */
-static void setup_mask(struct fl__plan *p, const sigset_t *caller, bool handlers_cleared)
+void fl__setup_mask(struct fl__plan *p, const sigset_t *caller, bool handlers_cleared)
 {
     uint64_t ending = FL__ENDING_SIGNALS;
     p->setup_mask = p->child_mask;
@@ -422,6 +423,23 @@ static void setup_mask(struct fl__plan *p, const sigset_t *caller, bool handlers
     }
 #endif
     p->setup_mask_set = true;
+}
+
+/* A spawn's child starts with this thread's mask. Where that blocks a
+ * signal that ends a process and the child's final mask does not (a
+ * supervisor that takes its signals from a signalfd), a setup that waits
+ * (a FIFO's open) would outlast every such signal sent to the child,
+ * and its caller, asleep in the vfork, could do nothing either: the
+ * child unblocks them first, as a launch's child does. One system call
+ * of the child's, rather than a question of the parent's to skip it. */
+static void unblock_ending_in_setup(struct fl__plan *p)
+{
+    p->ending_unblock = 0;
+    if (p->mask_inherited)
+        return;  /* FL_KEEP_SIGNALS: the final mask is this one */
+    for (int sig = 1; sig <= 64; sig++)
+        if ((FL__ENDING_SIGNALS & FL__SIG_BIT(sig)) && sigismember(&p->child_mask, sig) != 1)
+            p->ending_unblock |= FL__SIG_BIT(sig);
 }
 
 /* Whether this thread holds CAP_SYS_ADMIN (effective), by capget(). */
@@ -451,13 +469,15 @@ static long start_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
     if (p->exec_word) {
         fl__block_signals(&old);
         fl__child_mask(p, &old);
-        setup_mask(p, &old, true);
-    } else if (p->cmd->sigmask) {
-        p->child_mask = *p->cmd->sigmask;
-    } else if (p->flags & FL_KEEP_SIGNALS) {
-        p->mask_inherited = true;
+        fl__setup_mask(p, &old, true);
     } else {
-        sigemptyset(&p->child_mask);
+        if (p->cmd->sigmask)
+            p->child_mask = *p->cmd->sigmask;
+        else if (p->flags & FL_KEEP_SIGNALS)
+            p->mask_inherited = true;
+        else
+            sigemptyset(&p->child_mask);
+        unblock_ending_in_setup(p);
     }
     long pid = try_clone3(p, stack_top, pidfd);
     if (p->exec_word)
@@ -494,8 +514,10 @@ static long start_clone(struct fl__plan *p, char *stack_top, int *pidfd)
     sigset_t old;
     fl__block_signals(&old);
     fl__child_mask(p, &old);
-    if (p->exec_word)
-        setup_mask(p, &old, false);
+    /* A spawn's too: the setup must end by a signal that ends the
+     * program, whatever this thread blocks (see
+     * unblock_ending_in_setup()). */
+    fl__setup_mask(p, &old, false);
     long pid = -1;
     errno = EINVAL;
     int ns = (int)namespaces(p, false);

@@ -70,6 +70,7 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
     sigset_t old;
     fl__block_signals(&old);
     fl__child_mask(p, &old);
+    fl__setup_mask(p, &old, false);  /* a setup that waits ends by a signal that ends the program */
     pid_t pid = start(p);
     if (pid == 0) {
         fl__child_run(p);

@@ -1289,6 +1289,74 @@ TEST(a_child_killed_before_its_exec_is_spawned_and_its_status_says_the_signal)
     ASSERT_SIGNALED(t_wait(&p), SIGKILL);
 }
 
+/* Sends SIGTERM to the child in its setup's open(), and lets it go (a
+ * writer for the FIFO) only if it is still there seconds later. */
+static void *terminate_the_child_in_open(void *arg)
+{
+    pid_t pid = 0;
+    for (int i = 0; i < 10000 && pid <= 0; i++, usleep(1000))
+        pid = child_in_open(getpid());
+    int *outcome = arg;  /* 0: never seen in open(), 1: ended by it, 2: held */
+    *outcome = pid > 0 && kill(pid, SIGTERM) == 0;
+    for (int i = 0; *outcome == 1 && i < 10000 && child_in_open(getpid()) == pid; i++)
+        usleep(1000);
+    if (*outcome != 1 || child_in_open(getpid()) == pid) {
+        *outcome = *outcome ? 2 : 0;
+        int fd = open(tstp_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        usleep(100 * 1000);
+        close(fd);
+    }
+    return NULL;
+}
+
+/* A supervisor blocks the signals it takes from a signalfd: the child's
+ * setup must still end by one that ends the program, or a setup that
+ * waits holds the child, and the caller in its spawn, for ever. */
+static void a_blocked_sigterm_ends_a_spawn_s_setup(void)
+{
+    tstp_fifo = t_fmt("%s/fifo", t_tmpdir());
+    ASSERT_SYS(mkfifo(tstp_fifo, 0600));
+    int outcome = 0;
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, terminate_the_child_in_open, &outcome));
+    sigset_t term, old;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    ASSERT_OK(pthread_sigmask(SIG_BLOCK, &term, &old));
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = tstp_fifo } } };
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    ASSERT_OK(pthread_sigmask(SIG_SETMASK, &old, NULL));
+    ASSERT_OK(pthread_join(t, NULL));
+    if (!outcome) {
+        if (!r)
+            t_wait(&p);
+        SKIP("/proc did not show the child in its open() (no children file, or no wchan)");
+    }
+    ASSERT_OK(r);
+    int st = t_wait(&p);
+    if (outcome == 2)
+        FAIL("the SIGTERM did not end the child's setup: it went on only when its open() did");
+    ASSERT_SIGNALED(st, SIGTERM);
+}
+
+TEST(a_signal_the_caller_blocks_still_ends_a_spawn_s_setup)
+{
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN)
+        SKIP("glibc's posix_spawn child blocks every signal during its setup");
+    a_blocked_sigterm_ends_a_spawn_s_setup();
+}
+
+TEST(a_signal_the_caller_blocks_still_ends_a_spawn_s_setup_where_clone3_is_denied)
+{
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("only the clone backend uses clone3()");
+    t_deny_clone3();
+    a_blocked_sigterm_ends_a_spawn_s_setup();
+}
+
 /* One thread: the child reads the handler from the stat, not the parent
  * from sigaction(). */
 TEST(a_stop_a_single_threaded_caller_handles_does_not_stop_a_spawn_in_its_setup)
