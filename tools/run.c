@@ -177,11 +177,20 @@ static void report_end(pid_t pid, const struct fl_result *res)
                   WEXITSTATUS(status), elapsed);
 }
 
+/* Reports a failed spawn or launch; the exit status. */
+static int spawn_failed(struct run_options *o, struct fl_error *error)
+{
+    char message[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 128];
+    reword_error(error, "--shell-fallback", o->cmd.flags);
+    fl_error_format(error, message, sizeof message);
+    report_spawn_failure(o, error, message);
+    return spawn_failure_status(&o->cmd, error);
+}
+
 static int run_command(struct run_options *o, int *die_by)
 {
     struct fl_cmd *cmd = &o->cmd;
     struct fl_error error;
-    char message[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 128];
     char resolved[4096] = "?";
     int r;
 
@@ -259,19 +268,26 @@ static int run_command(struct run_options *o, int *die_by)
         cli_error("--kill-tree: cannot become a subreaper (prctl): %s", strerror(r));
         return EXIT_FORKLESS_ERROR;
     }
+    /* Launched: the child's setup may wait (an open() of a FIFO), and the
+     * timeout and the signals passed on must reach it meanwhile, as they
+     * would a program that waits. Its failure comes with the wait, below;
+     * the settings it may report as not applied are known once it has
+     * exec'd, and are worth saying before the program's output: then the
+     * exec is waited for here. */
+    cmd->flags |= FL_NO_WAIT_EXEC;
     struct fl_proc proc;
     r = fl_spawn(cmd, &proc, &error);
+    if (r == 0 && contain_may_report(&o->contain) && (r = fl_launch_finish(&proc, &error)) != 0)
+        fl_close(&proc);
     /* They pointed into this frame. */
     cmd->sigmask = NULL;
     cmd->sigignore = NULL;
     if (r != 0) {
         supervise_end(&o->supervise);
-        reword_error(&error, "--shell-fallback", cmd->flags);
-        fl_error_format(&error, message, sizeof message);
-        report_spawn_failure(o, &error, message);
-        return spawn_failure_status(cmd, &error);
+        return spawn_failed(o, &error);
     }
-    contain_report(&o->contain, &proc);
+    if (contain_may_report(&o->contain))
+        contain_report(&o->contain, &proc);
     if (o->verbose)
         cli_error("started %s as pid %d with the %s backend", resolved, (int)proc.pid,
                   fl_backend_name(proc.backend));
@@ -294,6 +310,14 @@ static int run_command(struct run_options *o, int *die_by)
     pty_relay_finish(&o->pty, interrupted);
     supervise_end(&o->supervise);
     pid_t pid = proc.pid;
+    /* A setup or exec that failed: the wait said its errno, and the
+     * launch keeps its record until the handle is closed. */
+    if (r != 0 && fl_launch_finish(&proc, &error) == r) {
+        fl_close(&proc);
+        return spawn_failed(o, &error);
+    }
+    if (r == 0 && !contain_may_report(&o->contain))
+        contain_report(&o->contain, &proc);
     fl_close(&proc);
     if (r == ECHILD) {
         cli_error("pid %d ended, but its exit status was lost (another waiter "

@@ -177,6 +177,30 @@ case_exit_124_timeout() {
     expect_status 124
 }
 
+case_timeout_ends_a_setup_that_waits() {
+    # The child's open() of a FIFO with no writer waits before the exec:
+    # the timeout covers it, as timeout(1)'s covers a shell's redirection.
+    mkfifo "$T/fifo"
+    run_fl run --timeout 0.3 --stdin "$T/fifo" -- cat
+    expect_status 124
+}
+
+has_a_child() { [ -n "$(cat "/proc/$1/task/$1/children" 2>/dev/null)" ]; }
+
+case_signal_to_forkless_ends_a_setup_that_waits() {
+    # forkless passes SIGTERM on to a child still in its setup (an open()
+    # of a FIFO), which ends by it, and forkless with it.
+    mkfifo "$T/fifo"
+    "$FL" run --stdin "$T/fifo" -- cat >"$T/out" 2>"$T/err" &
+    local fl_pid=$!
+    BACKGROUND_PIDS+=("$fl_pid")
+    wait_for has_a_child "$fl_pid"
+    kill -TERM "$fl_pid"
+    wait "$fl_pid"
+    STATUS=$?
+    expect_status 143
+}
+
 case_exit_125_chdir() {
     run_fl run -C /nonexistent-dir -- true
     expect_status 125
