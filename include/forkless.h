@@ -1575,7 +1575,13 @@ struct fl_io {
     size_t input_len;
     struct fl_sink out[2];   /* stdout (and the pty), stderr */
     /* The deadline for the whole exchange in milliseconds; 0: none (unlike
-     * fl_wait(), where 0 polls, so that a zero struct waits). */
+     * fl_wait(), where 0 polls, so that a zero struct waits). A stop of a
+     * group or cgroup is due at it also where the processes have ended
+     * and the rest of the group or cgroup runs on: result->timed_out says
+     * so. fl_run() counts it from the exec: a setup that waits (an
+     * FL_FILE on a FIFO with no writer) is not bounded by it; a caller
+     * that needs that launches (FL_NO_WAIT_EXEC) and stops the child
+     * itself. */
     int timeout_ms;
     /* Applied at the deadline, for FL_OVERFLOW_STOP and for a callback
      * that asks to stop; NULL: a zero policy. */

@@ -599,10 +599,17 @@ static bool step(struct xchg *x)
         if (!x->ended[k] && x->pidfd[k] < 0 && has_ended(&x->procs[k]))
             mark_ended(x, k);
     long long now = fl__now_ns();
+    /* The stop is due while a process runs, and, for a group or cgroup,
+     * while the rest of it runs after the processes have ended: the
+     * deadline is the whole job's. That rest then has the stop's grace
+     * to end in, as it would have had with the process still running. */
     if (x->deadline_ns >= 0 && now >= x->deadline_ns && !fl__stop_started(x->stop) &&
-        x->nended < x->n) {
+        (x->nended < x->n ||
+         (x->stop->scope != FL_STOP_PROCESS && fl__stop_rest_running(x->stop) > 0))) {
         x->timed_out = true;
         start_stop(x);
+        if (x->nended == x->n)
+            start_eof_wait(x);
     }
     /* SIGKILL at the grace's end: for the processes while one is left,
      * and for the rest of a group or cgroup the stop reaches. */

@@ -79,6 +79,32 @@ TEST(run_with_a_deadline_and_no_pipes_stops_the_child)
     fl_result_free(&r);
 }
 
+/* The deadline is the whole job's: a group stop is due at it even where
+ * the leader has ended first and the rest of its group, holding the
+ * pipe, runs on. */
+TEST(run_with_a_group_deadline_stops_the_group_the_ended_leader_left)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd cmd = { .argv = ARGV("/bin/sh", "-c", "sleep 30 & echo $!"),
+                          .flags = FL_NEW_PGROUP, .backend = BACKEND };
+    struct fl_io io = { .out[0].capture = true, .timeout_ms = 300, .eof_wait_ms = -1,
+                        .stop = &(struct fl_stop_policy){ .scope = FL_STOP_GROUP } };
+    struct fl_result r;
+    ASSERT_OK(fl_run(&cmd, &io, &r, NULL));
+    pid_t left = (pid_t)atoi(r.out[0].data ? r.out[0].data : "0");
+    ASSERT_GT(left, 0);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT(r.timed_out);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    for (int i = 0; i < 5000 && t_running(left); i++)
+        usleep(1000);
+    if (t_running(left)) {
+        kill(left, SIGKILL);
+        FAIL("the rest of the group ran on past the deadline");
+    }
+    fl_result_free(&r);
+}
+
 /* The stop policy is judged before the command is checked: a map count
  * without maps is still refused, not read. */
 TEST(run_with_a_group_stop_refuses_a_map_count_without_maps)
