@@ -184,14 +184,31 @@ static void close_stream(struct xchg *x, struct fl__stream *s)
  * changed them. The VEOFs then take the place of the input in data, and
  * are fed as it was. Returns false when there is none to write.
  */
+/* Does byte c end a line for the terminal's line discipline, as its input
+ * flags turn it: "\r" read as "\n" (ICRNL, not IGNCR), "\n" not read as
+ * "\r" (INLCR), VEOL and VEOL2, and VEOF itself, which hands over what
+ * the line holds. */
+static bool ends_a_line(const struct termios *t, unsigned char c)
+{
+    const unsigned char dis = _POSIX_VDISABLE;
+    unsigned char as_read = c == '\r' && (t->c_iflag & IGNCR)  ? dis
+                            : c == '\r' && (t->c_iflag & ICRNL) ? '\n'
+                            : c == '\n' && (t->c_iflag & INLCR) ? '\r'
+                                                                : c;
+    return as_read != dis &&
+           (as_read == '\n' || as_read == t->c_cc[VEOL] || as_read == t->c_cc[VEOL2] ||
+            c == t->c_cc[VEOF]);
+}
+
 static bool start_veof(struct fl__stream *s)
 {
     struct termios t;
-    bool line_ended = s->done == 0 || s->data[s->done - 1] == '\n';
+    size_t fed = s->done;
     s->result->input_written = s->done;
     s->veof = true;
     if (tcgetattr(s->fd, &t) < 0 || !(t.c_lflag & ICANON) || t.c_cc[VEOF] == _POSIX_VDISABLE)
         return false;
+    bool line_ended = fed == 0 || ends_a_line(&t, (unsigned char)s->data[fed - 1]);
     s->eof[0] = s->eof[1] = (char)t.c_cc[VEOF];
     s->data = s->eof;
     s->len = line_ended ? 1 : 2;

@@ -204,6 +204,49 @@ TEST(a_partial_last_line_still_gets_eof)
     feed_drain("hello\nwor");
 }
 
+/* Input that ends a line its own way gets one VEOF, the end: a second
+ * would be a second end of file, which the child's next read takes. The
+ * child reads to an end twice; only the deadline ends its second read. */
+static void one_eof_after(const char *input, const struct termios *settings)
+{
+    struct pty_cmd c;
+    pty_cmd(&c, ARGV("/bin/sh", "-c", "cat >/dev/null; echo first-end; cat >/dev/null; "
+                                      "echo second-end"),
+            "ppn", COOKED);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    if (settings) {
+        c.raw = *settings;
+        c.tty.termios = &c.raw;
+        c.cmd.tty = &c.tty;
+    }
+    struct fl_io io = { .input = input, .input_len = strlen(input), .timeout_ms = 500 };
+    struct fl_result r;
+    ASSERT_OK(communicate(&c.cmd, &io, &r));
+    ASSERT_STR_CONTAINS(r.out[0].data, "first-end");
+    if (strstr(r.out[0].data, "second-end"))
+        FAIL("two ends of file after %s: %s", input, r.out[0].data);
+    ASSERT(r.timed_out);
+    fl_result_free(&r);
+}
+
+TEST(input_ending_in_a_carriage_return_gets_one_eof)
+{
+    NEEDS_PTY();
+    one_eof_after("abc\r", NULL);  /* ICRNL: read as "\n" */
+}
+
+TEST(input_ending_in_veol_gets_one_eof)
+{
+    NEEDS_PTY();
+    struct termios t;
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    ASSERT_SYS(m);
+    ASSERT_SYS(tcgetattr(m, &t));  /* the kernel's defaults */
+    close(m);
+    t.c_cc[VEOL] = ';';
+    one_eof_after("abc;", &t);
+}
+
 /* No input: one VEOF, as a stdin pipe is closed at once. */
 TEST(no_input_is_eof_at_once)
 {
