@@ -595,7 +595,7 @@ static char *const *const bad_cli[] = {
     ARGV("--rlimit", "NOFILE", "/bin/true"),
     ARGV("--rlimit", "BOGUS=1", "/bin/true"),
     ARGV("--rlimit", "=1", "/bin/true"),
-    ARGV("--rlimit", "CORE=-1", "/bin/true"),
+    ARGV("--rlimit", "CORE=-2", "/bin/true"),
     ARGV("--rlimit", "CORE=1x", "/bin/true"),
     ARGV("--rlimit", "CORE=:", "/bin/true"),
     ARGV("--rlimit", "CORE=", "/bin/true"),

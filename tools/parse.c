@@ -277,13 +277,14 @@ int rlimit_resource_by_name(const char *name)
     return -1;
 }
 
-/* A limit value: decimal or "unlimited"; "" means "keep *value". */
+/* A limit value: decimal, or "unlimited" (also "infinity", and -1 as
+ * prlimit(1) takes it); "" means "keep *value". */
 static int parse_rlimit_value(const char *text, size_t len, rlim_t *value)
 {
     if (len == 0)
         return 0;
     if ((len == 9 && strncasecmp(text, "unlimited", 9) == 0) ||
-        (len == 8 && strncasecmp(text, "infinity", 8) == 0)) {
+        (len == 8 && strncasecmp(text, "infinity", 8) == 0) || (len == 2 && !strncmp(text, "-1", 2))) {
         *value = RLIM_INFINITY;
         return 0;
     }

@@ -803,6 +803,15 @@ case_rlimit() {
     expect_out "$(printf '0\nunlimited')"
 }
 
+case_rlimit_minus_one_is_unlimited_as_for_prlimit() {
+    [ "$(ulimit -Ht)" = unlimited ] || skip "the CPU time hard limit here is not unlimited"
+    run_fl run --rlimit CPU=-1 -- sh -c 'ulimit -St; ulimit -Ht'
+    expect_status 0
+    expect_out "$(printf 'unlimited\nunlimited')"
+    run_fl run --rlimit CPU=-2 -- true
+    expect_status 125
+}
+
 case_rlimit_unknown_name() {
     expect_bad_option run --rlimit FOO=1 -- true
     expect_err_has "FOO"
@@ -813,7 +822,7 @@ case_rlimit_bad_value() {
     expect_bad_option run --rlimit NOFILE -- true
     expect_bad_option run --rlimit NOFILE= -- true
     expect_bad_option run --rlimit NOFILE=abc -- true
-    expect_bad_option run --rlimit NOFILE=-1 -- true
+    expect_bad_option run --rlimit NOFILE=-2 -- true
     expect_bad_option run --rlimit NOFILE=1:2:3 -- true
     expect_bad_option run --rlimit NOFILE=99999999999999999999999 -- true
 }
