@@ -113,6 +113,17 @@ static void drop_edits_of(const char **list, size_t *n, const char *name, size_t
     list[kept] = NULL;
 }
 
+/* Puts entry in the place of list's set of the same name; false if none. */
+static bool replace_set_of(const char **list, size_t n, const char *entry, size_t name_len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcspn(list[i], "=") == name_len && memcmp(list[i], entry, name_len) == 0) {
+            list[i] = entry;
+            return true;
+        }
+    return false;
+}
+
 static bool fd_is_open(int fd)
 {
     return fcntl(fd, F_GETFD) != -1;
@@ -177,9 +188,10 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
             cli_error("--env: expected NAME=VALUE, got \"%s\"", arg);
             return -1;
         }
-        drop_edits_of(o->env_set, &o->nenv_set, arg, (size_t)(eq - arg));
         drop_edits_of(o->env_unset, &o->nenv_unset, arg, (size_t)(eq - arg));
-        o->env_set[o->nenv_set++] = arg;
+        /* A name set again keeps its place, as env(1)'s setenv() does. */
+        if (!replace_set_of(o->env_set, o->nenv_set, arg, (size_t)(eq - arg)))
+            o->env_set[o->nenv_set++] = arg;
         return 0;
     }
     case 'u':

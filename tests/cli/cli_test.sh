@@ -347,6 +347,14 @@ case_chdir_relative_program() {
     expect_out sub-ran
 }
 
+case_env_set_again_keeps_its_place_as_env_does() {
+    env -i A=0 "$FL" run Z=1 Y=2 Z=3 "$(command -v env)" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 0
+    expect_out "$(env -i A=0 env Z=1 Y=2 Z=3 env)"
+    expect_out "$(printf 'A=0\nZ=3\nY=2')"
+}
+
 case_env_set() {
     run_fl run -e FL_TEST_A=one --env FL_TEST_B=two -- sh -c 'echo "$FL_TEST_A $FL_TEST_B"'
     expect_status 0
