@@ -1578,10 +1578,12 @@ struct fl_io {
      * fl_wait(), where 0 polls, so that a zero struct waits). A stop of a
      * group or cgroup is due at it also where the processes have ended
      * and the rest of the group or cgroup runs on: result->timed_out says
-     * so. fl_run() counts it from the exec: a setup that waits (an
-     * FL_FILE on a FIFO with no writer) is not bounded by it; a caller
-     * that needs that launches (FL_NO_WAIT_EXEC) and stops the child
-     * itself. */
+     * so. fl_run() counts it from the spawn: with the clone backend it
+     * launches the child (FL_NO_WAIT_EXEC) when there is a deadline, so
+     * that a setup that waits (an FL_FILE on a FIFO with no writer) is
+     * stopped at the deadline as the program would be (the result says
+     * timed_out, and the status the signal); the posix_spawn and fork
+     * backends wait for the exec first, unbounded. */
     int timeout_ms;
     /* Applied at the deadline, for FL_OVERFLOW_STOP and for a callback
      * that asks to stop; NULL: a zero policy. */

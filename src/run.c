@@ -120,13 +120,26 @@ int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *r
         return fl__fail(error, EINVAL, FL_STEP_PREPARE, 1, NULL,
                         "a pty and a stdout pipe would both be out[0]");
     struct fl_proc p;
-    /* A launch is finished here, so that its failure is the spawn's. */
+    /* With a deadline the child is launched (the clone backend), so that
+     * the deadline bounds a setup that waits (an FL_FILE on a FIFO with no
+     * writer) as it bounds the program: the exchange's stop reaches it
+     * there. Without one, a launch is finished here. Either way a failure
+     * of the launch is the spawn's. */
+    bool bounded = io->timeout_ms > 0;
+    if (bounded)
+        c.flags |= FL_NO_WAIT_EXEC;
     int r = fl__spawn_waited(&c, &p, error);
-    if (!r && (r = fl_launch_finish(&p, error)) != 0)
+    if (!r && !bounded && (r = fl_launch_finish(&p, error)) != 0)
         fl_close(&p);
     if (r)
         return r;
     r = communicate(&p, io, result, cmd->cgroup);
+    if (r && fl_launch_finish(&p, error) == r) {
+        fl_result_free(result);
+        *result = (struct fl_result){ .exit_code = -1 };
+        fl_close(&p);
+        return r;
+    }
     /* The child ran; what failed was the exchange with it. */
     if (r)
         fl__fail(error, r, FL_STEP_NONE, -1, NULL, "after the spawn: the exchange (fl_communicate())");

@@ -8,6 +8,7 @@
 #include "pattern.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 TEST(run_without_io_waits_and_reports_the_exit)
@@ -102,6 +103,45 @@ TEST(run_with_a_group_deadline_stops_the_group_the_ended_leader_left)
         kill(left, SIGKILL);
         FAIL("the rest of the group ran on past the deadline");
     }
+    fl_result_free(&r);
+}
+
+/* The deadline counts from the spawn: a setup that waits (an open() of
+ * a FIFO with no writer) is stopped at it, as the program would be. */
+TEST(run_with_a_deadline_stops_a_setup_that_waits)
+{
+    NEEDS_CLOSE_OTHERS();
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("the posix_spawn and fork backends wait for the exec before the exchange");
+    const char *fifo = t_fmt("%s/fifo", t_tmpdir());
+    ASSERT_SYS(mkfifo(fifo, 0600));
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .backend = BACKEND,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+    struct fl_io io = { .out[0].capture = true, .timeout_ms = 300 };
+    struct fl_result r;
+    ASSERT_OK(fl_run(&cmd, &io, &r, NULL));
+    ASSERT(r.timed_out);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    ASSERT_SIGNALED(r.status, SIGTERM);
+    fl_result_free(&r);
+}
+
+/* With a deadline, a failed exec is still the spawn's error, and the
+ * result is left empty. */
+TEST(run_with_a_deadline_reports_a_failed_exec_as_the_spawn_s)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd cmd = { .argv = ARGV("/nonexistent/forkless-test"), .backend = BACKEND };
+    struct fl_io io = { .out[0].capture = true, .timeout_ms = 10000 };
+    struct fl_result r;
+    struct fl_error e;
+    ASSERT_ERR(fl_run(&cmd, &io, &r, &e), ENOENT);
+    ASSERT_EQ(e.err, ENOENT);
+    ASSERT_EQ(e.step, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.path, "/nonexistent/forkless-test");
+    ASSERT_EQ(r.exit_code, -1);
+    ASSERT(r.out[0].data == NULL);
+    ASSERT(!r.timed_out);
     fl_result_free(&r);
 }
 
