@@ -90,10 +90,6 @@ bool contain_explain(const struct contain_options *c, const struct fl_error *e,
  * did not apply, and for the Landlock rights the kernel cannot enforce. */
 void contain_report(const struct contain_options *c, const struct fl_proc *proc);
 
-/* Whether contain_report() may have something to say: a best-effort
- * setting, or a Landlock rule. */
-bool contain_may_report(const struct contain_options *c);
-
 void contain_free(struct contain_options *c);
 
 #endif

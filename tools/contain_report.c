@@ -177,11 +177,6 @@ bool contain_explain(const struct contain_options *c, const struct fl_error *e,
     }
 }
 
-bool contain_may_report(const struct contain_options *c)
-{
-    return c->best_effort || c->contain.nlandlock > 0;
-}
-
 void contain_report(const struct contain_options *c, const struct fl_proc *proc)
 {
     static const struct {

@@ -270,15 +270,13 @@ static int run_command(struct run_options *o, int *die_by)
     }
     /* Launched: the child's setup may wait (an open() of a FIFO), and the
      * timeout and the signals passed on must reach it meanwhile, as they
-     * would a program that waits. Its failure comes with the wait, below;
-     * the settings it may report as not applied are known once it has
-     * exec'd, and are worth saying before the program's output: then the
-     * exec is waited for here. */
+     * would a program that waits. Its failure comes with the wait, below,
+     * and so do the settings it may report as not applied (known once it
+     * has exec'd): nothing here may wait for the exec, since forkless
+     * blocks the signals it takes from its signalfd. */
     cmd->flags |= FL_NO_WAIT_EXEC;
     struct fl_proc proc;
     r = fl_spawn(cmd, &proc, &error);
-    if (r == 0 && contain_may_report(&o->contain) && (r = fl_launch_finish(&proc, &error)) != 0)
-        fl_close(&proc);
     /* They pointed into this frame. */
     cmd->sigmask = NULL;
     cmd->sigignore = NULL;
@@ -286,11 +284,11 @@ static int run_command(struct run_options *o, int *die_by)
         supervise_end(&o->supervise);
         return spawn_failed(o, &error);
     }
-    if (contain_may_report(&o->contain))
-        contain_report(&o->contain, &proc);
+    /* A launch's exec, or its failure, is known at the wait. */
     if (o->verbose)
-        cli_error("started %s as pid %d with the %s backend", resolved, (int)proc.pid,
-                  fl_backend_name(proc.backend));
+        cli_error("%s %s as pid %d with the %s backend",
+                  proc.backend == FL_BACKEND_CLONE ? "launched" : "started", resolved,
+                  (int)proc.pid, fl_backend_name(proc.backend));
     r = pty_relay_start(&o->pty, &proc.pty, o->supervise.signal_fd);
     if (r != 0) {
         cli_error("--pty: cannot relay the terminal: %s", strerror(r));
@@ -316,7 +314,7 @@ static int run_command(struct run_options *o, int *die_by)
         fl_close(&proc);
         return spawn_failed(o, &error);
     }
-    if (r == 0 && !contain_may_report(&o->contain))
+    if (r == 0)
         contain_report(&o->contain, &proc);
     fl_close(&proc);
     if (r == ECHILD) {

@@ -185,6 +185,15 @@ case_timeout_ends_a_setup_that_waits() {
     expect_status 124
 }
 
+case_timeout_ends_a_setup_that_waits_with_a_best_effort_setting() {
+    # A setting whose failure is reported (--best-effort) makes forkless
+    # wait for nothing more than another run does: the report comes at
+    # the end, and the timeout still covers the setup.
+    mkfifo "$T/fifo"
+    run_fl run --best-effort --nice 5 --timeout 0.3 --stdin "$T/fifo" -- cat
+    expect_status 124
+}
+
 has_a_child() { [ -n "$(cat "/proc/$1/task/$1/children" 2>/dev/null)" ]; }
 
 case_signal_to_forkless_ends_a_setup_that_waits() {
@@ -2460,7 +2469,7 @@ echo \$? >"$T/rc"
 stty -g >"$T/after"
 EOF
     tmux_run "$T/run.sh"
-    wait_for pane_has "forkless: started"
+    wait_for pane_has "forkless: launched"
     tm send-keys -t t "hello-pty" Enter
     # Echoed by the program's terminal, then written by cat.
     wait_for pane_has_twice hello-pty
