@@ -510,8 +510,12 @@ bool fl__launch_await_group(const struct fl_proc *proc)
         uint32_t v = __atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE);
         if (v == 0 || fl__sys1(SYS_getpgid, proc->pid) == proc->pid || ended(proc))
             return true;
+        /* Looked at again once it is seen stopped: it may have made its
+         * group, exec'd and forked a member before it stopped, and a
+         * stopped child cannot make it meanwhile. */
         if (!first && stopped(proc))
-            return false;
+            return __atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE) == 0 ||
+                   fl__sys1(SYS_getpgid, proc->pid) == proc->pid;
         wait_on_word(&l->exec_word, v, 1000000L);
     }
 }
