@@ -648,7 +648,7 @@ struct fl__stream {
     bool tty;
     bool veof;              /* tty: data is now the VEOFs (input_written is set) */
     bool fed;               /* tty: the input is over */
-    char eof[2];            /* tty: the VEOFs */
+    char eof[3];            /* tty: the VEOFs */
     bool eio_seen;          /* tty: the last read said EIO; a second in a row is the end */
     long long rest_until_ns;  /* tty: its terminal side closed, left out of poll() until; 0 */
     /* input: what to write, and the result that gets input_written and

@@ -184,20 +184,49 @@ static void close_stream(struct xchg *x, struct fl__stream *s)
  * changed them. The VEOFs then take the place of the input in data, and
  * are fed as it was. Returns false when there is none to write.
  */
-/* Does byte c end a line for the terminal's line discipline, as its input
- * flags turn it: "\r" read as "\n" (ICRNL, not IGNCR), "\n" not read as
- * "\r" (INLCR), VEOL and VEOL2, and VEOF itself, which hands over what
- * the line holds. */
-static bool ends_a_line(const struct termios *t, unsigned char c)
+/* How many VEOFs end the input data[0..n) for the terminal's line
+ * discipline, read as it reads them (n_tty): ISTRIP, then "\r" dropped
+ * (IGNCR) or read as "\n" (ICRNL), "\n" read as "\r" (INLCR); a VLNEXT
+ * (IEXTEN) makes the next byte part of the line; "\n", VEOL and VEOL2
+ * (IEXTEN) end the line, and so does VEOF, which hands over what the line
+ * holds, or is an end of file at a line's start. Then: 0 after an end of
+ * file given by the input itself, 1 at a line's start, 2 after a partial
+ * line (the first hands it over), 3 after a VLNEXT (the first is taken as
+ * a byte of the line). Only the last 4 KiB are read (the longest line
+ * n_tty keeps), taken to start a line; erase and kill characters count as
+ * bytes of the line. */
+static int veofs_to_end(const struct termios *t, const char *data, size_t n)
 {
     const unsigned char dis = _POSIX_VDISABLE;
-    unsigned char as_read = c == '\r' && (t->c_iflag & IGNCR)  ? dis
-                            : c == '\r' && (t->c_iflag & ICRNL) ? '\n'
-                            : c == '\n' && (t->c_iflag & INLCR) ? '\r'
-                                                                : c;
-    return as_read != dis &&
-           (as_read == '\n' || as_read == t->c_cc[VEOL] || as_read == t->c_cc[VEOL2] ||
-            c == t->c_cc[VEOF]);
+    bool ext = (t->c_lflag & IEXTEN) != 0, literal = false, eof_given = false;
+    unsigned char lnext = ext ? t->c_cc[VLNEXT] : dis, eol2 = ext ? t->c_cc[VEOL2] : dis;
+    size_t len = 0;
+    for (size_t i = n > 4096 ? n - 4096 : 0; i < n; i++) {
+        unsigned char c = (unsigned char)data[i];
+        if (t->c_iflag & ISTRIP)
+            c &= 0x7f;
+        if (literal) {
+            literal = eof_given = false;
+            len++;
+            continue;
+        }
+        if (c == '\r' && (t->c_iflag & IGNCR))
+            continue;
+        c = c == '\r' && (t->c_iflag & ICRNL) ? '\n' : c == '\n' && (t->c_iflag & INLCR) ? '\r' : c;
+        if (c != dis && c == lnext) {
+            literal = true;
+        } else if (c == t->c_cc[VEOF]) {
+            eof_given = len == 0;
+            len = 0;
+        } else if (c == '\n' || (c != dis && (c == t->c_cc[VEOL] || c == eol2))) {
+            eof_given = false;
+            len = 0;
+        } else {
+            eof_given = false;
+            len++;
+        }
+    }
+    return literal ? 3 : eof_given ? 0 : len ? 2 : 1;
 }
 
 static bool start_veof(struct fl__stream *s)
@@ -208,10 +237,12 @@ static bool start_veof(struct fl__stream *s)
     s->veof = true;
     if (tcgetattr(s->fd, &t) < 0 || !(t.c_lflag & ICANON) || t.c_cc[VEOF] == _POSIX_VDISABLE)
         return false;
-    bool line_ended = fed == 0 || ends_a_line(&t, (unsigned char)s->data[fed - 1]);
-    s->eof[0] = s->eof[1] = (char)t.c_cc[VEOF];
+    int veofs = veofs_to_end(&t, s->data, fed);
+    if (veofs == 0)
+        return false;
+    s->eof[0] = s->eof[1] = s->eof[2] = (char)t.c_cc[VEOF];
     s->data = s->eof;
-    s->len = line_ended ? 1 : 2;
+    s->len = (size_t)veofs;
     s->done = 0;
     return true;
 }

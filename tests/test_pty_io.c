@@ -235,16 +235,56 @@ TEST(input_ending_in_a_carriage_return_gets_one_eof)
     one_eof_after("abc\r", NULL);  /* ICRNL: read as "\n" */
 }
 
-TEST(input_ending_in_veol_gets_one_eof)
+static struct termios kernel_defaults(void)
 {
-    NEEDS_PTY();
     struct termios t;
     int m = posix_openpt(O_RDWR | O_NOCTTY);
     ASSERT_SYS(m);
-    ASSERT_SYS(tcgetattr(m, &t));  /* the kernel's defaults */
+    ASSERT_SYS(tcgetattr(m, &t));
     close(m);
+    return t;
+}
+
+TEST(input_ending_in_veol_gets_one_eof)
+{
+    NEEDS_PTY();
+    struct termios t = kernel_defaults();
     t.c_cc[VEOL] = ';';
     one_eof_after("abc;", &t);
+}
+
+/* VEOL2 ends a line only with IEXTEN: here a partial line, two VEOFs. */
+TEST(input_ending_in_veol2_without_iexten_gets_its_end_of_file)
+{
+    NEEDS_PTY();
+    struct termios t = kernel_defaults();
+    t.c_cc[VEOL2] = ';';
+    t.c_lflag &= ~(tcflag_t)IEXTEN;
+    one_eof_after("abc;", &t);
+}
+
+/* A "\r" after VLNEXT (^V) is a byte of the line, which stays partial. */
+TEST(input_ending_in_an_escaped_carriage_return_gets_its_end_of_file)
+{
+    NEEDS_PTY();
+    one_eof_after("abc\x16\r", NULL);
+}
+
+/* Input that gives its own end of file (VEOF at a line's start) gets no
+ * second one. */
+TEST(input_ending_in_its_own_end_of_file_gets_no_other)
+{
+    NEEDS_PTY();
+    one_eof_after("abc\n\x04", NULL);
+}
+
+/* ISTRIP: "\x8a" is read as "\n", which ends the line. */
+TEST(input_ending_in_a_stripped_newline_gets_one_eof)
+{
+    NEEDS_PTY();
+    struct termios t = kernel_defaults();
+    t.c_iflag |= ISTRIP;
+    one_eof_after("abc\x8a", &t);
 }
 
 /* No input: one VEOF, as a stdin pipe is closed at once. */
