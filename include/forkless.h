@@ -1637,9 +1637,13 @@ struct fl_io {
  * the pty; else only the terminal's input, which /dev/tty reads). The
  * master cannot be half-closed, so the end of the input is the terminal's
  * VEOF character (^D by default), as the settings are then: in canonical
- * mode (ICANON) it is written once after input that ends with "\n" (or
+ * mode (ICANON) it is written once after input that ends a line (or
  * none), twice after a partial last line, and the child's read() then
- * returns 0. Without ICANON, or with VEOF disabled, nothing can say end of
+ * returns 0. What ends a line is read as the line discipline reads the
+ * input's last bytes: "\n", a "\r" under ICRNL, VEOL, VEOL2 (IEXTEN), a
+ * VEOF that hands a line over; a byte after VLNEXT (IEXTEN) is part of the
+ * line; input that ends with its own end of file (VEOF at a line's start)
+ * gets no other. Without ICANON, or with VEOF disabled, nothing can say end of
  * file: the child sees the input and no end (stop it, or let it end by
  * what it reads). In canonical mode a line longer than the terminal's
  * line buffer (4095 bytes) is cut by the kernel. The master is made
