@@ -1583,7 +1583,8 @@ struct fl_io {
      * that a setup that waits (an FL_FILE on a FIFO with no writer) is
      * stopped at the deadline as the program would be (the result says
      * timed_out, and the status the signal); the posix_spawn and fork
-     * backends wait for the exec first, unbounded. */
+     * backends, and a command with FL_SCHED_OOM_SCORE_ADJ (which cannot
+     * be launched), wait for the exec first, unbounded. */
     int timeout_ms;
     /* Applied at the deadline, for FL_OVERFLOW_STOP and for a callback
      * that asks to stop; NULL: a zero policy. */

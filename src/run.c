@@ -134,11 +134,14 @@ int fl_run(const struct fl_cmd *cmd, const struct fl_io *io, struct fl_result *r
     if (r)
         return r;
     r = communicate(&p, io, result, cmd->cgroup);
-    if (r && fl_launch_finish(&p, error) == r) {
+    /* A child that failed before its exec never ran: its error is the
+     * spawn's, whatever else the exchange met meanwhile. */
+    int failed = r ? fl_launch_finish(&p, error) : 0;
+    if (failed) {
         fl_result_free(result);
         *result = (struct fl_result){ .exit_code = -1 };
         fl_close(&p);
-        return r;
+        return failed;
     }
     /* The child ran; what failed was the exchange with it. */
     if (r)

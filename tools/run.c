@@ -177,6 +177,12 @@ static void report_end(pid_t pid, const struct fl_result *res)
                   WEXITSTATUS(status), elapsed);
 }
 
+/* The library waits for the exec of such a command (FL_SCHED_OOM_SCORE_ADJ). */
+static bool oom_score_set(const struct fl_cmd *cmd)
+{
+    return cmd->sched && (cmd->sched->set & FL_SCHED_OOM_SCORE_ADJ);
+}
+
 /* Reports a failed spawn or launch; the exit status. */
 static int spawn_failed(struct run_options *o, struct fl_error *error)
 {
@@ -287,7 +293,8 @@ static int run_command(struct run_options *o, int *die_by)
     /* A launch's exec, or its failure, is known at the wait. */
     if (o->verbose)
         cli_error("%s %s as pid %d with the %s backend",
-                  proc.backend == FL_BACKEND_CLONE ? "launched" : "started", resolved,
+                  proc.backend == FL_BACKEND_CLONE && !oom_score_set(cmd) ? "launched" : "started",
+                  resolved,
                   (int)proc.pid, fl_backend_name(proc.backend));
     r = pty_relay_start(&o->pty, &proc.pty, o->supervise.signal_fd);
     if (r != 0) {
