@@ -1640,11 +1640,11 @@ struct fl_io {
  * VEOF character (^D by default), as the settings are then: in canonical
  * mode (ICANON) it is written once after input that ends a line (or
  * none), twice after a partial last line, and the child's read() then
- * returns 0. What ends a line is read as the line discipline reads the
- * input's last bytes: "\n", a "\r" under ICRNL, VEOL, VEOL2 (IEXTEN), a
- * VEOF that hands a line over; a byte after VLNEXT (IEXTEN) is part of the
- * line; input that ends with its own end of file (VEOF at a line's start)
- * gets no other. Without ICANON, or with VEOF disabled, nothing can say end of
+ * returns 0. The input is read as the line discipline reads it in
+ * canonical mode (flow control and signal characters, the CR and NL
+ * translations, erase, kill and word erase, VLNEXT, VEOL, VEOL2): input
+ * that ends with its own end of file (VEOF at a line's start) gets no
+ * other, and one that ends after a VLNEXT gets three. Without ICANON, or with VEOF disabled, nothing can say end of
  * file: the child sees the input and no end (stop it, or let it end by
  * what it reads). In canonical mode a line longer than the terminal's
  * line buffer (4095 bytes) is cut by the kernel. The master is made

@@ -184,49 +184,108 @@ static void close_stream(struct xchg *x, struct fl__stream *s)
  * changed them. The VEOFs then take the place of the input in data, and
  * are fed as it was. Returns false when there is none to write.
  */
-/* How many VEOFs end the input data[0..n) for the terminal's line
- * discipline, read as it reads them (n_tty): ISTRIP, then "\r" dropped
- * (IGNCR) or read as "\n" (ICRNL), "\n" read as "\r" (INLCR); a VLNEXT
- * (IEXTEN) makes the next byte part of the line; "\n", VEOL and VEOL2
- * (IEXTEN) end the line, and so does VEOF, which hands over what the line
- * holds, or is an end of file at a line's start. Then: 0 after an end of
- * file given by the input itself, 1 at a line's start, 2 after a partial
- * line (the first hands it over), 3 after a VLNEXT (the first is taken as
- * a byte of the line). Only the last 4 KiB are read (the longest line
- * n_tty keeps), taken to start a line; erase and kill characters count as
- * bytes of the line. */
-static int veofs_to_end(const struct termios *t, const char *data, size_t n)
+/* The canonical line that n_tty holds after reading the input: what
+ * decides how the input is ended. */
+struct tty_line {
+    unsigned char *bytes;   /* the line, for the erases; NULL: only counted */
+    size_t len;
+    bool literal;           /* a VLNEXT came last: the next byte is the line's */
+    bool eof_given;         /* a VEOF came last, at a line's start */
+};
+
+#define TTY_LINE_MAX 4095   /* n_tty keeps no more of a canonical line */
+
+static bool is_word_byte(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+/* VERASE (one character: with IUTF8, its continuation bytes too), VKILL
+ * (the line), VWERASE (the last word and what follows it, as n_tty's
+ * eraser() does); never past the line's start. */
+static void erase(const struct termios *t, struct tty_line *l, unsigned char c)
+{
+    if (c == t->c_cc[VKILL] || !l->bytes) {
+        l->len = c == t->c_cc[VERASE] && l->len ? l->len - 1 : 0;
+        return;
+    }
+    bool word = c != t->c_cc[VERASE], seen = false;
+    while (l->len) {
+        unsigned char last = l->bytes[l->len - 1];
+        if (word && is_word_byte(last))
+            seen = true;
+        else if (word && seen)
+            break;
+        l->len--;
+        if (!word && (!(t->c_iflag & IUTF8) || (last & 0xc0) != 0x80))
+            break;
+    }
+}
+
+static void put_in_line(struct tty_line *l, unsigned char c)
+{
+    if (l->len < TTY_LINE_MAX) {
+        if (l->bytes)
+            l->bytes[l->len] = c;
+        l->len++;
+    }
+    l->eof_given = false;
+}
+
+/* Reads byte c as n_tty does in canonical mode
+ * (n_tty_receive_char_special(), in its order). What changes nothing
+ * (flow control, an ignored "\r", VREPRINT, an erase on an empty line)
+ * leaves an end of file given as given. */
+static void read_as_tty(const struct termios *t, struct tty_line *l, unsigned char c)
 {
     const unsigned char dis = _POSIX_VDISABLE;
-    bool ext = (t->c_lflag & IEXTEN) != 0, literal = false, eof_given = false;
-    unsigned char lnext = ext ? t->c_cc[VLNEXT] : dis, eol2 = ext ? t->c_cc[VEOL2] : dis;
-    size_t len = 0;
-    for (size_t i = n > 4096 ? n - 4096 : 0; i < n; i++) {
-        unsigned char c = (unsigned char)data[i];
-        if (t->c_iflag & ISTRIP)
-            c &= 0x7f;
-        if (literal) {
-            literal = eof_given = false;
-            len++;
-            continue;
-        }
-        if (c == '\r' && (t->c_iflag & IGNCR))
-            continue;
-        c = c == '\r' && (t->c_iflag & ICRNL) ? '\n' : c == '\n' && (t->c_iflag & INLCR) ? '\r' : c;
-        if (c != dis && c == lnext) {
-            literal = true;
-        } else if (c == t->c_cc[VEOF]) {
-            eof_given = len == 0;
-            len = 0;
-        } else if (c == '\n' || (c != dis && (c == t->c_cc[VEOL] || c == eol2))) {
-            eof_given = false;
-            len = 0;
-        } else {
-            eof_given = false;
-            len++;
-        }
+    bool ext = (t->c_lflag & IEXTEN) != 0;
+    if (t->c_iflag & ISTRIP)
+        c &= 0x7f;
+    if ((t->c_iflag & IUCLC) && ext && c >= 'A' && c <= 'Z')
+        c = (unsigned char)(c - 'A' + 'a');
+    if (l->literal || c == dis) {
+        l->literal = false;
+        put_in_line(l, c);
+        return;
     }
-    return literal ? 3 : eof_given ? 0 : len ? 2 : 1;
+    if ((t->c_iflag & IXON) && (c == t->c_cc[VSTART] || c == t->c_cc[VSTOP]))
+        return;
+    if ((t->c_lflag & ISIG) &&
+        (c == t->c_cc[VINTR] || c == t->c_cc[VQUIT] || c == t->c_cc[VSUSP])) {
+        if (!(t->c_lflag & NOFLSH))
+            l->len = 0, l->eof_given = false;  /* the input is flushed */
+        return;
+    }
+    if (c == '\r' && (t->c_iflag & IGNCR))
+        return;
+    c = c == '\r' && (t->c_iflag & ICRNL) ? '\n' : c == '\n' && (t->c_iflag & INLCR) ? '\r' : c;
+    if (c == t->c_cc[VERASE] || c == t->c_cc[VKILL] || (ext && c == t->c_cc[VWERASE]))
+        erase(t, l, c);
+    else if (ext && c == t->c_cc[VLNEXT])
+        l->literal = true;
+    else if (ext && (t->c_lflag & ECHO) && c == t->c_cc[VREPRINT])
+        return;
+    else if (c == t->c_cc[VEOF])
+        l->eof_given = l->len == 0, l->len = 0;
+    else if (c == '\n' || c == t->c_cc[VEOL] || (ext && c == t->c_cc[VEOL2]))
+        l->len = 0, l->eof_given = false;
+    else
+        put_in_line(l, c);
+}
+
+/* How many VEOFs end the input data[0..n) on a terminal in canonical
+ * mode: 0 after an end of file the input gave itself (a VEOF at a line's
+ * start, last), 1 at a line's start, 2 after a partial line (the first
+ * hands it over), 3 after a VLNEXT (the first is taken as a byte of the
+ * line). The whole input is read as the line discipline reads it. */
+static int veofs_to_end(const struct termios *t, const char *data, size_t n)
+{
+    struct tty_line l = { .bytes = malloc(TTY_LINE_MAX) };  /* NULL: erases counted */
+    for (size_t i = 0; i < n; i++)
+        read_as_tty(t, &l, (unsigned char)data[i]);
+    free(l.bytes);
+    return l.literal ? 3 : l.eof_given ? 0 : l.len ? 2 : 1;
 }
 
 static bool start_veof(struct fl__stream *s)

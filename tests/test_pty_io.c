@@ -278,6 +278,37 @@ TEST(input_ending_in_its_own_end_of_file_gets_no_other)
     one_eof_after("abc\n\x04", NULL);
 }
 
+/* An erase that empties the line leaves it at its start: one VEOF. */
+TEST(input_ending_in_an_erased_line_gets_one_eof)
+{
+    NEEDS_PTY();
+    one_eof_after("ab\x7f\x7f", NULL);   /* VERASE twice */
+    one_eof_after("abc def\x17\x17", NULL);  /* VWERASE twice */
+    one_eof_after("abc\x15", NULL);        /* VKILL */
+}
+
+/* Flow control bytes (IXON) are no input: the line ended before them. */
+TEST(input_ending_in_a_flow_control_byte_gets_one_eof)
+{
+    NEEDS_PTY();
+    one_eof_after("abc\n\x11", NULL);
+}
+
+/* The whole input counts: a VEOF that hands over a line that began more
+ * than a line's length of ignored bytes before is no end of file. */
+TEST(input_read_whole_to_judge_its_end)
+{
+    NEEDS_PTY();
+    struct termios t = kernel_defaults();
+    t.c_iflag |= IGNCR;
+    char *in = t_keep(malloc(4098));
+    in[0] = 'a';
+    memset(in + 1, '\r', 4095);
+    in[4096] = '\x04';
+    in[4097] = '\0';
+    one_eof_after(in, &t);
+}
+
 /* ISTRIP: "\x8a" is read as "\n", which ends the line. */
 TEST(input_ending_in_a_stripped_newline_gets_one_eof)
 {
