@@ -437,9 +437,15 @@ static void unblock_ending_in_setup(struct fl__plan *p)
     p->ending_unblock = 0;
     if (p->mask_inherited)
         return;  /* FL_KEEP_SIGNALS: the final mask is this one */
+#if __SIZEOF_LONG__ == 8 || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t final;  /* the kernel's 64 bits, as in fl__setup_mask() */
+    memcpy(&final, &p->child_mask, sizeof final);
+    p->ending_unblock = FL__ENDING_SIGNALS & ~final;
+#else
     for (int sig = 1; sig <= 64; sig++)
         if ((FL__ENDING_SIGNALS & FL__SIG_BIT(sig)) && sigismember(&p->child_mask, sig) != 1)
             p->ending_unblock |= FL__SIG_BIT(sig);
+#endif
 }
 
 /* Whether this thread holds CAP_SYS_ADMIN (effective), by capget(). */
