@@ -195,40 +195,73 @@ struct tty_line {
 
 #define TTY_LINE_MAX 4095   /* n_tty keeps no more of a canonical line */
 
-static bool is_word_byte(unsigned char c)
+/* The kernel's ctype is Latin-1: its letters 0xc0-0xff (but 0xd7 and
+ * 0xf7) are alphanumeric, and 0xc0-0xde (but 0xd7) upper case. */
+static bool kernel_isalnum(unsigned char c)
 {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= 0xc0 && c != 0xd7 && c != 0xf7);
 }
 
-/* VERASE (one character: with IUTF8, its continuation bytes too), VKILL
- * (the line), VWERASE (the last word and what follows it, as n_tty's
- * eraser() does); never past the line's start. */
+static unsigned char kernel_tolower(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 0xc0 && c <= 0xde && c != 0xd7) ? (unsigned char)(c + 0x20)
+                                                                            : c;
+}
+
+static bool continuation(const struct termios *t, unsigned char c)
+{
+    return (t->c_iflag & IUTF8) && (c & 0xc0) == 0x80;
+}
+
+/* n_tty's eraser(): VERASE takes one character (with IUTF8, its
+ * continuation bytes too), VWERASE the last word and what follows it
+ * (BSD's ALTWERASE), VKILL the line, at once unless ECHO, ECHOK, ECHOKE
+ * and ECHOE are all set, when it goes a character at a time; a character
+ * whose lead byte is not in the line is never erased in part. */
 static void erase(const struct termios *t, struct tty_line *l, unsigned char c)
 {
-    if (c == t->c_cc[VKILL] || !l->bytes) {
-        l->len = c == t->c_cc[VERASE] && l->len ? l->len - 1 : 0;
+    const tcflag_t echo_all = ECHO | ECHOK | ECHOKE | ECHOE;
+    bool kill = c != t->c_cc[VERASE] && c != t->c_cc[VWERASE];
+    if (!l->len)
+        return;
+    if (kill && (t->c_lflag & echo_all) != echo_all) {
+        l->len = 0;
         return;
     }
-    bool word = c != t->c_cc[VERASE], seen = false;
+    if (!l->bytes) {  /* counted only: one byte, or the line */
+        l->len = c == t->c_cc[VERASE] ? l->len - 1 : 0;
+        return;
+    }
+    bool word = !kill && c != t->c_cc[VERASE];
+    int seen = 0;
     while (l->len) {
-        unsigned char last = l->bytes[l->len - 1];
-        if (word && is_word_byte(last))
-            seen = true;
+        size_t head = l->len;
+        unsigned char lead;
+        do
+            lead = l->bytes[--head];
+        while (continuation(t, lead) && head);
+        if (continuation(t, lead))
+            break;
+        if (word && (kernel_isalnum(lead) || lead == '_'))
+            seen++;
         else if (word && seen)
             break;
-        l->len--;
-        if (!word && (!(t->c_iflag & IUTF8) || (last & 0xc0) != 0x80))
+        l->len = head;
+        if (!kill && !word)
             break;
     }
 }
 
-static void put_in_line(struct tty_line *l, unsigned char c)
+static void put_in_line(const struct termios *t, struct tty_line *l, unsigned char c)
 {
-    if (l->len < TTY_LINE_MAX) {
-        if (l->bytes)
-            l->bytes[l->len] = c;
-        l->len++;
-    }
+    /* PARMRK doubles a 0xff in the line, so that a mark can be told. */
+    for (int copies = c == 0xff && (t->c_iflag & PARMRK) ? 2 : 1; copies; copies--)
+        if (l->len < TTY_LINE_MAX) {
+            if (l->bytes)
+                l->bytes[l->len] = c;
+            l->len++;
+        }
     l->eof_given = false;
 }
 
@@ -242,11 +275,11 @@ static void read_as_tty(const struct termios *t, struct tty_line *l, unsigned ch
     bool ext = (t->c_lflag & IEXTEN) != 0;
     if (t->c_iflag & ISTRIP)
         c &= 0x7f;
-    if ((t->c_iflag & IUCLC) && ext && c >= 'A' && c <= 'Z')
-        c = (unsigned char)(c - 'A' + 'a');
+    if ((t->c_iflag & IUCLC) && ext)
+        c = kernel_tolower(c);
     if (l->literal || c == dis) {
         l->literal = false;
-        put_in_line(l, c);
+        put_in_line(t, l, c);
         return;
     }
     if ((t->c_iflag & IXON) && (c == t->c_cc[VSTART] || c == t->c_cc[VSTOP]))
@@ -266,12 +299,12 @@ static void read_as_tty(const struct termios *t, struct tty_line *l, unsigned ch
         l->literal = true;
     else if (ext && (t->c_lflag & ECHO) && c == t->c_cc[VREPRINT])
         return;
-    else if (c == t->c_cc[VEOF])
-        l->eof_given = l->len == 0, l->len = 0;
     else if (c == '\n' || c == t->c_cc[VEOL] || (ext && c == t->c_cc[VEOL2]))
         l->len = 0, l->eof_given = false;
+    else if (c == t->c_cc[VEOF])
+        l->eof_given = l->len == 0, l->len = 0;
     else
-        put_in_line(l, c);
+        put_in_line(t, l, c);
 }
 
 /* How many VEOFs end the input data[0..n) on a terminal in canonical
@@ -281,6 +314,12 @@ static void read_as_tty(const struct termios *t, struct tty_line *l, unsigned ch
  * line). The whole input is read as the line discipline reads it. */
 static int veofs_to_end(const struct termios *t, const char *data, size_t n)
 {
+    /* A VEOF that these settings read otherwise (as "\n", a signal, an
+     * erase...) can give no end of file: none is sent. */
+    struct tty_line probe = { 0 };
+    read_as_tty(t, &probe, t->c_cc[VEOF]);
+    if (!probe.eof_given)
+        return 0;
     struct tty_line l = { .bytes = malloc(TTY_LINE_MAX) };  /* NULL: erases counted */
     for (size_t i = 0; i < n; i++)
         read_as_tty(t, &l, (unsigned char)data[i]);
@@ -294,7 +333,10 @@ static bool start_veof(struct fl__stream *s)
     size_t fed = s->done;
     s->result->input_written = s->done;
     s->veof = true;
-    if (tcgetattr(s->fd, &t) < 0 || !(t.c_lflag & ICANON) || t.c_cc[VEOF] == _POSIX_VDISABLE)
+    /* EXTPROC: the line discipline hands the bytes over unread, VEOF
+     * included. */
+    if (tcgetattr(s->fd, &t) < 0 || !(t.c_lflag & ICANON) || (t.c_lflag & EXTPROC) ||
+        t.c_cc[VEOF] == _POSIX_VDISABLE)
         return false;
     int veofs = veofs_to_end(&t, s->data, fed);
     if (veofs == 0)

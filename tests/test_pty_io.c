@@ -309,6 +309,75 @@ TEST(input_read_whole_to_judge_its_end)
     one_eof_after(in, &t);
 }
 
+/* Word erase takes letters as the kernel's Latin-1 ctype has them, and
+ * whole UTF-8 characters under IUTF8: the line is empty after it. */
+TEST(input_ending_in_a_word_erase_of_non_ascii_letters_gets_one_eof)
+{
+    NEEDS_PTY();
+    struct termios t = kernel_defaults();
+    t.c_iflag |= IUTF8;
+    one_eof_after("\xc3\xa9lan\x17", &t);
+    t.c_iflag &= ~(tcflag_t)IUTF8;
+    one_eof_after("\xe9lan\x17", &t);
+}
+
+/* A VKILL that is also VWERASE erases a word, as n_tty's eraser() reads
+ * it: "a " is left, a partial line. */
+TEST(a_kill_that_is_also_the_word_erase_leaves_a_partial_line)
+{
+    NEEDS_PTY();
+    struct termios t = kernel_defaults();
+    t.c_cc[VWERASE] = t.c_cc[VKILL];
+    one_eof_after("a b\x15", &t);
+}
+
+/* What the child's stdin got, in hex (od), once it has 4 bytes: none
+ * when the library wrote nothing past the input. *got stays NULL where
+ * the backend has no pty. */
+static void bytes_read_after(const char *input, const struct termios *settings, char **got)
+{
+    *got = NULL;
+    struct pty_cmd c;
+    pty_cmd(&c, ARGV("/bin/sh", "-c", "head -c 4 | od -An -tx1"), "ppn", COOKED);
+    UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
+    c.raw = *settings;
+    c.tty.termios = &c.raw;
+    c.cmd.tty = &c.tty;
+    struct fl_io io = { .input = input, .input_len = strlen(input), .timeout_ms = 500 };
+    struct fl_result r;
+    ASSERT_OK(communicate(&c.cmd, &io, &r));
+    *got = t_keep(strdup(r.out[0].data ? r.out[0].data : ""));
+    fl_result_free(&r);
+}
+
+/* A VEOF that the settings read otherwise ("\r" read as "\n" here) can
+ * end no file: none is written, where two would add two lines. */
+TEST(a_veof_that_cannot_end_the_input_is_not_written)
+{
+    NEEDS_PTY();
+    struct termios t = kernel_defaults();
+    t.c_cc[VEOF] = '\r';
+    t.c_lflag &= ~(tcflag_t)ECHO;
+    char *got;
+    bytes_read_after("abc", &t, &got);
+    if (got && strstr(got, "0a"))
+        FAIL("the VEOFs reached the child as newlines: %s", got);
+}
+
+/* EXTPROC: the line discipline hands bytes over unread, so a VEOF would
+ * be data: none is written. */
+TEST(extproc_input_gets_no_veof)
+{
+    NEEDS_PTY();
+    struct termios t = kernel_defaults();
+    t.c_lflag |= EXTPROC;
+    t.c_lflag &= ~(tcflag_t)ECHO;
+    char *got;
+    bytes_read_after("hi\n", &t, &got);
+    if (got && strstr(got, "04"))
+        FAIL("the VEOFs reached the child as bytes: %s", got);
+}
+
 /* ISTRIP: "\x8a" is read as "\n", which ends the line. */
 TEST(input_ending_in_a_stripped_newline_gets_one_eof)
 {
