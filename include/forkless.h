@@ -1642,12 +1642,16 @@ struct fl_io {
  * none), twice after a partial last line, and the child's read() then
  * returns 0. The input is read as the line discipline reads it in
  * canonical mode (flow control and signal characters, the CR and NL
- * translations, erase, kill and word erase, VLNEXT, VEOL, VEOL2): input
- * that ends with its own end of file (VEOF at a line's start) gets no
- * other, and one that ends after a VLNEXT gets three. Without ICANON, or with VEOF disabled, nothing can say end of
- * file: the child sees the input and no end (stop it, or let it end by
- * what it reads). In canonical mode a line longer than the terminal's
- * line buffer (4095 bytes) is cut by the kernel. The master is made
+ * translations, erase, kill and word erase as the kernel's Latin-1 and
+ * IUTF8 rules have them, VLNEXT, VEOL, VEOL2, PARMRK): input that ends
+ * with its own end of file (VEOF at a line's start) gets no other, and
+ * one that ends after a VLNEXT gets three. Without ICANON, with VEOF
+ * disabled or read by the settings as something else (VEOF set to "\r"
+ * under ICRNL, say), or under EXTPROC (which hands the bytes over
+ * unread), nothing can say end of file and no VEOF is written: the child
+ * sees the input and no end (stop it, or let it end by what it reads).
+ * In canonical mode a line longer than the terminal's line buffer (4095
+ * bytes) is cut by the kernel. The master is made
  * O_NONBLOCK, and closed with the pipes at the end (proc->pty = -1).
  *
  * *result is overwritten as soon as the arguments are found good (free a
