@@ -452,10 +452,11 @@ struct fl_cmd {
      * they are: one without '=' is not checked. */
     char *const *env;
     /* Edits applied in order on top of the base: set "NAME=VALUE" (a
-     * string without '=' is EINVAL), then unset NAME (a name with '=' or an
-     * empty name is EINVAL). Either may be NULL. A set takes the place of
-     * the first entry of that name and removes any later ones, so the
-     * child sees the name once; an unset removes every entry of it. */
+     * string without '=', or with an empty NAME, is EINVAL), then unset
+     * NAME (a name with '=' or an empty name is EINVAL). Either may be
+     * NULL. A set takes the place of the first entry of that name and
+     * removes any later ones, so the child sees the name once; an unset
+     * removes every entry of it. */
     const char *const *env_set;
     const char *const *env_unset;
 
@@ -824,11 +825,14 @@ struct fl_sched {
 /* The step of a spawn that failed. */
 enum fl_step {
     FL_STEP_NONE = 0,
-    FL_STEP_PREPARE,    /* validating and preparing in the parent */
+    /* Validating and preparing in the parent; .index: the stdio stream
+     * (0-2) at fault, the entry of .fds at fault, the terminal fd that is
+     * not open (.tty), fl_split()'s byte offset; -1 for the rest. */
+    FL_STEP_PREPARE,
     FL_STEP_CLONE,      /* creating the process (clone, fork, pipe, ...) */
     FL_STEP_SETSID,
     FL_STEP_SETPGID,
-    FL_STEP_RLIMIT,     /* .index: the rlimit */
+    FL_STEP_RLIMIT,     /* .index: the entry of .rlimits; .path its name ("NOFILE") */
     FL_STEP_UMASK,
     FL_STEP_CGROUP,
     FL_STEP_CHDIR,
@@ -841,7 +845,9 @@ enum fl_step {
     FL_STEP_PDEATHSIG,
     FL_STEP_SIGNALS,
     FL_STEP_EXEC,       /* .index: which PATH candidate gave .err */
-    FL_STEP_SPAWN,      /* posix_spawn() failed; it does not say where */
+    /* posix_spawn() failed, and it does not say where; .index and .path:
+     * the PATH candidate it was given, as for FL_STEP_EXEC. */
+    FL_STEP_SPAWN,
     /* FL_PTY, in the parent: opening the pseudo-terminal (posix_openpt,
      * grantpt, unlockpt, its terminal side) or setting its window size
      * or termios; .path is /dev/ptmx or the terminal, .detail which. */
@@ -891,8 +897,9 @@ struct fl_error {
     int err;                /* the errno value, as fl_spawn() returned */
     enum fl_step step;
     int index;              /* see enum fl_step; -1 when it does not apply */
-    /* The path the step was working on (the program, the cwd, the file),
-     * truncated to fit; "" when there is none. */
+    /* The path the step was working on (the program, the cwd, the file;
+     * for FL_STEP_RLIMIT the resource's name), truncated to fit; "" when
+     * there is none. */
     char path[FL_ERROR_PATH_MAX];
     /* More, in words, or "": "argument 3 is longer than MAX_ARG_STRLEN",
      * "interpreter \"/usr/bin/pyhton\" not found", "dynamic loader
@@ -913,7 +920,8 @@ FL_API const char *fl_step_name(enum fl_step step);
  *     stage 2: exec "nope": No such file or directory (not found in PATH)
  *     exec "/tmp/x.sh": No such file or directory (interpreter "/bin/bash\r" not found)
  * into buf (always NUL-terminated when size > 0, truncated to fit) and
- * returns buf. Thread-safe; not async-signal-safe (it uses strerror_r). */
+ * returns buf. A NULL e formats as no error (""). Thread-safe; not
+ * async-signal-safe (it uses strerror_r). */
 FL_API char *fl_error_format(const struct fl_error *e, char *buf, size_t size);
 
 /* The backend's name: "auto", "clone", "posix_spawn" or "fork"; "?" for
@@ -1542,7 +1550,7 @@ struct fl_sink {
      * NULL. A .limit then bounds the bytes counted: past it .overflowed
      * is set, and FL_OVERFLOW_STOP stops the child. */
     bool discard;
-    /* The most bytes kept; 0: no limit, or, with .buf, .size. */
+    /* The most bytes kept; 0: no limit, or, with .buf, .size - 1. */
     size_t limit;
     enum fl_overflow overflow;
     /* A caller's buffer of .size bytes for the bytes kept (one is kept

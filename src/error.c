@@ -421,6 +421,9 @@ char *fl_error_format(const struct fl_error *e, char *buf, size_t size)
 {
     if (!buf || !size)
         return buf;
+    buf[0] = '\0';
+    if (!e)
+        return buf;
     char msg[128];
 #if defined(__GLIBC__)
     const char *text = strerror_r(e->err, msg, sizeof msg);   /* GNU */

@@ -146,6 +146,7 @@ TEST(rlimit_soft_above_hard_names_its_index)
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     struct fl_error e = SPAWN_FAILS(&cmd, EINVAL, FL_STEP_RLIMIT);
     ASSERT_EQ(e.index, 0);
+    ASSERT_STR_EQ(e.path, "NOFILE");
     ASSERT_STR_EQ(e.detail, "soft limit 200 over the hard limit 100");
 }
 
@@ -373,6 +374,14 @@ TEST(error_format_truncates_and_terminates)
     ASSERT_EQ(none[0], 'z');
     fl_error_format(&e, none, 1);
     ASSERT_EQ(none[0], 0);
+}
+
+TEST(error_format_of_no_record_is_empty)
+{
+    char buf[16];
+    memset(buf, 'z', sizeof buf);
+    ASSERT(fl_error_format(NULL, buf, sizeof buf) == buf);
+    ASSERT_STR_EQ(buf, "");
 }
 
 TEST(error_format_quotes_an_empty_path_and_escapes_control_characters)
