@@ -283,20 +283,25 @@ enum fl_flags {
     /* Make no pidfd for the process: proc.pidfd stays -1, and a running
      * child costs no fd of the caller's (with FL_PIPE streams, only their
      * pipe ends). A build tool that keeps one pipe per job can then run
-     * twice as many jobs under the same fd limit. The trade: fl_kill()
-     * and fl_wait() use the numeric pid, which is safe only while the
-     * process is this caller's unreaped child, since the kernel keeps an
-     * unreaped pid reserved. fl_kill() first checks that (waitid with
-     * WNOWAIT) and says ESRCH once the status is gone, but a foreign
-     * reaper (waitpid(-1) elsewhere, SIGCHLD set to SIG_IGN) that reaps
-     * the child between that check and the kill leaves a window in which
-     * a reused pid could be signalled; a pidfd has no such window. The
-     * same holds for the reap of a launch (FL_NO_WAIT_EXEC) whose child
-     * failed before its exec, when the launch is finished: after such a
-     * reaper, and if the pid has been reused by another child of the
-     * caller's by then, that reap waits for that child. A timed
-     * fl_wait() opens a pidfd for its own duration (pidfd_open), so it
-     * still sleeps in poll() rather than polling. */
+     * twice as many jobs under the same fd limit. The trade: the calls
+     * on the handle start from the numeric pid, which the kernel keeps
+     * for the process only until it is reaped, and a foreign reaper
+     * (waitpid(-1) elsewhere, SIGCHLD set to SIG_IGN) may let it go to
+     * another process. Where pidfds live in pidfs (Linux 6.9), which
+     * numbers each process once, the spawn reads the process's number
+     * through a pidfd opened for a moment just after the start (one
+     * more pidfd_open(), fstat() and close()), and each call on the
+     * handle opens one for its own duration and checks it: a pid that
+     * names another process by then is ESRCH for fl_kill() and ECHILD for
+     * the waits, and nothing reaches that process. Where that fd cannot
+     * be had (no fd left at the spawn or at the call, an older kernel),
+     * the calls check only that the pid is still an unreaped child of the
+     * caller's (waitid with WNOWAIT): a reap between that check and a
+     * kill, or a pid reused by another child of the caller's, gets past
+     * it (a wait would then take that child's status; so would the reap
+     * of a launch, FL_NO_WAIT_EXEC, whose child failed before its exec);
+     * a pidfd has no such window. A timed fl_wait() sleeps in poll() on
+     * the pidfd it opens rather than polling. */
     FL_NO_PIDFD       = 1u << 14,
     /* setsid(), then make the child's fd .tty->fd (fd 0 when .tty is
      * NULL) its controlling terminal with ioctl(TIOCSCTTY), once the
@@ -982,11 +987,17 @@ struct fl_proc {
      * could not, so that they stay allowed everywhere; all of them when
      * the kernel has no Landlock. 0 otherwise. */
     unsigned landlock_unenforced;
-    /* Reserved for later fields, zero in a handle fl_spawn() filled. */
+    /* Internal, for a handle without a pidfd (FL_NO_PIDFD): the pidfs
+     * inode number of its process, read from a pidfd opened for a moment
+     * at the start, or 0 where it could not be had. It tells the process
+     * from a later one that reuses its pid. */
 #if defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8
-    void *reserved_[3];
-#else
+    unsigned long long ident_;
+    /* Reserved for later fields, zero in a handle fl_spawn() filled. */
     void *reserved_[2];
+#else
+    unsigned long ident_;
+    void *reserved_[1];
 #endif
 };
 
@@ -1211,8 +1222,9 @@ FL_API int fl_wait(struct fl_proc *proc, int timeout_ms, int *status);
  * Sends sig to the process through its pidfd. Once the process has been
  * waited for, nothing is sent to its numeric pid ever again: the call
  * returns ESRCH. A handle without a pidfd (FL_NO_PIDFD, or a kernel
- * without pidfds) first checks that the pid is still our unreaped child
- * and returns ESRCH if not (see FL_NO_PIDFD for the window that leaves).
+ * without pidfds) first checks that the pid is still its process, our
+ * unreaped child, and returns ESRCH if not (see FL_NO_PIDFD for how, and
+ * for the window left where it cannot tell).
  * sig 0 only checks. Returns 0, ESRCH, EINVAL, EPERM, or another errno of
  * pidfd_send_signal() (EBADF for a pidfd closed behind the handle's back).
  * Thread-safe and async-signal-safe.

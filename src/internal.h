@@ -516,6 +516,18 @@ FL__HIDDEN int fl__wait_readable(int fd, int timeout_ms);
  * ECHILD (not our child any more), or ENOSYS (no pidfd_open: the caller
  * must look with waitid(WNOHANG | WNOWAIT)). */
 FL__HIDDEN int fl__proc_pollfd(const struct fl_proc *p, int *fd);
+/* The pidfs inode number of pidfd's process (Linux 6.9), or 0 where
+ * pidfds are anonymous inodes. errno kept. */
+FL__HIDDEN unsigned long long fl__pidfd_ident(int pidfd);
+/* For a handle without a pidfd, just after the start: its process's
+ * identity (proc->ident_), read through a pidfd opened for the moment. */
+FL__HIDDEN void fl__proc_identify(struct fl_proc *p);
+/* A pidfd of the process of a handle without one, opened now, that the
+ * caller closes. Where the handle knows its process's identity, checked:
+ * -ESRCH when the pid names no process or a later one; -ENOSYS when
+ * none could be opened (no fd left, no pidfd_open) or checked, so that
+ * the caller falls back on the pid. Raw system calls only; errno kept. */
+FL__HIDDEN int fl__proc_borrow_pidfd(const struct fl_proc *p);
 /* Still our child, not reaped (by us or by anyone else): its pid, and the
  * group it leads, are then reserved. Raw system calls only. */
 FL__HIDDEN bool fl__proc_unreaped(const struct fl_proc *p);

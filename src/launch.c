@@ -576,10 +576,16 @@ int fl__launch_settle(struct fl_proc *proc)
          * and its 127 never reads as the program's status. */
         siginfo_t si;
         long r;
+        /* Without a pidfd, one borrowed where the handle knows its
+         * process: after a foreign reap, its pid may be another child's. */
+        int fd = proc->pidfd >= 0 ? proc->pidfd : fl__proc_borrow_pidfd(proc);
         do
-            r = proc->pidfd >= 0 ? fl__sys5(SYS_waitid, P_PIDFD, proc->pidfd, &si, WEXITED, 0)
-                                 : fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED, 0);
+            r = fd >= 0 ? fl__sys5(SYS_waitid, P_PIDFD, fd, &si, WEXITED, 0)
+                : fd == -ESRCH ? -ECHILD
+                               : fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED, 0);
         while (r == -EINTR);
+        if (fd >= 0 && proc->pidfd < 0)
+            fl__sys1(SYS_close, fd);
         /* Before Linux 5.4 no P_PIDFD; EBADF: the caller closed the pidfd
          * (it is asked by pid then, as ended() does). */
         if ((r == -EINVAL || r == -EBADF) && proc->pidfd >= 0)

@@ -7,7 +7,9 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +19,9 @@
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
+#endif
+#ifndef PID_FS_MAGIC
+#define PID_FS_MAGIC 0x50494446
 #endif
 
 enum { PROC_RUNNING = 0, PROC_REAPED = FL__PROC_REAPED };
@@ -110,6 +115,11 @@ static long waitid_usage(int type, long id, siginfo_t *si, int options, struct r
     return r;
 }
 
+static void close_borrowed(void *fd)
+{
+    close(*(int *)fd);
+}
+
 int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru)
 {
     /* A launch that failed is reaped as it settles, and its error is
@@ -117,8 +127,18 @@ int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru)
     int err = fl__launch_settle(p);
     if (err)
         return err;
-    long r = p->pidfd >= 0 ? waitid_usage(P_PIDFD, p->pidfd, si, WEXITED, ru)
-                           : waitid_usage(P_PID, p->pid, si, WEXITED, ru);
+    long r;
+    int borrowed = p->pidfd < 0 && p->ident_ ? fl__proc_borrow_pidfd(p) : -ENOSYS;
+    if (borrowed == -ESRCH) {
+        r = -ECHILD;  /* reaped elsewhere: the pid is gone, or another's */
+    } else if (borrowed >= 0) {
+        pthread_cleanup_push(close_borrowed, &borrowed);
+        r = waitid_usage(P_PIDFD, borrowed, si, WEXITED, ru);
+        pthread_cleanup_pop(1);
+    } else {
+        r = p->pidfd >= 0 ? waitid_usage(P_PIDFD, p->pidfd, si, WEXITED, ru)
+                          : waitid_usage(P_PID, p->pid, si, WEXITED, ru);
+    }
     /* A kernel before 5.4: no P_PIDFD, but the pid is still ours, since
      * nothing has reaped it. */
     if (r == -EINVAL && p->pidfd >= 0)
@@ -126,6 +146,51 @@ int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru)
     if (r == 0 || r == -ECHILD)
         p->state_ = PROC_REAPED;
     return (int)-r;
+}
+
+/* The pidfs inode number of the process behind pidfd, or 0. Since Linux
+ * 6.9 pidfds live in pidfs, which numbers the processes from a 64-bit
+ * count and gives no number twice in a boot (a 32-bit kernel, not within
+ * 2^32 processes); before, every pidfd shares the one anonymous inode.
+ * errno is kept: fl_kill() is async-signal-safe. */
+static unsigned long long pidfd_ident(int pidfd, bool check_fs)
+{
+    int saved_errno = errno;
+    struct stat st;
+    struct statfs fs;
+    bool ok = fstat(pidfd, &st) == 0 &&
+              (!check_fs || (fstatfs(pidfd, &fs) == 0 && fs.f_type == PID_FS_MAGIC));
+    errno = saved_errno;
+    return ok ? (unsigned long long)st.st_ino : 0;
+}
+
+unsigned long long fl__pidfd_ident(int pidfd)
+{
+    return pidfd_ident(pidfd, true);
+}
+
+void fl__proc_identify(struct fl_proc *p)
+{
+    int fd = fl__pidfd_open(p->pid);
+    if (fd < 0)
+        return;
+    p->ident_ = pidfd_ident(fd, true);
+    fl__sys1(SYS_close, fd);
+}
+
+int fl__proc_borrow_pidfd(const struct fl_proc *p)
+{
+    long fd = fl__sys2(SYS_pidfd_open, p->pid, 0);
+    if (fd < 0)
+        return fd == -ESRCH || (fd == -EINVAL && p->ident_) ? -ESRCH : -ENOSYS;
+    if (p->ident_) {
+        unsigned long long ident = pidfd_ident((int)fd, false);
+        if (ident != p->ident_) {
+            fl__sys1(SYS_close, fd);
+            return ident ? -ESRCH : -ENOSYS;
+        }
+    }
+    return (int)fd;
 }
 
 /* Without a pidfd, the numeric pid is ours only while the process is
@@ -152,12 +217,16 @@ static bool pidfd_is_our_child(int pidfd)
 
 bool fl__proc_unreaped(const struct fl_proc *p)
 {
-    return p->pidfd >= 0 ? pidfd_is_our_child(p->pidfd) : still_our_child(p->pid);
-}
-
-static void close_borrowed(void *fd)
-{
-    close(*(int *)fd);
+    if (p->pidfd >= 0)
+        return pidfd_is_our_child(p->pidfd);
+    int fd = p->ident_ ? fl__proc_borrow_pidfd(p) : -ENOSYS;
+    if (fd == -ESRCH)
+        return false;
+    if (fd < 0)
+        return still_our_child(p->pid);
+    bool ours = pidfd_is_our_child(fd);
+    fl__sys1(SYS_close, fd);
+    return ours;
 }
 
 int fl__proc_pollfd(const struct fl_proc *p, int *fd)
@@ -165,7 +234,9 @@ int fl__proc_pollfd(const struct fl_proc *p, int *fd)
     *fd = p->pidfd;
     if (p->pidfd >= 0)
         return 0;
-    int borrowed = fl__pidfd_open(p->pid);
+    int borrowed = fl__proc_borrow_pidfd(p);
+    if (borrowed == -ESRCH)
+        return ECHILD;
     if (borrowed < 0)
         return still_our_child(p->pid) ? ENOSYS : ECHILD;
     if (!pidfd_is_our_child(borrowed)) {
@@ -238,10 +309,17 @@ int fl_kill(struct fl_proc *p, int sig)
         return EINVAL;
     if (p->pid <= 0 || p->state_ == PROC_REAPED)
         return ESRCH;
-    if (p->pidfd < 0 && !still_our_child(p->pid))
+    long r;
+    int borrowed = p->pidfd < 0 && p->ident_ ? fl__proc_borrow_pidfd(p) : -ENOSYS;
+    if (borrowed >= 0) {  /* its own process, running or a zombie */
+        r = fl__sys4(SYS_pidfd_send_signal, borrowed, sig, 0, 0);
+        fl__sys1(SYS_close, borrowed);
+    } else if (p->pidfd < 0 && (borrowed == -ESRCH || !still_our_child(p->pid))) {
         return ESRCH;
-    long r = p->pidfd >= 0 ? fl__sys4(SYS_pidfd_send_signal, p->pidfd, sig, 0, 0)
-                           : fl__sys2(SYS_kill, p->pid, sig);
+    } else {
+        r = p->pidfd >= 0 ? fl__sys4(SYS_pidfd_send_signal, p->pidfd, sig, 0, 0)
+                          : fl__sys2(SYS_kill, p->pid, sig);
+    }
     return r < 0 ? (int)-r : 0;
 }
 

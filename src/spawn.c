@@ -144,6 +144,8 @@ static int spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error
         }
         proc->pty = p->pty_master;
         p->pty_master = -1;
+        if (proc->pidfd < 0)
+            fl__proc_identify(proc);
         if (cmd && fl__leads_group(cmd))
             proc->state_ = FL__PROC_LEADS_GROUP;
         /* A launch's child may still be at its placement: its record is

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -422,6 +423,81 @@ TEST(no_pidfd_timed_wait_times_out_then_reaps)
     ASSERT_SIGNALED(st, SIGTERM);
     ASSERT_ERR(fl_wait(&p, 0, NULL), ESRCH);
     fl_close(&p);
+}
+
+enum { KILL_IT = -2 };
+
+/* Run as pid 1 of a pid namespace of its own, where the next pid can be
+ * chosen (ns_last_pid): a child without a pidfd is reaped by someone
+ * else, and its pid goes to another child of ours. The first handle must
+ * neither signal nor reap the second child: fl_kill() (timeout_ms
+ * KILL_IT) or fl_wait(). 0 when it does not; 104: the pid went to
+ * someone else first. */
+static int reused_pid_case(int timeout_ms)
+{
+    struct fl_cmd first = { .argv = PROBE("exit", "3"), .flags = FL_NO_PIDFD,
+                            .backend = BACKEND };
+    struct fl_cmd second = { .argv = PROBE("sleep", "60"), .backend = BACKEND };
+    struct fl_proc a, b;
+    if (fl_spawn(&first, &a, NULL))
+        return 100;
+    if (waitpid(a.pid, NULL, 0) != a.pid)  /* someone else reaps it */
+        return 101;
+    FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+    if (!f || fprintf(f, "%d", (int)a.pid - 1) < 0 || fclose(f) != 0)
+        return 102;
+    if (fl_spawn(&second, &b, NULL))
+        return 103;
+    if (b.pid != a.pid)
+        return 104;
+    int r = timeout_ms == KILL_IT ? (fl_kill(&a, SIGKILL) != ESRCH)
+                                  : 2 * (fl_wait(&a, timeout_ms, NULL) != ECHILD);
+    if (!r && fl_kill(&b, 0) != 0)
+        r = 3;
+    int st;
+    if (fl_kill(&b, SIGKILL) || fl_wait(&b, -1, &st) || !WIFSIGNALED(st))
+        r = r ? r : 4;  /* the status went to the first handle */
+    return r;
+}
+
+static void no_pidfd_handle_leaves_a_reused_pid_alone(int timeout_ms)
+{
+    if (geteuid() != 0)
+        SKIP("needs root: a pid namespace whose next pid the test sets");
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        if (unshare(CLONE_NEWPID) != 0)
+            _exit(105);
+        pid_t init = fork();
+        if (init == 0)
+            _exit(reused_pid_case(timeout_ms));
+        int st;
+        _exit(init > 0 && waitpid(init, &st, 0) == init && WIFEXITED(st) ? WEXITSTATUS(st)
+                                                                          : 106);
+    }
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 104)
+        SKIP("the pid went to another process first");
+    /* 1: the kill reached the new child; 2: the wait did not say ECHILD;
+     * 3, 4: the new child was killed or its status taken. */
+    ASSERT_EXITED(st, 0);
+}
+
+TEST(no_pidfd_kill_leaves_a_reused_pid_alone)
+{
+    no_pidfd_handle_leaves_a_reused_pid_alone(KILL_IT);
+}
+
+TEST(no_pidfd_wait_leaves_a_reused_pid_alone)
+{
+    no_pidfd_handle_leaves_a_reused_pid_alone(-1);
+}
+
+TEST(no_pidfd_timed_wait_leaves_a_reused_pid_alone)
+{
+    no_pidfd_handle_leaves_a_reused_pid_alone(5000);
 }
 
 TEST(no_pidfd_kill_after_a_foreign_reap_is_esrch)
