@@ -1117,7 +1117,13 @@ FL_API int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
  * FL_FILE on a FIFO opens only when a writer comes); it frees nothing
  * the child may still read, and leaves no zombie of a child that
  * failed. A child that exec'd is left running, as fl_close() always
- * does. With a launch pending, fl_close() is not async-signal-safe.
+ * does. A child stopped before its exec (SIGSTOP, a tracer's stop) is
+ * not waited for: fl_close() sets its record aside, and the next
+ * launch, or fl_close() of one, settles it once the child has exec'd or
+ * ended, reaping a child that failed (a zombie until then). This call
+ * and the waits do wait for a stopped child, as waitpid() does, until it
+ * is continued or killed. With a launch pending, fl_close() is not
+ * async-signal-safe.
  *
  * A launch's child touches nothing of the caller's but its own record:
  * no TLS, no errno, no lock, no allocation; handlers never run in it.
@@ -1242,8 +1248,9 @@ FL_API int fl_kill(struct fl_proc *proc, int sig);
  * handles, async-signal-safe (but for a handle that still holds the
  * record of an FL_NO_WAIT_EXEC launch: one still pending, which it first
  * waits for until the child's exec or failure, reaping a child that
- * failed, and one whose child failed; it frees that record with free();
- * see fl_launch_finish()).
+ * failed (a child stopped before its exec is not waited for: its record
+ * is set aside), and one whose child failed; it frees that record with
+ * free(); see fl_launch_finish()).
  */
 FL_API void fl_close(struct fl_proc *proc);
 

@@ -754,9 +754,6 @@ FL__HIDDEN int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **l,
                               struct fl__plan **plan, struct fl_error *e);
 /* Frees the record of a launch whose child never ran (or is settled). */
 FL__HIDDEN void fl__launch_free(struct fl__launch *l);
-/* Waits for proc's pending launch to exec or fail (nothing to do when
- * none is pending): 0, or the child's errno once it failed (the child
- * then reaped and proc marked so; the error kept in the record). */
 /* Waits until a launch has exec'd or failed, and returns the child's
  * errno (0: it runs) without reaping or settling it: a failed pipeline
  * leader keeps its group while the others are killed. 0 for a handle
@@ -768,7 +765,15 @@ FL__HIDDEN int fl__launch_poll(const struct fl_proc *proc);
 /* The same wait, a cancellation point (fl_wait() without a timeout):
  * cancelled, the launch is left pending as it was. */
 FL__HIDDEN void fl__launch_await_cancellable(const struct fl_proc *proc);
+/* Waits for proc's pending launch to exec or fail (nothing to do when
+ * none is pending): 0, or the child's errno once it failed (the child
+ * then reaped and proc marked so; the error kept in the record). */
 FL__HIDDEN int fl__launch_settle(struct fl_proc *proc);
+/* fl_close()'s part: settles and frees proc's launch record, or, where
+ * the child is stopped before its exec, keeps it aside until the child
+ * has exec'd or ended; either way proc holds no record after. Settles
+ * what was kept aside and is ready, as each new launch does too. */
+FL__HIDDEN void fl__launch_close(struct fl_proc *proc);
 /* A wait that found no child of ours to wait for (err: ECHILD, the child
  * reaped elsewhere): the launch's error where the child failed before its
  * exec, which the first call that asks must get; else err. */

@@ -70,6 +70,11 @@ struct fl__launch {
     uint32_t exec_word;         /* 1 until the kernel clears it */
     bool settled;               /* the word was seen clear */
     struct fl_error error;      /* a failed child's, once settled */
+    /* An orphan's: the next in the list, its child's pid and pidfs
+     * number (see fl__launch_close()). */
+    struct fl__launch *next;
+    pid_t pid;
+    unsigned long long ident;
     max_align_t copy[];         /* .cmd's strings and arrays */
 };
 
@@ -319,10 +324,13 @@ static bool names_relative(const struct fl__plan *p)
     return false;
 }
 
+static void sweep_orphans(void);
+
 int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl__plan **plan,
                    struct fl_error *e)
 {
     *out = NULL;
+    sweep_orphans();
     /* Checked before the copy reads anything: the counts and flags say
      * which fields are in use. The plan checks the copy again. */
     int r = fl__cmd_check(cmd, e);
@@ -426,7 +434,10 @@ static long wait_on_word(uint32_t *word, uint32_t v, long ns)
  * it; the kernel's wake is what ends the wait otherwise. The look is due
  * by the clock, not only when a wait times out, so that signals arriving
  * faster than the step cannot put it off for ever. */
-static void await_exec(struct fl__launch *l, const struct fl_proc *proc, bool cancellable)
+static bool stopped(const struct fl_proc *proc);
+
+static bool await_exec(struct fl__launch *l, const struct fl_proc *proc, bool cancellable,
+                       bool give_up_if_stopped)
 {
     /* Cancellable: the raw futex wait is no cancellation point, and
      * glibc restarts it after SIGCANCEL, so the request is looked for
@@ -436,13 +447,15 @@ static void await_exec(struct fl__launch *l, const struct fl_proc *proc, bool ca
     for (;;) {
         uint32_t v = __atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE);
         if (v == 0)
-            return;
+            return true;
         if (cancellable)
             pthread_testcancel();
         long r = wait_on_word(&l->exec_word, v, step_ns);
         if ((r == -ETIMEDOUT || r == -EINTR) && fl__now_ns() >= due) {
             if (ended(proc))
-                return;
+                return true;
+            if (give_up_if_stopped && stopped(proc))
+                return false;
             step_ns = step_ns < max_ns ? step_ns * 2 : max_ns;
             due = fl__now_ns() + step_ns;
         }
@@ -453,7 +466,7 @@ void fl__launch_await_cancellable(const struct fl_proc *proc)
 {
     struct fl__launch *l = proc->launch_;
     if (l && !l->settled)
-        await_exec(l, proc, true);
+        await_exec(l, proc, true, false);
 }
 
 /* Is the child stopped (SIGSTOP, or a tracer's stop)? Asked only while
@@ -530,7 +543,7 @@ static int launch_outcome(const struct fl_proc *proc, bool wait)
     if (l->settled)
         return l->error.err;
     if (wait)
-        await_exec(l, proc, false);
+        await_exec(l, proc, false, false);
     else if (__atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE) != 0 && !ended(proc))
         return -1;
     /* Written by the child before it let go of our memory. */
@@ -551,7 +564,7 @@ int fl__launch_await(const struct fl_proc *proc)
  * the record must be filled, the failed child reaped and the record freed
  * in one go, and explaining a failure may read the program's #! line with
  * open() and read(), which are. */
-int fl__launch_settle(struct fl_proc *proc)
+static int settle(struct fl_proc *proc, bool give_up_if_stopped, bool *gave_up)
 {
     struct fl__launch *l = proc->launch_;
     if (!l)
@@ -560,7 +573,12 @@ int fl__launch_settle(struct fl_proc *proc)
         return l->error.err;
     int saved_errno = errno, cancel_state;   /* fl_close() keeps errno */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
-    await_exec(l, proc, false);
+    if (!await_exec(l, proc, false, give_up_if_stopped)) {
+        *gave_up = true;
+        pthread_setcancelstate(cancel_state, NULL);
+        errno = saved_errno;
+        return 0;
+    }
     l->settled = true;
     fl__dumpable_restore(&l->plan);
     int err = l->plan.cerr.err;
@@ -602,6 +620,77 @@ int fl__launch_settle(struct fl_proc *proc)
     pthread_setcancelstate(cancel_state, NULL);
     errno = saved_errno;
     return err;
+}
+
+int fl__launch_settle(struct fl_proc *proc)
+{
+    return settle(proc, false, NULL);
+}
+
+/* Orphans: records that fl_close() could not settle, because their child
+ * was stopped before its exec (SIGSTOP, a tracer) and may stay so for
+ * ever. The child still runs on the stack and reads the plan, so both
+ * wait here until it has exec'd or ended; then the next launch, or
+ * fl_close() of one, settles the record as fl_close() would have: frees
+ * it, and reaps a child that failed. The list is this process's: a
+ * fork() child starts without it (those children are not its own). */
+static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fl__launch *orphans;
+
+static void forget_orphans_after_fork(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    orphans_lock = fresh;
+    orphans = NULL;
+}
+
+/* At load: see register_after_fork() in ignored_signals.c. */
+__attribute__((constructor)) static void register_orphans_after_fork(void)
+{
+    pthread_atfork(NULL, NULL, forget_orphans_after_fork);
+}
+
+/* One caller at a time; another that finds the lock taken goes on, and
+ * the orphans wait for the next. */
+static void sweep_orphans(void)
+{
+    if (!__atomic_load_n(&orphans, __ATOMIC_ACQUIRE) || pthread_mutex_trylock(&orphans_lock))
+        return;
+    for (struct fl__launch **at = &orphans; *at;) {
+        struct fl__launch *l = *at;
+        struct fl_proc p = { .pid = l->pid, .pidfd = -1, .stdio = { -1, -1, -1 }, .pty = -1,
+                             .ident_ = l->ident, .launch_ = l };
+        if (__atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE) && !ended(&p)) {
+            at = &l->next;
+            continue;
+        }
+        *at = l->next;
+        settle(&p, false, NULL);
+        fl__launch_free(p.launch_);
+    }
+    pthread_mutex_unlock(&orphans_lock);
+}
+
+void fl__launch_close(struct fl_proc *proc)
+{
+    struct fl__launch *l = proc->launch_;
+    if (!l)
+        return;
+    bool gave_up = false;
+    settle(proc, true, &gave_up);
+    /* Settled, the record is gone unless it holds a failure. */
+    if (!gave_up)
+        fl__launch_free(proc->launch_);
+    proc->launch_ = NULL;
+    if (gave_up) {
+        l->pid = proc->pid;
+        l->ident = proc->pidfd >= 0 ? fl__pidfd_ident(proc->pidfd) : proc->ident_;
+        pthread_mutex_lock(&orphans_lock);
+        l->next = orphans;
+        __atomic_store_n(&orphans, l, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&orphans_lock);
+    }
+    sweep_orphans();
 }
 
 int fl__launch_error_or(struct fl_proc *proc, int err)

@@ -356,9 +356,9 @@ void fl_close(struct fl_proc *p)
     if (!p || p->pid <= 0)
         return;
     /* A pending launch: wait for the exec (or the failure, reaped there)
-     * before the record the child reads is freed. */
-    fl__launch_settle(p);
-    fl__launch_free(p->launch_);
+     * before the record the child reads is freed, or, for a child stopped
+     * before its exec, leave the record to be settled later. */
+    fl__launch_close(p);
     if (p->pidfd >= 0)
         fl__sys1(SYS_close, p->pidfd);
     for (int i = 0; i < 3; i++)

@@ -1425,6 +1425,62 @@ static void launch_stopped_before_its_group(struct fl_proc *p)
     SKIP("the child made its group before the stop in 50 tries");
 }
 
+/* Launches argv held in its open() of a FIFO (stdin) and stops it
+ * there: its child can neither exec nor fail until it is continued. */
+static void launch_stopped_in_its_setup(char *const *argv, const char *fifo, struct fl_proc *p)
+{
+    if (!launches())
+        SKIP("this backend waits for the exec: no launch is pending");
+    struct fl_cmd cmd = { .argv = argv,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+    launch(&cmd, p);
+    ASSERT_OK(fl_kill(p, SIGSTOP));
+    siginfo_t si = { 0 };
+    ASSERT_SYS(waitid(P_PID, (id_t)p->pid, &si, WSTOPPED | WNOWAIT));
+    ASSERT_EQ(si.si_code, CLD_STOPPED);
+}
+
+TEST(closing_a_launch_stopped_in_its_setup_does_not_wait_for_it)
+{
+    char *fifo = make_fifo();
+    struct fl_proc p;
+    launch_stopped_in_its_setup(PROBE("exit", "7"), fifo, &p);
+    pid_t pid = p.pid;
+    fl_close(&p);   /* returns while the child stays stopped */
+    /* Continued, it opens, execs and runs: nothing killed or reaped it. */
+    int writer = open(fifo, O_RDWR | O_CLOEXEC);
+    ASSERT_SYS(writer);
+    ASSERT_SYS(kill(pid, SIGCONT));
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_EXITED(st, 7);
+    close(writer);
+}
+
+TEST(a_launch_closed_while_stopped_that_then_fails_is_reaped_by_the_next_launch)
+{
+    char *fifo = make_fifo();
+    struct fl_proc p;
+    launch_stopped_in_its_setup(ARGV("/nonexistent/prog"), fifo, &p);
+    pid_t pid = p.pid;
+    fl_close(&p);
+    int writer = open(fifo, O_RDWR | O_CLOEXEC);
+    ASSERT_SYS(writer);
+    ASSERT_SYS(kill(pid, SIGCONT));
+    siginfo_t si = { 0 };
+    ASSERT_SYS(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT));  /* failed: a zombie */
+    struct fl_cmd next = { .argv = PROBE("exit", "0") };
+    struct fl_proc q;
+    launch(&next, &q);
+    ASSERT_EXITED(t_wait(&q), 0);
+    fl_close(&q);
+    /* The launch settled the record left aside, and reaped its child. */
+    errno = 0;
+    ASSERT_EQ(waitpid(pid, NULL, WNOHANG), -1);
+    ASSERT_EQ(errno, ECHILD);
+    close(writer);
+}
+
 TEST(a_launch_stopped_before_making_its_group_is_signalled_alone_by_killpg)
 {
     struct fl_proc p;
