@@ -171,7 +171,15 @@ static int watch_poll(struct watch *w, int wait_ms, size_t *pending)
                 return EBADF;
             w->ended[k] = ev != 0;
         } else {
-            w->ended[k] = fl__await_end(&w->procs[k], -1, 0) == 0;
+            /* Any answer but "not yet" ends the look: ECHILD, a status
+             * taken elsewhere, as watch_open() takes it; another error
+             * is the reap's to give. */
+            int r = fl__await_end(&w->procs[k], -1, 0);
+            w->ended[k] = r != ETIMEDOUT;
+            if (r == ECHILD) {
+                w->lost = true;
+                w->procs[k].state_ = FL__PROC_REAPED;
+            }
         }
         *pending += !w->ended[k];
     }

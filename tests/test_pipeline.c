@@ -9,6 +9,7 @@
  */
 #include "test.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -462,6 +463,45 @@ TEST(a_wait_with_a_policy_reaps_the_rest_when_the_leader_was_reaped_elsewhere)
     ASSERT_EQ(res[0].exit_code, -1);
     ASSERT_EXITED(res[1].status, 0);
     ASSERT_EQ(fl_pipefail(res, 2), 0);
+    fl_pipeline_close(&pl);
+}
+
+static void *reap_elsewhere(void *pid)
+{
+    waitpid(*(pid_t *)pid, NULL, 0);
+    return NULL;
+}
+
+/* A stage with no pidfd, and none to borrow (no fd left), is looked at by
+ * its pid: its status taken elsewhere during the wait is ECHILD, not a
+ * stage that never ends. */
+TEST(a_wait_that_cannot_watch_a_stage_sees_its_status_taken_elsewhere)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd stages[] = {
+        { .argv = PROBE("exit", "0"), .flags = FL_NO_PIDFD, .backend = BACKEND },
+        { .argv = PROBE("sleep", "0.2"), .flags = FL_NO_PIDFD, .backend = BACKEND },
+    };
+    struct fl_pipeline pl;
+    spawn_ok(stages, 2, &pl);
+    pid_t victim = pl.procs[1].pid;
+    pthread_t thief;
+    ASSERT_EQ(pthread_create(&thief, NULL, reap_elsewhere, &victim), 0);
+    struct rlimit was;
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &was));
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &(struct rlimit){ 64, was.rlim_max }));
+    int taken[64], ntaken = 0;
+    for (int fd; ntaken < 64 && (fd = dup(0)) >= 0;)
+        taken[ntaken++] = fd;
+    struct fl_result res[2];
+    int r = fl_pipeline_wait(&pl, 10000, NULL, res);
+    while (ntaken)
+        close(taken[--ntaken]);
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &was));
+    pthread_join(thief, NULL);
+    ASSERT_ERR(r, ECHILD);
+    ASSERT_EXITED(res[0].status, 0);
+    ASSERT_EQ(res[1].exit_code, -1);
     fl_pipeline_close(&pl);
 }
 
