@@ -607,9 +607,11 @@ struct fl_cmd {
  * all, and the child's whole setup then runs inside it: a step that needs
  * a privilege of the caller's outside it (raising a hard rlimit, writing
  * a cgroup.procs that CLONE_INTO_CGROUP could not use, a lower nice value
- * or oom_score_adj, the real-time I/O class) fails with EPERM or EACCES
- * even for root. The fork backend makes them with clone() without
- * CLONE_VM, and the time namespace with unshare().
+ * or oom_score_adj, the real-time I/O class) fails with EPERM or EACCES,
+ * even for root (whose own uid, mapped, may still write a cgroup.procs
+ * that root owns: that check is the file's). The fork backend makes
+ * them with clone() without CLONE_VM, and the time namespace with
+ * unshare().
  */
 
 /* Namespaces for fl_contain.unshare: each bit is the clone flag's
@@ -673,8 +675,11 @@ enum fl_contain_flags {
     FL_CAP_BOUNDING         = 1u << 2,
     /* The Landlock ruleset uses what the kernel has: rights it cannot
      * restrict stay allowed, and proc.landlock_unenforced lists them (all
-     * of them where the kernel has no Landlock; the spawn goes on). Without
-     * this flag such a kernel is ENOTSUP at step landlock. */
+     * of them where the kernel has no Landlock; the spawn goes on). One
+     * goes the other way: ABI 1 knows no "refer" right, and its kernel
+     * refuses every link or rename into another directory (EXDEV), inside
+     * the write rules too. Without this flag such a kernel is ENOTSUP at
+     * step landlock. */
     FL_LANDLOCK_BEST_EFFORT = 1u << 3,
 };
 
@@ -985,7 +990,8 @@ struct fl_proc {
     /* With FL_LANDLOCK_BEST_EFFORT: the LANDLOCK_ACCESS_FS_* rights
      * (<linux/landlock.h>) that this library restricts but the kernel
      * could not, so that they stay allowed everywhere; all of them when
-     * the kernel has no Landlock. 0 otherwise. */
+     * the kernel has no Landlock. 0 otherwise. Never REFER where the
+     * kernel has Landlock: ABI 1 denies it everywhere. */
     unsigned landlock_unenforced;
     /* Internal, for a handle without a pidfd (FL_NO_PIDFD): the pidfs
      * inode number of its process, read from a pidfd opened for a moment

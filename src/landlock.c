@@ -122,7 +122,9 @@ int fl__landlock_build(const struct fl_contain *c, struct fl__box *b, struct fl_
         return fl__fail(e, ENOTSUP, FL_STEP_LANDLOCK, -1, "", why);
     }
     uint64_t handled = rights_of_abi(abi);
-    b->landlock_unenforced = (unsigned)(FS_ALL & ~handled);
+    /* ABI 1 has no REFER right, but its rulesets deny every reparenting
+     * (EXDEV), write rules or not: REFER is not left allowed there. */
+    b->landlock_unenforced = (unsigned)(FS_ALL & ~handled & ~(abi ? FS_REFER : 0));
     /* Without Landlock (best effort) there is no ruleset, but a missing
      * path is still the error the header promises: add_rule() opens each
      * and, with nothing handled, adds nothing. */

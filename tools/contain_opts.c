@@ -192,7 +192,8 @@ static int parse_syscalls(struct contain_options *c, const char *arg)
                 return -1;
             }
         } else if ((nr = fl_syscall_number(item)) < 0) {
-            cli_error("seccomp \"%s\": unknown system call", item);
+            cli_error("seccomp \"%s\": unknown system call (this build knows the names of its "
+                      "kernel headers; give a newer call by its number)", item);
             return -1;
         }
         if (nr == SYS_exit_group || nr == SYS_exit) {
