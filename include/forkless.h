@@ -995,8 +995,9 @@ struct fl_proc {
     unsigned landlock_unenforced;
     /* Internal, for a handle without a pidfd (FL_NO_PIDFD): the pidfs
      * inode number of its process, read from a pidfd opened for a moment
-     * at the start, or 0 where it could not be had. It tells the process
-     * from a later one that reuses its pid. */
+     * at the start, 0 where it could not be had, all ones where the
+     * process was no longer the caller's child by then. It tells the
+     * process from a later one that reuses its pid. */
 #if defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8
     unsigned long long ident_;
     /* Reserved for later fields, zero in a handle fl_spawn() filled. */

@@ -169,12 +169,37 @@ unsigned long long fl__pidfd_ident(int pidfd)
     return pidfd_ident(pidfd, true);
 }
 
+/* The identity of a process that is gone: no pidfd's number matches it. */
+#define IDENT_GONE ((__typeof__(((struct fl_proc *)0)->ident_))-1)
+
+/* Asked through a pidfd: 1, our child (running, or a zombie); 0, not, or
+ * no longer; -1, cannot tell (no P_PIDFD before Linux 5.4). Raw. */
+static int pidfd_our_child(long pidfd)
+{
+    siginfo_t si;
+    long r;
+    do
+        r = fl__sys6(SYS_waitid, P_PIDFD, pidfd, (long)&si, WEXITED | WNOHANG | WNOWAIT, 0, 0);
+    while (r == -EINTR);
+    return r == 0 ? 1 : r == -ECHILD ? 0 : -1;
+}
+
+/* The pid is looked up anew, so the process may have been reaped
+ * elsewhere since the start, and its pid given to another: only our own
+ * child's number is taken; one that is not ours, or no process, means
+ * the handle's process is gone. */
 void fl__proc_identify(struct fl_proc *p)
 {
-    int fd = fl__pidfd_open(p->pid);
+    long fd = fl__sys2(SYS_pidfd_open, p->pid, 0);
+    if (fd == -ESRCH)
+        p->ident_ = IDENT_GONE;
     if (fd < 0)
         return;
-    p->ident_ = pidfd_ident(fd, true);
+    int ours = pidfd_our_child(fd);
+    if (ours == 0)
+        p->ident_ = IDENT_GONE;
+    else if (ours > 0)
+        p->ident_ = (__typeof__(p->ident_))pidfd_ident((int)fd, true);
     fl__sys1(SYS_close, fd);
 }
 
@@ -185,7 +210,7 @@ int fl__proc_borrow_pidfd(const struct fl_proc *p)
         return fd == -ESRCH || (fd == -EINVAL && p->ident_) ? -ESRCH : -ENOSYS;
     if (p->ident_) {
         unsigned long long ident = pidfd_ident((int)fd, false);
-        if (ident != p->ident_) {
+        if (!ident || (__typeof__(p->ident_))ident != p->ident_) {
             fl__sys1(SYS_close, fd);
             return ident ? -ESRCH : -ENOSYS;
         }
@@ -312,7 +337,9 @@ int fl_kill(struct fl_proc *p, int sig)
     long r;
     int borrowed = p->pidfd < 0 && p->ident_ ? fl__proc_borrow_pidfd(p) : -ENOSYS;
     if (borrowed >= 0) {  /* its own process, running or a zombie */
-        r = fl__sys4(SYS_pidfd_send_signal, borrowed, sig, 0, 0);
+        /* and still our child: not in a fork() child of ours, say */
+        r = pidfd_our_child(borrowed) ? fl__sys4(SYS_pidfd_send_signal, borrowed, sig, 0, 0)
+                                      : -ESRCH;
         fl__sys1(SYS_close, borrowed);
     } else if (p->pidfd < 0 && (borrowed == -ESRCH || !still_our_child(p->pid))) {
         return ESRCH;

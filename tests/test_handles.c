@@ -460,7 +460,9 @@ static int reused_pid_case(int timeout_ms)
     return r;
 }
 
-static void no_pidfd_handle_leaves_a_reused_pid_alone(int timeout_ms)
+/* Runs pid_case(arg) as pid 1 of a new pid namespace and returns its
+ * exit status: 104 skips the case. */
+static int in_pid_namespace(int (*pid_case)(int), int arg)
 {
     if (geteuid() != 0)
         SKIP("needs root: a pid namespace whose next pid the test sets");
@@ -471,7 +473,7 @@ static void no_pidfd_handle_leaves_a_reused_pid_alone(int timeout_ms)
             _exit(105);
         pid_t init = fork();
         if (init == 0)
-            _exit(reused_pid_case(timeout_ms));
+            _exit(pid_case(arg));
         int st;
         _exit(init > 0 && waitpid(init, &st, 0) == init && WIFEXITED(st) ? WEXITSTATUS(st)
                                                                           : 106);
@@ -480,9 +482,73 @@ static void no_pidfd_handle_leaves_a_reused_pid_alone(int timeout_ms)
     ASSERT_EQ(waitpid(pid, &st, 0), pid);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 104)
         SKIP("the pid went to another process first");
+    return st;
+}
+
+static void no_pidfd_handle_leaves_a_reused_pid_alone(int timeout_ms)
+{
+    int st = in_pid_namespace(reused_pid_case, timeout_ms);
     /* 1: the kill reached the new child; 2: the wait did not say ECHILD;
      * 3, 4: the new child was killed or its status taken. */
     ASSERT_EXITED(st, 0);
+}
+
+/* The spawn's look at its child, by pid (FL_NO_PIDFD): what the spawn
+ * does once the backend has returned the pid. */
+void fl__proc_identify(struct fl_proc *p);
+
+/* The child reaped elsewhere, and its pid given to a process that is not
+ * ours, before that look: the handle's process is gone. 0 when the handle
+ * leaves the stranger alone. */
+static int reused_before_the_look_case(int unused)
+{
+    (void)unused;
+    struct fl_cmd cmd = { .argv = PROBE("exit", "3"), .flags = FL_NO_PIDFD, .backend = BACKEND };
+    struct fl_proc a;
+    if (fl_spawn(&cmd, &a, NULL))
+        return 100;
+    if (waitpid(a.pid, NULL, 0) != a.pid)
+        return 101;
+    a.ident_ = 0;   /* as if the look came now */
+    /* The stranger: the child of a helper that stays, so not ours. */
+    int ready[2];
+    if (pipe(ready))
+        return 102;
+    pid_t helper = fork();
+    if (helper == 0) {
+        FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+        if (!f || fprintf(f, "%d", (int)a.pid - 1) < 0 || fclose(f) != 0)
+            _exit(1);
+        pid_t stranger = fork();
+        if (stranger == 0) {
+            pause();
+            _exit(0);
+        }
+        char c = stranger == a.pid ? 'y' : 'n';
+        write(ready[1], &c, 1);
+        int st;
+        waitpid(stranger, &st, 0);
+        _exit(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 9 : 0);
+    }
+    char c = 0;
+    if (helper < 0 || read(ready[0], &c, 1) != 1)
+        return 103;
+    if (c != 'y') {
+        kill(helper, SIGKILL);
+        return 104;
+    }
+    fl__proc_identify(&a);
+    int r = fl_kill(&a, SIGKILL) != ESRCH;
+    kill(a.pid, SIGTERM);   /* the stranger, ended the helper's way */
+    int st;
+    waitpid(helper, &st, 0);
+    return r ? 1 : WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 2;
+}
+
+TEST(no_pidfd_handle_whose_pid_was_reused_before_the_spawn_returned_leaves_it_alone)
+{
+    /* 1: the kill was sent; 2: it reached the stranger. */
+    ASSERT_EXITED(in_pid_namespace(reused_before_the_look_case, 0), 0);
 }
 
 TEST(no_pidfd_kill_leaves_a_reused_pid_alone)
