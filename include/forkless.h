@@ -243,7 +243,9 @@ enum fl_flags {
      * back the caller's setting once every such child of the process,
      * any thread's, has exec'd or failed: a spawn's by the time fl_spawn()
      * returns, a launch's (FL_NO_WAIT_EXEC) when it is finished
-     * (fl_launch_finish(), or the first wait or fl_close()). Until then
+     * (fl_launch_finish(), or the first wait or fl_close(); for one that
+     * fl_close() set aside, stopped, at the first spawn after its exec,
+     * see fl_launch_finish()). Until then
      * the caller is not dumpable (no core, no ptrace attach by a non-root
      * user, /proc files owned by root); a launch never finished leaves it
      * so. The setting is per process: a PR_SET_DUMPABLE of the caller's
@@ -1125,11 +1127,14 @@ FL_API int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
  * the child may still read, and leaves no zombie of a child that
  * failed. A child that exec'd is left running, as fl_close() always
  * does. A child stopped before its exec (SIGSTOP, a tracer's stop) is
- * not waited for: fl_close() sets its record aside, and the next
- * launch, or fl_close() of one, settles it once the child has exec'd or
- * ended, reaping a child that failed (a zombie until then). This call
- * and the waits do wait for a stopped child, as waitpid() does, until it
- * is continued or killed. With a launch pending, fl_close() is not
+ * not waited for: fl_close() sets its record aside, and the first spawn
+ * (or fl_close() of a launch still pending) once the child has exec'd
+ * or ended settles it, reaping a child that failed: until then the child
+ * is a zombie, and its record, stack and the caller's dumpable setting
+ * (FL_SET_UID) are held, so a process that spawns nothing more keeps
+ * them. A failed child that a tracer holds is left for a later one.
+ * This call and the waits do wait for a stopped child, as waitpid()
+ * does, until it is continued or killed. With a launch pending, fl_close() is not
  * async-signal-safe.
  *
  * A launch's child touches nothing of the caller's but its own record:

@@ -774,6 +774,9 @@ FL__HIDDEN int fl__launch_settle(struct fl_proc *proc);
  * has exec'd or ended; either way proc holds no record after. Settles
  * what was kept aside and is ready, as each new launch does too. */
 FL__HIDDEN void fl__launch_close(struct fl_proc *proc);
+/* Settles the records fl__launch_close() kept aside that are ready: every
+ * spawn calls it. Cheap when there are none; never blocks. */
+FL__HIDDEN void fl__launch_sweep(void);
 /* A wait that found no child of ours to wait for (err: ECHILD, the child
  * reaped elsewhere): the launch's error where the child failed before its
  * exec, which the first call that asks must get; else err. */

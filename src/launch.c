@@ -324,13 +324,10 @@ static bool names_relative(const struct fl__plan *p)
     return false;
 }
 
-static void sweep_orphans(void);
-
 int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl__plan **plan,
                    struct fl_error *e)
 {
     *out = NULL;
-    sweep_orphans();
     /* Checked before the copy reads anything: the counts and flags say
      * which fields are in use. The plan checks the copy again. */
     int r = fl__cmd_check(cmd, e);
@@ -630,10 +627,11 @@ int fl__launch_settle(struct fl_proc *proc)
 /* Orphans: records that fl_close() could not settle, because their child
  * was stopped before its exec (SIGSTOP, a tracer) and may stay so for
  * ever. The child still runs on the stack and reads the plan, so both
- * wait here until it has exec'd or ended; then the next launch, or
- * fl_close() of one, settles the record as fl_close() would have: frees
- * it, and reaps a child that failed. The list is this process's: a
- * fork() child starts without it (those children are not its own). */
+ * wait here until it has exec'd or ended; then the next spawn, or
+ * fl_close() of a pending launch, settles the record as fl_close() would
+ * have: frees it, and reaps a child that failed. The list is this
+ * process's: a fork() child starts without it (those children are not
+ * its own). */
 static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fl__launch *orphans;
 
@@ -651,7 +649,10 @@ __attribute__((constructor)) static void register_orphans_after_fork(void)
 }
 
 /* One caller at a time; another that finds the lock taken goes on, and
- * the orphans wait for the next. */
+ * the orphans wait for the next. Nothing here blocks: a record is taken
+ * only once its child has exec'd, or has ended where its reap is due (a
+ * failure): a tracer may hold a failed child's end for as long as it
+ * likes, and the record then waits for a later sweep. */
 static void sweep_orphans(void)
 {
     if (!__atomic_load_n(&orphans, __ATOMIC_ACQUIRE) || pthread_mutex_trylock(&orphans_lock))
@@ -660,15 +661,21 @@ static void sweep_orphans(void)
         struct fl__launch *l = *at;
         struct fl_proc p = { .pid = l->pid, .pidfd = -1, .stdio = { -1, -1, -1 }, .pty = -1,
                              .ident_ = l->ident, .launch_ = l };
-        if (__atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE) && !ended(&p)) {
+        bool exec_done = __atomic_load_n(&l->exec_word, __ATOMIC_ACQUIRE) == 0;
+        if (exec_done ? l->plan.cerr.err && !ended(&p) : !ended(&p)) {
             at = &l->next;
             continue;
         }
-        *at = l->next;
+        __atomic_store_n(at, l->next, __ATOMIC_RELEASE);   /* read unlocked above */
         settle(&p, false, NULL);
         fl__launch_free(p.launch_);
     }
     pthread_mutex_unlock(&orphans_lock);
+}
+
+void fl__launch_sweep(void)
+{
+    sweep_orphans();
 }
 
 void fl__launch_close(struct fl_proc *proc)

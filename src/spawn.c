@@ -109,6 +109,7 @@ static int spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error
      * leaves a request pending there too. */
     int cancel_state, saved_errno = errno;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    fl__launch_sweep();   /* launches whose fl_close() did not wait */
     /* A launch (FL_NO_WAIT_EXEC, clone backend) keeps its plan on the
      * heap with the handle, until the child has exec'd (launch.c). */
     struct fl__plan stack_plan, *p = &stack_plan;

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <sys/syscall.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -1479,6 +1480,118 @@ TEST(a_launch_closed_while_stopped_that_then_fails_is_reaped_by_the_next_launch)
     ASSERT_EQ(waitpid(pid, NULL, WNOHANG), -1);
     ASSERT_EQ(errno, ECHILD);
     close(writer);
+}
+
+TEST(a_blocking_spawn_settles_a_launch_closed_while_stopped_once_it_has_exec_d)
+{
+    if (geteuid() != 0)
+        SKIP("needs root: a child that changes its uid");
+    if (prctl(PR_GET_DUMPABLE) != 1)
+        SKIP("this process is not dumpable to begin with");
+    char *fifo = make_fifo();
+    ASSERT_SYS(chmod(fifo, 0666));
+    struct fl_proc p;
+    if (!launches())
+        SKIP("this backend waits for the exec: no launch is pending");
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .flags = FL_SET_UID, .uid = 65534,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+    launch(&cmd, &p);
+    ASSERT_OK(fl_kill(&p, SIGSTOP));
+    siginfo_t si = { 0 };
+    ASSERT_SYS(waitid(P_PID, (id_t)p.pid, &si, WSTOPPED | WNOWAIT));
+    pid_t pid = p.pid;
+    fl_close(&p);
+    int writer = open(fifo, O_RDWR | O_CLOEXEC);
+    ASSERT_SYS(writer);
+    ASSERT_SYS(kill(pid, SIGCONT));
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_EXITED(st, 0);
+    close(writer);
+    /* Its setuid() on our address space made it not dumpable. */
+    ASSERT_EQ(prctl(PR_GET_DUMPABLE), 0);
+    /* Any spawn now settles what the close left: the caller is dumpable
+     * again. */
+    struct fl_cmd plain = { .argv = PROBE("exit", "0"), .backend = BACKEND };
+    struct fl_proc q;
+    SPAWN(&plain, &q);
+    ASSERT_EXITED(t_wait(&q), 0);
+    fl_close(&q);
+    ASSERT_EQ(prctl(PR_GET_DUMPABLE), 1);
+}
+
+/* Traces pid, lets it run, and once it has ended tells so on tell and
+ * keeps its end (the child's status) from everyone else until release is
+ * readable. */
+static void hold_the_end_of(pid_t pid, int tell, int release)
+{
+    if (ptrace(PTRACE_SEIZE, pid, 0, 0) != 0)
+        _exit(1);
+    if (write(tell, "s", 1) != 1)
+        _exit(2);
+    for (;;) {
+        siginfo_t si = { 0 };
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WSTOPPED | WNOWAIT | __WALL) != 0)
+            _exit(3);
+        if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)
+            break;
+        int st;
+        if (waitpid(pid, &st, __WALL) != pid)
+            _exit(4);
+        int sig = (st >> 16) == PTRACE_EVENT_STOP || WSTOPSIG(st) == SIGSTOP ? 0 : WSTOPSIG(st);
+        ptrace(PTRACE_CONT, pid, 0, (void *)(long)sig);
+    }
+    char c;
+    if (write(tell, "e", 1) != 1 || read(release, &c, 1) != 1)
+        _exit(5);
+    _exit(0);
+}
+
+TEST(a_spawn_does_not_wait_for_a_tracer_that_holds_the_end_of_a_launch_set_aside)
+{
+    if (geteuid() != 0)
+        SKIP("needs root: a tracer of the child");
+    char *fifo = make_fifo();
+    struct fl_proc p;
+    launch_stopped_in_its_setup(ARGV("/nonexistent/prog"), fifo, &p);
+    pid_t pid = p.pid;
+    fl_close(&p);
+    int told[2], release[2];
+    ASSERT_SYS(pipe(told));
+    ASSERT_SYS(pipe(release));
+    pid_t tracer = fork();
+    ASSERT_SYS(tracer);
+    if (tracer == 0)
+        hold_the_end_of(pid, told[1], release[0]);
+    char c = 0;
+    ASSERT_EQ(read(told[0], &c, 1), 1);
+    ASSERT_EQ(c, 's');
+    int writer = open(fifo, O_RDWR | O_CLOEXEC);
+    ASSERT_SYS(writer);
+    ASSERT_SYS(kill(pid, SIGCONT));
+    ASSERT_EQ(read(told[0], &c, 1), 1);   /* failed at its exec, its end held */
+    ASSERT_EQ(c, 'e');
+    struct fl_cmd plain = { .argv = PROBE("exit", "0") };
+    struct fl_proc q;
+    launch(&plain, &q);   /* does not wait for the tracer */
+    ASSERT_EXITED(t_wait(&q), 0);
+    fl_close(&q);
+    ASSERT_EQ(write(release[1], "x", 1), 1);
+    int st;
+    ASSERT_EQ(waitpid(tracer, &st, 0), tracer);
+    ASSERT_EXITED(st, 0);
+    /* Let go, the failed child is reaped by the next spawn. */
+    launch(&plain, &q);
+    ASSERT_EXITED(t_wait(&q), 0);
+    fl_close(&q);
+    errno = 0;
+    ASSERT_EQ(waitpid(pid, NULL, WNOHANG), -1);
+    ASSERT_EQ(errno, ECHILD);
+    close(writer);
+    for (int i = 0; i < 2; i++) {
+        close(told[i]);
+        close(release[i]);
+    }
 }
 
 TEST(a_launch_stopped_before_making_its_group_is_signalled_alone_by_killpg)
