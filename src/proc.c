@@ -232,12 +232,7 @@ static bool still_our_child(pid_t pid)
 
 static bool pidfd_is_our_child(int pidfd)
 {
-    siginfo_t si;
-    long r;
-    do
-        r = fl__sys6(SYS_waitid, P_PIDFD, pidfd, (long)&si, WEXITED | WNOHANG | WNOWAIT, 0, 0);
-    while (r == -EINTR);
-    return r == 0;
+    return pidfd_our_child(pidfd) == 1;
 }
 
 bool fl__proc_unreaped(const struct fl_proc *p)

@@ -1441,6 +1441,23 @@ static void launch_stopped_in_its_setup(char *const *argv, const char *fifo, str
     ASSERT_EQ(si.si_code, CLD_STOPPED);
 }
 
+/* Launches a program that exits 0, and waits for it. Like every spawn,
+ * the launch settles the records fl_close() set aside: then pid (unless
+ * 0), a failed child's, has been reaped. */
+static void launch_one_more_reaps(pid_t pid)
+{
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0") };
+    struct fl_proc q;
+    launch(&cmd, &q);
+    ASSERT_EXITED(t_wait(&q), 0);
+    fl_close(&q);
+    errno = 0;
+    if (pid) {
+        ASSERT_EQ(waitpid(pid, NULL, WNOHANG), -1);
+        ASSERT_EQ(errno, ECHILD);
+    }
+}
+
 TEST(closing_a_launch_stopped_in_its_setup_does_not_wait_for_it)
 {
     char *fifo = make_fifo();
@@ -1470,15 +1487,7 @@ TEST(a_launch_closed_while_stopped_that_then_fails_is_reaped_by_the_next_launch)
     ASSERT_SYS(kill(pid, SIGCONT));
     siginfo_t si = { 0 };
     ASSERT_SYS(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT));  /* failed: a zombie */
-    struct fl_cmd next = { .argv = PROBE("exit", "0") };
-    struct fl_proc q;
-    launch(&next, &q);
-    ASSERT_EXITED(t_wait(&q), 0);
-    fl_close(&q);
-    /* The launch settled the record left aside, and reaped its child. */
-    errno = 0;
-    ASSERT_EQ(waitpid(pid, NULL, WNOHANG), -1);
-    ASSERT_EQ(errno, ECHILD);
+    launch_one_more_reaps(pid);
     close(writer);
 }
 
@@ -1571,22 +1580,12 @@ TEST(a_spawn_does_not_wait_for_a_tracer_that_holds_the_end_of_a_launch_set_aside
     ASSERT_SYS(kill(pid, SIGCONT));
     ASSERT_EQ(read(told[0], &c, 1), 1);   /* failed at its exec, its end held */
     ASSERT_EQ(c, 'e');
-    struct fl_cmd plain = { .argv = PROBE("exit", "0") };
-    struct fl_proc q;
-    launch(&plain, &q);   /* does not wait for the tracer */
-    ASSERT_EXITED(t_wait(&q), 0);
-    fl_close(&q);
+    launch_one_more_reaps(0);   /* does not wait for the tracer */
     ASSERT_EQ(write(release[1], "x", 1), 1);
     int st;
     ASSERT_EQ(waitpid(tracer, &st, 0), tracer);
     ASSERT_EXITED(st, 0);
-    /* Let go, the failed child is reaped by the next spawn. */
-    launch(&plain, &q);
-    ASSERT_EXITED(t_wait(&q), 0);
-    fl_close(&q);
-    errno = 0;
-    ASSERT_EQ(waitpid(pid, NULL, WNOHANG), -1);
-    ASSERT_EQ(errno, ECHILD);
+    launch_one_more_reaps(pid);   /* let go, it is reaped */
     close(writer);
     for (int i = 0; i < 2; i++) {
         close(told[i]);
