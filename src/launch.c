@@ -571,7 +571,8 @@ static int settle(struct fl_proc *proc, bool give_up_if_stopped, bool *gave_up)
     int saved_errno = errno, cancel_state;   /* fl_close() keeps errno */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     if (!await_exec(l, proc, false, give_up_if_stopped)) {
-        *gave_up = true;
+        if (gave_up)
+            *gave_up = true;
         pthread_setcancelstate(cancel_state, NULL);
         errno = saved_errno;
         return 0;

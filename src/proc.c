@@ -169,8 +169,9 @@ unsigned long long fl__pidfd_ident(int pidfd)
     return pidfd_ident(pidfd, true);
 }
 
-/* The identity of a process that is gone: no pidfd's number matches it. */
-#define IDENT_GONE ((__typeof__(((struct fl_proc *)0)->ident_))-1)
+/* The identity of p's process once it is gone: no pidfd's number
+ * matches it. */
+#define IDENT_GONE(p) ((__typeof__((p)->ident_))-1)
 
 /* Asked through a pidfd: 1, our child (running, or a zombie); 0, not, or
  * no longer; -1, cannot tell (no P_PIDFD before Linux 5.4). Raw. */
@@ -192,12 +193,12 @@ void fl__proc_identify(struct fl_proc *p)
 {
     long fd = fl__sys2(SYS_pidfd_open, p->pid, 0);
     if (fd == -ESRCH)
-        p->ident_ = IDENT_GONE;
+        p->ident_ = IDENT_GONE(p);
     if (fd < 0)
         return;
     int ours = pidfd_our_child(fd);
     if (ours == 0)
-        p->ident_ = IDENT_GONE;
+        p->ident_ = IDENT_GONE(p);
     else if (ours > 0)
         p->ident_ = (__typeof__(p->ident_))pidfd_ident((int)fd, true);
     fl__sys1(SYS_close, fd);
