@@ -634,6 +634,11 @@ static void give_up_eof(struct xchg *x)
         }
         if (reads(s))
             s->sink.out->eof_missed = true;
+        /* Input left unwritten: a process left behind holds the stdin
+         * pipe without reading it, and the child is gone; to the caller
+         * that is the input cut short, as by the child's EPIPE. */
+        if (s->input && !s->veof && s->done < s->len)
+            s->result->input_closed = true;
         close_stream(x, s);
         sink_events(x, s);   /* a last partial line's callback may say stop */
     }

@@ -639,6 +639,21 @@ TEST(a_grandchild_holding_stdout_is_given_up_after_eof_wait)
     fl_result_free(&r);
 }
 
+TEST(input_a_grandchild_holds_unread_is_given_up_as_cut_short)
+{
+    /* The child ends at once; its grandchild keeps the stdin pipe and
+     * reads nothing: at the end of the eof wait the rest of the input is
+     * given up, and input_closed says so. */
+    struct fl_io io = { .input = pattern(MIB), .input_len = MIB, .eof_wait_ms = 200 };
+    struct fl_result r;
+    run_io(PROBE("hold-fds", "30", "exit", "0"), true, &io, &r, 0);
+    kill((pid_t)t_get_num(r.out[0].data, "grandchild"), SIGKILL);
+    ASSERT_EXITED(r.status, 0);
+    ASSERT(r.input_written < MIB);
+    ASSERT(r.input_closed);
+    fl_result_free(&r);
+}
+
 TEST(a_deadline_in_the_middle_of_output_stops_the_child_and_keeps_what_came)
 {
     struct fl_io io = { .timeout_ms = 300 };
