@@ -258,8 +258,8 @@ static void restore_terminal(struct pty_relay *r)
 }
 
 /* Our terminal raw, as it is for the run, from its settings now. Not
- * from the background (continued by bg): the SIGCONT of a later fg
- * comes here again. */
+ * from the background (continued by bg): the relay comes here again
+ * once it finds us in the foreground (relay_main()). */
 static void enter_raw(struct pty_relay *r)
 {
     if (!r->input_is_tty || r->raw || tcgetpgrp(0) != getpgrp() ||
@@ -300,6 +300,11 @@ static void on_job_signals(struct pty_relay *r)
         pass_size(r);
 }
 
+/* How often the relay looks whether a job in the background has been
+ * brought to the foreground: a shell's fg of a job that bg continued
+ * sends no SIGCONT, only hands over the terminal. */
+#define FOREGROUND_LOOK_MS 100
+
 static void *relay_main(void *arg)
 {
     struct pty_relay *r = arg;
@@ -312,7 +317,12 @@ static void *relay_main(void *arg)
         struct pollfd p[4];
         int n = 0, i_in = -1, at;
         bool pending = in_off < in_len;
-        if (!r->draining && in_open && !pending) {
+        /* In the background our terminal is the shell's, cooked: its
+         * input is not ours to read (a read would stop us, SIGTTIN). */
+        bool background = r->input_is_tty && tcgetpgrp(0) != getpgrp();
+        if (!background)
+            enter_raw(r);
+        if (!r->draining && in_open && !pending && !background) {
             i_in = n;
             p[n++] = (struct pollfd){ .fd = 0, .events = POLLIN };
         }
@@ -321,9 +331,11 @@ static void *relay_main(void *arg)
                                   .events = POLLIN | (!r->draining && pending ? POLLOUT : 0) };
         int i_job = n;
         p[n++] = (struct pollfd){ .fd = r->job_fd, .events = POLLIN };
-        int timeout = add_watch(r, p, &n, &at, true);
+        int deadline_ms = add_watch(r, p, &n, &at, true), timeout = deadline_ms;
+        if (background && (timeout < 0 || timeout > FOREGROUND_LOOK_MS))
+            timeout = FOREGROUND_LOOK_MS;
         int k = poll(p, (nfds_t)n, timeout);
-        if (k < 0 && errno == EINTR)
+        if ((k < 0 && errno == EINTR) || (k == 0 && timeout != deadline_ms))
             continue;
         if (k <= 0)
             break;  /* 0: past the drain's deadline, and nothing more came */

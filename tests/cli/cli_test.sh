@@ -2581,6 +2581,99 @@ case_pty_tmux_continued_is_raw_again() {
     wait_for test -s "$T/rc"
 }
 
+# fg of a job that bg had continued: a shell hands the terminal over and
+# sends no SIGCONT (the job runs already). forkless --pty, stopped by a
+# SIGTSTP from elsewhere, continued in the background, then given the
+# terminal, must make it raw again, with no read of the shell's input
+# meanwhile (that would stop it, SIGTTIN).
+case_pty_fg_after_bg_is_raw_again() {
+    need_pty_python
+    python3 - "$FL" >"$T/out" 2>"$T/err" <<'EOF'
+import os, pty, select, signal, sys, termios, time
+pid, fd = pty.fork()
+if pid == 0:
+    job = os.fork()
+    if job == 0:
+        os.setpgid(0, 0)
+        os.execv(sys.argv[1], [sys.argv[1], "run", "--pty", "--", "cat"])
+    try:
+        os.setpgid(job, job)
+    except PermissionError:
+        pass
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    os.tcsetpgrp(0, job)
+    os.write(1, b"<job %d %s>\n" % (job, os.ttyname(0).encode()))
+    _, status = os.waitpid(job, os.WUNTRACED)
+    os.tcsetpgrp(0, os.getpgrp())
+    os.write(1, b"<stopped %d>\n" % os.WIFSTOPPED(status))
+    os.killpg(job, signal.SIGCONT)        # bg
+    time.sleep(0.3)
+    os.write(1, b"<bg>\n")
+    time.sleep(0.3)
+    os.tcsetpgrp(0, job)                  # fg: the terminal, no SIGCONT
+    os.write(1, b"<fg>\n")
+    _, status = os.waitpid(job, os.WUNTRACED)
+    if os.WIFSTOPPED(status):
+        os.write(1, b"<stopped again>\n")
+        os.killpg(job, signal.SIGKILL)
+        os._exit(1)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+    os.write(1, b"<exit %d>\n" % code)
+    os._exit(0)
+seen = b""
+def pump(secs):
+    global seen
+    if select.select([fd], [], [], secs)[0]:
+        try:
+            seen += os.read(fd, 4096)
+        except OSError:
+            pass
+def expect(s, secs=20):
+    end = time.time() + secs
+    while s.encode() not in seen:
+        if time.time() > end:
+            return False
+        pump(0.1)
+    return True
+def fail(why):
+    sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
+    print("FAIL: " + why)
+    os.kill(pid, signal.SIGKILL)
+    sys.exit(1)
+def until_raw(tty, secs):
+    end = time.time() + secs
+    while termios.tcgetattr(tty)[3] & termios.ICANON:
+        if b"<stopped again>" in seen or time.time() > end:
+            return False
+        pump(0.05)
+    return True
+if not expect(">\r\n"):
+    fail("no job line")
+words = seen.split(b"<job ")[1].split(b">")[0].split()
+job, tty = int(words[0]), os.open(words[1], os.O_RDONLY | os.O_NOCTTY)
+if not until_raw(tty, 20):
+    fail("never raw at the start")
+os.kill(job, signal.SIGTSTP)
+if not expect("<stopped 1>"):
+    fail("not stopped")
+if not expect("<bg>"):
+    fail("no bg")
+os.write(fd, b"typed for the shell\n")  # the job's to leave alone
+if not expect("<fg>"):
+    fail("no fg")
+if not until_raw(tty, 10):
+    fail("the terminal is not raw after fg")
+os.write(fd, b"\x04")                     # raw: to the program's terminal, cat's end
+if not expect("<exit"):
+    fail("no exit")
+expect("\n", 5)
+sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
+EOF
+    STATUS=$?
+    [ "$STATUS" -eq 0 ] || fail "$(cat "$T/out") $(err)"
+    grep -q '<exit 0>' "$T/out" || fail "forkless did not exit 0: $(cat "$T/out")"
+}
+
 # ---------------------------------------------------------------- --time
 
 TIME_LINE='^forkless: elapsed [0-9]+\.[0-9]{3}s user [0-9]+\.[0-9]{3}s sys [0-9]+\.[0-9]{3}s maxrss [0-9]+KiB$'
