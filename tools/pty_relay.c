@@ -318,8 +318,11 @@ static void *relay_main(void *arg)
         int n = 0, i_in = -1, at;
         bool pending = in_off < in_len;
         /* In the background our terminal is the shell's, cooked: its
-         * input is not ours to read (a read would stop us, SIGTTIN). */
-        bool background = r->input_is_tty && tcgetpgrp(0) != getpgrp();
+         * input is not ours to read (a read would stop us, SIGTTIN). A
+         * terminal that is not our controlling one has no foreground of
+         * ours to wait for (tcgetpgrp() fails): it is read as it is. */
+        pid_t fg = r->input_is_tty ? tcgetpgrp(0) : -1;
+        bool background = fg >= 0 && fg != getpgrp();
         if (!background)
             enter_raw(r);
         if (!r->draining && in_open && !pending && !background) {
