@@ -2674,6 +2674,28 @@ EOF
     grep -q '<exit 0>' "$T/out" || fail "forkless did not exit 0: $(cat "$T/out")"
 }
 
+# A terminal on stdin that is not forkless's controlling terminal (a new
+# session) is read: there is no foreground of forkless's to wait for.
+case_pty_input_from_a_terminal_not_its_own_is_read() {
+    need_pty_python
+    python3 - "$FL" >"$T/out" 2>"$T/err" <<'EOF'
+import os, subprocess, sys
+m, s = os.openpty()
+p = subprocess.Popen([sys.argv[1], "run", "--pty", "--", "head", "-c", "3"], stdin=s,
+                     stdout=subprocess.PIPE, start_new_session=True)
+os.close(s)
+os.write(m, b"hello\n")
+try:
+    out = p.communicate(timeout=20)[0]
+except subprocess.TimeoutExpired:
+    p.kill()
+    out = b"<hung>"
+sys.stdout.write(out.decode(errors="replace"))
+EOF
+    # The program's terminal echoes the line, then head writes its 3 bytes.
+    [ "$(tail -c 3 "$T/out")" = "hel" ] || fail "output: $(cat -A "$T/out") $(err)"
+}
+
 # ---------------------------------------------------------------- --time
 
 TIME_LINE='^forkless: elapsed [0-9]+\.[0-9]{3}s user [0-9]+\.[0-9]{3}s sys [0-9]+\.[0-9]{3}s maxrss [0-9]+KiB$'
