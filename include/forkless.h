@@ -291,11 +291,13 @@ enum fl_flags {
      * (waitpid(-1) elsewhere, SIGCHLD set to SIG_IGN) may let it go to
      * another process. Where pidfds live in pidfs (Linux 6.9), which
      * numbers each process once, the spawn reads the process's number
-     * through a pidfd opened for a moment just after the start (one
-     * more pidfd_open(), fstat() and close()), and each call on the
-     * handle opens one for its own duration and checks it: a pid that
-     * names another process by then is ESRCH for fl_kill() and ECHILD for
-     * the waits, and nothing reaches that process. Where that fd cannot
+     * through a pidfd opened for a moment just after the start, once it
+     * has checked that the pid is still its child (five more system
+     * calls: pidfd_open(), waitid(), fstat(), fstatfs(), close()), and
+     * each call on the handle opens one for its own duration and checks
+     * it: a pid that names another process by then is ESRCH for
+     * fl_kill() and ECHILD for the waits, and nothing reaches that
+     * process. Where that fd cannot
      * be had (no fd left at the spawn or at the call, an older kernel),
      * the calls check only that the pid is still an unreaped child of the
      * caller's (waitid with WNOWAIT): a reap between that check and a
