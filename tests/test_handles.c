@@ -466,6 +466,7 @@ static int in_pid_namespace(int (*pid_case)(int), int arg)
 {
     if (geteuid() != 0)
         SKIP("needs root: a pid namespace whose next pid the test sets");
+    NEEDS_CLOSE_OTHERS();   /* the cases call fl_spawn() themselves */
     pid_t pid = fork();
     ASSERT_SYS(pid);
     if (pid == 0) {
