@@ -1451,9 +1451,9 @@ struct fl_result {
     /* The policy went on to SIGKILL. */
     bool killed;
     /* The child closed its stdin before it took all of .input (EPIPE), or
-     * ended while a process it left behind held the pipe without taking
-     * the rest until .eof_wait_ms ran out (the library then gave up on
-     * the rest and closed its end). */
+     * ended while a process it left behind held the pipe (or pty) without
+     * taking the rest until .eof_wait_ms ran out (the library then gave
+     * up on the rest and closed its end). */
     bool input_closed;
     /* Bytes of .input written to the child's stdin. A pipe holds what it
      * buffers (64 KiB by default) until the child reads it: a child that
@@ -1636,9 +1636,9 @@ struct fl_io {
     /* After the child has ended, how long to wait for the end of its
      * output pipes (and of the pty's terminal side), which a descendant
      * can hold open, and for the rest of .input to go into a stdin pipe
-     * that one holds; then they are closed (what they held by then is
-     * kept) and out[n].eof_missed says so (input_closed for the stdin
-     * pipe, when input was left). 0: FL_EOF_WAIT_MS; -1: for ever. A deadline cuts this wait
+     * (or pty) that one holds; then they are closed (what they held by
+     * then is kept) and out[n].eof_missed says so (input_closed for the
+     * input, when some was left). 0: FL_EOF_WAIT_MS; -1: for ever. A deadline cuts this wait
      * short too, but not before the end of the grace that a stop of a
      * group or cgroup gives the rest of it (its output is read meanwhile,
      * and the call waits that long anyway); after the stop's SIGKILL it
