@@ -259,10 +259,13 @@ static void restore_terminal(struct pty_relay *r)
 
 /* Our terminal raw, as it is for the run, from its settings now. Not
  * from the background (continued by bg): the relay comes here again
- * once it finds us in the foreground (relay_main()). */
+ * once it finds us in the foreground (relay_main()). A terminal that is
+ * not our controlling one (tcgetpgrp() fails) has no background of ours
+ * to wait for: raw at once, as script(1) makes it. */
 static void enter_raw(struct pty_relay *r)
 {
-    if (!r->input_is_tty || r->raw || tcgetpgrp(0) != getpgrp() ||
+    pid_t fg;
+    if (!r->input_is_tty || r->raw || ((fg = tcgetpgrp(0)) >= 0 && fg != getpgrp()) ||
         tcgetattr(0, &r->saved) != 0)
         return;
     struct termios raw = r->saved;

@@ -2674,26 +2674,62 @@ EOF
     grep -q '<exit 0>' "$T/out" || fail "forkless did not exit 0: $(cat "$T/out")"
 }
 
-# A terminal on stdin that is not forkless's controlling terminal (a new
-# session) is read: there is no foreground of forkless's to wait for.
+# A terminal on stdin that is not forkless's controlling terminal is raw,
+# also again after a stop from elsewhere, and read: there is no
+# foreground of forkless's on it to wait for.
 case_pty_input_from_a_terminal_not_its_own_is_read() {
     need_pty_python
     python3 - "$FL" >"$T/out" 2>"$T/err" <<'EOF'
-import os, subprocess, sys
-m, s = os.openpty()
-p = subprocess.Popen([sys.argv[1], "run", "--pty", "--", "head", "-c", "3"], stdin=s,
-                     stdout=subprocess.PIPE, start_new_session=True)
-os.close(s)
-os.write(m, b"hello\n")
-try:
-    out = p.communicate(timeout=20)[0]
-except subprocess.TimeoutExpired:
-    p.kill()
-    out = b"<hung>"
-sys.stdout.write(out.decode(errors="replace"))
+import os, pty, select, signal, sys, termios, time
+pid, fd = pty.fork()
+if pid == 0:
+    other, other_side = os.openpty()   # not this session's terminal
+    job = os.fork()
+    if job == 0:
+        os.setpgid(0, 0)
+        os.dup2(other_side, 0)
+        os.execv(sys.argv[1], [sys.argv[1], "run", "--pty", "--", "head", "-c", "3"])
+    try:
+        os.setpgid(job, job)
+    except PermissionError:
+        pass
+    def until(what, secs=20):
+        end = time.time() + secs
+        while not what() and time.time() < end:
+            time.sleep(0.05)
+        return what()
+    def raw():
+        return not termios.tcgetattr(other_side)[3] & termios.ICANON
+    def say(s):
+        os.write(1, s.encode() + b"\n")
+    if not until(raw):
+        say("<never raw>")
+    os.kill(job, signal.SIGTSTP)
+    _, status = os.waitpid(job, os.WUNTRACED)
+    if not os.WIFSTOPPED(status) or raw():
+        say("<not stopped, or still raw>")
+    os.kill(job, signal.SIGCONT)
+    if not until(raw):
+        say("<not raw after the stop>")
+    os.write(other, b"hello\n")
+    _, status = os.waitpid(job, 0)
+    say("<exit %d>" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)))
+    os._exit(0)
+seen = b""
+end = time.time() + 30
+while b"<exit" not in seen and time.time() < end:
+    if select.select([fd], [], [], 0.1)[0]:
+        try:
+            seen += os.read(fd, 4096)
+        except OSError:
+            break
+if b"<exit" not in seen:
+    os.kill(pid, signal.SIGKILL)
+sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
 EOF
-    # The program's terminal echoes the line, then head writes its 3 bytes.
-    [ "$(tail -c 3 "$T/out")" = "hel" ] || fail "output: $(cat -A "$T/out") $(err)"
+    # The program's terminal echoes the line, then head writes its 3
+    # bytes, and forkless exits 0; no "<never raw>" or "<not ...>".
+    [ "$(cat "$T/out")" = "$(printf 'hello\nhel<exit 0>')" ] || fail "$(cat "$T/out") $(err)"
 }
 
 # ---------------------------------------------------------------- --time
