@@ -6,10 +6,12 @@
 #define FL_BENCH_RING_H
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 #define FL_RING_MAGIC 0x676e69726c66ull   /* "flring" */
 #define FL_RING_HDR 4096u
@@ -32,6 +34,7 @@ struct fl_ring_hdr {
     uint64_t count;                           /* records consumed */
     uint64_t sum;                             /* their values, mod 2^64 */
     uint64_t bad_seq;                         /* records out of sequence */
+    int32_t producer;                         /* the producer's pid */
 };
 
 _Static_assert(sizeof(struct fl_ring_hdr) <= FL_RING_HDR, "ring header too big");
@@ -75,12 +78,17 @@ static inline void fl_ring_backoff(unsigned *spins)
 }
 
 /* The consumer: says it is ready, takes every record until the producer
- * closes the ring, and leaves count, sum and bad_seq in the header. */
+ * closes the ring, and leaves count, sum and bad_seq in the header. A
+ * consumer that is a process of its own, the producer's child, also
+ * stops once the producer is gone (killed mid-run, say): it would spin
+ * for no one, an orphan at full speed. */
 static inline void fl_ring_consume(struct fl_ring_hdr *h)
 {
     struct fl_ring_rec *s = fl_ring_slots(h);
     uint64_t mask = h->slots - 1, head = 0, count = 0, sum = 0, bad = 0;
     unsigned spins = 0;
+    pid_t producer = (pid_t)h->producer;
+    bool watch = producer > 0 && producer != getpid();
     h->ready_ns = fl_ring_now_ns();
     atomic_store_explicit(&h->ready, 1, memory_order_release);
     for (;;) {
@@ -88,6 +96,8 @@ static inline void fl_ring_consume(struct fl_ring_hdr *h)
         if (tail == head) {
             if (atomic_load_explicit(&h->closed, memory_order_acquire) &&
                 atomic_load_explicit(&h->tail, memory_order_acquire) == head)
+                break;
+            if (watch && spins >= 64 && getppid() != producer)
                 break;
             fl_ring_backoff(&spins);
             continue;

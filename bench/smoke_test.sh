@@ -479,4 +479,32 @@ if command -v python3 >/dev/null 2>&1; then
             "$out/bench_utf8.json" ||
         { echo "FAIL: bench loop: a target path that is not UTF-8 made bad JSON"; fail=1; }
 fi
+# A worker whose bench is killed mid-run ends too: it does not spin on as
+# an orphan. Both kinds of worker process: fork, and fl-worker exec'd.
+for arm in fork fork_exec; do
+    "$fl" bench worker --arms $arm --heap 0 -r 1 --records 4000000000 >/dev/null 2>&1 &
+    bench=$!
+    worker=
+    for i in $(seq 100); do
+        worker=$(awk -v b=$bench '$4 == b { print $1; exit }' /proc/[0-9]*/stat 2>/dev/null)
+        [ -n "$worker" ] && break
+        sleep 0.1
+    done
+    kill -KILL $bench
+    wait $bench 2>/dev/null
+    if [ -z "$worker" ]; then
+        echo "FAIL: bench worker --arms $arm started no worker"
+        fail=1
+        continue
+    fi
+    for i in $(seq 100); do
+        kill -0 "$worker" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$worker" 2>/dev/null; then
+        echo "FAIL: bench worker --arms $arm: the worker outlived its bench"
+        kill -KILL "$worker"
+        fail=1
+    fi
+done
 exit $fail
