@@ -66,6 +66,12 @@ int fl_bench_target(const char *suite, const char *t, char *buf, size_t size,
                        strerror(e));
         return 2;
     }
-    snprintf(buf, size, "%s", real);
+    /* The name found, made absolute but not resolved: a program that
+     * reads its argv[0] (one binary for many commands, through symlinks)
+     * must see its own name. */
+    char cwd[PATH_MAX];
+    if (cand[0] == '/' || !getcwd(cwd, sizeof cwd) ||
+        snprintf(buf, size, "%s/%s", cwd, cand) >= (int)size)
+        snprintf(buf, size, "%s", cand[0] == '/' ? cand : real);
     return 0;
 }

@@ -479,6 +479,17 @@ if command -v python3 >/dev/null 2>&1; then
             "$out/bench_utf8.json" ||
         { echo "FAIL: bench loop: a target path that is not UTF-8 made bad JSON"; fail=1; }
 fi
+# A --target given through a symlink keeps its name: a program that reads
+# its argv[0] (one binary for many commands) must see it.
+printf '#!/bin/sh\ncase ${0##*/} in true) exit 0 ;; *) exit 1 ;; esac\n' >"$out/bench_multicall"
+chmod +x "$out/bench_multicall"
+ln -sf "$out/bench_multicall" "$out/true"
+if ! "$fl" bench heap -n 2 --heap 0 --arms forkless,posix_spawn --target "$out/true" \
+        >"$out/bench_multicall.txt" 2>&1; then
+    echo "FAIL: bench heap --target through a symlink: the program did not see its name"
+    cat "$out/bench_multicall.txt"
+    fail=1
+fi
 # A worker whose bench is killed mid-run ends too: it does not spin on as
 # an orphan. Both kinds of worker process: fork, and fl-worker exec'd.
 for arm in fork fork_exec; do
