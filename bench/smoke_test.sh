@@ -479,6 +479,17 @@ if command -v python3 >/dev/null 2>&1; then
             "$out/bench_utf8.json" ||
         { echo "FAIL: bench loop: a target path that is not UTF-8 made bad JSON"; fail=1; }
 fi
+# A --csv that cannot be written leaves an older --json as it was.
+printf '{"kept": true}\n' >"$out/bench_kept.json"
+"$fl" bench heap -n 2 --heap 0 --arms forkless --json "$out/bench_kept.json" \
+    --csv "$out/no such dir/x.csv" >/dev/null 2>"$out/bench_kept.err"
+rc=$?
+if [ $rc -eq 0 ] || [ "$(cat "$out/bench_kept.json")" != '{"kept": true}' ] ||
+        ! grep -q -- '--csv ' "$out/bench_kept.err"; then
+    echo "FAIL: bench heap with a --csv it cannot write: exit $rc, --json now $(cat "$out/bench_kept.json")"
+    cat "$out/bench_kept.err"
+    fail=1
+fi
 # A --target given through a symlink keeps its name: a program that reads
 # its argv[0] (one binary for many commands) must see it.
 printf '#!/bin/sh\ncase ${0##*/} in true) exit 0 ;; *) exit 1 ;; esac\n' >"$out/bench_multicall"

@@ -7,6 +7,7 @@
 #include "cpu.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,15 +343,30 @@ int fl_rows_open(struct fl_rows *w, const char *suite, const char *json_path,
     memset(w, 0, sizeof *w);
     w->suite = suite;
     w->csv_path = csv_path;
+    /* The CSV file is opened before the JSON one is emptied, and emptied
+     * only after: a --csv that cannot be written leaves an older --json as
+     * it was. Each failure names its option (and is said here: -1). */
+    int csv_fd = -1;
+    if (csv_path && (csv_fd = open(csv_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666)) < 0) {
+        fprintf(stderr, "forkless bench %s: --csv %s: %s\n", suite, csv_path, strerror(errno));
+        return -1;
+    }
     int e = fl_json_open(&w->json, json_path, suite);
-    if (e)
-        return e;
-    if (csv_path) {
-        w->csv = fopen(csv_path, "w");
-        if (!w->csv) {
-            e = errno;
+    if (e) {
+        fprintf(stderr, "forkless bench %s: --json %s: %s\n", suite, json_path, strerror(e));
+        if (csv_fd >= 0)
+            close(csv_fd);
+        return -1;
+    }
+    if (csv_fd >= 0) {
+        struct stat st;
+        if ((fstat(csv_fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(csv_fd, 0) != 0) ||
+            !(w->csv = fdopen(csv_fd, "w"))) {
+            fprintf(stderr, "forkless bench %s: --csv %s: %s\n", suite, csv_path,
+                    strerror(errno));
+            close(csv_fd);
             fl_json_close(&w->json);
-            return e;
+            return -1;
         }
     }
     /* Both into one file would interleave into something neither reads. */
