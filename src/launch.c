@@ -650,11 +650,13 @@ __attribute__((constructor)) static void register_orphans_after_fork(void)
 }
 
 /* One caller at a time; another that finds the lock taken goes on, and
- * the orphans wait for the next. Nothing here blocks: a record is taken
- * only once its child has exec'd, or has ended where its reap is due (a
- * failure): a tracer may hold a failed child's end for as long as it
- * likes, and the record then waits for a later sweep. */
-static void sweep_orphans(void)
+ * the orphans wait for the next. Nothing here waits on a child: a record
+ * is taken only once its child has exec'd, or has ended where its reap is
+ * due (a failure): a tracer may hold a failed child's end for as long as
+ * it likes, and the record then waits for a later sweep. (A child that
+ * ended without the kernel's clearing its word costs one step of
+ * await_exec(), 10 ms.) */
+void fl__launch_sweep(void)
 {
     if (!__atomic_load_n(&orphans, __ATOMIC_ACQUIRE) || pthread_mutex_trylock(&orphans_lock))
         return;
@@ -674,11 +676,6 @@ static void sweep_orphans(void)
     pthread_mutex_unlock(&orphans_lock);
 }
 
-void fl__launch_sweep(void)
-{
-    sweep_orphans();
-}
-
 void fl__launch_close(struct fl_proc *proc)
 {
     struct fl__launch *l = proc->launch_;
@@ -686,10 +683,6 @@ void fl__launch_close(struct fl_proc *proc)
         return;
     bool gave_up = false;
     settle(proc, true, &gave_up);
-    /* Settled, the record is gone unless it holds a failure. */
-    if (!gave_up)
-        fl__launch_free(proc->launch_);
-    proc->launch_ = NULL;
     if (gave_up) {
         l->pid = proc->pid;
         l->ident = proc->pidfd >= 0 ? fl__pidfd_ident(proc->pidfd) : proc->ident_;
@@ -697,8 +690,11 @@ void fl__launch_close(struct fl_proc *proc)
         l->next = orphans;
         __atomic_store_n(&orphans, l, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&orphans_lock);
+    } else {
+        fl__launch_free(proc->launch_);   /* settled: gone unless it holds a failure */
     }
-    sweep_orphans();
+    proc->launch_ = NULL;
+    fl__launch_sweep();
 }
 
 int fl__launch_error_or(struct fl_proc *proc, int err)

@@ -120,6 +120,14 @@ static void close_borrowed(void *fd)
     close(*(int *)fd);
 }
 
+/* For a handle without a pidfd whose process is known by its number: one
+ * borrowed and checked (fl__proc_borrow_pidfd()); else -ENOSYS, and the
+ * caller goes by the pid. */
+static int borrow_known(const struct fl_proc *p)
+{
+    return p->pidfd < 0 && p->ident_ ? fl__proc_borrow_pidfd(p) : -ENOSYS;
+}
+
 int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru)
 {
     /* A launch that failed is reaped as it settles, and its error is
@@ -128,7 +136,7 @@ int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru)
     if (err)
         return err;
     long r;
-    int borrowed = p->pidfd < 0 && p->ident_ ? fl__proc_borrow_pidfd(p) : -ENOSYS;
+    int borrowed = borrow_known(p);
     if (borrowed == -ESRCH) {
         r = -ECHILD;  /* reaped elsewhere: the pid is gone, or another's */
     } else if (borrowed >= 0) {
@@ -231,21 +239,17 @@ static bool still_our_child(pid_t pid)
     return r == 0;
 }
 
-static bool pidfd_is_our_child(int pidfd)
-{
-    return pidfd_our_child(pidfd) == 1;
-}
 
 bool fl__proc_unreaped(const struct fl_proc *p)
 {
     if (p->pidfd >= 0)
-        return pidfd_is_our_child(p->pidfd);
-    int fd = p->ident_ ? fl__proc_borrow_pidfd(p) : -ENOSYS;
+        return pidfd_our_child(p->pidfd) == 1;
+    int fd = borrow_known(p);
     if (fd == -ESRCH)
         return false;
     if (fd < 0)
         return still_our_child(p->pid);
-    bool ours = pidfd_is_our_child(fd);
+    bool ours = pidfd_our_child(fd) == 1;
     fl__sys1(SYS_close, fd);
     return ours;
 }
@@ -260,7 +264,7 @@ int fl__proc_pollfd(const struct fl_proc *p, int *fd)
         return ECHILD;
     if (borrowed < 0)
         return still_our_child(p->pid) ? ENOSYS : ECHILD;
-    if (!pidfd_is_our_child(borrowed)) {
+    if (pidfd_our_child(borrowed) != 1) {
         close(borrowed);
         return ECHILD;
     }
@@ -331,7 +335,7 @@ int fl_kill(struct fl_proc *p, int sig)
     if (p->pid <= 0 || p->state_ == PROC_REAPED)
         return ESRCH;
     long r;
-    int borrowed = p->pidfd < 0 && p->ident_ ? fl__proc_borrow_pidfd(p) : -ENOSYS;
+    int borrowed = borrow_known(p);
     if (borrowed >= 0) {  /* its own process, running or a zombie */
         /* and still our child: not in a fork() child of ours, say */
         r = pidfd_our_child(borrowed) ? fl__sys4(SYS_pidfd_send_signal, borrowed, sig, 0, 0)
