@@ -490,6 +490,24 @@ if [ $rc -eq 0 ] || [ "$(cat "$out/bench_kept.json")" != '{"kept": true}' ] ||
     cat "$out/bench_kept.err"
     fail=1
 fi
+# A run that is interrupted leaves an older --json and --csv as they were:
+# both are written whole at the end.
+printf '{"kept": true}\n' >"$out/bench_cut.json"
+printf 'kept\n' >"$out/bench_cut.csv"
+"$fl" bench heap -n 100000 --heap 0 --arms forkless --json "$out/bench_cut.json" \
+    --csv "$out/bench_cut.csv" >"$out/bench_cut.txt" 2>&1 &
+cut=$!
+for _ in $(seq 100); do [ -s "$out/bench_cut.txt" ] && break; sleep 0.1; done
+sleep 0.5
+kill -TERM "$cut"   # not INT: a background job of a script ignores it
+wait "$cut"
+rc=$?
+if [ $rc -eq 0 ] || [ "$(cat "$out/bench_cut.json")" != '{"kept": true}' ] ||
+        [ "$(cat "$out/bench_cut.csv")" != kept ]; then
+    echo "FAIL: bench heap interrupted: exit $rc, --json now $(cat "$out/bench_cut.json"), --csv $(cat "$out/bench_cut.csv")"
+    cat "$out/bench_cut.txt"
+    fail=1
+fi
 # A --target given through a symlink keeps its name: a program that reads
 # its argv[0] (one binary for many commands) must see it.
 printf '#!/bin/sh\ncase ${0##*/} in true) exit 0 ;; *) exit 1 ;; esac\n' >"$out/bench_multicall"

@@ -165,11 +165,7 @@ int fl_decimals_apart(double x, double bound, int d)
     return d;
 }
 
-/* ---- JSON ---------------------------------------------------------------- */
-
-/* Numbers as exact as the text tables or more: 9 significant digits keep
- * a 1.672 ns function call and a 0.0003 s deviation alike. */
-#define NUM_FORMAT "%.9g"
+/* ---- Output files ------------------------------------------------------ */
 
 /* The stream's first write error: stdio keeps only that there was one, so
  * the rest of the buffer is written once more to learn its errno. */
@@ -179,6 +175,52 @@ static int stream_error(FILE *f)
         return errno;
     return ferror(f) ? EIO : 0;
 }
+
+int fl_held_open(struct fl_held *h, const char *path)
+{
+    memset(h, 0, sizeof *h);
+    h->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (h->fd < 0)
+        return errno;
+    if (!(h->f = open_memstream(&h->buf, &h->len))) {
+        int e = errno;
+        close(h->fd);
+        return e;
+    }
+    return 0;
+}
+
+int fl_held_close(struct fl_held *h, int discard)
+{
+    if (!h->f)
+        return 0;
+    int err = stream_error(h->f);
+    if (fclose(h->f) != 0 && !err)
+        err = errno;
+    h->f = NULL;
+    struct stat st;
+    if (!err && !discard && fstat(h->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        ftruncate(h->fd, 0) != 0)
+        err = errno;
+    for (size_t done = 0; !err && !discard && done < h->len;) {
+        ssize_t n = write(h->fd, h->buf + done, h->len - done);
+        if (n < 0 && errno != EINTR)
+            err = errno;
+        else if (n > 0)
+            done += (size_t)n;
+    }
+    if (close(h->fd) != 0 && !err && errno != EINTR)
+        err = errno;
+    free(h->buf);
+    h->buf = NULL;
+    return err;
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+/* Numbers as exact as the text tables or more: 9 significant digits keep
+ * a 1.672 ns function call and a 0.0003 s deviation alike. */
+#define NUM_FORMAT "%.9g"
 
 /* The length of the well-formed UTF-8 sequence at p (RFC 3629: no
  * overlong form, no surrogate, nothing above U+10FFFF), or 0. */
@@ -242,9 +284,10 @@ int fl_json_open(struct fl_json *j, const char *path, const char *suite)
     memset(j, 0, sizeof *j);
     if (!path)
         return 0;
-    j->f = fopen(path, "w");
-    if (!j->f)
-        return errno;
+    int e = fl_held_open(&j->out, path);
+    if (e)
+        return e;
+    j->f = j->out.f;
     fputc('{', j->f);
     j->depth = 1;
     j->first = 1;
@@ -322,10 +365,8 @@ int fl_json_close(struct fl_json *j)
     if (j->in_rows)
         fputs(j->first_row ? "]" : "\n  ]", j->f);
     fputs("\n}\n", j->f);
-    int err = stream_error(j->f);
-    if (fclose(j->f) != 0 && !err)
-        err = errno;
     j->f = NULL;
+    int err = fl_held_close(&j->out, 0);
     return err;
 }
 
@@ -343,40 +384,26 @@ int fl_rows_open(struct fl_rows *w, const char *suite, const char *json_path,
     memset(w, 0, sizeof *w);
     w->suite = suite;
     w->csv_path = csv_path;
-    /* The CSV file is opened before the JSON one is emptied, and emptied
-     * only after: a --csv that cannot be written leaves an older --json as
-     * it was. Each failure names its option (and is said here: -1). */
-    int csv_fd = -1;
-    if (csv_path && (csv_fd = open(csv_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666)) < 0) {
-        fprintf(stderr, "forkless bench %s: --csv %s: %s\n", suite, csv_path, strerror(errno));
-        return -1;
-    }
-    int e = fl_json_open(&w->json, json_path, suite);
+    int e = csv_path ? fl_held_open(&w->csv_out, csv_path) : 0;
     if (e) {
-        fprintf(stderr, "forkless bench %s: --json %s: %s\n", suite, json_path, strerror(e));
-        if (csv_fd >= 0)
-            close(csv_fd);
+        fprintf(stderr, "forkless bench %s: --csv %s: %s\n", suite, csv_path, strerror(e));
         return -1;
     }
-    if (csv_fd >= 0) {
-        struct stat st;
-        if ((fstat(csv_fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(csv_fd, 0) != 0) ||
-            !(w->csv = fdopen(csv_fd, "w"))) {
-            fprintf(stderr, "forkless bench %s: --csv %s: %s\n", suite, csv_path,
-                    strerror(errno));
-            close(csv_fd);
-            fl_json_close(&w->json);
-            return -1;
-        }
+    w->csv = w->csv_out.f;
+    if ((e = fl_json_open(&w->json, json_path, suite)) != 0) {
+        fprintf(stderr, "forkless bench %s: --json %s: %s\n", suite, json_path, strerror(e));
+        fl_held_close(&w->csv_out, 1);
+        return -1;
     }
     /* Both into one file would interleave into something neither reads. */
     struct stat a, b;
-    if (w->json.f && w->csv && fstat(fileno(w->json.f), &a) == 0 &&
-        fstat(fileno(w->csv), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
-        !S_ISCHR(a.st_mode)) {
+    if (w->json.f && w->csv && fstat(w->json.out.fd, &a) == 0 && fstat(w->csv_out.fd, &b) == 0 &&
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino && !S_ISCHR(a.st_mode)) {
         fprintf(stderr, "forkless bench %s: --json %s and --csv %s are the same file\n", suite,
                 json_path, csv_path);
-        fl_rows_close(w);
+        w->json.f = NULL;
+        fl_held_close(&w->json.out, 1);
+        fl_held_close(&w->csv_out, 1);
         return -1;
     }
     return 0;
@@ -545,14 +572,9 @@ int fl_rows_close(struct fl_rows *w)
     int e = fl_json_close(&w->json);
     if (e && !err)
         err = e;
-    if (w->csv) {
-        e = stream_error(w->csv);
-        if (e && !err)
-            err = e;
-        if (fclose(w->csv) != 0 && !err)
-            err = errno;
-        w->csv = NULL;
-    }
+    w->csv = NULL;
+    if ((e = fl_held_close(&w->csv_out, 0)) != 0 && !err)
+        err = e;
     for (size_t k = 0; k < w->ncols; k++)
         free(w->cols[k]);
     w->ncols = 0;

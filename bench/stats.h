@@ -83,6 +83,23 @@ int fl_interleave_take(size_t i, size_t rounds, size_t want);
  * data), so every arm gets each neighbour equally often instead. */
 void fl_interleave_order(size_t *order, size_t narms, uint64_t *seed);
 
+/* An output file written whole when the run ends: a run that is
+ * interrupted, or fails, leaves the file as it was. The file is opened at
+ * once (created where missing, not emptied), so a path that cannot be
+ * written is said before the run; the text gathers in memory (f). */
+struct fl_held {
+    FILE *f;        /* NULL: not open */
+    int fd;
+    char *buf;
+    size_t len;
+};
+
+/* Returns 0 or an errno value; on failure nothing is left open. */
+int fl_held_open(struct fl_held *h, const char *path);
+/* Empties the file (a regular one) and writes what f gathered, unless
+ * discard; closes everything. Returns 0 or the first errno value. */
+int fl_held_close(struct fl_held *h, int discard);
+
 /* A minimal JSON writer for {"suite": ..., <header fields>, "rows": [...]}
  * (suites use struct fl_rows below, which writes JSON through it and CSV):
  *
@@ -95,7 +112,8 @@ void fl_interleave_order(size_t *order, size_t narms, uint64_t *seed);
  * Every call is a no-op on a writer whose open failed or that was never
  * opened (f == NULL), so a suite can call them unconditionally. */
 struct fl_json {
-    FILE *f;
+    struct fl_held out;
+    FILE *f;        /* out.f while open */
     int depth;      /* 1: top object, 2: inside a row */
     int first;      /* no member written yet at this level */
     int first_row;
@@ -165,7 +183,8 @@ struct fl_rows {
     const char *suite;
     const char *csv_path;
     struct fl_json json;
-    FILE *csv;
+    struct fl_held csv_out;
+    FILE *csv;      /* csv_out.f while open */
     char *cols[FL_ROWS_MAX_FIELDS];  /* the CSV header, from the first row */
     size_t ncols;
     struct fl_field cur[FL_ROWS_MAX_FIELDS];
@@ -186,8 +205,10 @@ int fl_ratio_decimals(double x);
 int fl_decimals_apart(double x, double bound, int d);
 
 /* Opens json_path and/or csv_path (either may be NULL) for suite NAME.
- * Returns 0 or an errno value, or -1 when both name one file (said on
- * stderr); on failure nothing is left open. */
+ * Neither is emptied or written before fl_rows_close (see struct
+ * fl_held). Returns 0, or -1 with the option and the reason said on
+ * stderr (a path that cannot be written, or both naming one file); on
+ * failure nothing is left open. */
 int fl_rows_open(struct fl_rows *w, const char *suite, const char *json_path,
                  const char *csv_path);
 /* Header fields (JSON top level); ignored after the first row. */
@@ -201,8 +222,8 @@ void fl_rows_int(struct fl_rows *w, const char *key, long long val);
 void fl_rows_num(struct fl_rows *w, const char *key, double val);
 /* Writes the row to both files. */
 void fl_rows_end(struct fl_rows *w);
-/* Ends the files and closes them. Returns 0 or the first error (an errno
- * value); safe on a writer that never opened anything. */
+/* Ends the files, writes them and closes them. Returns 0 or the first
+ * error (an errno value); safe on a writer that never opened anything. */
 int fl_rows_close(struct fl_rows *w);
 
 /* The common start of a run: prints "load average L at start" (L is load0,
