@@ -401,11 +401,26 @@ int fl_parse_ulong_list(const char *s, unsigned long min, unsigned long max,
         item[len] = '\0';
         if (fl_parse_ulong(item, min, max, &out[n]) != 0)
             return -1;
+        for (size_t k = 0; k < n; k++)
+            if (out[k] == out[n])
+                return -1;  /* a row twice, under one name */
         n++;
         if (!end)
             return (int)n;
         s = end + 1;
     }
+}
+
+int fl_opt_heaps(const char *suite, const char *v, unsigned long *heaps, size_t cap,
+                 size_t *n)
+{
+    int got = fl_parse_ulong_list(v, 0, FL_MAX_HEAP_MIB, heaps, cap);
+    if (got < 0)
+        return fl_usage_error(suite, "--heap wants a comma list of at most %zu distinct sizes "
+                              "in MiB, each from 0 to %lu (64 GiB), not \"%s\"", cap,
+                              FL_MAX_HEAP_MIB, v);
+    *n = (size_t)got;
+    return 0;
 }
 
 int fl_parse_name_list(char *s, const char **out, size_t cap)
@@ -417,6 +432,9 @@ int fl_parse_name_list(char *s, const char **out, size_t cap)
             *end = '\0';
         if (!*s || n == cap)
             return -1;
+        for (size_t k = 0; k < n; k++)
+            if (strcmp(out[k], s) == 0)
+                return -1;
         out[n++] = s;
         if (!end)
             return (int)n;

@@ -37,7 +37,6 @@
 #define DEFAULT_N 2000
 #define DEFAULT_BUDGET_S 10
 #define MEM_MARGIN_MIB 512  /* room for page tables, the child, the rest */
-#define MAX_HEAP_MIB 65536  /* 64 GiB */
 #define MAX_RESERVE_GIB 65536
 #define QUICK_N 20
 #define QUICK_BUDGET_S 2
@@ -134,12 +133,8 @@ static int parse(int argc, char **argv, struct opts *o)
         if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
             if (m < 0)
                 return 2;
-            int n = fl_parse_ulong_list(v, 0, MAX_HEAP_MIB, o->heaps, MAX_HEAPS);
-            if (n < 0)
-                return fl_usage_error(SUITE, "--heap wants a comma list of at most "
-                                      "%d sizes in MiB, each from 0 to %d (64 GiB), "
-                                      "not \"%s\"", MAX_HEAPS, MAX_HEAP_MIB, v);
-            o->nheaps = (size_t)n;
+            if (fl_opt_heaps(SUITE, v, o->heaps, MAX_HEAPS, &o->nheaps) != 0)
+                return 2;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--pages", &v))) {
             if (m < 0)
                 return 2;

@@ -86,6 +86,7 @@ void fl_spread_of(const double *v, size_t n, struct fl_spread *out)
     for (size_t i = 0; i < n; i++)
         sum += v[i];
     out->mean = sum / (double)n;
+    out->stddev = out->sem = NAN;
     if (n < 2)
         return;
     double m2 = 0;

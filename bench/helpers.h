@@ -27,7 +27,8 @@ struct fl_mmm {
 void fl_mmm_of(uint64_t *v, size_t n, struct fl_mmm *out);
 
 /* Mean, sample standard deviation and standard deviation of the mean (what
- * `perf stat --repeat` prints after "+-") of n values. */
+ * `perf stat --repeat` prints after "+-") of n values. One value has no
+ * spread: both deviations are then NaN (null in JSON), not 0. */
 struct fl_spread {
     double mean, stddev, sem;
 };

@@ -37,7 +37,6 @@
 #define RAW_PIPE_BASE "raw_pipe_vfork"  /* ... as a ratio to pipe_blocking done raw */
 #define MAX_TARGETS 4
 #define MAX_HEAPS 4
-#define MAX_HEAP_MIB 65536ul
 #define MEM_MARGIN_MIB 512ul   /* as heap.c: page tables, the children, the rest */
 
 struct opts {
@@ -144,17 +143,14 @@ static int parse(int argc, char **argv, struct opts *o)
             if (strlen(v) >= sizeof o->targets_buf ||
                 (n = fl_parse_name_list(strcpy(o->targets_buf, v), o->targets,
                                         MAX_TARGETS)) < 0)
-                return fl_usage_error(SUITE, "--targets wants 1 to %d non-empty "
+                return fl_usage_error(SUITE, "--targets wants 1 to %d distinct non-empty "
                                       "names, not \"%s\"", MAX_TARGETS, v);
             o->ntargets = (size_t)n;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
             if (m < 0)
                 return 2;
-            if ((n = fl_parse_ulong_list(v, 0, MAX_HEAP_MIB, o->heaps, MAX_HEAPS)) < 0)
-                return fl_usage_error(SUITE, "--heap wants a comma list of at most %d "
-                                      "sizes in MiB up to %lu, not \"%s\"", MAX_HEAPS,
-                                      MAX_HEAP_MIB, v);
-            o->nheaps = (size_t)n;
+            if (fl_opt_heaps(SUITE, v, o->heaps, MAX_HEAPS, &o->nheaps) != 0)
+                return 2;
         } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 100000, &o->rounds)) ||
             (m = fl_opt_ulong(SUITE, argc, argv, &i, "--spawns", 1, 10000000, &o->spawns)) ||
             (m = fl_opt_ulong(SUITE, argc, argv, &i, "--pipelines", 1, 100000,

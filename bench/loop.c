@@ -299,10 +299,13 @@ int fl_bench_loop(int argc, char **argv)
     for (size_t a = 0; a < NARMS; a++) {
         struct row *w = &rows[a];
         w->ratio_baseline = w->m.median / rows[base].m.median;
-        printf("loop %-13s n %lu x %zu  %8.4f +- %.4f s (+- %5.2f%%)  median %8.4f  "
+        char spread[48] = "";  /* none of one repeat, as perf stat -r 1 */
+        if (!isnan(w->s.sem))
+            snprintf(spread, sizeof spread, "+- %.4f s (+- %5.2f%%)", w->s.sem,
+                     w->s.mean > 0 ? 100.0 * w->s.sem / w->s.mean : 0.0);
+        printf("loop %-13s n %lu x %zu  %8.4f %-23s  median %8.4f  "
                "min %8.4f  max %8.4f s  %7.1f us/spawn  x%.3f %s  others %.1f%%\n",
-               w->method, w->n, w->repeats, w->s.mean, w->s.sem,
-               w->s.mean > 0 ? 100.0 * w->s.sem / w->s.mean : 0.0, w->m.median,
+               w->method, w->n, w->repeats, w->s.mean, spread, w->m.median,
                w->m.min, w->m.max, w->us_per_spawn, w->ratio_baseline, BASELINE,
                w->others_pct);
     }

@@ -32,7 +32,6 @@
 
 #define SUITE "peers"
 #define MAX_HEAPS 8
-#define MAX_HEAP_MIB (1ul << 20)
 /* 20 rounds of 20: on a VM whose speed drifts for seconds at a time, 4
  * rounds of 50 let one slow stretch fall on one peer's chunk, and moved a
  * peer's median against forkless's by 20 % from run to run. */
@@ -122,7 +121,7 @@ void fl_bench_peers_usage(FILE *f)
         "spawns and heap; FORKLESS_PEER_TIMEOUT=SECONDS sets another) is killed\n"
         "and has failed.\n\n"
         "Peers (sources in %s; set FORKLESS_PEERS_SRC and FORKLESS_PEERS_BIN to\n"
-        "use others):\n", MAX_HEAPS, MAX_HEAP_MIB, DEFAULT_N, DEFAULT_ROUNDS,
+        "use others):\n", MAX_HEAPS, FL_MAX_HEAP_MIB, DEFAULT_N, DEFAULT_ROUNDS,
         FL_PEER_START_S,
         FL_PEERS_SRC_DIR[0] ? FL_PEERS_SRC_DIR : "bench/peers");
     for (size_t i = 0; i < NPEERS; i++)
@@ -150,12 +149,8 @@ static int parse(int argc, char **argv, struct opts *o)
         if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
             if (m < 0)
                 return 2;
-            int n = fl_parse_ulong_list(v, 0, MAX_HEAP_MIB, o->heaps, MAX_HEAPS);
-            if (n < 0)
-                return fl_usage_error(SUITE, "--heap wants a comma list of at most %d "
-                                      "sizes in MiB up to %lu, not \"%s\"", MAX_HEAPS,
-                                      MAX_HEAP_MIB, v);
-            o->nheaps = (size_t)n;
+            if (fl_opt_heaps(SUITE, v, o->heaps, MAX_HEAPS, &o->nheaps) != 0)
+                return 2;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--target", &v))) {
             if (m < 0)
                 return 2;
@@ -342,7 +337,7 @@ static int run_peer(struct peer *p, unsigned long mib, unsigned long chunk,
 int fl_bench_peer_child(int argc, char **argv)
 {
     unsigned long mib, n;
-    if (argc != 4 || fl_parse_ulong(argv[1], 0, MAX_HEAP_MIB, &mib) != 0 ||
+    if (argc != 4 || fl_parse_ulong(argv[1], 0, FL_MAX_HEAP_MIB, &mib) != 0 ||
         fl_parse_ulong(argv[2], 1, 1000000, &n) != 0) {
         fprintf(stderr, "usage: forkless bench --peer-child HEAP_MIB N TARGET\n");
         return 2;

@@ -29,7 +29,6 @@
 
 #define SUITE "sandbox"
 #define MAX_HEAPS 8
-#define MAX_HEAP_MIB 65536ul
 #define MEM_MARGIN_MIB 512   /* as heap.c: page tables, the children, the rest */
 #define DEFAULT_N 300ul
 #define DEFAULT_BUDGET_S 4ul
@@ -102,7 +101,7 @@ void fl_bench_sandbox_usage(FILE *f)
         "Arms:\n", GOAL_LIMIT, GOAL_FLAT, GOAL_FROM_MIB,
         "a new user+mount+PID+network namespace, uid/gid 0 inside,\n"
         "          every mount private, a fresh /proc; the target is pid 1",
-        FL_SB_NRULES, MAX_HEAP_MIB, MEM_MARGIN_MIB, DEFAULT_N, FL_ARM_MIN_SAMPLES,
+        FL_SB_NRULES, FL_MAX_HEAP_MIB, MEM_MARGIN_MIB, DEFAULT_N, FL_ARM_MIN_SAMPLES,
         DEFAULT_BUDGET_S, QUICK_N, QUICK_BUDGET_S);
     for (size_t a = 0; a < fl_sb_narms; a++)
         fprintf(f, "  %-6s %-12s %s\n", fl_sb_case_names[fl_sb_arms[a].kase],
@@ -130,11 +129,8 @@ static int parse(int argc, char **argv, struct opts *o)
             (m = fl_opt_value(SUITE, argc, argv, &i, "--heaps", &v))) {
             if (m < 0)
                 return 2;
-            if ((n = fl_parse_ulong_list(v, 0, MAX_HEAP_MIB, o->heaps, MAX_HEAPS)) < 0)
-                return fl_usage_error(SUITE, "--heap wants a comma list of at most %d "
-                                      "sizes in MiB up to %lu, not \"%s\"", MAX_HEAPS,
-                                      MAX_HEAP_MIB, v);
-            o->nheaps = (size_t)n;
+            if (fl_opt_heaps(SUITE, v, o->heaps, MAX_HEAPS, &o->nheaps) != 0)
+                return 2;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--case", &v))) {
             if (m < 0)
                 return 2;

@@ -145,7 +145,10 @@ for bad in "worker -r 0" "worker --records 1x" "worker --arms nope" "worker --ar
            "launch -n 0" "launch --spawns x" "launch --pipelines 0" "launch --heap x" "launch --frob" \
            "io --mib 0" "io --captures x" "io --rounds 0" "io -n 0" "io --json" "io --frob" \
            "sandbox -n 0" "sandbox --repeats x" "sandbox --heap 1,,2" "sandbox --heaps x" \
-           "sandbox --case nope" "sandbox --case ns,ns" "sandbox --target /" "sandbox --frob"; do
+           "sandbox --case nope" "sandbox --case ns,ns" "sandbox --target /" "sandbox --frob" \
+           "threads --threads 2,2" "heap --heap 0,0" "launch --heap 1024,1024" \
+           "launch --targets tiny,tiny" "threads --targets tiny,tiny" "peers --heap 65537" \
+           "worker --heap 65537" "threads --heap 65537"; do
     # shellcheck disable=SC2086
     "$fl" bench $bad >/dev/null 2>&1
     rc=$?
@@ -218,8 +221,8 @@ done
 # A heap past the largest one is refused, naming the largest.
 "$fl" bench peers --heap 999999999 >/dev/null 2>"$out/bench_peers_heap.err"
 rc=$?
-if [ $rc -ne 2 ] || ! grep -q 'up to 1048576' "$out/bench_peers_heap.err"; then
-    echo "FAIL: bench peers --heap 999999999: exit $rc, expected 2 and the limit 1048576:"
+if [ $rc -ne 2 ] || ! grep -q 'from 0 to 65536' "$out/bench_peers_heap.err"; then
+    echo "FAIL: bench peers --heap 999999999: exit $rc, expected 2 and the limit 65536:"
     cat "$out/bench_peers_heap.err"
     fail=1
 fi
@@ -478,6 +481,16 @@ if command -v python3 >/dev/null 2>&1; then
         python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' \
             "$out/bench_utf8.json" ||
         { echo "FAIL: bench loop: a target path that is not UTF-8 made bad JSON"; fail=1; }
+fi
+# One repeat has no spread: no "+-" in the text, null in the JSON (not 0).
+"$fl" bench loop -n 1 -r 1 --json "$out/bench_one.json" >"$out/bench_one.txt" 2>&1
+rc=$?
+if [ $rc -ne 0 ] || grep -q '^loop .* +- ' "$out/bench_one.txt" ||
+        ! grep -q '"stddev_s": null' "$out/bench_one.json" ||
+        ! grep -q '"sem_s": null' "$out/bench_one.json"; then
+    echo "FAIL: bench loop -r 1: exit $rc, a deviation printed for one repeat"
+    cat "$out/bench_one.txt" "$out/bench_one.json"
+    fail=1
 fi
 # A --csv that cannot be written leaves an older --json as it was.
 printf '{"kept": true}\n' >"$out/bench_kept.json"

@@ -99,12 +99,24 @@ int fl_parse_ulong(const char *s, unsigned long min, unsigned long max,
                    unsigned long *out);
 
 /* Parses a comma list of such numbers into out[cap]. Returns the count, or
- * -1 for junk, an empty item, a value out of range or too many items. */
+ * -1 for junk, an empty item, a value out of range, one given twice or too
+ * many items. */
 int fl_parse_ulong_list(const char *s, unsigned long min, unsigned long max,
                         unsigned long *out, size_t cap);
 
 /* Splits a comma list of names in place (s is written to) into out[cap].
- * Returns the count, or -1 for an empty item or too many items. */
+ * Returns the count, or -1 for an empty item, one given twice or too many
+ * items. */
 int fl_parse_name_list(char *s, const char **out, size_t cap);
+
+/* The largest parent heap any suite makes, in MiB: 64 GiB, the largest the
+ * seeds measure. */
+#define FL_MAX_HEAP_MIB 65536ul
+
+/* Parses --heap's value v, a comma list of at most cap distinct sizes in
+ * MiB up to FL_MAX_HEAP_MIB, into heaps. Returns 0 with *n set, or 2 after
+ * a usage error naming the value. */
+int fl_opt_heaps(const char *suite, const char *v, unsigned long *heaps, size_t cap,
+                 size_t *n);
 
 #endif

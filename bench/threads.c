@@ -127,7 +127,7 @@ static int parse(int argc, char **argv, struct opts *o)
                 return 2;
             int n = fl_parse_ulong_list(v, 1, MAX_THREADS, o->threads, MAX_T);
             if (n < 0)
-                return fl_usage_error(SUITE, "--threads wants a comma list of "
+                return fl_usage_error(SUITE, "--threads wants a comma list of distinct "
                                       "thread counts from 1 to %d (at most %d), "
                                       "not \"%s\"", MAX_THREADS, MAX_T, v);
             o->nthreads = (size_t)n;
@@ -141,7 +141,7 @@ static int parse(int argc, char **argv, struct opts *o)
             int n = fl_parse_name_list(o->targets_buf, o->targets, MAX_TARGETS);
             if (n < 0)
                 return fl_usage_error(SUITE, "--targets wants 1 to %d "
-                                      "non-empty names, not \"%s\"", MAX_TARGETS, v);
+                                      "distinct non-empty names, not \"%s\"", MAX_TARGETS, v);
             o->ntargets = (size_t)n;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--seconds", &v))) {
             if (m < 0)
@@ -165,8 +165,9 @@ static int parse(int argc, char **argv, struct opts *o)
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
             if (m < 0)
                 return 2;
-            if (fl_parse_ulong(v, 0, 1ul << 30, &o->heap_mib) != 0)
-                return fl_usage_error(SUITE, "--heap wants MiB, not \"%s\"", v);
+            if (fl_parse_ulong(v, 0, FL_MAX_HEAP_MIB, &o->heap_mib) != 0)
+                return fl_usage_error(SUITE, "--heap wants a size in MiB from 0 to %lu "
+                                      "(64 GiB), not \"%s\"", FL_MAX_HEAP_MIB, v);
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--arms", &v))) {
             if (m < 0)
                 return 2;

@@ -173,8 +173,9 @@ static int parse(int argc, char **argv, struct opts *o)
         if ((m = fl_opt_value(SUITE, argc, argv, &i, "--heap", &v))) {
             if (m < 0)
                 return 2;
-            if (fl_parse_ulong(v, 0, 1ul << 20, &o->heap_mib) != 0)
-                return fl_usage_error(SUITE, "--heap wants MiB (0 to 1048576), not \"%s\"", v);
+            if (fl_parse_ulong(v, 0, FL_MAX_HEAP_MIB, &o->heap_mib) != 0)
+                return fl_usage_error(SUITE, "--heap wants a size in MiB from 0 to %lu "
+                                      "(64 GiB), not \"%s\"", FL_MAX_HEAP_MIB, v);
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--records", &v))) {
             if (m < 0)
                 return 2;
