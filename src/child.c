@@ -743,7 +743,9 @@ static CHILD int own_fd_table(struct fl__plan *p)
  * setup may wait long (a FIFO's open()): holding a pipe end that the
  * caller has closed meanwhile would keep its reader from seeing EOF until
  * the exec. So it drops at once every fd from 3 up but those its setup
- * reads (p->hold); a target it dups onto later is made then. Returns as
+ * reads (p->hold); a target it dups onto later is made then. A fork()
+ * child does the same, so that the fds it opens fit under a fd limit as
+ * a clone child's do. Returns as
  * own_fd_table(); where close_range() is missing, 0: closed later. */
 static CHILD int drop_unplanned_fds(struct fl__plan *p)
 {
@@ -798,9 +800,10 @@ CHILD void fl__child_run(struct fl__plan *p)
     if (reset_ending_signals(p, low_signals) < 0 ||
         hold_off_stops(p, caught_stops | p->stops_caught) < 0)
         return;
-    int closed = p->files_shared                                   ? own_fd_table(p)
-                 : p->exec_word && !(p->flags & FL_KEEP_FDS) ? drop_unplanned_fds(p)
-                                                                   : 0;
+    bool copied_table = p->exec_word || p->err_fd >= 0;  /* a launch's, or fork()'s */
+    int closed = p->files_shared                                ? own_fd_table(p)
+                 : copied_table && !(p->flags & FL_KEEP_FDS) ? drop_unplanned_fds(p)
+                                                                : 0;
     if (closed >= 0)
         open_walk_dir_early(p);
     if (closed < 0 || fl__child_enter_ns(p) < 0 || set_placement(p) < 0 ||

@@ -104,6 +104,8 @@ static int check_stdio(const struct fl_cmd *cmd, struct fl_error *e)
     for (int i = 0; i < 3; i++) {
         const struct fl_stdio *s = &cmd->stdio[i];
         char what[FL_ERROR_DETAIL_MAX];
+        if (fl__stdio_mapped(cmd, i))
+            continue;  /* overridden by the map: never made, so never read */
         switch (s->kind) {
         case FL_INHERIT:
         case FL_NULL:
@@ -140,14 +142,19 @@ static int check_stdio(const struct fl_cmd *cmd, struct fl_error *e)
     return 0;
 }
 
-/* The child's fd limit: its own RLIMIT_NOFILE if the command sets one. */
+/* The child's fd limit: its own RLIMIT_NOFILE if the command sets one.
+ * A command with a soft limit above its hard one has none here: its child
+ * fails at the rlimit step, before its fds, with EINVAL. */
 static rlim_t child_nofile(const struct fl_cmd *cmd)
 {
     struct rlimit l = { RLIM_INFINITY, RLIM_INFINITY };
     getrlimit(RLIMIT_NOFILE, &l);
-    for (size_t i = 0; i < cmd->nrlimits; i++)
+    for (size_t i = 0; i < cmd->nrlimits; i++) {
+        if (cmd->rlimits[i].soft > cmd->rlimits[i].hard)
+            return RLIM_INFINITY;
         if (cmd->rlimits[i].resource == RLIMIT_NOFILE)
             l.rlim_cur = cmd->rlimits[i].soft;
+    }
     return l.rlim_cur;
 }
 

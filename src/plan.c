@@ -355,7 +355,7 @@ static int build_fd_plan(struct fl__plan *p, struct fl_error *e)
 
 int fl__plan_hold(struct fl__plan *p, struct fl_error *e)
 {
-    size_t cap = p->nacts + 3;
+    size_t cap = p->nacts + 4;
     p->hold = p->hold_inline;
     if (cap > sizeof p->hold_inline / sizeof p->hold_inline[0] &&
         !(p->hold = malloc(cap * sizeof *p->hold)))
@@ -374,6 +374,8 @@ int fl__plan_hold(struct fl__plan *p, struct fl_error *e)
         if (others[i] > 2 && !made)
             p->hold[n++] = others[i];
     }
+    if (p->err_fd > 2)
+        p->hold[n++] = p->err_fd;
     if (n > 1)
         qsort(p->hold, n, sizeof *p->hold, cmp_int);
     p->nhold = 0;

@@ -57,6 +57,16 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
                         "no fd left for the error pipe");
     }
     p->err_fd = (int)err_fd;
+    /* The child drops every other fd from 3 up before its setup opens or
+     * copies one, as a clone child does: a lowered fd limit must leave it
+     * the same room. */
+    int hold_err = p->flags & FL_KEEP_FDS ? 0 : fl__plan_hold(p, e);
+    if (hold_err) {
+        close(fds[0]);
+        close(p->err_fd);
+        p->err_fd = -1;
+        return hold_err;
+    }
     struct fl__child_err *last = mmap(NULL, sizeof *last, PROT_READ | PROT_WRITE,
                                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (last == MAP_FAILED) {

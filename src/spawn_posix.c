@@ -77,7 +77,7 @@ static int unsupported(struct fl__plan *p, struct fl_error *e)
  * the parent, since the file actions run strictly in order; so are those
  * at or above RLIMIT_NOFILE (opened before the limit was lowered), which
  * glibc's adddup2 refuses (EBADF) while dup3() reads them. */
-static int stage_sources(struct fl__plan *p)
+static int stage_sources(struct fl__plan *p, struct fl_error *e)
 {
     int limit = getdtablesize();
     for (size_t i = 0; i < p->nacts; i++) {
@@ -85,8 +85,12 @@ static int stage_sources(struct fl__plan *p)
         if (a->kind != FL__ACT_DUP || a->staged_fd == -2 || (!p->stage && a->src_fd < limit))
             continue;
         long fd = fl__dup_aside(p, a->src_fd);
-        if (fd < 0)
-            return (int)-fd;
+        if (fd < 0) {
+            char what[FL_ERROR_DETAIL_MAX];
+            snprintf(what, sizeof what, "child fd %d: a copy of parent fd %d out of the way",
+                     a->child_fd, a->src_fd);
+            return fl__fail(e, (int)-fd, FL_STEP_DUP, a->child_fd, "", what);
+        }
         a->staged_fd = (int)fd;
     }
     return 0;
@@ -314,9 +318,9 @@ int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
     posix_spawnattr_init(&at);
     pid_t pid = 0;
     const char *why = "posix_spawn file actions";
-    r = stage_sources(p);
+    r = stage_sources(p, e);
     if (r) {
-        fl__fail(e, r, FL_STEP_DUP, -1, "", "staging fds");
+        /* said */
     } else if ((r = add_file_actions(p, &fa, &why))) {
         fl__fail(e, r, FL_STEP_PREPARE, -1, fl__program(p->cmd), why);
     } else if ((r = set_attributes(p, &at))) {

@@ -253,6 +253,30 @@ TEST(a_map_for_fd_1_overrides_stdio)
     close(f);
 }
 
+/* The map replaces the entry: nothing of it is made, so nothing of it is
+ * checked either (here a closed fd, a file without a path). */
+TEST(a_stdio_entry_a_map_overrides_is_not_checked)
+{
+    char *d = t_tmpdir();
+    char *report = t_fmt("%s/report", d);
+    int f = t_file_at(20, true);
+    ASSERT(!t_fd_open(1000));
+    struct fl_cmd cmd = {
+        .argv = PROBE("--out", report, "fds"),
+        .stdio = { [0] = { .kind = FL_FD, .fd = 1000 }, [2] = { .kind = FL_FILE } },
+        .fds = (struct fl_fd_map[]){ { 0, 20 }, { 2, 20 } },
+        .nfds = 2,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+    char *out = t_read_file(report);
+    ASSERT_EQ(t_fd_entry(out, 0).ino, t_ino(f));
+    ASSERT_EQ(t_fd_entry(out, 2).ino, t_ino(f));
+    close(f);
+}
+
 /* ---- stdio kinds --------------------------------------------------------- */
 
 TEST(stdio_inherit_is_the_parents_fd)

@@ -355,3 +355,65 @@ TEST(fds_left_open_above_a_lowered_limit_are_closed_or_refused)
     close(high);
     ASSERT_FDS_EXACTLY(out, 0, 1, 2, 63);
 }
+
+/* The child drops the fds it was not asked to keep before it opens one:
+ * a fork() child as a clone child, whatever the parent holds. */
+TEST(a_file_opened_under_the_childs_fd_limit_fits_whatever_the_parent_holds)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_rlimit rl[] = { { RLIMIT_NOFILE, 4, RLIM_INFINITY } };
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved_nofile));
+    rl[0].hard = saved_nofile.rlim_max;
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .rlimits = rl, .nrlimits = 1,
+                          .stdio = { [1] = { .kind = FL_NULL } }, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    int held[3];
+    for (int i = 0; i < 3; i++)
+        ASSERT_SYS(held[i] = open("/dev/null", O_RDONLY | O_CLOEXEC));
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    for (int i = 0; i < 3; i++)
+        close(held[i]);
+    ASSERT_EXITED(t_wait(&p), 0);
+}
+
+/* The rlimit step comes before the fds in the child: a soft limit above
+ * the hard one is that step's EINVAL, not a map's fd beyond the soft one. */
+TEST(a_soft_limit_above_the_hard_one_fails_at_the_rlimit_step_before_any_map)
+{
+    struct fl_rlimit rl[] = { { RLIMIT_NOFILE, 10, 5 } };
+    struct fl_fd_map map[] = { { 12, 1 } };
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .rlimits = rl, .nrlimits = 1,
+                          .fds = map, .nfds = 1, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_error e = SPAWN_FAILS(&cmd, EINVAL, FL_STEP_RLIMIT);
+    ASSERT_EQ(e.index, 0);
+}
+
+/* With no fd left to move a source out of a later action's way, the error
+ * names the child fd being set, as FL_STEP_DUP's index does everywhere. */
+TEST(a_source_that_cannot_be_moved_aside_names_its_child_fd)
+{
+    NEEDS_CLOSE_OTHERS();
+    int a = t_file_at(highest_open_fd() + 1, true);
+    int b = t_file_at(a + 1, true);
+    struct fl_fd_map maps[] = { { a, b }, { b, a } };  /* a swap: staged */
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .fds = maps, .nfds = 2,
+                          .stdio = { [1] = { .kind = FL_PIPE } }, .backend = BACKEND };
+    lower_nofile(2);  /* room for the pipe, none for a staged copy */
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    restore_nofile();
+    close(a);
+    close(b);
+    if (r == 0) {
+        ASSERT_EXITED(t_wait(&p), 0);
+        return;
+    }
+    ASSERT_ERR(r, EMFILE);
+    if (e.step == FL_STEP_DUP)
+        ASSERT(e.index == a || e.index == b || e.index == 1);
+    else
+        ASSERT(BACKEND != FL_BACKEND_POSIX_SPAWN);
+}
