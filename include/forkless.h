@@ -182,7 +182,7 @@ struct fl_stdio {
  * applied as if at once: cycles (3<-4 with 4<-3), a parent fd used twice,
  * and a parent fd equal to its own child number (passed as itself, even
  * when FD_CLOEXEC in the parent) all work. A map for child fd 0, 1 or 2
- * overrides .stdio for that fd. */
+ * overrides .stdio for that fd, which is then neither made nor checked. */
 struct fl_fd_map {
     int child_fd;
     int parent_fd;
@@ -858,7 +858,12 @@ enum fl_step {
     FL_STEP_SETUID,
     FL_STEP_PDEATHSIG,
     FL_STEP_SIGNALS,
-    FL_STEP_EXEC,       /* .index: which PATH candidate gave .err */
+    /* .index: which PATH candidate gave .err. A search where none ran
+     * reports EACCES for the first file without permission; else the
+     * first file that was there (its #! interpreter or loader missing)
+     * with exec's error for it; else ENOENT, .index -1, "not found in
+     * PATH". */
+    FL_STEP_EXEC,
     /* posix_spawn() failed, and it does not say where; .index and .path:
      * the PATH candidate it was given, as for FL_STEP_EXEC. */
     FL_STEP_SPAWN,
@@ -1156,7 +1161,8 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * the caller may execute (access(X_OK)); a relative candidate is checked
  * against .cwd. In a PATH search a missing file, an unsearchable directory
  * and a name too long count as "not there"; a program named with '/'
- * gets stat's own error.
+ * gets stat's own error. A search that finds no file to run fails as
+ * fl_spawn()'s does (see FL_STEP_EXEC).
  *
  * A script is judged by its #! line as exec judges it, following an
  * interpreter that is itself a script as exec does, to the kernel's depth

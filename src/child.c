@@ -590,12 +590,6 @@ static CHILD bool exists(const char *path)
     return fl__sys4(SYS_newfstatat, AT_FDCWD, path, st, 0) == 0;
 }
 
-static CHILD bool means_not_here(long r)
-{
-    return r == -ENOENT || r == -ENOTDIR || r == -ESTALE || r == -ENODEV ||
-           r == -ETIMEDOUT;
-}
-
 /* Under a seccomp filter the search may make no call but exec (a filter
  * that allows a list of calls kills on the rest): which candidates are
  * there is looked up before it. Past the 64th, each counts as there, so
@@ -681,10 +675,13 @@ static CHILD bool has_filter_of(const struct fl__plan *p)
  * remembered and reported only if nothing else runs, anything else stops.
  * Unlike execvp(), an unsearchable PATH directory is not "permission
  * denied". */
+/* The search, as execvp() does it. Which candidates were there is asked
+ * only once all have failed: each would cost a search that succeeds a
+ * system call per directory before the one that holds the program. */
 static CHILD void exec_candidates(struct fl__plan *p)
 {
     int denied = -1;
-    long first_err = -ENOENT;
+    unsigned char not_here[64];  /* the errno of each candidate, up to 64 */
     for (size_t i = 0; i < p->ncands; i++) {
         long r = exec_once(p, p->cands[i], p->argv);
         if (r == -ENOEXEC && (p->flags & FL_SHELL_FALLBACK)) {
@@ -695,9 +692,9 @@ static CHILD void exec_candidates(struct fl__plan *p)
         if (r == -EACCES) {
             if (denied < 0)
                 denied = (int)i;
-        } else if (means_not_here(r)) {
-            if (i == 0)
-                first_err = r;
+        } else if (fl__not_here((int)-r)) {
+            if (i < sizeof not_here)
+                not_here[i] = (unsigned char)-r;
         } else {
             if (r == -E2BIG && !has_filter_of(p))
                 note_stack_limit(p);
@@ -705,8 +702,12 @@ static CHILD void exec_candidates(struct fl__plan *p)
             return;
         }
     }
-    bool found = p->ncands == 1 && p->searched && denied < 0 && candidate_there(p, 0);
-    struct fl__child_err end = fl__search_failed(p, denied, (int)-first_err, found);
+    int present = -1;
+    for (size_t i = 0; denied < 0 && present < 0 && i < p->ncands && i < sizeof not_here; i++)
+        if (!p->searched || candidate_there(p, i))
+            present = (int)i;
+    struct fl__child_err end =
+        fl__search_failed(denied, present, present >= 0 ? not_here[present] : ENOENT);
     fl__child_fail(p, FL_STEP_EXEC, end.index, -end.err);
 }
 

@@ -280,14 +280,17 @@ FL__HIDDEN const char *fl__program(const struct fl_cmd *cmd);
  * ARG_MAX); if so, detail says how far over. */
 FL__HIDDEN bool fl__args_too_big(struct fl__plan *p, const char *cand,
                                  char *detail, size_t size);
-/* 0 if cand is a regular file the caller may execute, else ENOENT (not
- * there: missing, or hidden in a PATH search), EACCES, ENOEXEC (a #! line
- * the kernel will not read, without FL_SHELL_FALLBACK) or another errno;
- * path receives the name, made relative to the command's cwd. */
 /* Why would chdir(cwd) fail, seen from the caller? 0 if it would not. */
 FL__HIDDEN int fl__cwd_error(const char *cwd);
+/* 0 if cand is a regular file the caller may execute, else what its exec
+ * would say: an error fl__not_here() accepts (the file, or in a PATH
+ * search a directory we may not search, or a #! interpreter or loader,
+ * missing), EACCES, ENOEXEC (a #! line the kernel will not read, without
+ * FL_SHELL_FALLBACK) or another errno. *there says whether the file
+ * itself is there; path receives the name, made relative to the command's
+ * cwd. */
 FL__HIDDEN int fl__candidate_status(struct fl__plan *p, const char *cand,
-                                    char *path, size_t size);
+                                    char *path, size_t size, bool *there);
 /* The kernel's buffer for a file's first bytes (BINPRM_BUF_SIZE). */
 #define FL__BINPRM_BUF_SIZE 256
 /* What exec makes of the file at path (exec_format.c): its #! line, or
@@ -358,20 +361,28 @@ FL__HIDDEN int fl__child_caps_after(struct fl__plan *p);
 FL__HIDDEN int fl__child_lock(struct fl__plan *p);
 FL__HIDDEN int fl__child_seccomp(struct fl__plan *p);
 FL__HIDDEN int fl__child_fail(struct fl__plan *p, enum fl_step step, int index, long r);
+/* The exec errors after which a search tries its next candidate, as
+ * execvp() does: the file is not there, or a #! interpreter or an ELF
+ * loader it names is not. */
+static inline bool fl__not_here(int err)
+{
+    return err == ENOENT || err == ENOTDIR || err == ESTALE || err == ENODEV || err == ETIMEDOUT;
+}
+
 /* How a search where no candidate ran ends, the same in the clone child,
  * fl_resolve() and the posix_spawn backend's pick: EACCES for the first
- * file found without permission; a program named with '/' keeps exec's
- * own error (first_err), and so does the one candidate of a one-entry
- * PATH when the file is there (found: a #! interpreter missing); else
- * "not found in PATH" (ENOENT, index -1), not a path in a directory that
- * may not even be searchable. Pure: the clone child calls it. */
-static inline struct fl__child_err fl__search_failed(const struct fl__plan *p, int denied,
-                                                     int first_err, bool found)
+ * file found without permission; else the first candidate that is there
+ * (present, or -1; a program named with '/' is its one candidate, there or
+ * not), with the error its exec gave (present_err): its #! interpreter or
+ * loader is missing; else "not found in PATH" (ENOENT, index -1), not a
+ * path in a directory that may not even be searchable. Pure: the clone
+ * child calls it. */
+static inline struct fl__child_err fl__search_failed(int denied, int present, int present_err)
 {
     if (denied >= 0)
         return (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied, 0 };
-    if (p->ncands == 1 && (!p->searched || found))
-        return (struct fl__child_err){ first_err, FL_STEP_EXEC, 0, 0 };
+    if (present >= 0)
+        return (struct fl__child_err){ present_err, FL_STEP_EXEC, present, 0 };
     return (struct fl__child_err){ ENOENT, FL_STEP_EXEC, -1, 0 };
 }
 

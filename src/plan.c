@@ -483,15 +483,16 @@ static int caller_name(const struct fl__plan *p, const char *cand, char *buf, si
 }
 
 /* fl__candidate_status() of name in dir. */
-static int status_at(struct fl__plan *p, int dir, const char *name, const char *cand)
+static int status_at(struct fl__plan *p, int dir, const char *name, const char *cand,
+                     bool *there)
 {
     struct stat st;
-    if (fstatat(dir, name, &st, 0) < 0) {
+    *there = fstatat(dir, name, &st, 0) == 0;
+    if (!*there) {
         int err = errno;
-        if (p->searched && (err == EACCES || err == ENAMETOOLONG || err == ENOTDIR ||
-                            err == ESTALE || err == ENODEV || err == ETIMEDOUT))
-            return ENOENT;
-        return err;
+        /* A search's exec gets EACCES from a directory we may not search,
+         * where nothing is found (the child's as_search_result()). */
+        return p->searched && (err == EACCES || err == ENAMETOOLONG) ? ENOENT : err;
     }
     if (!S_ISREG(st.st_mode) || faccessat(dir, name, X_OK, AT_EACCESS) < 0)
         return EACCES;
@@ -502,13 +503,11 @@ static int status_at(struct fl__plan *p, int dir, const char *name, const char *
         return E2BIG;
     /* exec would say ENOENT, ENOTDIR or EACCES for a script whose
      * interpreter it cannot run, or a program whose loader it cannot,
-     * and a search goes on past it (as the
-     * child's does: "not here" is ENOENT to the callers); ELOOP, or
+     * and a search goes on past it (as the child's does); ELOOP, or
      * ENOEXEC for a #! line the kernel will not read, and a search stops
      * there, where FL_SHELL_FALLBACK runs the file with /bin/sh. */
     int r = interpreter_status(dir, name);
-    if (p->searched && (r == ENOTDIR || r == ENAMETOOLONG || r == ESTALE || r == ENODEV ||
-                        r == ETIMEDOUT))
+    if (p->searched && r == ENAMETOOLONG)
         return ENOENT;
     return r == ENOEXEC && (p->flags & FL_SHELL_FALLBACK) ? 0 : r;
 }
@@ -520,8 +519,10 @@ static int status_at(struct fl__plan *p, int dir, const char *name, const char *
  * all mean "not here" (ENOENT); a program named with '/' keeps stat's own
  * error, as exec would report it. path gets the caller's name for it,
  * cut short where it does not fit. */
-int fl__candidate_status(struct fl__plan *p, const char *cand, char *path, size_t size)
+int fl__candidate_status(struct fl__plan *p, const char *cand, char *path, size_t size,
+                         bool *there)
 {
+    *there = false;
     int n = caller_name(p, cand, path, size);
     /* The child looks a relative candidate up after its chdir, and a
      * relative #! interpreter or ELF loader of any candidate: here from an
@@ -531,7 +532,8 @@ int fl__candidate_status(struct fl__plan *p, const char *cand, char *path, size_
     int dir = p->cmd->cwd ? open(p->cmd->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
     if (dir < 0 && (n < 0 || (size_t)n >= size))
         return p->searched ? ENOENT : ENAMETOOLONG;
-    int r = dir >= 0 ? status_at(p, dir, cand, cand) : status_at(p, AT_FDCWD, path, cand);
+    int r = dir >= 0 ? status_at(p, dir, cand, cand, there)
+                     : status_at(p, AT_FDCWD, path, cand, there);
     if (dir >= 0)
         close(dir);
     return r;
@@ -570,13 +572,19 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
     if (!r && path) {
         /* The clone child's search, and its report: the first file that
          * runs or fails otherwise than "not here" ends it. */
-        int denied = -1, at = -1, s = ENOENT;
+        int denied = -1, at = -1, s = ENOENT, present = -1, present_err = ENOENT;
         for (size_t i = 0; i < p.ncands && at < 0; i++) {
-            s = fl__candidate_status(&p, p.cands[i], path, PATH_MAX);
-            if (s == EACCES && denied < 0)
-                denied = (int)i;
-            else if (s != ENOENT && s != EACCES)
+            bool there;
+            s = fl__candidate_status(&p, p.cands[i], path, PATH_MAX, &there);
+            if (s == EACCES) {
+                if (denied < 0)
+                    denied = (int)i;
+            } else if (!fl__not_here(s)) {
                 at = (int)i;
+            } else if (present < 0 && (there || !p.searched)) {
+                present = (int)i;
+                present_err = s;
+            }
         }
         if (at >= 0 && s == 0) {
             int n = caller_name(&p, p.cands[at], buf, size);
@@ -584,10 +592,8 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
                 r = fl__fail(e, ERANGE, FL_STEP_EXEC, -1, fl__program(cmd), "buffer too small");
         } else {
             /* The record fl_spawn() fills from the child's report. */
-            struct stat st;   /* path: the one candidate, as its status read it */
-            bool found = p.ncands == 1 && stat(path, &st) == 0;
             p.cerr = at >= 0 ? (struct fl__child_err){ s, FL_STEP_EXEC, at, 0 }
-                             : fl__search_failed(&p, denied, s, found);
+                             : fl__search_failed(denied, present, present_err);
             r = fl__fail_child(&p, e);
         }
     }

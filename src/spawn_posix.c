@@ -253,27 +253,30 @@ static int pick_candidate(struct fl__plan *p, size_t *pick)
         p->cerr = (struct fl__child_err){ ENOMEM, FL_STEP_PREPARE, -1, 0 };
         return ENOMEM;
     }
-    int denied = -1, r = 0;
+    int denied = -1, r = 0, present = -1, present_err = ENOENT;
     for (size_t i = 0; i < p->ncands; i++) {
-        r = fl__candidate_status(p, p->cands[i], path, PATH_MAX);
+        bool there;
+        r = fl__candidate_status(p, p->cands[i], path, PATH_MAX, &there);
         if (r == 0) {
             *pick = i;
             break;
         }
-        if (r == EACCES && denied < 0)
-            denied = (int)i;
-        else if (r != ENOENT && r != EACCES) {
+        if (r == EACCES) {
+            if (denied < 0)
+                denied = (int)i;
+        } else if (!fl__not_here(r)) {
             p->cerr = (struct fl__child_err){ r, FL_STEP_EXEC, (int)i, 0 };
             break;
+        } else if (present < 0 && there) {
+            present = (int)i;
+            present_err = r;
         }
     }
-    struct stat st;   /* path: the one candidate, as its status read it */
-    bool found = p->ncands == 1 && stat(path, &st) == 0;
     free(path);
     if (r == 0 || p->cerr.err)
         return r;
     /* As the clone child ends its search (exec_candidates()). */
-    p->cerr = fl__search_failed(p, denied, r, found);
+    p->cerr = fl__search_failed(denied, present, present_err);
     return p->cerr.err;
 }
 

@@ -679,6 +679,37 @@ TEST(fl_resolve_reports_a_missing_interpreter_as_fl_spawn_does)
     resolve_reports_as_spawn(&cmd, ENOENT);
 }
 
+/* Every candidate failed, but the first was there: the search names it
+ * and its missing interpreter, not "not found in PATH", however many
+ * directories PATH has. The errno stays ENOENT, as execvp() says it. */
+TEST(a_failed_search_of_several_directories_names_the_file_it_found)
+{
+    char *a = t_tmpdir(), *b = t_tmpdir();
+    char *prog = t_write_file(b, "prog", "#!/nonexistent/interpreter\n", 0755);
+    const char *env_set[] = { t_fmt("PATH=%s:%s:%s", a, b, t_tmpdir()), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("prog"), .env_set = env_set, .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_EQ(e.index, 1);
+    ASSERT_STR_EQ(e.path, prog);
+    ASSERT_STR_CONTAINS(e.detail, "/nonexistent/interpreter");
+    resolve_reports_as_spawn(&cmd, ENOENT);
+}
+
+/* An interpreter named under a file: exec says ENOTDIR, and so does a
+ * one-entry search, fl_resolve() and every backend, as execvp(). */
+TEST(a_one_entry_search_keeps_exec_s_enotdir_for_an_interpreter_under_a_file)
+{
+    char *d = t_tmpdir();
+    char *file = t_write_file(d, "plain", "", 0644);
+    char *prog = t_write_file(d, "prog", t_fmt("#!%s/interpreter\n", file), 0755);
+    const char *env_set[] = { t_fmt("PATH=%s", d), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("prog"), .env_set = env_set, .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOTDIR, FL_STEP_EXEC);
+    ASSERT_EQ(e.index, 0);
+    ASSERT_STR_EQ(e.path, prog);
+    resolve_reports_as_spawn(&cmd, ENOTDIR);
+}
+
 TEST(fl_resolve_reports_a_failed_search_as_fl_spawn_does)
 {
     char *a = t_tmpdir(), *b = t_tmpdir();
