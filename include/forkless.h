@@ -201,7 +201,10 @@ enum fl_flags {
      * The default closes all but 0-2 and the mapped fds, with close_range()
      * or, where that is denied, a walk of /proc/self/fd (opened before a
      * .chroot, whose root need not have /proc; without /proc at all:
-     * ENOENT at step close_fds, .index 1, .path "/proc/self/fd"). */
+     * ENOENT at step close_fds, .index 1, .path "/proc/self/fd"). So a
+     * program named through a caller's fd (/dev/fd/N, a shell's <(...))
+     * needs a map of N to itself: without one, exec says ENOENT, and the
+     * detail says why. */
     FL_KEEP_FDS       = 1u << 0,
     /* Keep the signal dispositions that exec keeps (SIG_IGN) and the
      * calling thread's signal mask. The default resets every disposition to

@@ -176,6 +176,15 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
     char interp[FL__BINPRM_BUF_SIZE];
     if (err == EACCES && explain_eacces(p, path, detail, size))
         return;
+    /* A program named through a caller's fd (/dev/fd/N, a shell's <(...)):
+     * the clean child closed that fd before its exec. */
+    int fd = fl__fd_the_path_names(path);
+    if (err == ENOENT && fd >= 0 && !(p->flags & FL_KEEP_FDS) && !fl__is_target(p, fd) &&
+        fl__caller_fd_open(fd)) {
+        snprintf(detail, size, "fd %d is closed in the child before its exec; an fd map of %d "
+                 "to itself keeps it", fd, fd);
+        return;
+    }
     /* A file without execute permission is EACCES whatever its #! line. */
     bool runnable;
     int k = shebang_from_cwd(p, path, interp, &runnable);

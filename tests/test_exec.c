@@ -61,6 +61,25 @@ TEST(eacces_of_a_name_of_the_childs_own_is_not_explained_from_the_callers)
     ASSERT_STR_EQ(e.detail, "");
 }
 
+/* A program named through one of the caller's fds: the clean child has
+ * closed that fd by its exec, and the error says so and how to keep it. */
+TEST(a_program_named_through_a_callers_fd_says_the_child_closed_it)
+{
+    NEEDS_CLOSE_OTHERS();
+    int fd = open("/bin/true", O_RDONLY);  /* no FD_CLOEXEC: only closing removes it */
+    ASSERT_SYS(fd);
+    struct fl_cmd cmd = { .argv = ARGV(t_fmt("/proc/self/fd/%d", fd)), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_STR_CONTAINS(e.detail, t_fmt("fd %d is closed in the child", fd));
+    struct fl_fd_map keep[] = { { fd, fd } };
+    cmd.fds = keep;
+    cmd.nfds = 1;
+    int st;
+    t_run(&cmd, &st);
+    close(fd);
+    ASSERT_EXITED(st, 0);
+}
+
 TEST(directory_as_program_is_eacces)
 {
     char *d = t_tmpdir();
