@@ -190,6 +190,16 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
     int k = shebang_from_cwd(p, path, interp, &runnable);
     if (k < 0)
         return;
+    /* The file may run, and its #! interpreter or loader not. */
+    char why[64];  /* explain_eacces()'s few words */
+    if (err == EACCES && (k == FL__SHEBANG_INTERP || k == FL__SHEBANG_LOADER) &&
+        explain_eacces(p, interp, why, sizeof why)) {
+        const char *what = k == FL__SHEBANG_LOADER ? "dynamic loader" : "interpreter";
+        int room = (int)size - (int)strlen(what) - (int)strlen(why) - 6;
+        /* A long name loses its end, not the reason. */
+        snprintf(detail, size, "%s \"%.*s\": %s", what, room > 0 ? room : 0, interp, why);
+        return;
+    }
     /* The missing interpreter may be a script's interpreter's, which exec
      * follows, to its depth, or the loader of a program that is one: so
      * are they here, and one that is there is not called missing. */

@@ -202,6 +202,21 @@ TEST(script_with_shebang_runs)
     ASSERT_STR_EQ(out, "hi there\n");
 }
 
+/* exec says EACCES for a script it may run whose interpreter it may not:
+ * the detail names the interpreter and why, not the script's mode. */
+TEST(an_interpreter_that_may_not_run_is_named_in_the_eacces)
+{
+    char *d = t_tmpdir();
+    char *plain = t_write_file(d, "plain", "", 0644);
+    char *f = t_write_file(d, "s.sh", t_fmt("#!%s\n", plain), 0755);
+    struct fl_cmd cmd = { .argv = ARGV(f), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.detail, t_fmt("interpreter \"%s\": no execute permission: mode 0644", plain));
+    t_write_file(d, "s.sh", t_fmt("#!%s\n", d), 0755);
+    e = SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.detail, t_fmt("interpreter \"%s\": a directory", d));
+}
+
 TEST(missing_interpreter_is_enoent_naming_the_interpreter)
 {
     char *d = t_tmpdir();
