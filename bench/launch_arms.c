@@ -63,9 +63,13 @@ static int reap_ok(struct fl_proc *p)
 {
     int st = -1, r = fl_wait(p, -1, &st);
     fl_close(p);
-    if (r || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "forkless bench launch: wait: %s, status 0x%x\n",
-                r ? strerror(r) : "ok", st);
+    char err[96];
+    if (r) {
+        fprintf(stderr, "forkless bench launch: fl_wait: %s\n", strerror(r));
+        return 1;
+    }
+    if (fl_arm_check_status(st, err, sizeof err) != 0) {
+        fprintf(stderr, "forkless bench launch: %s\n", err);
         return 1;
     }
     return 0;
@@ -84,8 +88,9 @@ static int posix_once(const char *path, char **argv, uint64_t *in_call)
     }
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "forkless bench launch: posix_spawn: status 0x%x\n", st);
+    char err[96];
+    if (fl_arm_check_status(st, err, sizeof err) != 0) {
+        fprintf(stderr, "forkless bench launch: posix_spawn: %s\n", err);
         return 1;
     }
     return 0;

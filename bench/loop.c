@@ -87,13 +87,7 @@ static int loop_posix_spawnp(char *const *argv, char *err, size_t errsz)
 static int loop_forkless(char *const *argv, char *err, size_t errsz)
 {
     struct fl_cmd cmd = { .argv = argv };
-    int st = fl_arm_spawn_wait(&cmd, err, errsz);
-    if (st < 0)
-        return -1;
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-        return 0;
-    snprintf(err, errsz, "child wait status 0x%x", st);
-    return -1;
+    return fl_arm_spawn_ok(&cmd, err, errsz);
 }
 
 static const struct {

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arms.h"
 #include "forkless.h"
 #include "helpers.h"
 #include "machine.h"
@@ -276,16 +277,10 @@ static void ring_reset(struct fl_ring_hdr *h)
 
 static int check_status(const char *arm, int st)
 {
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+    char err[96];
+    if (fl_arm_check_status(st, err, sizeof err) == 0)
         return 0;
-    if (WIFEXITED(st))
-        fprintf(stderr, "forkless bench worker: %s: worker exited with status %d%s\n",
-                arm, WEXITSTATUS(st), WEXITSTATUS(st) == 127 ? " (exec failed)" : "");
-    else if (WIFSIGNALED(st))
-        fprintf(stderr, "forkless bench worker: %s: worker killed by signal %d\n",
-                arm, WTERMSIG(st));
-    else
-        fprintf(stderr, "forkless bench worker: %s: wait status 0x%x\n", arm, st);
+    fprintf(stderr, "forkless bench worker: %s: %s\n", arm, err);
     return -1;
 }
 
