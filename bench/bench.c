@@ -189,6 +189,14 @@ static int bench_all(int argc, char **argv)
             return fl_usage_error("all", "--suites \"%s\": names \"%s\" twice", only,
                                   fl_suites[k].name);
     }
+    /* A CPU this process may not use is said once, before any suite runs. */
+    if (cpu >= 0) {
+        struct fl_cpu_pin pin;
+        char err[256];
+        if (fl_cpu_pin(cpu, &pin, err, sizeof err) != 0)
+            return fl_usage_error("all", "--cpu: %s", err);
+        fl_cpu_unpin(&pin);
+    }
     if (out && mkdir(out, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "forkless bench all: mkdir %s: %s\n", out, strerror(errno));
         return 1;

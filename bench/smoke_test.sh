@@ -341,7 +341,7 @@ if command -v python3 >/dev/null 2>&1 && [ -s "$out/bench_smoke_all/heap.json" ]
         { echo "FAIL: bench all: heap.json is not valid JSON"; fail=1; }
 fi
 for bad in "heap --reserve 1x" "heap --heap 65537" "heap --csv" "all --frob" \
-           "all --suites nosuchsuite" "all --suites heap,"; do
+           "all --suites nosuchsuite" "all --suites heap," "all --suites heap,heap"; do
     # shellcheck disable=SC2086
     "$fl" bench $bad >/dev/null 2>&1
     rc=$?
@@ -350,6 +350,14 @@ for bad in "heap --reserve 1x" "heap --heap 65537" "heap --csv" "all --frob" \
         fail=1
     fi
 done
+# bench all refuses a CPU it may not use once, before any suite runs.
+"$fl" bench all --cpu 99999 --suites heap,loop >"$out/bench_all_cpu.txt" 2>&1
+rc=$?
+if [ $rc -ne 2 ] || grep -q '^== forkless bench' "$out/bench_all_cpu.txt"; then
+    echo "FAIL: bench all --cpu 99999: exit $rc, expected 2 before any suite"
+    cat "$out/bench_all_cpu.txt"
+    fail=1
+fi
 # A heap the machine cannot hold is refused (tried only where 64 GiB do not
 # fit, so that it never really maps one).
 if [ "$room" -lt 66048 ]; then
