@@ -55,11 +55,29 @@ static const char *limit_text(rlim_t v, char *buf, size_t size)
     return buf;
 }
 
+/* The kernel's ceiling on RLIMIT_NOFILE, for everyone: fs.nr_open. */
+static unsigned long long nr_open(void)
+{
+    unsigned long long n = 0;
+    FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+    if (f) {
+        if (fscanf(f, "%llu", &n) != 1)
+            n = 0;
+        fclose(f);
+    }
+    return n;
+}
+
 void rlimit_hint(const struct fl_rlimit *rl, int err, char *buf, size_t size)
 {
     char soft[24], hard[24];
+    unsigned long long ceiling;
     buf[0] = '\0';
-    if (err == EPERM)
+    if (err == EPERM && rl->resource == RLIMIT_NOFILE && (ceiling = nr_open()) &&
+        (rl->hard > ceiling || rl->soft > ceiling))
+        snprintf(buf, size, ": no RLIMIT_NOFILE may exceed fs.nr_open (%llu), even with "
+                 "privilege", ceiling);
+    else if (err == EPERM)
         snprintf(buf, size, ": raising a hard limit needs privilege, CAP_SYS_RESOURCE");
     else if (err == EINVAL && rl->soft > rl->hard)  /* RLIM_INFINITY is the largest */
         snprintf(buf, size, ": the soft limit %s cannot exceed the hard limit %s",

@@ -999,11 +999,25 @@ case_user_unprivileged_needs_privilege() {
     expect_err_has "needs privilege, CAP_SETGID"
 }
 
+# Past fs.nr_open no fd limit may go, privileged or not: the hint says so,
+# not that privilege is missing.
+case_rlimit_nofile_past_nr_open_names_the_ceiling() {
+    local ceiling
+    ceiling=$(cat /proc/sys/fs/nr_open 2>/dev/null) || skip "no /proc/sys/fs/nr_open"
+    run_fl run --rlimit "NOFILE=$((ceiling + 1))" -- true
+    expect_status 125
+    expect_err_has "no RLIMIT_NOFILE may exceed fs.nr_open ($ceiling)"
+    run_fl run --rlimit NOFILE=unlimited -- true
+    expect_status 125
+    expect_err_has "fs.nr_open ($ceiling)"
+}
+
 case_rlimit_unprivileged_needs_privilege() {
     nobody_forkless
-    run_nobody run --rlimit NOFILE=unlimited -- true
+    # Under a hard limit of 64 (ours to lower), raising it to 128.
+    run_nobody run --rlimit NOFILE=64:64 -- "$NOBODY_FL" run --rlimit NOFILE=128 -- true
     expect_status 125
-    expect_err_has "--rlimit NOFILE=unlimited: raising a hard limit needs privilege"
+    expect_err_has "--rlimit NOFILE=128: raising a hard limit needs privilege"
     run_nobody run --rlimit NOFILE=64: -- sh -c 'ulimit -Sn'
     expect_status 0
     expect_out 64
