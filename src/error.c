@@ -200,6 +200,26 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
         snprintf(detail, size, "%s \"%.*s\": %s", what, room > 0 ? room : 0, interp, why);
         return;
     }
+    /* ELOOP of a script: a symlink loop, or scripts, each the interpreter
+     * of the one before, nested deeper than exec follows. */
+    if (err == ELOOP && k == FL__SHEBANG_INTERP) {
+        int scripts = 1;
+        while (scripts <= FL__SCRIPT_DEPTH_MAX) {
+            char *full, next[FL__BINPRM_BUF_SIZE];
+            if (callers_name(p, interp, &full) < 0)
+                return;
+            enum fl__shebang kk = fl__shebang(full ? full : interp, next);
+            free(full);
+            if (kk != FL__SHEBANG_INTERP)
+                break;
+            scripts++;
+            memcpy(interp, next, sizeof next);
+        }
+        if (scripts > FL__SCRIPT_DEPTH_MAX)
+            snprintf(detail, size, "more than %d scripts, each the interpreter of the one "
+                     "before: exec follows no deeper", FL__SCRIPT_DEPTH_MAX);
+        return;
+    }
     /* The missing interpreter may be a script's interpreter's, which exec
      * follows, to its depth, or the loader of a program that is one: so
      * are they here, and one that is there is not called missing. */
