@@ -529,6 +529,17 @@ if [ $rc -eq 0 ] || [ "$(cat "$out/bench_cut.json")" != '{"kept": true}' ] ||
     cat "$out/bench_cut.txt"
     fail=1
 fi
+# So does a run that fails before its first row (a --reserve that an
+# address-space limit refuses).
+printf '{"kept": true}\n' >"$out/bench_cut.json"
+(ulimit -v 4000000 && "$fl" bench heap --quick --heap 0 --reserve 100 \
+    --json "$out/bench_cut.json" --csv "$out/bench_cut.csv") >/dev/null 2>&1
+rc=$?
+if [ $rc -eq 0 ] || [ "$(cat "$out/bench_cut.json")" != '{"kept": true}' ] ||
+        [ "$(cat "$out/bench_cut.csv")" != kept ]; then
+    echo "FAIL: bench heap failing before a row: exit $rc, --json now $(cat "$out/bench_cut.json")"
+    fail=1
+fi
 # A --target given through a symlink keeps its name: a program that reads
 # its argv[0] (one binary for many commands) must see it.
 printf '#!/bin/sh\ncase ${0##*/} in true) exit 0 ;; *) exit 1 ;; esac\n' >"$out/bench_multicall"

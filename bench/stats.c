@@ -357,7 +357,8 @@ void fl_json_int(struct fl_json *j, const char *k, long long val)
     fprintf(j->f, "%lld", val);
 }
 
-int fl_json_close(struct fl_json *j)
+/* fl_json_close(), or with keep the file as it was. */
+static int fl_json_close_keeping(struct fl_json *j, int keep)
 {
     if (!j->f)
         return 0;
@@ -366,8 +367,12 @@ int fl_json_close(struct fl_json *j)
         fputs(j->first_row ? "]" : "\n  ]", j->f);
     fputs("\n}\n", j->f);
     j->f = NULL;
-    int err = fl_held_close(&j->out, 0);
-    return err;
+    return fl_held_close(&j->out, keep);
+}
+
+int fl_json_close(struct fl_json *j)
+{
+    return fl_json_close_keeping(j, 0);
 }
 
 /* ---- Rows: JSON and CSV ---------------------------------------------------- */
@@ -569,11 +574,11 @@ int fl_rows_close(struct fl_rows *w)
         fl_rows_end(w);
     clear_cur(w);
     int err = w->err;
-    int e = fl_json_close(&w->json);
+    int e = fl_json_close_keeping(&w->json, w->nrows == 0);
     if (e && !err)
         err = e;
     w->csv = NULL;
-    if ((e = fl_held_close(&w->csv_out, 0)) != 0 && !err)
+    if ((e = fl_held_close(&w->csv_out, w->nrows == 0)) != 0 && !err)
         err = e;
     for (size_t k = 0; k < w->ncols; k++)
         free(w->cols[k]);

@@ -84,7 +84,7 @@ int fl_interleave_take(size_t i, size_t rounds, size_t want);
 void fl_interleave_order(size_t *order, size_t narms, uint64_t *seed);
 
 /* An output file written whole when the run ends: a run that is
- * interrupted, or fails, leaves the file as it was. The file is opened at
+ * interrupted leaves the file as it was. The file is opened at
  * once (created where missing, not emptied), so a path that cannot be
  * written is said before the run; the text gathers in memory (f). */
 struct fl_held {
@@ -222,7 +222,8 @@ void fl_rows_int(struct fl_rows *w, const char *key, long long val);
 void fl_rows_num(struct fl_rows *w, const char *key, double val);
 /* Writes the row to both files. */
 void fl_rows_end(struct fl_rows *w);
-/* Ends the files, writes them and closes them. Returns 0 or the first
+/* Ends the files, writes them and closes them; a run that ends before its
+ * first row (it failed) leaves them as they were. Returns 0 or the first
  * error (an errno value); safe on a writer that never opened anything. */
 int fl_rows_close(struct fl_rows *w);
 
