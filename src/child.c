@@ -681,7 +681,6 @@ static CHILD bool has_filter_of(const struct fl__plan *p)
 static CHILD void exec_candidates(struct fl__plan *p)
 {
     int denied = -1;
-    unsigned char not_here[64];  /* the errno of each candidate, up to 64 */
     for (size_t i = 0; i < p->ncands; i++) {
         long r = exec_once(p, p->cands[i], p->argv);
         if (r == -ENOEXEC && (p->flags & FL_SHELL_FALLBACK)) {
@@ -693,8 +692,7 @@ static CHILD void exec_candidates(struct fl__plan *p)
             if (denied < 0)
                 denied = (int)i;
         } else if (fl__not_here((int)-r)) {
-            if (i < sizeof not_here)
-                not_here[i] = (unsigned char)-r;
+            p->cand_err[i] = (unsigned char)-r;
         } else {
             if (r == -E2BIG && !has_filter_of(p))
                 note_stack_limit(p);
@@ -702,12 +700,14 @@ static CHILD void exec_candidates(struct fl__plan *p)
             return;
         }
     }
+    /* Under a filter, past the 64th noted, whether one is there is not
+     * known: none of those is named. */
     int present = -1;
-    for (size_t i = 0; denied < 0 && present < 0 && i < p->ncands && i < sizeof not_here; i++)
-        if (!p->searched || candidate_there(p, i))
+    for (size_t i = 0; denied < 0 && present < 0 && i < p->ncands; i++)
+        if (!p->searched || (!(p->presence_noted && i >= 64) && candidate_there(p, i)))
             present = (int)i;
     struct fl__child_err end =
-        fl__search_failed(denied, present, present >= 0 ? not_here[present] : ENOENT);
+        fl__search_failed(denied, present, present >= 0 ? p->cand_err[present] : ENOENT);
     fl__child_fail(p, FL_STEP_EXEC, end.index, -end.err);
 }
 

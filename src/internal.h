@@ -143,6 +143,11 @@ struct fl__plan {
     bool sizes_measured;    /* arg_bytes to long_index are set (measure_sizes()) */
     const char *cand_inline[1];
     char *cand_block;       /* owned: the candidates' array and strings */
+    /* Written by the clone child as its search goes: the errno each
+     * candidate's exec gave, where it means "not here" (in cand_block, or
+     * cand_err_inline for a program named with '/'). */
+    unsigned char *cand_err;
+    unsigned char cand_err_inline[1];
     char **sh_argv;         /* FL_SHELL_FALLBACK: {"/bin/sh", cand, argv[1..]} */
     size_t arg_bytes;       /* what exec counts of argv and envp: strings, pointers */
     size_t arg_limit;       /* the most exec takes, with the file name too */

@@ -31,6 +31,7 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
     if (strchr(prog, '/')) {
         p->cand_inline[0] = prog;
         p->cands = p->cand_inline;
+        p->cand_err = p->cand_err_inline;
         p->ncands = 1;
         return 0;
     }
@@ -53,7 +54,7 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
     size_t nseg = 1, bytes = 0;
     for (const char *s = path; *s; s++)
         nseg += *s == ':';
-    bytes = nseg * sizeof(char *) + strlen(path) + nseg * (plen + 4);
+    bytes = nseg * sizeof(char *) + strlen(path) + nseg * (plen + 4) + nseg;
     p->cand_block = malloc(bytes);
     if (!p->cand_block)
         return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, prog, "PATH candidates");
@@ -85,6 +86,7 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
         return fl__fail(e, ENOENT, FL_STEP_EXEC, -1, prog,
                         "PATH has no usable entry to search");
     p->cands = list;
+    p->cand_err = (unsigned char *)p->cand_block + bytes - nseg;
     p->ncands = n;
     p->searched = true;
     return 0;

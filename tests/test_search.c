@@ -696,6 +696,24 @@ TEST(a_failed_search_of_several_directories_names_the_file_it_found)
     resolve_reports_as_spawn(&cmd, ENOENT);
 }
 
+/* The same far down a long PATH: the clone child notes each candidate's
+ * error however many there are. */
+TEST(a_failed_search_names_the_file_it_found_past_the_64th_directory)
+{
+    char *empty = t_tmpdir(), *b = t_tmpdir();
+    char *prog = t_write_file(b, "prog", "#!/nonexistent/interpreter\n", 0755);
+    char *path = t_fmt("PATH=%s", empty);
+    for (int i = 1; i < 70; i++)
+        path = t_fmt("%s:%s/%d", path, empty, i);
+    const char *env_set[] = { t_fmt("%s:%s", path, b), NULL };
+    struct fl_cmd cmd = { .argv = ARGV("prog"), .env_set = env_set, .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_EQ(e.index, 70);
+    ASSERT_STR_EQ(e.path, prog);
+    ASSERT_STR_CONTAINS(e.detail, "/nonexistent/interpreter");
+    resolve_reports_as_spawn(&cmd, ENOENT);
+}
+
 /* An interpreter named under a file: exec says ENOTDIR, and so does a
  * one-entry search, fl_resolve() and every backend, as execvp(). */
 TEST(a_one_entry_search_keeps_exec_s_enotdir_for_an_interpreter_under_a_file)
