@@ -518,7 +518,8 @@ struct fl_cmd {
      * the credential change, which would clear it, and checked against a
      * parent that already died, or a spawning thread (other than the main
      * one) that ended during a launch's setup: the child then gets the
-     * signal before exec. */
+     * signal before exec, once its signals are as its program would have
+     * them (one the caller ignores is reset first, unless kept). */
     int pdeathsig;
 
     /* A cgroup directory (cgroup v2, or a v1 hierarchy) the child joins

@@ -297,7 +297,9 @@ static CHILD int set_credentials(struct fl__plan *p)
  * signal is for the spawning thread's end, which getppid() cannot see
  * (it names the process): a launch's thread may end during the setup, and
  * tgkill(0) says so, for any thread but the main one, which stays a
- * zombie while the process lives. */
+ * zombie while the process lives. The signal is sent once the child's
+ * signals are as its program will have them (send_pdeathsig_if_gone()):
+ * one the caller ignores, which the child resets, would be lost before. */
 static CHILD int set_pdeathsig(struct fl__plan *p)
 {
     int sig = p->cmd->pdeathsig;
@@ -311,9 +313,14 @@ static CHILD int set_pdeathsig(struct fl__plan *p)
     if (!own_pid_ns && p->parent_tid != p->parent_pid &&
         fl__sys3(SYS_tgkill, p->parent_pid, p->parent_tid, 0) == -ESRCH)
         gone = true;
-    if (gone)
-        fl__sys2(SYS_kill, fl__sys0(SYS_getpid), sig);
+    p->parent_gone = gone;
     return 0;
+}
+
+static CHILD void send_pdeathsig_if_gone(const struct fl__plan *p)
+{
+    if (p->cmd->pdeathsig && p->parent_gone)
+        fl__sys2(SYS_kill, fl__sys0(SYS_getpid), p->cmd->pdeathsig);
 }
 
 /* The kernel's struct sigaction for rt_sigaction(2). */
@@ -816,6 +823,7 @@ CHILD void fl__child_run(struct fl__plan *p)
     if (fl__child_caps_before(p) < 0 || set_credentials(p) < 0 || fl__child_caps_after(p) < 0 ||
         set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 || reset_other_signals(p, low_signals) < 0)
         return;
+    send_pdeathsig_if_gone(p);
     if (has_filter_of(p) && p->exec_word)  /* a spawn's caller waits: its limit is the child's */
         note_stack_limit(p);
     if (has_filter_of(p))

@@ -2071,24 +2071,28 @@ TEST(a_signal_the_caller_ignores_sent_at_once_ends_a_launch)
 }
 
 static char *pdeath_fifo;
+static int pdeath_sig;
 static struct fl_proc pdeath_proc;
 static pid_t pdeath_thread;
 
 static void *launch_and_end(void *arg)
 {
     (void)arg;
-    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .pdeathsig = SIGTERM,
+    struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .pdeathsig = pdeath_sig,
                           .stdio = { [0] = { .kind = FL_FILE, .path = pdeath_fifo } } };
     pdeath_thread = (pid_t)syscall(SYS_gettid);
     launch(&cmd, &pdeath_proc);
     return NULL;
 }
 
-TEST(a_pdeathsig_the_caller_ignores_ends_a_launch_whose_thread_ended_in_its_setup)
+/* Launches with .pdeathsig sig, which the caller ignores, from a thread
+ * that ends while the child is held in its open() of a FIFO; then lets
+ * the child go on: its pdeathsig step finds the thread gone. Returns the
+ * FIFO's fd, to close once the child is done with. */
+static int launch_from_a_thread_that_ends(int sig)
 {
-    if (!launches())
-        SKIP("only the clone backend returns before the exec");
-    ignore(SIGTERM);
+    ignore(sig);
+    pdeath_sig = sig;
     pdeath_fifo = make_fifo();
     pthread_t t;
     ASSERT_OK(pthread_create(&t, NULL, launch_and_end, NULL));
@@ -2097,12 +2101,36 @@ TEST(a_pdeathsig_the_caller_ignores_ends_a_launch_whose_thread_ended_in_its_setu
      * child looks for it with tgkill(), which must fail first. */
     while (syscall(SYS_tgkill, getpid(), pdeath_thread, 0) == 0)
         usleep(1000);
-    /* Held in its open() until now; its pdeathsig step then finds the
-     * thread gone and sends itself SIGTERM, which must end it. */
     int fd;
     ASSERT_SYS(fd = open(pdeath_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC));
+    return fd;
+}
+
+TEST(a_pdeathsig_the_caller_ignores_ends_a_launch_whose_thread_ended_in_its_setup)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    int fd = launch_from_a_thread_that_ends(SIGTERM);
     ASSERT_SIGNALED(status_of_signalled(&pdeath_proc, NULL), SIGTERM);
     close(fd);
+}
+
+/* Not a signal that ends a process, which the child resets first thing:
+ * a stop, reset with the others at the end of the setup. Sent before
+ * that, while still ignored, it was lost, and the program ran. */
+TEST(a_stop_pdeathsig_the_caller_ignores_stops_a_launch_whose_thread_ended)
+{
+    if (!launches())
+        SKIP("only the clone backend returns before the exec");
+    int fd = launch_from_a_thread_that_ends(SIGTSTP);
+    siginfo_t si = { 0 };
+    ASSERT_SYS(waitid(P_PID, (id_t)pdeath_proc.pid, &si, WSTOPPED | WEXITED | WNOWAIT));
+    int code = si.si_code, sig = si.si_status;
+    ASSERT_OK(fl_kill(&pdeath_proc, SIGKILL));
+    ASSERT_SIGNALED(status_of_signalled(&pdeath_proc, NULL), SIGKILL);
+    close(fd);
+    ASSERT_EQ(code, CLD_STOPPED);
+    ASSERT_EQ(sig, SIGTSTP);
 }
 
 /* SIGCHLD ignored: the kernel reaps a child as it ends. */
