@@ -227,8 +227,9 @@ enum fl_flags {
      * sets all of 1-31 to SIG_DFL one by one, which is exact whatever other
      * threads do meanwhile.
      * The real-time signals the process ignores are asked once, at its
-     * first spawn: a real-time signal first set to SIG_IGN after that
-     * stays ignored in children unless .sigdefault names it. With
+     * first spawn (a fork()'s child asks again, at its own): a real-time
+     * signal first set to SIG_IGN after that stays ignored in children
+     * unless .sigdefault names it. With
      * FL_KEEP_SIGNALS the clone backend has nothing to do (clone3 clears
      * the handlers); the fork backend and the clone() fallback ask each
      * signal for a handler to reset. */

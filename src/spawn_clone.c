@@ -247,8 +247,10 @@ bool fl__clone_vm_works(void)
 static int clone3_usable = 1;
 
 /* The child resets signals 1-31 one by one; the real-time signals the
- * process ignores are asked once per process (see reset_signals()). */
+ * process ignores are asked once per process (see reset_signals()), and
+ * again by a fork()'s child, whose own they are then. */
 static uint64_t rt_ignored;
+static int rt_asked;
 
 /* CLONE_INTO_CGROUP, cleared for the life of the process once a child so
  * placed was killed before it ran: Linux 6.18 SIGKILLs at birth every
@@ -266,13 +268,20 @@ static int into_cgroup_usable = 1;
  * that denies both close_range and unshare). */
 static int files_share_usable = 1;
 
-static void probe_rt_ignored(void)
+/* Two threads may ask at once: each finds the same. */
+static uint64_t ignored_rt_signals(void)
 {
+    if (__atomic_load_n(&rt_asked, __ATOMIC_ACQUIRE))
+        return __atomic_load_n(&rt_ignored, __ATOMIC_RELAXED);
+    uint64_t found = 0;
     for (int sig = 32; sig <= 64; sig++) {
         struct { void *handler; unsigned long flags; void *restorer; unsigned long mask; } old;
         if (fl__sys4(SYS_rt_sigaction, sig, 0, &old, 8) == 0 && old.handler == (void *)SIG_IGN)
-            rt_ignored |= (uint64_t)1 << (sig - 1);
+            found |= (uint64_t)1 << (sig - 1);
     }
+    __atomic_store_n(&rt_ignored, found, __ATOMIC_RELAXED);
+    __atomic_store_n(&rt_asked, 1, __ATOMIC_RELEASE);
+    return found;
 }
 
 /* A spawn waits for the exec under CLONE_VFORK; a launch (launch.c) does
@@ -309,8 +318,6 @@ static uint64_t tstp_caught(void)
 
 static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, probe_rt_ignored);
     struct fl__clone_args a = {
         .flags = CLONE_VM | wait_flags(p) | CLONE_CLEAR_SIGHAND |
                  (p->flags & FL_NO_PIDFD ? 0 : CLONE_PIDFD),
@@ -332,7 +339,7 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         }
     }
     a.flags |= namespaces(p, true);
-    p->rt_ignored = rt_ignored;
+    p->rt_ignored = ignored_rt_signals();
     p->sighand_cleared = true;
     /* Only a spawn's child reads the stat: a launch's parent goes on, and
      * may change a disposition before its child reads. */
@@ -580,6 +587,7 @@ static void after_fork_in_child(void)
     dumpable_holders = 0;
     dumpable_generation++;
     stacks_lock = fresh;
+    rt_asked = 0;
 }
 
 /* At load: see register_after_fork() in ignored_signals.c. */

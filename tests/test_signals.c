@@ -680,6 +680,37 @@ TEST(a_forked_copy_resets_what_it_ignores_itself)
                                                      : "it failed");
 }
 
+/* The real-time signals a process ignores are asked at its first spawn:
+ * a forked copy's first spawn asks again, as the copy is another process
+ * and may ignore others. */
+TEST(a_forked_copy_asks_again_which_realtime_signals_it_ignores)
+{
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    signals_report(&cmd);
+    int sig = SIGRTMIN + 3;
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        signal(sig, SIG_IGN);
+        struct fl_cmd c = cmd;
+        c.stdio[1].kind = FL_PIPE;
+        struct fl_proc p;
+        if (fl_spawn(&c, &p, NULL) != 0)
+            _exit(3);
+        char *out = t_read_all(p.stdio[1]);
+        int st;
+        fl_wait(&p, -1, &st);
+        fl_close(&p);
+        _exit(sig_ign_of(out) & SIGBIT(sig) ? 1 : 0);
+    }
+    int st;
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        FAIL("the forked copy's child %s",
+             WIFEXITED(st) && WEXITSTATUS(st) == 1 ? "kept a real-time signal ignored"
+                                                    : "could not be spawned");
+}
+
 /* In a mount namespace of its own, a file whose stat says that nothing is
  * ignored is mounted over the process's stat in /proc: the library must
  * not take it for procfs's, and the child resets SIGPIPE all the same. */
