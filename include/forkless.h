@@ -222,10 +222,13 @@ enum fl_flags {
      * library's records of its fd are the caller's, so its child may keep
      * the SIG_IGNs the caller had, and the caller loses track of its fd).
      * With other
-     * threads (with glibc: once a second thread was ever made), without
-     * /proc, for a launch (FL_NO_WAIT_EXEC) and with the other backends, it
-     * sets all of 1-31 to SIG_DFL one by one, which is exact whatever other
-     * threads do meanwhile.
+     * threads (with glibc: once a second thread was ever made; elsewhere
+     * /proc counts them before the clone; a thread made behind the libc's
+     * back, by a raw clone(), counts only while it lives, so one that
+     * changes a disposition and ends during a spawn may leave a SIG_IGN),
+     * without /proc, for a launch (FL_NO_WAIT_EXEC) and with the other
+     * backends, it sets all of 1-31 to SIG_DFL one by one, which is exact
+     * whatever other threads do meanwhile.
      * The real-time signals the process ignores are asked once, at its
      * first spawn (a fork()'s child asks again, at its own): a real-time
      * signal first set to SIG_IGN after that stays ignored in children

@@ -9,11 +9,13 @@
  * process's own /proc/<pid>/task/<pid>/stat open (the main thread's, the
  * same figures as /proc/<pid>/stat, and a file an application is less
  * likely to open itself), and a child cloned under CLONE_VFORK reads it
- * with one pread() (low_signals_to_reset() in child.c). That read is exact
- * when the process has one thread: its only thread is the one sleeping in
- * the clone, so the dispositions cannot change between the clone, which
- * copied them, and the read. With more threads the child sees so (the
- * stat's thread count) and resets 1-31 one by one. No stat shows a process
+ * with one pread() (low_signals_to_reset() in child.c). It is lent only
+ * when the process has one thread, and that read is then exact: its only
+ * thread is the one sleeping in the clone, so the dispositions cannot
+ * change between the clone, which copied them, and the read. With more
+ * threads the child resets 1-31 one by one; so it does when the stat
+ * counts more than one (threads made behind the libc's back, with a raw
+ * clone(), while they live). No stat shows a process
  * made with clone(CLONE_SIGHAND) but not CLONE_THREAD, which shares the
  * dispositions without being a thread: if it changes one during a spawn,
  * the child may keep a SIG_IGN (forkless.h says so).
@@ -101,23 +103,21 @@ __attribute__((constructor)) static void register_after_fork(void)
     pthread_atfork(NULL, NULL, after_fork_in_child);
 }
 
-/* Whether no spawn can be reading the kept fd now. glibc 2.32 and later
- * lend it only while the process has one thread, which cannot be spawning
- * while it runs this. An older glibc lends it to every thread, as musl
- * does: then the process must have one thread now (a task directory in
- * /proc links "." and ".." and one entry per thread). musl's dlclose()
- * unloads nothing: there this runs at exit only, where nothing is lost,
- * and other threads may still be spawning. */
-static bool no_spawn_reads_the_fd(void)
+/* Whether the process has one thread now: a task directory in /proc
+ * links "." and ".." and one entry per thread. */
+static bool one_thread_now(void)
 {
-    if (&__libc_single_threaded)
-        return true;
-#ifdef __GLIBC__
     struct stat st;
     return stat("/proc/self/task", &st) == 0 && st.st_nlink == 3;
-#else
-    return false;
-#endif
+}
+
+/* Whether no spawn can be reading the kept fd now. It is lent only while
+ * the process has one thread (fl__ignored_signals_fd()), which cannot be
+ * spawning while it runs this. musl's dlclose() unloads nothing: there
+ * this runs at exit only, where nothing is lost. */
+static bool no_spawn_reads_the_fd(void)
+{
+    return &__libc_single_threaded || one_thread_now();
 }
 
 /* Unloaded with a plugin that linked the static archive (dlclose()), the
@@ -204,9 +204,12 @@ int fl__ignored_signals_fd(pid_t *pid)
     if (kept_fd >= 0 && forked_since_opened())
         drop_kept();  /* made by _Fork() or a raw clone: no handler ran */
     int fd = -1;
-    /* Where the libc cannot say (musl), the child's own thread count
-     * decides alone. */
-    if (!&__libc_single_threaded || __libc_single_threaded) {
+    /* Lent only while this thread is the process's only one: then no other
+     * can change a disposition, or appear, before the child has read. The
+     * child's own count of threads would miss one that changed a
+     * disposition after the clone and ended before the read. Where the
+     * libc cannot say (musl, glibc before 2.32), /proc counts them. */
+    if (&__libc_single_threaded ? __libc_single_threaded : one_thread_now()) {
         if (kept_fd >= 0 && !same_file(kept_fd)) {
             /* Closed, or its number someone else's now; or this thread has
              * an fd table of its own (unshare(CLONE_FILES)), where ours is

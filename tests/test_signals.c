@@ -856,6 +856,36 @@ TEST(ignored_signals_are_default_while_another_thread_flips_one) /* stress */
     ASSERT_EQ(kept, 0);
 }
 
+/* A thread that un-ignores a signal and ends while a spawn runs: the
+ * clone may have copied the SIG_IGN, and the stat read after it then shows
+ * neither the thread nor the SIG_IGN. The child must reset it whatever
+ * the moment. */
+static void *unignore_sigpipe_and_end(void *arg)
+{
+    for (volatile long i = 0; i < (long)(intptr_t)arg; i++)
+        ;
+    signal(SIGPIPE, SIG_DFL);
+    return NULL;
+}
+
+TEST(ignored_signals_are_default_when_a_thread_that_changed_one_ends) /* stress */
+{
+    struct sigaction old;
+    ASSERT_SYS(sigaction(SIGPIPE, NULL, &old));
+    struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    int kept = 0, n = t_scaled(200);
+    for (int i = 0; i < n; i++) {
+        signal(SIGPIPE, SIG_IGN);
+        pthread_t th;
+        ASSERT_OK(pthread_create(&th, NULL, unignore_sigpipe_and_end,
+                                 (void *)(intptr_t)(i * 37 % 4000)));
+        kept += (sig_ign_of(signals_report(&cmd)) & SIGBIT(SIGPIPE)) != 0;
+        pthread_join(th, NULL);
+    }
+    sigaction(SIGPIPE, &old, NULL);
+    ASSERT_EQ(kept, 0);
+}
+
 /* A thread made with a raw clone(), which the libc does not know of (its
  * single-threaded flag stays set): the child sees it in the stat's thread
  * count and resets every signal. */
