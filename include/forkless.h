@@ -163,10 +163,11 @@ struct fl_stdio {
      * where the name is the new root's, the child's open answers). Other
      * names for the same file (a symlink, "/dev/./fd/N", a relative path)
      * are not recognised, and whether they still reach the caller's fd
-     * depends on the backend: the fork and posix_spawn backends open
-     * before they close the caller's other fds, the clone backend after
-     * (but for those below the highest fd the command sets), and a launch
-     * after. Name the fd as above, or pass it with FL_FD. The open makes
+     * depends on the backend: the posix_spawn backend opens before it
+     * closes the caller's other fds, the clone backend after (but for
+     * those below the highest fd the command sets), and the fork backend
+     * and a launch after. Name the fd as above, or pass it with FL_FD. The
+     * same goes for a .cwd named through a caller's fd. The open makes
      * a new open file description, as open(2) of that name does; to share
      * the caller's, use FL_FD. */
     const char *path;

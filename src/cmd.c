@@ -88,11 +88,9 @@ static int check_reopened_fd(const struct fl_cmd *cmd, int i, struct fl_error *e
  * is EBADF), or the copy would be whatever fd of the library's sat there. */
 static int check_to_stdout(const struct fl_cmd *cmd, struct fl_error *e)
 {
-    if (cmd->stdio[2].kind != FL_TO_STDOUT || cmd->stdio[1].kind != FL_INHERIT)
+    if (cmd->stdio[2].kind != FL_TO_STDOUT || cmd->stdio[1].kind != FL_INHERIT ||
+        fl__stdio_mapped(cmd, 2) || fl__stdio_mapped(cmd, 1))
         return 0;
-    for (size_t i = 0; i < cmd->nfds; i++)
-        if (cmd->fds[i].child_fd == 1)
-            return 0;
     if (fl__caller_fd_open(1))
         return 0;
     return fl__fail(e, EBADF, FL_STEP_PREPARE, 1, "",

@@ -178,9 +178,9 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
         return;
     /* A program named through a caller's fd (/dev/fd/N, a shell's <(...)):
      * the clean child closed that fd before its exec. */
-    int fd = fl__fd_the_path_names(path);
-    if (err == ENOENT && fd >= 0 && !(p->flags & FL_KEEP_FDS) && !fl__is_target(p, fd) &&
-        fl__caller_fd_open(fd)) {
+    int fd = p->program_fd;
+    if (err == ENOENT && fd >= 0 && fd == fl__fd_the_path_names(path) &&
+        !(p->flags & FL_KEEP_FDS) && !fl__is_target(p, fd)) {
         snprintf(detail, size, "fd %d is closed in the child before its exec; an fd map of %d "
                  "to itself keeps it", fd, fd);
         return;

@@ -141,6 +141,8 @@ struct fl__plan {
     bool own_root;          /* .contain->chroot was set: a launch's caller
                              * may have freed .contain by its settle */
     bool sizes_measured;    /* arg_bytes to long_index are set (measure_sizes()) */
+    int program_fd;         /* the caller's fd N that the program's name,
+                             * /dev/fd/N, reopens, or -1 */
     const char *cand_inline[1];
     char *cand_block;       /* owned: the candidates' array and strings */
     /* Written by the clone child as its search goes: the errno each

@@ -415,6 +415,13 @@ static int plan_program(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_
     p->cmd = cmd;
     p->flags = cmd->flags;
     p->argv = cmd->argv;
+    /* A program named through a caller's fd (/dev/fd/N): seen now, before
+     * the library opens fds of its own that may take N; not under a
+     * .chroot, whose /dev is another's. */
+    int fd = fl__fd_the_path_names(fl__program(cmd));
+    p->program_fd = fd >= 0 && !(cmd->contain && cmd->contain->chroot) && fl__caller_fd_open(fd)
+                        ? fd
+                        : -1;
     r = fl__env_build(cmd, p, e);
     if (!r)
         r = build_candidates(p, e);
@@ -434,6 +441,7 @@ static void plan_empty(struct fl__plan *p)
     p->acts = p->act_inline;
     p->keep = p->keep_inline;
     p->cgroup_fd = p->err_fd = p->parent_dumpable = p->stat_fd = p->long_list = p->walk_dir = -1;
+    p->program_fd = -1;
     p->pty_master = p->pty_slave = p->ctty_fd = p->fg_fd = -1;
     for (int i = 0; i < 3; i++)
         p->pipe_parent[i] = p->pipe_child[i] = -1;

@@ -80,6 +80,19 @@ TEST(a_program_named_through_a_callers_fd_says_the_child_closed_it)
     ASSERT_EXITED(st, 0);
 }
 
+/* The same name, the fd not the caller's: a pipe the library makes for
+ * the spawn may take the number, and must not pass for the caller's. */
+TEST(a_program_named_through_an_fd_the_caller_has_not_open_is_not_explained_so)
+{
+    int n = open("/dev/null", O_RDONLY | O_CLOEXEC);  /* the lowest free number */
+    ASSERT_SYS(n);
+    close(n);
+    struct fl_cmd cmd = { .argv = ARGV(t_fmt("/dev/fd/%d", n)), .backend = BACKEND,
+                          .stdio = { [1] = { .kind = FL_PIPE } } };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT(!strstr(e.detail, "closed in the child"));
+}
+
 TEST(directory_as_program_is_eacces)
 {
     char *d = t_tmpdir();

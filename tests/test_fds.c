@@ -585,6 +585,30 @@ TEST(stderr_to_stdout_with_the_callers_fd_1_closed_is_ebadf)
     ASSERT_EQ(e.index, 1);
 }
 
+/* A map for fd 2 overrides its FL_TO_STDOUT, which then reads no fd 1. */
+TEST(stderr_to_stdout_overridden_by_a_map_needs_no_fd_1)
+{
+    int log = t_file_at(20, true);
+    int save = fcntl(1, F_DUPFD_CLOEXEC, 10);
+    close(1);
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .stdio = { [0] = { .kind = FL_NULL }, [2] = { .kind = FL_TO_STDOUT } },
+        .fds = (struct fl_fd_map[]){ { 2, 20 } },
+        .nfds = 1,
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    int st = r == 0 ? t_wait(&p) : -1;
+    dup2(save, 1);
+    close(save);
+    close(log);
+    ASSERT_OK(r);
+    ASSERT_EXITED(st, 0);
+}
+
 TEST(stderr_to_stdout_follows_fd_1)
 {
     struct fl_cmd cmd = {
