@@ -103,15 +103,16 @@ void fl_bench_launch_usage(FILE *f)
         "  --targets LIST  tiny, paths or names in $PATH, comma separated (default\n"
         "                  tiny,/usr/bin/true)\n"
         "  --target T      the same, with one target\n"
-        "  --heap LIST     the parent's resident heaps in MiB, comma separated\n"
-        "                  (default 0,1024); one larger than the free memory less\n"
-        "                  %lu MiB is refused\n"
+        "  --heap LIST     the parent's resident heaps in MiB, comma separated, each\n"
+        "                  at most %lu (default 0,1024); one larger than the free\n"
+        "                  memory less %lu MiB is refused\n"
         "  --quick         -n %lu --spawns %lu --pipelines %lu (each unless given)\n"
         "  --json FILE     also write the rows as JSON\n"
         "  --csv FILE      also write the rows as CSV\n"
         "  -h, --help      this text\n\n"
         "Arms:\n",
-        DEFAULT_ROUNDS, DEFAULT_SPAWNS, DEFAULT_PIPELINES, MEM_MARGIN_MIB, QUICK_ROUNDS,
+        DEFAULT_ROUNDS, DEFAULT_SPAWNS, DEFAULT_PIPELINES, FL_MAX_HEAP_MIB, MEM_MARGIN_MIB,
+        QUICK_ROUNDS,
         QUICK_SPAWNS, QUICK_PIPELINES);
     for (size_t k = 0; k < fl_la_narms; k++)
         fprintf(f, "  %-18s %s\n", fl_la_arms[k].name, fl_la_arms[k].what);

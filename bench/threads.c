@@ -84,14 +84,15 @@ void fl_bench_threads_usage(FILE *f)
         "  -n N            spawns per thread per cell instead of a time\n"
         "  -r N            repeats (default %d)\n"
         "  --quick         small counts: --seconds 0.2 -r 1 (each unless given)\n"
-        "  --heap MIB      the parent's resident heap (default %d; 0: none)\n"
+        "  --heap MIB      the parent's resident heap, at most %lu (default %d;\n"
+        "                  0: none)\n"
         "  --arms LIST     arms, comma separated (default " DEFAULT_ARMS ")\n"
         "  --json FILE     also write the rows as JSON\n"
         "  --csv FILE      also write the rows as CSV (a header line, then one\n"
         "                  line per row)\n"
         "  -h, --help      this text\n\n"
         "Arms:\n",
-        2 * (cpus > 0 ? cpus : 1), DEFAULT_SECONDS, DEFAULT_REPEATS,
+        2 * (cpus > 0 ? cpus : 1), DEFAULT_SECONDS, DEFAULT_REPEATS, FL_MAX_HEAP_MIB,
         DEFAULT_HEAP_MIB);
     fl_arms_list(f);
 }

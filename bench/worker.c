@@ -110,7 +110,8 @@ void fl_bench_worker_usage(FILE *f)
         "sides wait by spinning briefly, then sched_yield(), so the CPU time\n"
         "includes the worker's waiting for a producer slowed by page faults.\n\n"
         "Options:\n"
-        "  --heap MIB      resident heap of the parent (default %d; 0: none)\n"
+        "  --heap MIB      resident heap of the parent, at most %lu (default %d;\n"
+        "                  0: none)\n"
         "  --records N     records to move (default %lu)\n"
         "  --cycle N       records per cycle, i.e. per dirtied page (default: RECORDS\n"
         "                  / heap pages, rounded down, so that every page is dirtied\n"
@@ -124,7 +125,7 @@ void fl_bench_worker_usage(FILE *f)
         "                  per row, the same fields as the JSON rows\n"
         "  -h, --help      this text\n\n"
         "Arms:\n",
-        DEFAULT_HEAP_MIB, DEFAULT_RECORDS, CYCLE_NO_HEAP, DEFAULT_ROUNDS,
+        FL_MAX_HEAP_MIB, DEFAULT_HEAP_MIB, DEFAULT_RECORDS, CYCLE_NO_HEAP, DEFAULT_ROUNDS,
         QUICK_HEAP_MIB, QUICK_RECORDS, QUICK_ROUNDS);
     for (int a = 0; a < NARMS; a++)
         fprintf(f, "  %-15s %s\n", arm_info[a].name, arm_info[a].what);
