@@ -680,38 +680,36 @@ TEST(fl_resolve_reports_a_missing_interpreter_as_fl_spawn_does)
     resolve_reports_as_spawn(&cmd, ENOENT);
 }
 
-/* Every candidate failed, but the first was there: the search names it
- * and its missing interpreter, not "not found in PATH", however many
- * directories PATH has. The errno stays ENOENT, as execvp() says it. */
-TEST(a_failed_search_of_several_directories_names_the_file_it_found)
+/* PATH is path_before, then a directory holding prog, a script whose
+ * interpreter is missing, then one more: every candidate fails, but the
+ * search names the one that was there (index at) and its interpreter, not
+ * "not found in PATH". The errno stays ENOENT, as execvp() says it. */
+static void failed_search_names_the_file_it_found(const char *path_before, int at)
 {
-    char *a = t_tmpdir(), *b = t_tmpdir();
+    char *b = t_tmpdir();
     char *prog = t_write_file(b, "prog", "#!/nonexistent/interpreter\n", 0755);
-    const char *env_set[] = { t_fmt("PATH=%s:%s:%s", a, b, t_tmpdir()), NULL };
+    const char *env_set[] = { t_fmt("PATH=%s:%s:%s", path_before, b, t_tmpdir()), NULL };
     struct fl_cmd cmd = { .argv = ARGV("prog"), .env_set = env_set, .backend = BACKEND };
     struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
-    ASSERT_EQ(e.index, 1);
+    ASSERT_EQ(e.index, at);
     ASSERT_STR_EQ(e.path, prog);
     ASSERT_STR_CONTAINS(e.detail, "/nonexistent/interpreter");
     resolve_reports_as_spawn(&cmd, ENOENT);
 }
 
-/* The same far down a long PATH: the clone child notes each candidate's
- * error however many there are. */
+TEST(a_failed_search_of_several_directories_names_the_file_it_found)
+{
+    failed_search_names_the_file_it_found(t_tmpdir(), 1);
+}
+
+/* The clone child notes each candidate's error however many there are. */
 TEST(a_failed_search_names_the_file_it_found_past_the_64th_directory)
 {
-    char *empty = t_tmpdir(), *b = t_tmpdir();
-    char *prog = t_write_file(b, "prog", "#!/nonexistent/interpreter\n", 0755);
-    char *path = t_fmt("PATH=%s", empty);
+    char *empty = t_tmpdir();
+    char *path = empty;
     for (int i = 1; i < 70; i++)
         path = t_fmt("%s:%s/%d", path, empty, i);
-    const char *env_set[] = { t_fmt("%s:%s", path, b), NULL };
-    struct fl_cmd cmd = { .argv = ARGV("prog"), .env_set = env_set, .backend = BACKEND };
-    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
-    ASSERT_EQ(e.index, 70);
-    ASSERT_STR_EQ(e.path, prog);
-    ASSERT_STR_CONTAINS(e.detail, "/nonexistent/interpreter");
-    resolve_reports_as_spawn(&cmd, ENOENT);
+    failed_search_names_the_file_it_found(path, 70);
 }
 
 /* An interpreter named under a file: exec says ENOTDIR, and so does a
