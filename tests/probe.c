@@ -356,14 +356,16 @@ static void report_ids(void)
     put("gid %u", (unsigned)gr);
     put("egid %u", (unsigned)ge);
     put("sgid %u", (unsigned)gs);
-    gid_t groups[256];
-    int n = getgroups(256, groups);
-    if (n < 0)
+    /* Any number of groups, up to NGROUPS_MAX (65536). */
+    int n = getgroups(0, NULL);
+    gid_t *groups = n > 0 ? malloc((size_t)n * sizeof *groups) : NULL;
+    if (n < 0 || (n > 0 && (!groups || (n = getgroups(n, groups)) < 0)))
         die("getgroups");
     fprintf(rep, "groups");
     for (int i = 0; i < n; i++)
         fprintf(rep, " %u", (unsigned)groups[i]);
     fputc('\n', rep);
+    free(groups);
 }
 
 static void report_proc(void)

@@ -285,6 +285,29 @@ TEST(set_groups_to_none_and_several)
     ASSERT_STR_EQ(t_get(t_probe(&cmd), "groups"), "10 20 30");
 }
 
+TEST(set_groups_to_more_than_a_few_hundred)
+{
+    static gid_t many[1000];
+    for (int i = 0; i < 1000; i++)
+        many[i] = (gid_t)(1000 + i);
+    struct fl_cmd cmd = {
+        .argv = PROBE("ids"),
+        .flags = FL_SET_GROUPS,
+        .groups = many,
+        .ngroups = 1000,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    require_root();
+    const char *got = t_get(t_probe(&cmd), "groups");
+    int n = 0;
+    for (const char *s = got; *s; s++)
+        n += *s == ' ';
+    ASSERT_EQ(n + 1, 1000);
+    ASSERT(strncmp(got, "1000 1001 ", 10) == 0);
+    ASSERT_STR_CONTAINS(got, " 1999");
+}
+
 TEST(set_uid_alone_keeps_the_gid)
 {
     struct fl_cmd cmd = {
