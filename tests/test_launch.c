@@ -2078,7 +2078,11 @@ static pid_t pdeath_thread;
 static void *launch_and_end(void *arg)
 {
     (void)arg;
+    /* A group of its own, whose parent is in another of the session: a
+     * stop sent to an orphaned group (the test's, under a setsid()) is
+     * discarded. */
     struct fl_cmd cmd = { .argv = PROBE("exit", "0"), .pdeathsig = pdeath_sig,
+                          .flags = FL_NEW_PGROUP,
                           .stdio = { [0] = { .kind = FL_FILE, .path = pdeath_fifo } } };
     pdeath_thread = (pid_t)syscall(SYS_gettid);
     launch(&cmd, &pdeath_proc);
