@@ -1202,9 +1202,8 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * exec, for a /dev/fd/N stream path whose fd the caller has not open.
  * error, when not NULL, is filled as fl_spawn() would fill it for the same
  * failure (step, the candidate's index and path, the detail; with
- * .contain->chroot, where it reads the caller's files, a #! interpreter
- * that fl_spawn(), whose child reads another file of that name, does not
- * name).
+ * .contain->chroot it reads the caller's files, where fl_spawn()'s detail
+ * reads the new root's, so the two may name different interpreters).
  *
  * Thread-safe, not async-signal-safe.
  */

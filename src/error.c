@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -86,19 +87,67 @@ static bool names_own_process(const char *path)
     return false;
 }
 
-/* The #! line of path, the file exec failed on, read from the child's
- * cwd, where exec found it; *runnable, when asked: may the caller execute
- * it. -1 where the caller cannot see that file: without the memory to
- * name it, when the child had a root of its own (.chroot), where the
- * same name is another file (fl_resolve() looks in the caller's), or
- * when the name is the child's own (/dev/stdin, /proc/self/cwd/...). */
-static int callers_name(const struct fl__plan *p, const char *path, char **full)
+/* A file exec saw, as the caller can name it (callers_name()). */
+struct seen {
+    const char *at;     /* the name to use */
+    char *full;         /* owned */
+    int fd;             /* owned: an O_PATH fd in a new root, or -1 */
+};
+
+static void seen_done(struct seen *s)
 {
-    *full = NULL;
-    if (p->own_root && !p->in_callers_root)
+    free(s->full);
+    if (s->fd >= 0)
+        close(s->fd);
+}
+
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#define FL__RESOLVE_IN_ROOT 0x10
+
+/* Under a .chroot an absolute name is the new root's: it is looked up in
+ * that root as the child's exec did, its symlinks too (openat2's
+ * RESOLVE_IN_ROOT, Linux 5.6), and read through /proc/self/fd. 1: not
+ * there; -1: cannot tell (no openat2, a relative root that a launch's
+ * caller may have left). */
+static int in_new_root(const struct fl__plan *p, const char *path, struct seen *s)
+{
+    const char *root = p->box ? p->box->chroot : NULL;
+    if (!root || path[0] != '/' || (root[0] != '/' && p->exec_word))
         return -1;
+    int dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        return -1;
+    struct { uint64_t flags, mode, resolve; } how = { O_PATH | O_CLOEXEC, 0, FL__RESOLVE_IN_ROOT };
+    long fd = syscall(SYS_openat2, dir, path, &how, sizeof how);
+    int err = errno;
+    close(dir);
+    if (fd < 0)
+        return err == ENOENT || err == ENOTDIR ? 1 : -1;
+    s->fd = (int)fd;
+    if (asprintf(&s->full, "/proc/self/fd/%ld", fd) < 0) {
+        s->full = NULL;
+        return -1;
+    }
+    s->at = s->full;
+    return 0;
+}
+
+/* The name under which the caller sees path, a file exec failed on or
+ * one it named, as the child saw it: from the child's cwd, or in its new
+ * root (.chroot). 0 (s->at; seen_done() after), 1 where it is not there
+ * (a new root's), -1 where the caller cannot see that file: without the
+ * memory to name it, where the same name is another file (fl_resolve()
+ * looks in the caller's), or when the name is the child's own
+ * (/dev/stdin, /proc/self/cwd/...). */
+static int callers_name(const struct fl__plan *p, const char *path, struct seen *s)
+{
+    *s = (struct seen){ path, NULL, -1 };
     if (names_own_process(path))
         return -1;
+    if (p->own_root && !p->in_callers_root)
+        return in_new_root(p, path, s);
     if (path[0] == '/')
         return 0;
     /* Relative names were the launch's caller's cwd's at the launch;
@@ -110,25 +159,32 @@ static int callers_name(const struct fl__plan *p, const char *path, char **full)
         return -1;
     int n = 0;
     if (cwd && base)
-        n = asprintf(full, "%s/%s/%s", base, cwd, path);
+        n = asprintf(&s->full, "%s/%s/%s", base, cwd, path);
     else if (cwd || base)
-        n = asprintf(full, "%s/%s", cwd ? cwd : base, path);
-    if (n < 0)
-        *full = NULL;
-    return n < 0 ? -1 : 0;
+        n = asprintf(&s->full, "%s/%s", cwd ? cwd : base, path);
+    if (n < 0) {
+        s->full = NULL;
+        return -1;
+    }
+    if (s->full)
+        s->at = s->full;
+    return 0;
 }
 
+/* The #! line (or ELF loader) of path, as callers_name() finds it;
+ * *runnable, when asked: may the caller execute it. -1: not seen. */
 static int shebang_from_cwd(const struct fl__plan *p, const char *path,
                             char interp[FL__BINPRM_BUF_SIZE], bool *runnable)
 {
-    char *full;
-    if (callers_name(p, path, &full) < 0)
+    struct seen s;
+    if (callers_name(p, path, &s) != 0) {
+        seen_done(&s);
         return -1;
-    const char *at = full ? full : path;
-    int k = (int)fl__shebang(at, interp);
+    }
+    int k = (int)fl__shebang(s.at, interp);
     if (runnable)
-        *runnable = faccessat(AT_FDCWD, at, X_OK, AT_EACCESS) == 0;
-    free(full);
+        *runnable = faccessat(AT_FDCWD, s.at, X_OK, AT_EACCESS) == 0;
+    seen_done(&s);
     return k;
 }
 
@@ -140,10 +196,12 @@ static int shebang_from_cwd(const struct fl__plan *p, const char *path,
 static bool explain_eacces(const struct fl__plan *p, const char *path, char *detail,
                            size_t size)
 {
-    char *full;
-    if (callers_name(p, path, &full) < 0)
+    struct seen seen;
+    if (callers_name(p, path, &seen) != 0) {
+        seen_done(&seen);
         return false;
-    const char *at = full ? full : path;
+    }
+    const char *at = seen.at;
     struct stat st;
     struct statvfs vfs;
     static const char no_x_bit[] = "no execute permission: mode";
@@ -158,7 +216,7 @@ static bool explain_eacces(const struct fl__plan *p, const char *path, char *det
         else if (statvfs(at, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC))
             why = "on a filesystem mounted noexec";
     }
-    free(full);
+    seen_done(&seen);
     if (why == no_x_bit)
         snprintf(detail, size, "%s %04o", why, (unsigned)(st.st_mode & 07777));
     else if (why)
@@ -205,11 +263,13 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
     if (err == ELOOP && k == FL__SHEBANG_INTERP) {
         int scripts = 1;
         while (scripts <= FL__SCRIPT_DEPTH_MAX) {
-            char *full, next[FL__BINPRM_BUF_SIZE];
-            if (callers_name(p, interp, &full) < 0)
+            char next[FL__BINPRM_BUF_SIZE];
+            struct seen s;
+            int r = callers_name(p, interp, &s);
+            enum fl__shebang kk = r == 0 ? fl__shebang(s.at, next) : FL__SHEBANG_NONE;
+            seen_done(&s);
+            if (r < 0)
                 return;
-            enum fl__shebang kk = fl__shebang(full ? full : interp, next);
-            free(full);
             if (kk != FL__SHEBANG_INTERP)
                 break;
             scripts++;
@@ -225,15 +285,16 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
      * are they here, and one that is there is not called missing. */
     for (int depth = 0; err == ENOENT && (k == FL__SHEBANG_INTERP || k == FL__SHEBANG_LOADER);
          depth++) {
-        char *full, next[FL__BINPRM_BUF_SIZE];
-        if (callers_name(p, interp, &full) < 0)
-            return;
-        const char *at = full ? full : interp;
-        bool there = access(at, F_OK) == 0;
+        char next[FL__BINPRM_BUF_SIZE];
+        struct seen s;
+        int r = callers_name(p, interp, &s);
+        bool there = r == 0 && access(s.at, F_OK) == 0;
         enum fl__shebang kk = there && k == FL__SHEBANG_INTERP && depth < FL__SCRIPT_DEPTH_MAX
-                                  ? fl__shebang(at, next)
+                                  ? fl__shebang(s.at, next)
                                   : FL__SHEBANG_NONE;
-        free(full);
+        seen_done(&s);
+        if (r < 0)
+            return;
         if (!there)
             break;  /* interp is the one missing */
         if (kk != FL__SHEBANG_INTERP && kk != FL__SHEBANG_LOADER)

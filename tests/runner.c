@@ -11,6 +11,7 @@
 #include "test.h"
 
 #include <dirent.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <linux/filter.h>
@@ -972,6 +973,30 @@ struct termios t_raw_termios(void)
     raw.c_cflag |= CS8 | CREAD;
     cfsetspeed(&raw, B38400);
     return raw;
+}
+
+int t_elf_loader(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    Elf64_Ehdr eh;
+    int r = -1;
+    if (fd < 0)
+        return -1;
+    if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64)
+        for (int i = 0; i < eh.e_phnum && r < 0; i++) {
+            Elf64_Phdr ph;
+            off_t at = (off_t)(eh.e_phoff + (size_t)i * sizeof ph);
+            if (pread(fd, &ph, sizeof ph, at) != (ssize_t)sizeof ph || ph.p_type != PT_INTERP)
+                continue;
+            if (ph.p_filesz == 0 || ph.p_filesz > size ||
+                pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) != (ssize_t)ph.p_filesz ||
+                buf[ph.p_filesz - 1] != '\0')
+                break;
+            r = 0;
+        }
+    close(fd);
+    return r;
 }
 
 int t_file_at(int at, bool cloexec)

@@ -295,6 +295,9 @@ unsigned long t_ino(int fd);
 /* Opens a fresh file (unlinked temp file) and moves it to fd number at
  * (which must be free); returns at. cloexec says whether FD_CLOEXEC. */
 int t_file_at(int at, bool cloexec);
+/* The dynamic loader (PT_INTERP) that the 64-bit ELF program at path
+ * names, into buf; 0, or -1 where it names none or is not such a file. */
+int t_elf_loader(const char *path, char *buf, size_t size);
 /* True when fd is open in this process. */
 bool t_fd_open(int fd);
 /* True when fd is the library's own: this process's /proc/<pid>/task/<pid>/stat,

@@ -533,7 +533,7 @@ TEST(chroot_makes_the_directory_the_root_as_root_and_as_nobody)
 }
 
 /* The script exec failed on is the jail's: the caller's file of that
- * name, with another #! line, is no witness. */
+ * name, with another #! line, is no witness; the jail's is read. */
 TEST(an_exec_error_in_a_chroot_names_no_interpreter_read_outside_it)
 {
     char *host = t_tmpdir(), *jail = t_tmpdir();
@@ -550,10 +550,32 @@ TEST(an_exec_error_in_a_chroot_names_no_interpreter_read_outside_it)
     struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
     ASSERT_STR_EQ(e.path, script);
     ASSERT(!strstr(e.detail, "fl-host-side-interp"));
+    ASSERT_STR_EQ(e.detail, "interpreter \"/fl-jail-only-interp\" not found");
     /* fl_resolve() looks in the caller's root, and says what it saw. */
     char buf[PATH_MAX];
     ASSERT_ERR(fl_resolve(&cmd, buf, sizeof buf, &e), ENOENT);
     ASSERT_STR_CONTAINS(e.detail, "fl-host-side-interp");
+}
+
+/* A program copied into a root without its libraries: the loader it
+ * names is looked for in that root, where exec looked. */
+TEST(a_program_in_a_chroot_without_its_loader_names_the_loader)
+{
+    char *jail = t_tmpdir();
+    ASSERT_SYS(chmod(jail, 0755));
+    ASSERT_SYS(mkdir(t_fmt("%s/bin", jail), 0755));
+    if (system(t_fmt("cp /bin/true '%s/bin/true'", jail)) != 0)
+        FAIL("cannot copy /bin/true");
+    struct fl_contain c = { .chroot = jail };
+    if (!t_is_root())
+        c.unshare = FL_NS_USER, c.map = FL_MAP_ROOT;
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    char interp[256];
+    if (t_elf_loader("/bin/true", interp, sizeof interp) != 0)
+        SKIP("/bin/true names no dynamic loader (a static build)");
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    ASSERT_STR_EQ(e.detail, t_fmt("dynamic loader \"%s\" not found", interp));
 }
 
 /* FL_NULL is the caller's /dev/null, opened in the parent: the new root
