@@ -540,6 +540,14 @@ if [ $rc -eq 0 ] || [ "$(cat "$out/bench_cut.json")" != '{"kept": true}' ] ||
     echo "FAIL: bench heap failing before a row: exit $rc, --json now $(cat "$out/bench_cut.json")"
     fail=1
 fi
+# And makes no file where there was none.
+rm -f "$out/bench_none.json" "$out/bench_none.csv"
+(ulimit -v 4000000 && "$fl" bench heap --quick --heap 0 --reserve 100 \
+    --json "$out/bench_none.json" --csv "$out/bench_none.csv") >/dev/null 2>&1
+if [ -e "$out/bench_none.json" ] || [ -e "$out/bench_none.csv" ]; then
+    echo "FAIL: bench heap failing before a row left a new --json or --csv"
+    fail=1
+fi
 # A --target given through a symlink keeps its name: a program that reads
 # its argv[0] (one binary for many commands) must see it.
 printf '#!/bin/sh\ncase ${0##*/} in true) exit 0 ;; *) exit 1 ;; esac\n' >"$out/bench_multicall"

@@ -179,7 +179,13 @@ static int stream_error(FILE *f)
 int fl_held_open(struct fl_held *h, const char *path)
 {
     memset(h, 0, sizeof *h);
-    h->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    h->path = path;
+    while ((h->fd = open(path, O_WRONLY | O_CLOEXEC)) < 0 && errno == ENOENT) {
+        h->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        h->created = h->fd >= 0;
+        if (h->fd >= 0 || errno != EEXIST)
+            break;
+    }
     if (h->fd < 0)
         return errno;
     if (!(h->f = open_memstream(&h->buf, &h->len))) {
@@ -209,6 +215,11 @@ int fl_held_close(struct fl_held *h, int discard)
         else if (n > 0)
             done += (size_t)n;
     }
+    /* Still the file made here, not one put at that name since. */
+    struct stat now;
+    if (discard && h->created && fstat(h->fd, &st) == 0 && stat(h->path, &now) == 0 &&
+        st.st_dev == now.st_dev && st.st_ino == now.st_ino)
+        unlink(h->path);
     if (close(h->fd) != 0 && !err && errno != EINTR)
         err = errno;
     free(h->buf);

@@ -92,12 +92,15 @@ struct fl_held {
     int fd;
     char *buf;
     size_t len;
+    const char *path;
+    int created;    /* made by fl_held_open: removed again when discarded */
 };
 
 /* Returns 0 or an errno value; on failure nothing is left open. */
 int fl_held_open(struct fl_held *h, const char *path);
-/* Empties the file (a regular one) and writes what f gathered, unless
- * discard; closes everything. Returns 0 or the first errno value. */
+/* Empties the file (a regular one) and writes what f gathered; or, with
+ * discard, leaves it as it was (removes it if fl_held_open made it).
+ * Closes everything. Returns 0 or the first errno value. */
 int fl_held_close(struct fl_held *h, int discard);
 
 /* A minimal JSON writer for {"suite": ..., <header fields>, "rows": [...]}

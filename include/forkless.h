@@ -870,8 +870,9 @@ enum fl_step {
     /* .index: which PATH candidate gave .err. A search where none ran
      * reports EACCES for the first file without permission; else the
      * first file that was there (its #! interpreter or loader missing)
-     * with exec's error for it; else ENOENT, .index -1, "not found in
-     * PATH". */
+     * with exec's error for it (under a seccomp filter, which lets the
+     * child look only before it, one of the first 64 candidates); else
+     * ENOENT, .index -1, "not found in PATH". */
     FL_STEP_EXEC,
     /* posix_spawn() failed, and it does not say where; .index and .path:
      * the PATH candidate it was given, as for FL_STEP_EXEC. */

@@ -297,7 +297,7 @@ static CHILD int set_credentials(struct fl__plan *p)
  * signal is for the spawning thread's end, which getppid() cannot see
  * (it names the process): a launch's thread may end during the setup, and
  * tgkill(0) says so, for any thread but the main one, which stays a
- * zombie while the process lives. The signal is sent once the child's
+ * zombie while the process lives. Both are looked at once the child's
  * signals are as its program will have them (send_pdeathsig_if_gone()):
  * one the caller ignores, which the child resets, would be lost before. */
 static CHILD int set_pdeathsig(struct fl__plan *p)
@@ -306,21 +306,24 @@ static CHILD int set_pdeathsig(struct fl__plan *p)
     if (!sig)
         return 0;
     long r = fl__sys2(SYS_prctl, PR_SET_PDEATHSIG, sig);
-    if (r < 0)
-        return fl__child_fail(p, FL_STEP_PDEATHSIG, -1, r);
+    return r < 0 ? fl__child_fail(p, FL_STEP_PDEATHSIG, -1, r) : 0;
+}
+
+/* Whether the parent, or the spawning thread, is gone: looked at once the
+ * signals are reset, so that a death after the look is the kernel's to
+ * signal, with the dispositions the program will have. */
+static CHILD void send_pdeathsig_if_gone(const struct fl__plan *p)
+{
+    int sig = p->cmd->pdeathsig;
+    if (!sig)
+        return;
     bool own_pid_ns = p->box && (p->box->ns_clone & CLONE_NEWPID);
     bool gone = !own_pid_ns && fl__sys0(SYS_getppid) != p->parent_pid;
     if (!own_pid_ns && p->parent_tid != p->parent_pid &&
         fl__sys3(SYS_tgkill, p->parent_pid, p->parent_tid, 0) == -ESRCH)
         gone = true;
-    p->parent_gone = gone;
-    return 0;
-}
-
-static CHILD void send_pdeathsig_if_gone(const struct fl__plan *p)
-{
-    if (p->cmd->pdeathsig && p->parent_gone)
-        fl__sys2(SYS_kill, fl__sys0(SYS_getpid), p->cmd->pdeathsig);
+    if (gone)
+        fl__sys2(SYS_kill, fl__sys0(SYS_getpid), sig);
 }
 
 /* The kernel's struct sigaction for rt_sigaction(2). */

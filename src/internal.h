@@ -211,7 +211,6 @@ struct fl__plan {
                                    child to read (ignored_signals.c), or -1 */
     pid_t stat_pid;             /* ... the pid it belongs to */
     bool sighand_cleared;       /* clone3(CLONE_CLEAR_SIGHAND) reset handlers */
-    bool parent_gone;           /* the child's: .pdeathsig's thread ended first */
     bool mask_inherited;        /* the child already has the mask it needs */
     /* A launch's child starts with every signal blocked: setup_mask is the
      * caller's mask, which it takes once the signals that end a process
