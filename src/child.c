@@ -684,10 +684,9 @@ static CHILD bool has_filter_of(const struct fl__plan *p)
 /* Tries each candidate as execvp() does: a missing file moves on, EACCES is
  * remembered and reported only if nothing else runs, anything else stops.
  * Unlike execvp(), an unsearchable PATH directory is not "permission
- * denied". */
-/* The search, as execvp() does it. Which candidates were there is asked
- * only once all have failed: each would cost a search that succeeds a
- * system call per directory before the one that holds the program. */
+ * denied". Which candidates were there is asked only once all have
+ * failed: asked as the search goes, it would cost a search that succeeds
+ * a system call per directory before the one that holds the program. */
 static CHILD void exec_candidates(struct fl__plan *p)
 {
     int denied = -1;
