@@ -33,6 +33,16 @@ bool fl__caller_fd_open(int fd)
     return fcntl(fd, F_GETFD) >= 0 && !fl__ignored_signals_holds(fd);
 }
 
+/* s past the component word and its '/', or NULL. No libc call: this
+ * runs on every spawn's path, where the caller's stack may be small and a
+ * first call through the PLT would bind it there. */
+static const char *past_component(const char *s, const char *word)
+{
+    while (*word && *s == *word)
+        s++, word++;
+    return *word || *s != '/' ? NULL : s;
+}
+
 /* Does the name lead to /proc's link for one of this process's fds above
  * 2, as a shell's process substitution hands out (/dev/fd/63)? The fd, or
  * -1. Only absolute names; repeated slashes are one, as the kernel reads
@@ -44,16 +54,12 @@ int fl__fd_the_path_names(const char *path)
     };
     for (size_t k = 0; path[0] == '/' && k < sizeof prefixes / sizeof prefixes[0]; k++) {
         const char *s = path;
-        size_t j = 0;
-        for (; j < 3 && prefixes[k][j]; j++) {
-            size_t n = strlen(prefixes[k][j]);
+        for (size_t j = 0; s && j < 3 && prefixes[k][j]; j++) {
             while (*s == '/')
                 s++;
-            if (strncmp(s, prefixes[k][j], n) != 0 || s[n] != '/')
-                break;
-            s += n;
+            s = past_component(s, prefixes[k][j]);
         }
-        if (j < 3 && prefixes[k][j])
+        if (!s)
             continue;
         while (*s == '/')
             s++;
