@@ -12,6 +12,10 @@
 
 #include "internal.h"
 
+/* The kernel's NGROUPS_MAX (Linux 2.6.4 on), which setgroups() takes. musl's
+ * sysconf(_SC_NGROUPS_MAX) says 32, its own header's old figure. */
+#define KERNEL_NGROUPS_MAX 65536u
+
 extern char **environ;
 
 #define FL__ALL_FLAGS                                                        \
@@ -246,8 +250,8 @@ int fl__cmd_check(const struct fl_cmd *cmd, struct fl_error *e)
         return invalid(e, "gid (gid_t)-1 is not a group id");
     if ((cmd->flags & FL_SET_GROUPS) && cmd->ngroups && !cmd->groups)
         return invalid(e, "ngroups is set but groups is NULL");
-    if ((cmd->flags & FL_SET_GROUPS) && cmd->ngroups > (size_t)sysconf(_SC_NGROUPS_MAX))
-        return invalid(e, "more groups than NGROUPS_MAX");
+    if ((cmd->flags & FL_SET_GROUPS) && cmd->ngroups > KERNEL_NGROUPS_MAX)
+        return invalid(e, "more groups than the kernel takes (NGROUPS_MAX, 65536)");
     if (cmd->pdeathsig < 0 || cmd->pdeathsig >= NSIG)
         return invalid(e, "pdeathsig is not a signal number");
     if (cmd->sigignore && (sigismember(cmd->sigignore, SIGKILL) == 1 ||

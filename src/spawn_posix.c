@@ -105,6 +105,7 @@ static void unstage_sources(struct fl__plan *p)
         }
 }
 
+#if FL_HAVE_ADDCLOSEFROM
 /* Is any fd from lo up open, and left open by exec? Lowering
  * RLIMIT_NOFILE leaves fds above the new limit open. Without /proc, say
  * yes. */
@@ -123,6 +124,7 @@ static bool any_fd_open_from(int lo)
     closedir(d);
     return found;
 }
+#endif
 
 static int add_file_actions(struct fl__plan *p, posix_spawn_file_actions_t *fa,
                             const char **why)

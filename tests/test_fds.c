@@ -588,6 +588,7 @@ TEST(stderr_to_stdout_with_the_callers_fd_1_closed_is_ebadf)
 /* A map for fd 2 overrides its FL_TO_STDOUT, which then reads no fd 1. */
 TEST(stderr_to_stdout_overridden_by_a_map_needs_no_fd_1)
 {
+    NEEDS_CLOSE_OTHERS();
     int log = t_file_at(20, true);
     int save = fcntl(1, F_DUPFD_CLOEXEC, 10);
     close(1);
