@@ -1458,21 +1458,28 @@ static void launch_one_more_reaps(pid_t pid)
     }
 }
 
-TEST(closing_a_launch_stopped_in_its_setup_does_not_wait_for_it)
+/* Closes p, stopped in its setup, and lets it go on: its FIFO gets a
+ * writer and it gets SIGCONT. It must then run to its own end, status
+ * want: nothing the close did killed or reaped it. */
+static void close_stopped_then_continue(struct fl_proc *p, const char *fifo, int want)
 {
-    char *fifo = make_fifo();
-    struct fl_proc p;
-    launch_stopped_in_its_setup(PROBE("exit", "7"), fifo, &p);
-    pid_t pid = p.pid;
-    fl_close(&p);   /* returns while the child stays stopped */
-    /* Continued, it opens, execs and runs: nothing killed or reaped it. */
+    pid_t pid = p->pid;
+    fl_close(p);   /* returns while the child stays stopped */
     int writer = open(fifo, O_RDWR | O_CLOEXEC);
     ASSERT_SYS(writer);
     ASSERT_SYS(kill(pid, SIGCONT));
     int st;
     ASSERT_EQ(waitpid(pid, &st, 0), pid);
-    ASSERT_EXITED(st, 7);
+    ASSERT_EXITED(st, want);
     close(writer);
+}
+
+TEST(closing_a_launch_stopped_in_its_setup_does_not_wait_for_it)
+{
+    char *fifo = make_fifo();
+    struct fl_proc p;
+    launch_stopped_in_its_setup(PROBE("exit", "7"), fifo, &p);
+    close_stopped_then_continue(&p, fifo, 7);
 }
 
 TEST(a_launch_closed_while_stopped_that_then_fails_is_reaped_by_the_next_launch)
@@ -1508,15 +1515,7 @@ TEST(a_blocking_spawn_settles_a_launch_closed_while_stopped_once_it_has_exec_d)
     ASSERT_OK(fl_kill(&p, SIGSTOP));
     siginfo_t si = { 0 };
     ASSERT_SYS(waitid(P_PID, (id_t)p.pid, &si, WSTOPPED | WNOWAIT));
-    pid_t pid = p.pid;
-    fl_close(&p);
-    int writer = open(fifo, O_RDWR | O_CLOEXEC);
-    ASSERT_SYS(writer);
-    ASSERT_SYS(kill(pid, SIGCONT));
-    int st;
-    ASSERT_EQ(waitpid(pid, &st, 0), pid);
-    ASSERT_EXITED(st, 0);
-    close(writer);
+    close_stopped_then_continue(&p, fifo, 0);
     /* Its setuid() on our address space made it not dumpable. */
     ASSERT_EQ(prctl(PR_GET_DUMPABLE), 0);
     /* Any spawn now settles what the close left: the caller is dumpable
