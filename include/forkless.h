@@ -512,7 +512,10 @@ struct fl_cmd {
      * changed with raw syscalls in the child in the order groups, gid, uid,
      * and each change sets the real, effective and saved ids, so a failure
      * at any step stops the spawn rather than exec with privileges the
-     * caller asked to drop. */
+     * caller asked to drop. An id of (uid_t)-1 or (gid_t)-1, which the
+     * calls read as "unchanged" or refuse, is EINVAL at FL_STEP_PREPARE
+     * (a group's .index is its place in .groups); so are more than 65536
+     * groups. */
     uid_t uid;
     gid_t gid;
     const gid_t *groups;

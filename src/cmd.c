@@ -252,6 +252,11 @@ int fl__cmd_check(const struct fl_cmd *cmd, struct fl_error *e)
         return invalid(e, "ngroups is set but groups is NULL");
     if ((cmd->flags & FL_SET_GROUPS) && cmd->ngroups > KERNEL_NGROUPS_MAX)
         return invalid(e, "more groups than the kernel takes (NGROUPS_MAX, 65536)");
+    if (cmd->flags & FL_SET_GROUPS)
+        for (size_t i = 0; i < cmd->ngroups; i++)
+            if (cmd->groups[i] == (gid_t)-1)
+                return fl__fail(e, EINVAL, FL_STEP_PREPARE, (int)i, "",
+                                "a group of (gid_t)-1 is not a group id");
     if (cmd->pdeathsig < 0 || cmd->pdeathsig >= NSIG)
         return invalid(e, "pdeathsig is not a signal number");
     if (cmd->sigignore && (sigismember(cmd->sigignore, SIGKILL) == 1 ||

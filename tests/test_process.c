@@ -364,6 +364,21 @@ TEST(uid_or_gid_minus_one_is_einval_not_left_unchanged)
     ASSERT_STR_CONTAINS(e.detail, "gid");
 }
 
+TEST(a_group_of_minus_one_is_einval_naming_its_index)
+{
+    /* The kernel's EINVAL from setgroups() says not which entry. */
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/true"),
+        .flags = FL_SET_GROUPS,
+        .groups = (gid_t[]){ 0, 5, (gid_t)-1 },
+        .ngroups = 3,
+        .backend = BACKEND,
+    };
+    struct fl_error e = SPAWN_FAILS(&cmd, EINVAL, FL_STEP_PREPARE);
+    ASSERT_EQ(e.index, 2);
+    ASSERT_STR_CONTAINS(e.detail, "(gid_t)-1");
+}
+
 TEST(too_many_groups_is_einval)
 {
     static gid_t many[65537];
