@@ -1262,7 +1262,10 @@ FL_API int fl_wait(struct fl_proc *proc, int timeout_ms, int *status);
  * returns ESRCH. A handle without a pidfd (FL_NO_PIDFD, or a kernel
  * without pidfds) first checks that the pid is still its process, our
  * unreaped child, and returns ESRCH if not (see FL_NO_PIDFD for how, and
- * for the window left where it cannot tell).
+ * for the window left where it cannot tell). Where a seccomp filter
+ * refuses pidfd_send_signal() (EPERM or ENOSYS; older container profiles
+ * do) while the pidfd shows the process still our unreaped child, the
+ * signal goes to its pid, with that same window.
  * sig 0 only checks. Returns 0, ESRCH, EINVAL, EPERM, or another errno of
  * pidfd_send_signal() (EBADF for a pidfd closed behind the handle's back).
  * Thread-safe and async-signal-safe.
@@ -1568,7 +1571,9 @@ FL_API int fl_killpg(struct fl_proc *proc, int sig);
  * stopped before it made its group runs (see fl_killpg()). It reads
  * /proc. Returns
  * 0, ESRCH (the handle was reaped: the id may be anyone's now), ENOSYS
- * (no /proc, or one of another pid namespace: it cannot tell), EINVAL.
+ * (no /proc, or one of another pid namespace: it cannot tell), EMFILE,
+ * ENFILE or ENOMEM (no fd or memory to look with: it cannot tell either),
+ * EINVAL.
  * Thread-safe; not async-signal-safe; not a cancellation point.
  */
 FL_API int fl_pgroup_running(const struct fl_proc *proc, bool *running);

@@ -328,6 +328,19 @@ int fl_wait(struct fl_proc *p, int timeout_ms, int *status)
     return r;
 }
 
+/* Some container filters refuse pidfd_send_signal() (EPERM or ENOSYS)
+ * while they let clone() hand out pidfds. A pidfd that still names our
+ * unreaped child tells that its pid names it too; the kill by pid then
+ * has the window of a handle without a pidfd, no more. A real EPERM (a
+ * child of another user) is EPERM from kill() as well. */
+static long signal_through(long pidfd, pid_t pid, int sig)
+{
+    long r = fl__sys4(SYS_pidfd_send_signal, pidfd, sig, 0, 0);
+    if ((r == -EPERM || r == -ENOSYS) && pidfd_our_child(pidfd) == 1)
+        r = fl__sys2(SYS_kill, pid, sig);
+    return r;
+}
+
 int fl_kill(struct fl_proc *p, int sig)
 {
     if (!p || sig < 0 || sig >= NSIG)
@@ -338,14 +351,12 @@ int fl_kill(struct fl_proc *p, int sig)
     int borrowed = borrow_known(p);
     if (borrowed >= 0) {  /* its own process, running or a zombie */
         /* and still our child: not in a fork() child of ours, say */
-        r = pidfd_our_child(borrowed) ? fl__sys4(SYS_pidfd_send_signal, borrowed, sig, 0, 0)
-                                      : -ESRCH;
+        r = pidfd_our_child(borrowed) ? signal_through(borrowed, p->pid, sig) : -ESRCH;
         fl__sys1(SYS_close, borrowed);
     } else if (p->pidfd < 0 && (borrowed == -ESRCH || !still_our_child(p->pid))) {
         return ESRCH;
     } else {
-        r = p->pidfd >= 0 ? fl__sys4(SYS_pidfd_send_signal, p->pidfd, sig, 0, 0)
-                          : fl__sys2(SYS_kill, p->pid, sig);
+        r = p->pidfd >= 0 ? signal_through(p->pidfd, p->pid, sig) : fl__sys2(SYS_kill, p->pid, sig);
     }
     return r < 0 ? (int)-r : 0;
 }

@@ -147,6 +147,16 @@ static bool cgroup_kill(const char *cgroup)
     return ok;
 }
 
+/* A pidfd call that a seccomp filter refuses (older container profiles
+ * answer EPERM or ENOSYS): the member is signalled by its pid, still
+ * listed, which leaves the window of kill(): it may end and its number be
+ * taken between the list and the signal. */
+#define BY_PID (-2)
+static bool refused(long r)
+{
+    return r == -EPERM || r == -ENOSYS;
+}
+
 /* Each member through a pidfd: the pid is read, its pidfd opened, and the
  * list read again; a pid still listed after its pidfd was opened names a
  * member, or a process that has ended since (the signal then does
@@ -169,16 +179,23 @@ static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent, bool *rea
         free(pids);
         return NULL;
     }
-    for (size_t i = 0; i < n; i++)
-        fds[i] = fl__pidfd_open(pids[i]);
+    for (size_t i = 0; i < n; i++) {
+        long fd = fl__sys2(SYS_pidfd_open, pids[i], 0);
+        fds[i] = fd >= 0 ? (int)fd : refused(fd) ? BY_PID : -1;
+    }
     pid_t *again = cgroup_pids(cgroup, &again_n);
     for (size_t i = 0; i < n; i++) {
-        if (fds[i] < 0)
+        if (fds[i] == -1)
             continue;
-        if (again && listed(again, again_n, pids[i]) &&
-            fl__sys4(SYS_pidfd_send_signal, fds[i], sig, 0, 0) == 0)
-            pids[(*sent)++] = pids[i];  /* i >= *sent: unread ones stay */
-        close(fds[i]);
+        if (again && listed(again, again_n, pids[i])) {
+            long r = fds[i] >= 0 ? fl__sys4(SYS_pidfd_send_signal, fds[i], sig, 0, 0) : -ENOSYS;
+            if (refused(r))
+                r = fl__sys2(SYS_kill, pids[i], sig);
+            if (r == 0)
+                pids[(*sent)++] = pids[i];  /* i >= *sent: unread ones stay */
+        }
+        if (fds[i] >= 0)
+            close(fds[i]);
     }
     free(again);
     free(fds);
@@ -303,21 +320,28 @@ long long fl__stop_rest_until_ns(const struct fl__stopper *s)
     return s->phase == STOP_SIGNALLED && s->scope != FL_STOP_PROCESS ? s->kill_at_ns : -1;
 }
 
+/* Out of fds or memory: the walk cannot tell, whatever it saw so far. */
+static bool short_of(int err)
+{
+    return err == EMFILE || err == ENFILE || err == ENOMEM;
+}
+
 /* Is a process of group pgid still running? A zombie is not (a zombie
- * leader thread is, while its other threads run). Returns 1 or 0, or -1
- * when it cannot tell: no /proc, or one of another pid namespace. */
+ * leader thread is, while its other threads run). Returns 1 or 0, or
+ * -errno when it cannot tell: -ENOSYS with no /proc, or one of another
+ * pid namespace; -EMFILE (-ENFILE, -ENOMEM) when it could not look. */
 static int group_running(pid_t pgid)
 {
     char path[300], buf[512];
     ssize_t n = readlink("/proc/self", buf, sizeof buf - 1);
     if (n <= 0)
-        return -1;
+        return -ENOSYS;
     buf[n] = '\0';
     if (atol(buf) != (long)getpid())
-        return -1;
+        return -ENOSYS;
     DIR *dir = opendir("/proc");
     if (!dir)
-        return -1;
+        return short_of(errno) ? -errno : -ENOSYS;
     int running = 0;
     struct dirent *entry;
     while (!running && (entry = readdir(dir))) {
@@ -325,6 +349,10 @@ static int group_running(pid_t pgid)
             continue;
         snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 && short_of(errno)) {
+            running = -errno;
+            break;
+        }
         if (fd < 0)
             continue;  /* gone meanwhile */
         n = read(fd, buf, sizeof buf - 1);
@@ -364,7 +392,7 @@ int fl_pgroup_running(const struct fl_proc *p, bool *running)
     int r = group_running(p->pid);
     pthread_setcancelstate(state, NULL);
     if (r < 0)
-        return ENOSYS;
+        return -r;
     *running = r > 0;
     return 0;
 }

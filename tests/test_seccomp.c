@@ -11,6 +11,9 @@
  *   clone3           no clone3(), so no CLONE_CLEAR_SIGHAND either
  *   clone+PIDFD      clone() with CLONE_PIDFD in its flags (arg 0)
  *   pidfd_open       no pidfd after the fact
+ *   pidfd_send_signal
+ *                    pidfds, but no signal through them (older Docker
+ *                    profiles refuse it with clone3 and pidfd_open)
  *   unshare          with close_range, no way for a CLONE_FILES child to
  *                    take its own fd table: spawned again without
  *
@@ -56,6 +59,9 @@
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
 
 #if defined(__x86_64__)
 #define FL_AUDIT_ARCH AUDIT_ARCH_X86_64
@@ -71,6 +77,7 @@ enum {
     DENY_CLONE_PIDFD = 4,
     DENY_PIDFD_OPEN = 8,
     DENY_UNSHARE = 16,
+    DENY_PIDFD_SIGNAL = 32,
 };
 
 static int install_filter(unsigned deny, int err)
@@ -97,6 +104,7 @@ static int install_filter(unsigned deny, int err)
     } plain[] = { { DENY_CLOSE_RANGE, SYS_close_range },
                   { DENY_CLONE3, SYS_clone3 },
                   { DENY_PIDFD_OPEN, SYS_pidfd_open },
+                  { DENY_PIDFD_SIGNAL, SYS_pidfd_send_signal },
                   { DENY_UNSHARE, SYS_unshare } };
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
         if (!(deny & plain[i].bit))
@@ -212,6 +220,9 @@ static void run_denied(unsigned deny, int err, struct outcome *o)
                           errno == err;
     else if (deny & DENY_CLONE3)
         o->filter_works = syscall(SYS_clone3, NULL, 0) == -1 && errno == err;
+    else if (deny & DENY_PIDFD_SIGNAL)
+        o->filter_works = syscall(SYS_pidfd_send_signal, -1, 0, NULL, 0) == -1 &&
+                          errno == err;
     if (!o->filter_works)
         FAIL("the filter does not deny as asked");
 
@@ -399,6 +410,27 @@ TEST(pidfd_open_denied_enosys)
     run_case("seccomp_pidfd_open_enosys", DENY_PIDFD_OPEN, ENOSYS, "25,37");
 }
 
+TEST(pidfd_send_signal_denied_eperm)
+{
+    NEEDS_SECCOMP();
+    run_case("seccomp_pidfd_send_signal_eperm", DENY_PIDFD_SIGNAL, EPERM, "25");
+}
+
+TEST(pidfd_send_signal_denied_enosys)
+{
+    NEEDS_SECCOMP();
+    run_case("seccomp_pidfd_send_signal_enosys", DENY_PIDFD_SIGNAL, ENOSYS, "25");
+}
+
+/* Docker's default profile before 20.10: clone3, pidfd_open and
+ * pidfd_send_signal refused with EPERM, clone(CLONE_PIDFD) allowed. */
+TEST(an_old_docker_profile_still_signals_the_child)
+{
+    NEEDS_SECCOMP();
+    run_case("seccomp_old_docker_eperm", DENY_CLONE3 | DENY_PIDFD_OPEN | DENY_PIDFD_SIGNAL,
+             EPERM, "8,25");
+}
+
 TEST(no_pidfd_at_all_eperm)
 {
     NEEDS_SECCOMP();
@@ -420,7 +452,7 @@ TEST(everything_denied_eperm)
     NEEDS_SECCOMP();
     run_case("seccomp_everything_eperm",
              DENY_CLOSE_RANGE | DENY_CLONE3 | DENY_CLONE_PIDFD |
-                 DENY_PIDFD_OPEN,
+                 DENY_PIDFD_OPEN | DENY_PIDFD_SIGNAL,
              EPERM, "7,8,25,37");
 }
 
@@ -429,7 +461,7 @@ TEST(everything_denied_enosys)
     NEEDS_SECCOMP();
     run_case("seccomp_everything_enosys",
              DENY_CLOSE_RANGE | DENY_CLONE3 | DENY_CLONE_PIDFD |
-                 DENY_PIDFD_OPEN,
+                 DENY_PIDFD_OPEN | DENY_PIDFD_SIGNAL,
              ENOSYS, "7,8,25,37");
 }
 
@@ -507,4 +539,52 @@ TEST(close_range_failing_with_another_errno_is_that_error_without_a_walk)
     if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
         SKIP("no seccomp filter to be had here");
     ASSERT_EXITED(st, 0);
+}
+
+/* A cgroup-scope stop reaches a member that is not the caller's child
+ * (it left the session) through its pid when the filter refuses the
+ * pidfd calls: the grace then ends early, with no SIGKILL. */
+TEST(a_cgroup_stop_reaches_a_member_when_pidfd_calls_are_refused)
+{
+    if (geteuid() != 0)
+        SKIP("needs root to make a cgroup");
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN)
+        SKIP("posix_spawn cannot place a child in a cgroup");
+    char *rel;
+    char *dir = t_make_cgroup(&rel);
+    if (!dir)
+        SKIP("no writable cgroup v2 hierarchy");
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        if (install_filter(DENY_PIDFD_OPEN | DENY_PIDFD_SIGNAL, EPERM) != 0)
+            _exit(2);
+        struct fl_cmd cmd = {
+            .argv = ARGV("/bin/sh", "-c",
+                         "setsid sleep 100 </dev/null >/dev/null 2>&1 & echo $!; wait"),
+            .stdio = { [1] = { .kind = FL_PIPE } },
+            .cgroup = dir,
+            .backend = BACKEND,
+        };
+        struct fl_proc p;
+        struct fl_error e;
+        if (fl_spawn(&cmd, &p, &e) != 0)
+            _exit(3);
+        free(t_read_until(p.stdio[1], "\n"));
+        struct fl_result r;
+        struct fl_stop_policy policy = { .scope = FL_STOP_CGROUP, .cgroup = dir,
+                                         .grace_ms = 60000 };
+        if (fl_stop(&p, &policy, &r) != 0)
+            _exit(4);
+        fl_close(&p);
+        _exit(r.signal == SIGTERM && !r.killed ? 0 : 5);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    for (int i = 0; i < 200 && rmdir(dir) != 0 && errno == EBUSY; i++)
+        usleep(5000);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+        SKIP("no seccomp filter to be had here");
+    ASSERT_EXITED(st, 0);  /* 5: the member needed the SIGKILL */
 }

@@ -668,6 +668,36 @@ TEST(killpg_sends_nothing_once_the_leader_was_reaped_elsewhere)
     ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 0));
 }
 
+/* Its walk of /proc needs an fd per process it reads: out of them, it
+ * cannot tell, and must not answer "nothing runs" (a stop would skip the
+ * grace and the SIGKILL of the rest). */
+TEST(pgroup_running_out_of_fds_says_so_and_not_that_the_group_ended)
+{
+    struct fl_proc p;
+    pid_t member = start_shell_with_member(&p, FL_NEW_PGROUP, NULL, false);
+    struct rlimit saved;
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved));
+    struct rlimit low = { 64, saved.rlim_max };
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &low));
+    int held[64], nheld = 0, fd;
+    while (nheld < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+        held[nheld++] = fd;
+    ASSERT_EQ(errno, EMFILE);
+    bool running = false;
+    int none_free = fl_pgroup_running(&p, &running);
+    close(held[--nheld]);  /* one free: the walk's directory takes it */
+    int one_free = fl_pgroup_running(&p, &running);
+    while (nheld)
+        close(held[--nheld]);
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &saved));
+    ASSERT_ERR(none_free, EMFILE);
+    ASSERT_ERR(one_free, EMFILE);
+    ASSERT_OK(fl_pgroup_running(&p, &running));
+    ASSERT(running);
+    kill(member, SIGKILL);
+    t_wait(&p);
+}
+
 TEST(pgroup_running_sees_the_rest_of_the_group_until_it_ends)
 {
     struct fl_proc p;
