@@ -23,13 +23,20 @@
  *      ends in proc.stdio[], then fl_wait() (with an optional timeout),
  *      fl_kill() if needed, and finally fl_close().
  *
- * Every function returns 0 or a positive errno value; none sets errno as its
- * result, none prints, and none calls exit().
+ * A function that acts returns 0 or a positive errno value (those that
+ * only answer, such as fl_syscall_number() or fl_pipefail(), say what they
+ * return); none sets errno as its result, none prints, and none calls
+ * exit().
  *
- * The header uses POSIX types (sigset_t, struct rusage): a program built
- * in a strict ISO mode (-std=c11, CMake's C_EXTENSIONS OFF) defines
- * _POSIX_C_SOURCE to 200809L or more (or _GNU_SOURCE) before its first
- * #include; the default GNU modes need nothing.
+ * The header is C99 (or C++11) and uses POSIX types (sigset_t, struct
+ * rusage): a program built in a strict ISO mode (-std=c11, CMake's
+ * C_EXTENSIONS OFF) defines _POSIX_C_SOURCE to 200809L or more (or
+ * _GNU_SOURCE) before its first #include; the default GNU modes need
+ * nothing. On a 32-bit glibc the library is built with 64-bit rlim_t
+ * and time_t (struct fl_rlimit and struct fl_result hold them), and so
+ * must be its callers: -D_FILE_OFFSET_BITS=64 -D_TIME_BITS=64, which
+ * pkg-config's --cflags give there; without them the header stops the
+ * build rather than let the two disagree on a struct's layout.
  *
  * ABI: struct fl_cmd is a plain caller-owned struct rather than an opaque
  * builder, because a struct is free to set up, needs no error handling of
@@ -56,6 +63,15 @@
 #include <stddef.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+
+#if defined(__GLIBC__) && defined(__RLIM_T_MATCHES_RLIM64_T)
+#if !__RLIM_T_MATCHES_RLIM64_T && !defined(__USE_FILE_OFFSET64)
+#error "forkless.h: on a 32-bit glibc, build with -D_FILE_OFFSET_BITS=64 -D_TIME_BITS=64, as libforkless is (pkg-config --cflags forkless)"
+#endif
+#if defined(__TIMESIZE) && __TIMESIZE != 64 && __GLIBC_PREREQ(2, 34) && !defined(__USE_TIME_BITS64)
+#error "forkless.h: on a 32-bit glibc, build with -D_TIME_BITS=64 too, as libforkless is (pkg-config --cflags forkless)"
+#endif
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -787,7 +803,8 @@ FL_API int fl_landlock_abi(void);
 FL_API int fl_seccomp_deny(const int *syscalls, size_t n, int errno_value,
                            struct sock_fprog *prog);
 /* Frees what fl_seccomp_deny() allocated and empties *prog; NULL is
- * allowed. */
+ * allowed. Thread-safe for different filters; not async-signal-safe (it
+ * calls free()). */
 FL_API void fl_seccomp_free(struct sock_fprog *prog);
 /* The number of the system call called name ("openat", "ptrace") on this
  * build's architecture, or -1 when it has none. The table is made at build
@@ -1200,7 +1217,8 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  *
  * Returns 0, ENOENT, EACCES (only files without permission were found, or
  * a '/' name in a directory the caller may not search), ENOEXEC, ELOOP,
- * ENOTDIR, ENAMETOOLONG, ERANGE (buf too small), or EINVAL/E2BIG/EBADF as
+ * ENOTDIR, ENAMETOOLONG, ERANGE (buf too small), EINVAL (no buf, or a
+ * size of 0), or EINVAL/E2BIG/EBADF as
  * fl_spawn()'s checks of the command give them (a stdio fd, fd map or
  * terminal fd the caller has not open), and so ENOENT at step open, not
  * exec, for a /dev/fd/N stream path whose fd the caller has not open.
@@ -1378,7 +1396,8 @@ FL_API int fl_tty_reclaim(int fd);
  */
 FL_API int fl_split(const char *line, char ***argv, struct fl_error *error);
 
-/* Frees what fl_split() returned; NULL is allowed. */
+/* Frees what fl_split() returned; NULL is allowed. Thread-safe; not
+ * async-signal-safe (it calls free()). */
 FL_API void fl_split_free(char **argv);
 
 /* ------------------------------------------------------------------------ */
@@ -1536,7 +1555,8 @@ FL_API int fl_wait_result(struct fl_proc *proc, int timeout_ms,
  * Stops the process now with the policy (NULL: a zero policy), waits for
  * it, reaps it and fills *result (timed_out false, stop_signal set, even
  * where the process had ended before the signal reached it).
- * Returns as fl_wait_result(), and is a cancellation point as it is.
+ * Returns as fl_wait_result() but for ETIMEDOUT, which it cannot give,
+ * and is a cancellation point as it is.
  * Thread-safe for different handles; not async-signal-safe.
  */
 FL_API int fl_stop(struct fl_proc *proc, const struct fl_stop_policy *stop,
@@ -1771,8 +1791,8 @@ FL_API int fl_communicate(struct fl_proc *proc, const struct fl_io *io,
  * Returns fl_spawn()'s errors (with *error filled), EINVAL for a bad io
  * or one the command contradicts (checked before anything starts; *error
  * filled with step FL_STEP_PREPARE), or fl_communicate()'s (*error filled
- * with its errno, step FL_STEP_NONE: the child did start). *result is
- * zeroed first (with result NULL, nothing is), so that any failure leaves
+ * with its errno, step FL_STEP_NONE: the child did start). A NULL cmd or
+ * result is EINVAL. *result is zeroed first, so that any failure leaves
  * nothing to free.
  * error may be NULL.
  *
