@@ -472,6 +472,13 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
     else if (c->step == FL_STEP_RLIMIT && c->err == EINVAL && c->index >= 0 &&
              (size_t)c->index < p->cmd->nrlimits)
         explain_rlimit(&p->cmd->rlimits[c->index], e->detail, sizeof e->detail);
+    else if (c->step == FL_STEP_AFFINITY && c->err == EINVAL)
+        copy_str(e->detail, sizeof e->detail,
+                 "no CPU of the mask is online and in this process's cpuset");
+    else if (c->step == FL_STEP_SECCOMP && c->err == EINVAL)
+        copy_str(e->detail, sizeof e->detail,
+                 "the kernel's checker refused the filter (an instruction, a jump past the end, "
+                 "or no return at the end)");
     else if (c->index >= 0 && !e->path[0])
         name_the_index(c, e->detail, sizeof e->detail);
     return c->err;

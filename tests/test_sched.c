@@ -227,6 +227,7 @@ TEST(a_mask_without_a_cpu_the_child_may_use_is_einval_at_step_affinity)
     ASSERT_EQ(e.index, -1);
     char buf[256];
     ASSERT_STR_CONTAINS(fl_error_format(&e, buf, sizeof buf), "affinity: Invalid argument");
+    ASSERT_STR_CONTAINS(e.detail, "no CPU of the mask is online");
 }
 
 TEST(a_mask_size_beyond_64_kib_is_einval_before_any_child)
