@@ -185,7 +185,7 @@ static int parse_syscalls(struct contain_options *c, const char *arg)
         int nr;
         if (!item[0])
             return list_error("seccomp-deny", "SYSCALL", arg);
-        if (item[0] >= '0' && item[0] <= '9') {
+        if ((item[0] >= '0' && item[0] <= '9') || (item[0] == '-' && item[1] >= '0' && item[1] <= '9')) {
             if (parse_int_in(item, 0, INT_MAX, &nr) != 0 || !syscall_number_plausible(nr)) {
                 cli_error("--seccomp-deny: \"%s\" is not a system call number (0 to %d%s)",
                           item, SYSCALL_NR_MAX, ARM_PRIVATE_NOTE);

@@ -3919,6 +3919,7 @@ case_contain_seccomp_bad() {
     expect_bad_option run --seccomp-deny '' -- true
     expect_bad_option run --seccomp-deny mkdirat, -- true
     expect_bad_option run --seccomp-deny -1 -- true
+    expect_err_has '"-1" is not a system call number (0 to 4095)'
     # No architecture numbers a call near 4096: a larger number is a typo
     # that would deny nothing.
     expect_bad_option run --seccomp-deny 99999 -- true
