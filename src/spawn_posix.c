@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sys.h"
 
 /* Closing every other fd in the child needs a closefrom file action, which
  * glibc has from 2.34 and musl does not have at all. Listing the open fds
@@ -214,10 +215,30 @@ static bool exec_can_give(int r)
  * gives is exec's; anything else is FL_STEP_SPAWN, "somewhere in
  * posix_spawn". Opening a file can fail in too many ways (ETXTBSY, ELOOP,
  * EISDIR, EACCES for O_TRUNC) to clear it from here. */
+#ifndef SYS_clone3
+#define SYS_clone3 435  /* one number on every architecture */
+#endif
+
+/* glibc's posix_spawn (2.34+) makes the process with clone3() and falls
+ * back to clone() only on ENOSYS: a seccomp filter that answers EPERM, as
+ * older container profiles do, fails every spawn before any exec. Where
+ * clone3() may run, a call without arguments is EINVAL. */
+static bool clone3_refused_with(int err)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+    return fl__sys2(SYS_clone3, 0, 0) == -err;
+#else
+    (void)err;
+    return false;
+#endif
+}
+
 static enum fl_step blame(const struct fl__plan *p, int err)
 {
     if (err == EAGAIN || err == ENOMEM)
         return FL_STEP_CLONE;  /* out of processes or memory */
+    if (err == EPERM && clone3_refused_with(err))
+        return FL_STEP_CLONE;
     if (err == E2BIG)
         return FL_STEP_EXEC;   /* neither open() nor chdir() gives it */
     if (p->cmd->cwd) {
@@ -332,6 +353,10 @@ int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
         fl__fail(e, r, FL_STEP_PREPARE, -1, fl__program(p->cmd), "posix_spawn attributes");
     } else if ((r = spawn_candidate(p, &fa, &at, &pid))) {
         fl__fail_child(p, e);
+        if (e && p->cerr.step == FL_STEP_CLONE && r == EPERM)
+            snprintf(e->detail, sizeof e->detail,
+                     "glibc's posix_spawn makes the process with clone3(), which a seccomp filter "
+                     "refuses here; the clone and fork backends do without it");
     }
     unstage_sources(p);
     posix_spawn_file_actions_destroy(&fa);
