@@ -128,8 +128,12 @@ enum fl_backend {
      * actions a second time, for /bin/sh. posix_spawn() does not say which step failed:
      * a failure is blamed on chdir when the cwd gives that very error,
      * on exec when the error is one exec gives and no step before it
-     * could have failed (no file to open but /dev/null), and otherwise
-     * carries FL_STEP_SPAWN. Fds left open at or above RLIMIT_NOFILE
+     * could have failed (no file to open but /dev/null), on the clone
+     * step for EPERM when a seccomp filter refuses the clone3() that
+     * glibc's posix_spawn (2.34+) makes the process with (older
+     * container profiles do; glibc falls back only on ENOSYS, the clone
+     * and fork backends always), and otherwise carries FL_STEP_SPAWN.
+     * Fds left open at or above RLIMIT_NOFILE
      * (the limit lowered after they were opened) cannot be closed by
      * posix_spawn: such a spawn is refused with ENOTSUP.
      * glibc's posix_spawn() sets signals 32 and 33 (its own SIGCANCEL
