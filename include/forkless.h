@@ -997,7 +997,10 @@ struct fl_proc {
      * if that fails (no fd left), the handle does without, as with
      * FL_NO_PIDFD. With clone3(), the clone backend gets it as the child
      * is made and fails the spawn with EMFILE at step clone instead.
-     * Owned by the handle: fl_close() closes it. */
+     * Owned by the handle: fl_close() closes it. An event loop may poll
+     * it with other fds (POLLIN once the process has ended, see
+     * pidfd_open(2)) and then fl_wait() with a timeout of 0; the
+     * library's own waits retry EINTR, so a signal does not end them. */
     int pidfd;
     /* The parent's ends of FL_PIPE streams (FD_CLOEXEC set), else -1.
      * Owned by the handle until the caller closes one and sets it to -1. */
@@ -1522,7 +1525,12 @@ struct fl_result {
  * Thread-safe for different results, not async-signal-safe. */
 FL_API void fl_result_free(struct fl_result *r);
 
-/* r's status as a shell reports it: the exit code, or 128 + the signal.
+/* r's status as a shell reports it: the exit code, or 128 + the signal;
+ * -1 for a result that holds no status (exit_code -1: the command never
+ * started, as fl_run() leaves it on failure) and for a NULL r. A shell's
+ * 127 or 126 for a program that could not start is the caller's to
+ * choose from the struct fl_error (ENOENT at FL_STEP_EXEC: 127; EACCES or
+ * ENOEXEC there: 126; another step, a redirection say: 1).
  * Thread-safe and async-signal-safe. */
 FL_API int fl_result_shell_status(const struct fl_result *r);
 
@@ -1692,7 +1700,9 @@ struct fl_io {
      * lasts 100 ms more at least, for the killed to close the pipes, and
      * while the rest of the group or cgroup that it reached is still seen
      * to run (one that frees much memory takes a while to exit), 5 s at
-     * most. */
+     * most. The call returns when this wait gives up, which may be before
+     * the deadline: the rest of a group or cgroup is then left running,
+     * unstopped (fl_killpg() before fl_close() stops a group). */
     int eof_wait_ms;
     void *reserved_[4];      /* must be zero */
 };
@@ -1796,8 +1806,8 @@ FL_API int fl_communicate(struct fl_proc *proc, const struct fl_io *io,
  * or one the command contradicts (checked before anything starts; *error
  * filled with step FL_STEP_PREPARE), or fl_communicate()'s (*error filled
  * with its errno, step FL_STEP_NONE: the child did start). A NULL cmd or
- * result is EINVAL. *result is zeroed first, so that any failure leaves
- * nothing to free.
+ * result is EINVAL. *result is emptied first (all zero but exit_code,
+ * -1), so that any failure leaves nothing to free.
  * error may be NULL.
  *
  * Unlike system(), it changes neither signal dispositions nor the mask:
@@ -1831,7 +1841,8 @@ struct fl_pipeline {
  * take any struct fl_stdio; the stdin of the others and the stdout of all
  * but the last must be FL_INHERIT (0), since the pipe takes their place.
  * Each stage's stderr is its own. All stages join one new process group
- * led by stage 0, so that one signal stops them all; the stages must not
+ * led by stage 0, so that one signal stops them all (fl_killpg() of
+ * procs[0]: a Ctrl-C); the stages must not
  * ask for FL_SETSID, FL_NEW_PGROUP or FL_JOIN_PGROUP, nor, in a pipeline
  * of more than one stage, for FL_PTY (on a stream that no fd map
  * overrides: no pty is made for one that is) or FL_SETCTTY (a session of
