@@ -57,10 +57,13 @@ int fl__status_of(const siginfo_t *si)
 }
 
 /* Waits until the pidfd is readable (the process ended) or the time runs
- * out; EINTR restarts with the time left. */
+ * out; EINTR restarts with the time left. A poll that signals keep
+ * interrupting ends at the deadline all the same: a pending signal makes
+ * even a poll of no time EINTR. */
 int fl__wait_readable(int pidfd, int timeout_ms)
 {
     long long deadline = fl__now_ns() + (long long)timeout_ms * 1000000;
+    int interrupted_at_end = 0;
     for (;;) {
         struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
         int r = fl__poll(&pfd, 1, timeout_ms);
@@ -72,6 +75,8 @@ int fl__wait_readable(int pidfd, int timeout_ms)
             return errno;
         if (timeout_ms < 0)
             continue;  /* for ever is still for ever */
+        if (timeout_ms == 0 && ++interrupted_at_end > 2)
+            return ETIMEDOUT;
         timeout_ms = ms_until(deadline);
     }
 }

@@ -78,6 +78,7 @@ enum {
     DENY_PIDFD_OPEN = 8,
     DENY_UNSHARE = 16,
     DENY_PIDFD_SIGNAL = 32,
+    DENY_POLL = 64,  /* poll and ppoll */
 };
 
 static int install_filter(unsigned deny, int err)
@@ -105,6 +106,10 @@ static int install_filter(unsigned deny, int err)
                   { DENY_CLONE3, SYS_clone3 },
                   { DENY_PIDFD_OPEN, SYS_pidfd_open },
                   { DENY_PIDFD_SIGNAL, SYS_pidfd_send_signal },
+#ifdef SYS_poll
+                  { DENY_POLL, SYS_poll },
+#endif
+                  { DENY_POLL, SYS_ppoll },
                   { DENY_UNSHARE, SYS_unshare } };
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
         if (!(deny & plain[i].bit))
@@ -591,4 +596,36 @@ TEST(a_cgroup_stop_reaches_a_member_when_pidfd_calls_are_refused)
     if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
         SKIP("no seccomp filter to be had here");
     ASSERT_EXITED(st, 0);  /* 5: the member needed the SIGKILL */
+}
+
+/* Signals that interrupt every poll (a filter answers EINTR here) do not
+ * keep a timed wait past its deadline: a poll of no time is EINTR too
+ * while a signal is pending. */
+TEST(a_timed_wait_whose_polls_are_all_interrupted_still_times_out)
+{
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "30"), .backend = BACKEND };
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        alarm(20);  /* a wait that spins for ever ends here, by SIGALRM */
+        struct fl_proc p;
+        struct fl_error e;
+        if (fl_spawn(&cmd, &p, &e) != 0)
+            _exit(3);
+        if (install_filter(DENY_POLL, EINTR) != 0) {
+            fl_kill(&p, SIGKILL);
+            _exit(2);
+        }
+        int r = fl_wait(&p, 100, NULL);
+        fl_kill(&p, SIGKILL);
+        fl_wait(&p, -1, NULL);  /* waitid, no poll */
+        fl_close(&p);
+        _exit(r);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+        SKIP("no seccomp filter to be had here");
+    ASSERT_EXITED(st, ETIMEDOUT);  /* killed by SIGALRM: it spun */
 }
