@@ -535,7 +535,19 @@ struct fl_cmd {
      * caller asked to drop. An id of (uid_t)-1 or (gid_t)-1, which the
      * calls read as "unchanged" or refuse, is EINVAL at FL_STEP_PREPARE
      * (a group's .index is its place in .groups); so are more than 65536
-     * groups. */
+     * groups. With FL_SET_UID the inheritable capability set is emptied
+     * first (and with it the ambient set), so that no program file's
+     * inheritable bits hand the new user the caller's capabilities; only
+     * .contain->cap_ambient puts some back.
+     *
+     * Running a less trusted user's program: on the caller's terminal it
+     * can push input into the terminal (TIOCSTI, where the kernel still
+     * allows it), which the caller's shell then reads, unless the child
+     * has a session of its own (FL_SETSID) or a terminal of its own
+     * (FL_PTY), as su -c and sudo's use_pty give it. And while it sets up,
+     * before its exec, any process of that user may stop it (SIGSTOP): a
+     * blocking spawn's caller then waits as long; FL_NO_WAIT_EXEC does not
+     * wait, and its deadlines hold. */
     uid_t uid;
     gid_t gid;
     const gid_t *groups;

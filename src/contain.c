@@ -191,6 +191,14 @@ CHILD int fl__child_caps_before(struct fl__plan *p)
 {
     const struct fl__box *b = p->box;
     long r;
+    /* A new user takes none of the caller's inheritable capabilities: a
+     * program file's inheritable bits would turn them into permitted ones
+     * at exec. The ambient ones asked for are added after the change. */
+    if (p->flags & FL_SET_UID) {
+        r = set_inheritable(0, 0);
+        if (r < 0)
+            return fl__child_fail(p, FL_STEP_SETUID, -1, r);
+    }
     if (!b)
         return 0;
     if (b->flags & FL_CAP_BOUNDING) {

@@ -190,6 +190,29 @@ TEST(an_ambient_capability_survives_the_change_to_another_uid)
     ASSERT_EQ(t_hex(out, "cap_amb"), 0);
 }
 
+/* A file's inheritable bits would give the new user what the caller
+ * holds in its inheritable set: a uid change empties it. */
+TEST(a_uid_change_leaves_none_of_the_callers_inheritable_capabilities)
+{
+    struct fl_cmd cmd = { .argv = PROBE("caps"), .flags = FL_SET_UID, .uid = 65534,
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    require_root("needs root: an inheritable capability to hold, and a uid to change to");
+    hold_inheritable_and_ambient(BIT(CAP_NET_RAW));
+    char *out = caps_of(NULL, FL_SET_UID | FL_SET_GID, 65534);
+    ASSERT_EQ(t_get_num(out, "uid"), 65534);
+    ASSERT_EQ(t_hex(out, "cap_inh"), 0);
+    ASSERT_EQ(t_hex(out, "cap_amb"), 0);
+    /* An ambient capability asked for is the one left. */
+    struct fl_contain c = { .cap_ambient = NET_BIND };
+    out = caps_of(&c, FL_SET_UID | FL_SET_GID, 65534);
+    ASSERT_EQ(t_hex(out, "cap_inh"), NET_BIND);
+    ASSERT_EQ(t_hex(out, "cap_amb"), NET_BIND);
+    /* No uid change, no drop: root's child keeps what root holds. */
+    out = caps_of(NULL, 0, 0);
+    ASSERT_EQ(t_hex(out, "cap_inh") & BIT(CAP_NET_RAW), BIT(CAP_NET_RAW));
+}
+
 TEST(an_ambient_capability_stays_with_root)
 {
     struct fl_contain c = { .cap_ambient = NET_BIND | BIT(CAP_KILL) };
