@@ -13,7 +13,6 @@
 #include "cli.h"
 #include "optloop.h"
 #include "parse.h"
-#include "user.h"
 
 enum { DEFAULT_KILL_AFTER_MS = 5000 };
 
@@ -464,23 +463,6 @@ static int finish_options(struct run_options *o)
         cmd->flags |= FL_SETSID;
         if (pty_relay_prepare(&o->pty, cmd) != 0)
             return -1;
-    }
-
-    /* As su -c: a program that runs as another user in our session could
-     * push input into its terminal (TIOCSTI) for whoever reads it next,
-     * our caller's shell say. A session of its own has no terminal to
-     * push into; --pty gives it its own. */
-    bool other_user = (cmd->flags & FL_SET_UID) ||
-                      (o->user && ((o->contain.contain.unshare & FL_NS_USER) || o->contain.contain.map));
-    if (other_user && !(cmd->flags & FL_SETSID) && in_a_terminal_session()) {
-        if (o->foreground) {
-            cli_error("--foreground keeps the child in our process group, and our session: "
-                      "a program run as another user (--user) gets a session of its own while "
-                      "forkless has a terminal, so that it cannot type into it (TIOCSTI); "
-                      "--pty gives it a terminal of its own instead");
-            return -1;
-        }
-        cmd->flags |= FL_SETSID;
     }
 
     /* A timeout kills the child's whole process group, so it needs one of

@@ -2,14 +2,12 @@
  * read files and talk to daemons; the child only makes the syscalls. */
 #include "user.h"
 
-#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -179,17 +177,4 @@ void credential_privilege_hint(unsigned changes, char *buf, size_t size)
     snprintf(buf, size, "changing %s%s%s%s%s needs privilege, %s", what[0],
              n == 3 ? ", " : n == 2 ? " and " : "", n > 1 ? what[1] : "",
              n == 3 ? " and " : "", n == 3 ? what[2] : "", caps);
-}
-
-bool in_a_terminal_session(void)
-{
-    pid_t session = getsid(0);
-    for (int fd = 0; fd < 3; fd++)
-        if (tcgetsid(fd) == session)
-            return true;
-    int fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    close(fd);
-    return true;
 }

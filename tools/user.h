@@ -2,7 +2,6 @@
 #ifndef FL_TOOLS_USER_H
 #define FL_TOOLS_USER_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -31,10 +30,5 @@ unsigned credential_changes(const struct credentials *c);
  * changes need: "changing the supplementary groups and the user needs
  * privilege, CAP_SETGID and CAP_SETUID". */
 void credential_privilege_hint(unsigned changes, char *buf, size_t size);
-
-/* Does this process have a controlling terminal (one of fds 0-2 is its
- * session's terminal, or /dev/tty opens)? A program of another user in
- * the same session could push input into it (TIOCSTI). */
-bool in_a_terminal_session(void);
 
 #endif

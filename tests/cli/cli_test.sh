@@ -918,53 +918,6 @@ fl_for_anyone() {
     FL_ANYONE=$FL_ANYONE_DIR/forkless
 }
 
-# As su -c: on a terminal, a program run as another user gets a session
-# of its own, so that it cannot type into the terminal (TIOCSTI) for the
-# caller's shell to read; --foreground, which would keep it in ours, is
-# refused then.
-case_user_on_a_terminal_runs_in_a_session_of_its_own() {
-    need_root_and_nobody
-    command -v python3 >/dev/null || skip "no python3 to drive a pseudo-terminal"
-    need_pty
-    cat >"$T/on_tty.py" <<'PY'
-import os, pty, select, sys
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[1], sys.argv[1:])
-seen = b""
-while select.select([fd], [], [], 20)[0]:
-    try:
-        data = os.read(fd, 4096)
-    except OSError:
-        break
-    if not data:
-        break
-    seen += data
-_, status = os.waitpid(pid, 0)
-sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
-print("<exit %d>" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)))
-PY
-    python3 "$T/on_tty.py" "$FL" run --user nobody -- python3 -c '
-import fcntl, os, termios
-print("leader", os.getsid(0) == os.getpid())
-try:
-    fcntl.ioctl(0, termios.TIOCSTI, b"x")
-    print("typed")
-except OSError as e:
-    print("refused", e.errno)' >"$T/out" 2>"$T/err"
-    grep -q '^leader True$' "$T/out" || fail "not a session of its own: $(out) $(err)"
-    grep -q '^refused' "$T/out" || fail "the program typed into the terminal: $(out)"
-    grep -q '^<exit 0>$' "$T/out" || fail "not exit 0: $(out)"
-    python3 "$T/on_tty.py" "$FL" run --user nobody --foreground -- true >"$T/out" 2>"$T/err"
-    grep -q 'session of its own' "$T/out" || fail "--foreground taken: $(out)"
-    grep -q '^<exit 125>$' "$T/out" || fail "not exit 125: $(out)"
-    # Our own user is no other: nothing changes.
-    python3 "$T/on_tty.py" "$FL" run --user root -- python3 -c '
-import os
-print("leader", os.getsid(0) == os.getpid())' >"$T/out" 2>"$T/err"
-    grep -q '^leader False$' "$T/out" || fail "a new session for our own user: $(out)"
-}
-
 case_user() {
     need_root_and_nobody
     run_fl run --user nobody -- sh -c 'id -u; id -g; id -G'
