@@ -542,9 +542,10 @@ struct fl_cmd {
      *
      * Running a less trusted user's program: on the caller's terminal it
      * can push input into the terminal (TIOCSTI, where the kernel still
-     * allows it), which the caller's shell then reads, unless the child
-     * has a session of its own (FL_SETSID) or a terminal of its own
-     * (FL_PTY), as su -c and sudo's use_pty give it. And while it sets up,
+     * allows it), which the caller's shell then reads, unless it has a
+     * terminal of its own (FL_PTY), as sudo's use_pty gives it. A session
+     * of its own (FL_SETSID) stops TIOCSTI but lets a process it leaves
+     * behind read the terminal past job control. And while it sets up,
      * before its exec, any process of that user may stop it (SIGSTOP): a
      * blocking spawn's caller then waits as long; FL_NO_WAIT_EXEC does not
      * wait, and its deadlines hold. */
