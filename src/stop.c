@@ -148,9 +148,10 @@ static bool cgroup_kill(const char *cgroup)
 }
 
 /* A pidfd call that a seccomp filter refuses (older container profiles
- * answer EPERM or ENOSYS): the member is signalled by its pid, still
- * listed, which leaves the window of kill(): it may end and its number be
- * taken between the list and the signal. */
+ * answer EPERM or ENOSYS), or a kernel before 5.3 lacks: the member is
+ * signalled by its pid, still listed, which leaves the window of kill():
+ * it may end, be reaped by its parent and its number be taken between
+ * the list and the signal. */
 #define BY_PID (-2)
 static bool refused(long r)
 {
@@ -343,8 +344,8 @@ static int group_running(pid_t pgid)
     if (!dir)
         return short_of(errno) ? -errno : -ENOSYS;
     int running = 0;
-    struct dirent *entry;
-    while (!running && (entry = readdir(dir))) {
+    struct dirent *entry = NULL;
+    while (!running && (errno = 0, entry = readdir(dir))) {
         if (entry->d_name[0] < '1' || entry->d_name[0] > '9')
             continue;
         snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
@@ -372,6 +373,8 @@ static int group_running(pid_t pgid)
         if (group == (int)pgid && ((state != 'Z' && state != 'X') || threads > 1))
             running = 1;
     }
+    if (!running && !entry && errno)  /* the listing broke off */
+        running = -errno;
     closedir(dir);
     return running;
 }
