@@ -89,11 +89,13 @@ static int wait_polling(pid_t pid, int timeout_ms, siginfo_t *si)
     long step_us = 500;
     for (;;) {
         si->si_pid = 0;
-        if (waitid(P_PID, (id_t)pid, si, WEXITED | WNOHANG) < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
+        /* Raw: a reap must not be a cancellation point (see
+         * waitid_usage()); the sleep below is one. */
+        long r = fl__sys5(SYS_waitid, P_PID, pid, (long)si, WEXITED | WNOHANG, 0);
+        if (r == -EINTR)
+            continue;
+        if (r < 0)
+            return (int)-r;
         if (si->si_pid == pid)
             return 0;
         long long now = fl__now_ns();
@@ -106,16 +108,23 @@ static int wait_polling(pid_t pid, int timeout_ms, siginfo_t *si)
     }
 }
 
-/* The raw waitid() for its fifth argument, the child's rusage, which
- * only a reap after the wait (poll()) asks for; libc's waitid() when it
- * may block, since fl_wait() is a cancellation point and the raw system
- * call is not one. */
-static long waitid_usage(int type, long id, siginfo_t *si, int options, struct rusage *ru)
+/* The reap is the raw waitid(), which also gives the child's rusage (its
+ * fifth argument). fl_wait() is a cancellation point, so a wait that may
+ * block waits first with libc's waitid() and WNOWAIT: glibc acts on a
+ * cancellation that comes as the call returns (before 2.41, BZ #12683),
+ * and a reap cancelled there would lose the status; a wait that reaps
+ * nothing loses nothing. */
+static long waitid_usage(int type, long id, siginfo_t *si, int options, struct rusage *ru,
+                         bool may_block)
 {
-    long r;
+    long r = 0;
+    while (may_block && waitid((idtype_t)type, (id_t)id, si, options | WNOWAIT) < 0) {
+        r = -errno;
+        if (r != -EINTR)
+            return r;
+    }
     do
-        r = ru ? fl__sys5(SYS_waitid, type, id, (long)si, options, (long)ru)
-               : (waitid((idtype_t)type, (id_t)id, si, options) < 0 ? -errno : 0);
+        r = fl__sys5(SYS_waitid, type, id, (long)si, options, (long)ru);
     while (r == -EINTR);
     return r;
 }
@@ -146,16 +155,16 @@ int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru)
         r = -ECHILD;  /* reaped elsewhere: the pid is gone, or another's */
     } else if (borrowed >= 0) {
         pthread_cleanup_push(close_borrowed, &borrowed);
-        r = waitid_usage(P_PIDFD, borrowed, si, WEXITED, ru);
+        r = waitid_usage(P_PIDFD, borrowed, si, WEXITED, ru, !ru);
         pthread_cleanup_pop(1);
     } else {
-        r = p->pidfd >= 0 ? waitid_usage(P_PIDFD, p->pidfd, si, WEXITED, ru)
-                          : waitid_usage(P_PID, p->pid, si, WEXITED, ru);
+        r = p->pidfd >= 0 ? waitid_usage(P_PIDFD, p->pidfd, si, WEXITED, ru, !ru)
+                          : waitid_usage(P_PID, p->pid, si, WEXITED, ru, !ru);
     }
     /* A kernel before 5.4: no P_PIDFD, but the pid is still ours, since
      * nothing has reaped it. */
     if (r == -EINVAL && p->pidfd >= 0)
-        r = waitid_usage(P_PID, p->pid, si, WEXITED, ru);
+        r = waitid_usage(P_PID, p->pid, si, WEXITED, ru, !ru);
     if (r == 0 || r == -ECHILD)
         p->state_ = PROC_REAPED;
     return (int)-r;
