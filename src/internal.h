@@ -549,9 +549,11 @@ FL__HIDDEN int fl__proc_borrow_pidfd(const struct fl_proc *p);
 /* Still our child, not reaped (by us or by anyone else): its pid, and the
  * group it leads, are then reserved. Raw system calls only. */
 FL__HIDDEN bool fl__proc_unreaped(const struct fl_proc *p);
-/* Reaps p (it must have ended, or this blocks) with its rusage (ru may be
- * NULL). 0 or an errno; 0 and ECHILD mark the handle reaped. */
-FL__HIDDEN int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru);
+/* Reaps p with its rusage (ru may be NULL). With may_block, it waits for
+ * p's end, and that wait is a cancellation point that reaps nothing;
+ * without, p must have ended (or the reap blocks, uncancellable). 0 or an
+ * errno; 0 and ECHILD mark the handle reaped. */
+FL__HIDDEN int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru, bool may_block);
 
 /* stop.c: a stop policy in motion over n processes. With FL_STOP_GROUP,
  * procs[0] leads the group. Nothing here reaps: the caller reaps only

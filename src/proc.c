@@ -142,7 +142,7 @@ static int borrow_known(const struct fl_proc *p)
     return p->pidfd < 0 && p->ident_ ? fl__proc_borrow_pidfd(p) : -ENOSYS;
 }
 
-int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru)
+int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru, bool may_block)
 {
     /* A launch that failed is reaped as it settles, and its error is
      * what the reap reports, never the child's 127. */
@@ -155,16 +155,16 @@ int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru)
         r = -ECHILD;  /* reaped elsewhere: the pid is gone, or another's */
     } else if (borrowed >= 0) {
         pthread_cleanup_push(close_borrowed, &borrowed);
-        r = waitid_usage(P_PIDFD, borrowed, si, WEXITED, ru, !ru);
+        r = waitid_usage(P_PIDFD, borrowed, si, WEXITED, ru, may_block);
         pthread_cleanup_pop(1);
     } else {
-        r = p->pidfd >= 0 ? waitid_usage(P_PIDFD, p->pidfd, si, WEXITED, ru, !ru)
-                          : waitid_usage(P_PID, p->pid, si, WEXITED, ru, !ru);
+        r = p->pidfd >= 0 ? waitid_usage(P_PIDFD, p->pidfd, si, WEXITED, ru, may_block)
+                          : waitid_usage(P_PID, p->pid, si, WEXITED, ru, may_block);
     }
     /* A kernel before 5.4: no P_PIDFD, but the pid is still ours, since
      * nothing has reaped it. */
     if (r == -EINVAL && p->pidfd >= 0)
-        r = waitid_usage(P_PID, p->pid, si, WEXITED, ru, !ru);
+        r = waitid_usage(P_PID, p->pid, si, WEXITED, ru, may_block);
     if (r == 0 || r == -ECHILD)
         p->state_ = PROC_REAPED;
     return (int)-r;
@@ -327,7 +327,7 @@ int fl_wait(struct fl_proc *p, int timeout_ms, int *status)
         r = fl__launch_error_or(p, r);
     }
     if (!r && !reaped)
-        r = fl__reap_proc(p, &si, NULL);
+        r = fl__reap_proc(p, &si, NULL, timeout_ms < 0);
     else if (!r && p->launch_) {  /* reaped above: a launch's error wins */
         p->state_ = PROC_REAPED;      /* and the settle must not reap again */
         r = fl__launch_settle(p);
