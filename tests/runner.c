@@ -1243,6 +1243,23 @@ char *t_make_cgroup(char **rel)
     return NULL;
 }
 
+char *t_need_cgroup(char **rel)
+{
+    char *ignored;
+    if (geteuid() != 0)
+        SKIP("needs root to make a cgroup");
+    char *dir = t_make_cgroup(rel ? rel : &ignored);
+    if (!dir)
+        SKIP("no writable cgroup v2 hierarchy");
+    return dir;
+}
+
+void t_remove_cgroup(const char *dir)
+{
+    for (int i = 0; i < 200 && rmdir(dir) != 0 && errno == EBUSY; i++)
+        usleep(5000);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Interrupting a call in its sleep                                         */
 /* ------------------------------------------------------------------------ */

@@ -414,6 +414,12 @@ void t_kill_children(void);
  * pid and the backend), or NULL without a writable v2 hierarchy. *rel
  * gets its path in the hierarchy as /proc/PID/cgroup shows it. */
 char *t_make_cgroup(char **rel);
+/* t_make_cgroup()'s directory, or a skip: not root, or no writable v2
+ * hierarchy. rel may be NULL. */
+char *t_need_cgroup(char **rel);
+/* Removes it, once its last member, which may still be on its way out,
+ * has left (EBUSY meanwhile). */
+void t_remove_cgroup(const char *dir);
 /* Is pid a live process (not gone, not a zombie)? From /proc. */
 bool t_running(pid_t pid);
 

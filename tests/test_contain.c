@@ -483,12 +483,7 @@ TEST(a_late_cgroup_ns_that_fails_names_the_cgroup_ns_at_step_unshare)
                           .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     NEEDS_SECCOMP();
-    if (!t_is_root())
-        SKIP("needs root, to make a cgroup");
-    char *rel;
-    char *dir = t_make_cgroup(&rel);
-    if (!dir)
-        SKIP("no writable cgroup v2 hierarchy");
+    char *dir = t_need_cgroup(NULL);
     cmd.cgroup = dir;
     /* The fork backend writes the child into the cgroup, then unshares
      * the namespace there; clone3() places the child and makes the

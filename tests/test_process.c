@@ -220,16 +220,6 @@ static void require_root(void)
         SKIP("needs root");
 }
 
-/* A fresh cgroup v2 directory for the case (see t_make_cgroup()). */
-static char *fresh_cgroup(char **rel)
-{
-    require_root();
-    char *dir = t_make_cgroup(rel);
-    if (!dir)
-        SKIP("no writable cgroup v2 hierarchy");
-    return dir;
-}
-
 static void assert_ids(const char *out, unsigned uid, unsigned gid,
                        const char *groups)
 {
@@ -575,7 +565,7 @@ TEST(cgroup_places_the_child)
     };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     char *rel;
-    char *dir = fresh_cgroup(&rel);
+    char *dir = t_need_cgroup(&rel);
     cmd.cgroup = dir;
     int st;
     struct fl_cmd c = cmd;
@@ -603,7 +593,7 @@ TEST(a_cgroup_once_killed_still_takes_new_children)
                           .cgroup = "/sys/fs/cgroup", .stdio = { [1] = { .kind = FL_PIPE } } };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     char *rel;
-    char *dir = fresh_cgroup(&rel);
+    char *dir = t_need_cgroup(&rel);
     int fd = open(t_fmt("%s/cgroup.kill", dir), O_WRONLY | O_CLOEXEC);
     if (fd < 0) {
         rmdir(dir);

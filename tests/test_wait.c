@@ -501,22 +501,9 @@ TEST(the_process_scope_leaves_the_rest_of_the_group)
 /* A new cgroup for a child, or the case skips. */
 static char *child_cgroup(void)
 {
-    if (geteuid() != 0)
-        SKIP("needs root to make a cgroup");
     if (BACKEND == FL_BACKEND_POSIX_SPAWN)
         SKIP("posix_spawn cannot place a child in a cgroup");
-    char *rel;
-    char *dir = t_make_cgroup(&rel);
-    if (!dir)
-        SKIP("no writable cgroup v2 hierarchy");
-    return dir;
-}
-
-/* Its last member may still be on its way out. */
-static void remove_cgroup(const char *dir)
-{
-    for (int i = 0; i < 200 && rmdir(dir) != 0 && errno == EBUSY; i++)
-        usleep(5000);
+    return t_need_cgroup(NULL);
 }
 
 TEST(the_cgroup_scope_stops_a_member_that_left_the_session)
@@ -531,7 +518,7 @@ TEST(the_cgroup_scope_stops_a_member_that_left_the_session)
     wait_gone(member);
     ASSERT(!t_running(member));
     fl_close(&p);
-    remove_cgroup(dir);
+    t_remove_cgroup(dir);
 }
 
 /* Starts the probe counting a real-time signal (queued, so a copy sent
@@ -570,7 +557,7 @@ TEST(the_cgroup_scope_signals_a_child_in_its_cgroup_once)
     ASSERT_EQ(stop_counting_child((struct fl_stop_policy){ .scope = FL_STOP_CGROUP, .cgroup = dir },
                                   0, dir),
               1);
-    remove_cgroup(dir);
+    t_remove_cgroup(dir);
 }
 
 /* The group's leader reaped by someone else: no group is left to check
