@@ -110,14 +110,25 @@ static int wait_polling(pid_t pid, int timeout_ms, siginfo_t *si)
 
 /* The reap is the raw waitid(), which also gives the child's rusage (its
  * fifth argument). fl_wait() is a cancellation point, so a wait that may
- * block waits first with libc's waitid() and WNOWAIT: glibc acts on a
- * cancellation that comes as the call returns (before 2.41, BZ #12683),
- * and a reap cancelled there would lose the status; a wait that reaps
- * nothing loses nothing. */
+ * block, for a process that has not ended yet, waits first with libc's
+ * waitid() and WNOWAIT: glibc acts on a cancellation that comes as the
+ * call returns (before 2.41, BZ #12683), and a reap cancelled there would
+ * lose the status; a wait that reaps nothing loses nothing. One that has
+ * ended (an event loop's, after poll()) is reaped at once, after a look
+ * for a cancellation already asked for, as waitpid() would act on one. */
 static long waitid_usage(int type, long id, siginfo_t *si, int options, struct rusage *ru,
                          bool may_block)
 {
     long r = 0;
+    if (may_block) {
+        pthread_testcancel();
+        si->si_pid = 0;
+        do
+            r = fl__sys5(SYS_waitid, type, id, (long)si, options | WNOHANG, (long)ru);
+        while (r == -EINTR);
+        if (r < 0 || si->si_pid)
+            return r;
+    }
     while (may_block && waitid((idtype_t)type, (id_t)id, si, options | WNOWAIT) < 0) {
         r = -errno;
         if (r != -EINTR)
