@@ -23,6 +23,13 @@
  *      ends in proc.stdio[], then fl_wait() (with an optional timeout),
  *      fl_kill() if needed, and finally fl_close().
  *
+ * The common cases in one call each: fl_run() (a system() without a
+ * shell, with capture, input, a deadline and a stop policy),
+ * fl_pipeline_run() (a | b | c), fl_communicate() (the exchange with a
+ * process already started). The source tree's examples/ holds complete
+ * programs for them (system, popen, a pipeline, a job runner launching
+ * with FL_NO_WAIT_EXEC, a sandbox), and libforkless(3) is the overview.
+ *
  * A function that acts returns 0 or a positive errno value (those that
  * only answer, such as fl_syscall_number() or fl_pipefail(), say what they
  * return); none sets errno as its result, none prints, and none calls
