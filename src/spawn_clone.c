@@ -96,6 +96,7 @@ long fl__clone3(struct fl__clone_args *args, size_t size, int (*fn)(void *), voi
 struct thread_stack {
     char *base;
     struct thread_stack *prev, *next;
+    bool busy;  /* a child runs on it (see forget_stack_key()) */
 };
 
 static pthread_key_t stack_key;
@@ -134,19 +135,23 @@ static void make_stack_key(void)
  * key's destructor would be code that is gone by the time a thread that
  * spawned exits: the key goes first, and every thread's stack with it (no
  * thread may be inside the library as it is unloaded). A thread that
- * spawns after this, through another copy, maps one for itself. */
+ * spawns after this, through another copy, maps one for itself.
+ * Destructors also run at exit(), while other threads may be in a spawn,
+ * whose child, a process of its own, lives on: a stack a child runs on
+ * stays mapped. A thread marks its stack busy, then looks at the key; this
+ * clears the key, then looks at the marks (both sequentially consistent):
+ * one of the two sees the other, so a stack is either kept or not used.
+ * The records are not freed, for a thread may be about to mark its own. */
 __attribute__((destructor)) static void forget_stack_key(void)
 {
-    if (!__atomic_exchange_n(&stack_key_made, false, __ATOMIC_ACQ_REL))
+    if (!__atomic_exchange_n(&stack_key_made, false, __ATOMIC_SEQ_CST))
         return;
     pthread_key_delete(stack_key);
     pthread_mutex_lock(&stacks_lock);
-    while (stacks) {
-        struct thread_stack *s = stacks;
-        stacks = s->next;
-        fl__unmap_stack(s->base);
-        free(s);
-    }
+    for (struct thread_stack *s = stacks; s; s = s->next)
+        if (!__atomic_load_n(&s->busy, __ATOMIC_SEQ_CST))
+            fl__unmap_stack(s->base);
+    stacks = NULL;
     pthread_mutex_unlock(&stacks_lock);
 }
 
@@ -160,17 +165,27 @@ char *fl__map_stack(void)
     return m + GUARD_SIZE;
 }
 
-/* The lowest address of this thread's child stack, or NULL (ENOMEM). With
- * no thread key to be had, *owned says the caller unmaps it after use. */
-static char *thread_stack(bool *owned)
+/* The lowest address of this thread's child stack, or NULL (ENOMEM),
+ * marked busy in *held until release_stack(). With no thread key to be
+ * had, *owned says the caller unmaps it after use. */
+static char *thread_stack(bool *owned, struct thread_stack **held)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, make_stack_key);
     bool keyed = __atomic_load_n(&stack_key_made, __ATOMIC_ACQUIRE);
     *owned = !keyed;
+    *held = NULL;
     struct thread_stack *s = keyed ? pthread_getspecific(stack_key) : NULL;
-    if (s)
-        return s->base;
+    if (s) {
+        __atomic_store_n(&s->busy, true, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&stack_key_made, __ATOMIC_SEQ_CST)) {
+            *held = s;
+            return s->base;
+        }
+        __atomic_store_n(&s->busy, false, __ATOMIC_RELEASE);  /* forgotten meanwhile */
+        *owned = true;
+        return fl__map_stack();
+    }
     char *base = fl__map_stack();
     if (!base || !keyed)
         return base;
@@ -182,6 +197,8 @@ static char *thread_stack(bool *owned)
     }
     s->base = base;
     s->prev = NULL;
+    s->busy = true;
+    *held = s;
     pthread_mutex_lock(&stacks_lock);
     s->next = stacks;
     if (stacks)
@@ -625,7 +642,8 @@ void fl__dumpable_restore(struct fl__plan *p)
 int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
 {
     bool owned = false;
-    char *stack = p->launch_stack ? p->launch_stack : thread_stack(&owned);
+    struct thread_stack *held = NULL;
+    char *stack = p->launch_stack ? p->launch_stack : thread_stack(&owned, &held);
     if (!stack)
         return fl__fail(e, ENOMEM, FL_STEP_CLONE, -1, fl__program(p->cmd),
                         "mapping the child's stack");
@@ -641,6 +659,8 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
         fl__dumpable_restore(p);
     if (owned)
         fl__unmap_stack(stack);
+    if (held)
+        __atomic_store_n(&held->busy, false, __ATOMIC_RELEASE);
 
     if ((pid == -EMFILE || pid == -ENFILE) && !(p->flags & FL_NO_PIDFD))
         return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd),

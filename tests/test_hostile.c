@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -669,4 +670,65 @@ TEST(madv_dontfork_region_written_during_spawns) /* stress */
     munmap(m, size);
     report("madv_dontfork_region_written_during_spawns", n, 0, 0, 1, "46",
            t_fmt("region_writes=%ld", atomic_load(&writes)));
+}
+
+/* The process exits (exit(), so destructors run) while another thread's
+ * spawn is still at its setup: the child, a process of its own, keeps the
+ * stack it runs on and execs its program. Its stdin is a FIFO that holds
+ * it in open() until the test, its parent's parent, opens the other end. */
+struct exiting_spawn {
+    const char *fifo, *out;
+    atomic_int started;
+};
+
+static void *spawn_through_the_fifo(void *arg)
+{
+    struct exiting_spawn *x = arg;
+    struct fl_cmd cmd = {
+        .argv = ARGV("/bin/sh", "-c", "echo ran > \"$0\"", (char *)x->out),
+        .stdio = { [0] = { .kind = FL_FILE, .path = x->fifo, .flags = O_RDONLY } },
+        .backend = BACKEND,
+    };
+    struct fl_proc p;
+    atomic_store(&x->started, 1);
+    fl_spawn(&cmd, &p, NULL);  /* the process exits before this returns */
+    return NULL;
+}
+
+TEST(an_exit_during_another_threads_spawn_leaves_the_child_its_stack)
+{
+    char *dir = t_tmpdir();
+    struct exiting_spawn x = { .fifo = t_fmt("%s/fifo", dir), .out = t_fmt("%s/out", dir) };
+    ASSERT_SYS(mkfifo(x.fifo, 0600));
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, spawn_through_the_fifo, &x) != 0)
+            _exit(2);
+        while (!atomic_load(&x.started))
+            usleep(1000);
+        usleep(200 * 1000);  /* most likely in the child's open() by now */
+        exit(0);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    ASSERT_EXITED(st, 0);
+    /* The child, orphaned, opens the FIFO if it lives: a writer then
+     * gets in (ENXIO while there is no reader). */
+    int w = -1;
+    for (int i = 0; i < 1000 && w < 0; i++) {
+        w = open(x.fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (w < 0)
+            usleep(10 * 1000);
+    }
+    ASSERT(w >= 0);  /* no reader: the child died at its setup */
+    close(w);
+    char *got = NULL;
+    for (int i = 0; i < 1000 && !(got && strstr(got, "ran")); i++) {
+        usleep(10 * 1000);
+        got = access(x.out, F_OK) == 0 ? t_read_file(x.out) : NULL;
+    }
+    ASSERT(got && strstr(got, "ran"));
 }
