@@ -1136,6 +1136,16 @@ struct fl_proc {
  * arrive meanwhile run their handlers in the parent only. With .env NULL it
  * reads environ, so, as for getenv(3), other threads must not change the
  * environment at the same time. Not async-signal-safe: it allocates.
+ * Until the exec, the spawning thread sleeps in the kernel (CLONE_VFORK,
+ * as with posix_spawn()), so what needs it to run waits as long: a
+ * setuid() or setgid() of another thread (glibc makes every thread change
+ * its ids, with a signal), and a handler for a signal sent to it. A setup
+ * that may wait on the caller itself (a FIFO the caller opens next) is
+ * the launch's to do (FL_NO_WAIT_EXEC), which does not sleep.
+ *
+ * A process that exits (exit(), or a return from main()) while another
+ * thread's spawn is at its setup leaves the child the stack it runs on:
+ * the child, a process of its own, goes on to its exec.
  *
  * Not a cancellation point: it disables cancellation while it runs, so a
  * pthread_cancel() never leaves pipes or an unreaped child behind; a
