@@ -1136,8 +1136,9 @@ struct fl_proc {
  * arrive meanwhile run their handlers in the parent only. With .env NULL it
  * reads environ, so, as for getenv(3), other threads must not change the
  * environment at the same time. Not async-signal-safe: it allocates.
- * Until the exec, the spawning thread sleeps in the kernel (CLONE_VFORK,
- * as with posix_spawn()), so what needs it to run waits as long: a
+ * With the clone and posix_spawn backends the spawning thread sleeps in
+ * the kernel until the exec (CLONE_VFORK), so what needs it to run waits
+ * as long: a
  * setuid() or setgid() of another thread (glibc makes every thread change
  * its ids, with a signal), and a handler for a signal sent to it. A setup
  * that may wait on the caller itself (a FIFO the caller opens next) is
