@@ -549,11 +549,18 @@ FL__HIDDEN int fl__proc_borrow_pidfd(const struct fl_proc *p);
 /* Still our child, not reaped (by us or by anyone else): its pid, and the
  * group it leads, are then reserved. Raw system calls only. */
 FL__HIDDEN bool fl__proc_unreaped(const struct fl_proc *p);
-/* Reaps p with its rusage (ru may be NULL). With may_block, it waits for
- * p's end, and that wait is a cancellation point that reaps nothing;
- * without, p must have ended (or the reap blocks, uncancellable). 0 or an
- * errno; 0 and ECHILD mark the handle reaped. */
-FL__HIDDEN int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru, bool may_block);
+/* How fl__reap_proc() finds p's end. */
+enum fl__reap_wait {
+    FL__REAP_ENDED,    /* p has ended (or the reap blocks, uncancellable) */
+    FL__REAP_WAIT,     /* wait for the end: a cancellation point that reaps
+                        * nothing, then the reap */
+    FL__REAP_LOOK,     /* as FL__REAP_WAIT, after a look whether p has ended
+                        * already (a launch waited for after other work) */
+};
+/* Reaps p with its rusage (ru may be NULL). 0 or an errno; 0 and ECHILD
+ * mark the handle reaped. */
+FL__HIDDEN int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru,
+                             enum fl__reap_wait how);
 
 /* stop.c: a stop policy in motion over n processes. With FL_STOP_GROUP,
  * procs[0] leads the group. Nothing here reaps: the caller reaps only

@@ -110,17 +110,17 @@ static int wait_polling(pid_t pid, int timeout_ms, siginfo_t *si)
 
 /* The reap is the raw waitid(), which also gives the child's rusage (its
  * fifth argument). fl_wait() is a cancellation point, so a wait that may
- * block, for a process that has not ended yet, waits first with libc's
- * waitid() and WNOWAIT: glibc acts on a cancellation that comes as the
- * call returns (before 2.41, BZ #12683), and a reap cancelled there would
- * lose the status; a wait that reaps nothing loses nothing. One that has
- * ended (an event loop's, after poll()) is reaped at once, after a look
+ * block waits first with libc's waitid() and WNOWAIT: glibc acts on a
+ * cancellation that comes as the call returns (before 2.41, BZ #12683),
+ * and a reap cancelled there would lose the status; a wait that reaps
+ * nothing loses nothing. A launch waited for after other work has most
+ * likely ended: it is looked for first, and reaped at once, after a look
  * for a cancellation already asked for, as waitpid() would act on one. */
 static long waitid_usage(int type, long id, siginfo_t *si, int options, struct rusage *ru,
-                         bool may_block)
+                         enum fl__reap_wait how)
 {
     long r = 0;
-    if (may_block) {
+    if (how == FL__REAP_LOOK) {
         pthread_testcancel();
         si->si_pid = 0;
         do
@@ -129,7 +129,7 @@ static long waitid_usage(int type, long id, siginfo_t *si, int options, struct r
         if (r < 0 || si->si_pid)
             return r;
     }
-    while (may_block && waitid((idtype_t)type, (id_t)id, si, options | WNOWAIT) < 0) {
+    while (how != FL__REAP_ENDED && waitid((idtype_t)type, (id_t)id, si, options | WNOWAIT) < 0) {
         r = -errno;
         if (r != -EINTR)
             return r;
@@ -153,7 +153,7 @@ static int borrow_known(const struct fl_proc *p)
     return p->pidfd < 0 && p->ident_ ? fl__proc_borrow_pidfd(p) : -ENOSYS;
 }
 
-int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru, bool may_block)
+int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru, enum fl__reap_wait how)
 {
     /* A launch that failed is reaped as it settles, and its error is
      * what the reap reports, never the child's 127. */
@@ -166,16 +166,16 @@ int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru, bool may_
         r = -ECHILD;  /* reaped elsewhere: the pid is gone, or another's */
     } else if (borrowed >= 0) {
         pthread_cleanup_push(close_borrowed, &borrowed);
-        r = waitid_usage(P_PIDFD, borrowed, si, WEXITED, ru, may_block);
+        r = waitid_usage(P_PIDFD, borrowed, si, WEXITED, ru, how);
         pthread_cleanup_pop(1);
     } else {
-        r = p->pidfd >= 0 ? waitid_usage(P_PIDFD, p->pidfd, si, WEXITED, ru, may_block)
-                          : waitid_usage(P_PID, p->pid, si, WEXITED, ru, may_block);
+        r = p->pidfd >= 0 ? waitid_usage(P_PIDFD, p->pidfd, si, WEXITED, ru, how)
+                          : waitid_usage(P_PID, p->pid, si, WEXITED, ru, how);
     }
     /* A kernel before 5.4: no P_PIDFD, but the pid is still ours, since
      * nothing has reaped it. */
     if (r == -EINVAL && p->pidfd >= 0)
-        r = waitid_usage(P_PID, p->pid, si, WEXITED, ru, may_block);
+        r = waitid_usage(P_PID, p->pid, si, WEXITED, ru, how);
     if (r == 0 || r == -ECHILD)
         p->state_ = PROC_REAPED;
     return (int)-r;
@@ -327,6 +327,9 @@ int fl_wait(struct fl_proc *p, int timeout_ms, int *status)
     int saved_errno = errno, r = 0;
     bool reaped = false;
     siginfo_t si = { 0 };
+    enum fl__reap_wait how = timeout_ms >= 0 ? FL__REAP_ENDED
+                             : p->launch_   ? FL__REAP_LOOK
+                                            : FL__REAP_WAIT;
     if (timeout_ms >= 0 && p->pidfd < 0)
         r = wait_borrowing(p, timeout_ms, &si, &reaped);
     else if (timeout_ms >= 0)
@@ -338,7 +341,7 @@ int fl_wait(struct fl_proc *p, int timeout_ms, int *status)
         r = fl__launch_error_or(p, r);
     }
     if (!r && !reaped)
-        r = fl__reap_proc(p, &si, NULL, timeout_ms < 0);
+        r = fl__reap_proc(p, &si, NULL, how);
     else if (!r && p->launch_) {  /* reaped above: a launch's error wins */
         p->state_ = PROC_REAPED;      /* and the settle must not reap again */
         r = fl__launch_settle(p);

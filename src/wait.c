@@ -47,7 +47,7 @@ int fl__result_reap(struct fl_proc *p, struct fl_result *r)
 {
     siginfo_t si = { 0 };
     struct rusage ru = { 0 };
-    int err = fl__reap_proc(p, &si, &ru, false);
+    int err = fl__reap_proc(p, &si, &ru, FL__REAP_ENDED);
     if (err)
         return err;
     r->elapsed_ns = fl__now_ns() - p->start_ns_;

@@ -683,6 +683,7 @@ TEST(no_pidfd_timed_wait_cancelled_leaks_no_fd_and_keeps_the_handle)
  * thread is cancelled, so some cancellations land in that return. */
 struct cancel_race {
     struct fl_proc proc;
+    unsigned flags;
     int lost;      /* cancelled, yet the process was gone */
 };
 
@@ -697,7 +698,8 @@ static void after_cancel(void *arg)
 static void *spawn_and_wait(void *arg)
 {
     struct cancel_race *c = arg;
-    struct fl_cmd cmd = { .argv = ARGV("/bin/sleep", "0.002"), .backend = BACKEND };
+    struct fl_cmd cmd = { .argv = ARGV("/bin/sleep", "0.002"), .flags = c->flags,
+                          .backend = BACKEND };
     if (fl_spawn(&cmd, &c->proc, NULL) != 0)
         return NULL;
     int st;
@@ -717,6 +719,7 @@ TEST(a_wait_cancelled_as_the_child_ends_keeps_its_status)
     int rounds = t_scaled(300);
     for (int i = 0; i < rounds; i++) {
         memset(&c.proc, 0, sizeof c.proc);
+        c.flags = i % 2 ? FL_NO_WAIT_EXEC : 0;  /* a launch is waited for otherwise */
         pthread_t t;
         ASSERT_EQ(pthread_create(&t, NULL, spawn_and_wait, &c), 0);
         struct timespec pause = { 0, 1500000 + (long)(rand_r(&seed) % 2000) * 1000 };
