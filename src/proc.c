@@ -140,9 +140,11 @@ static long waitid_usage(int type, long id, siginfo_t *si, int options, struct r
     return r;
 }
 
+/* Raw: libc's close() is a cancellation point, and this runs after a reap
+ * whose status must not be lost to a pending cancellation. */
 static void close_borrowed(void *fd)
 {
-    close(*(int *)fd);
+    fl__sys1(SYS_close, *(int *)fd);
 }
 
 /* For a handle without a pidfd whose process is known by its number: one
@@ -267,16 +269,19 @@ static bool still_our_child(pid_t pid)
 
 bool fl__proc_unreaped(const struct fl_proc *p)
 {
+    /* pidfd_our_child() cannot tell before Linux 5.4 (no P_PIDFD): the
+     * pid, unreaped, is still ours then. */
+    int ours = p->pidfd >= 0 ? pidfd_our_child(p->pidfd) : -1;
     if (p->pidfd >= 0)
-        return pidfd_our_child(p->pidfd) == 1;
+        return ours < 0 ? still_our_child(p->pid) : ours == 1;
     int fd = borrow_known(p);
     if (fd == -ESRCH)
         return false;
     if (fd < 0)
         return still_our_child(p->pid);
-    bool ours = pidfd_our_child(fd) == 1;
+    ours = pidfd_our_child(fd);
     fl__sys1(SYS_close, fd);
-    return ours;
+    return ours < 0 ? still_our_child(p->pid) : ours == 1;
 }
 
 int fl__proc_pollfd(const struct fl_proc *p, int *fd)
@@ -289,8 +294,9 @@ int fl__proc_pollfd(const struct fl_proc *p, int *fd)
         return ECHILD;
     if (borrowed < 0)
         return still_our_child(p->pid) ? ENOSYS : ECHILD;
-    if (pidfd_our_child(borrowed) != 1) {
-        close(borrowed);
+    int ours = pidfd_our_child(borrowed);
+    if (ours == 0 || (ours < 0 && !still_our_child(p->pid))) {  /* < 0: before P_PIDFD */
+        fl__sys1(SYS_close, borrowed);
         return ECHILD;
     }
     *fd = borrowed;

@@ -96,7 +96,8 @@ long fl__clone3(struct fl__clone_args *args, size_t size, int (*fn)(void *), voi
 struct thread_stack {
     char *base;
     struct thread_stack *prev, *next;
-    bool busy;  /* a child runs on it (see forget_stack_key()) */
+    bool busy;    /* a child runs on it (see forget_stack_key()) */
+    bool listed;  /* on stacks; under stacks_lock */
 };
 
 static pthread_key_t stack_key;
@@ -114,14 +115,21 @@ static void release_thread_stack(void *v)
 {
     struct thread_stack *s = v;
     pthread_mutex_lock(&stacks_lock);
-    if (s->prev)
-        s->prev->next = s->next;
-    else
-        stacks = s->next;
-    if (s->next)
-        s->next->prev = s->prev;
+    /* A thread may end during exit() or an unload, past glibc's look at
+     * the key: forget_stack_key() may have taken the list, and unmapped
+     * the stack (base NULL). */
+    if (s->listed) {
+        if (s->prev)
+            s->prev->next = s->next;
+        else
+            stacks = s->next;
+        if (s->next)
+            s->next->prev = s->prev;
+    }
+    char *base = s->base;
     pthread_mutex_unlock(&stacks_lock);
-    fl__unmap_stack(s->base);
+    if (base)
+        fl__unmap_stack(base);
     free(s);
 }
 
@@ -148,9 +156,13 @@ __attribute__((destructor)) static void forget_stack_key(void)
         return;
     pthread_key_delete(stack_key);
     pthread_mutex_lock(&stacks_lock);
-    for (struct thread_stack *s = stacks; s; s = s->next)
-        if (!__atomic_load_n(&s->busy, __ATOMIC_SEQ_CST))
+    for (struct thread_stack *s = stacks; s; s = s->next) {
+        s->listed = false;
+        if (!__atomic_load_n(&s->busy, __ATOMIC_SEQ_CST)) {
             fl__unmap_stack(s->base);
+            s->base = NULL;
+        }
+    }
     stacks = NULL;
     pthread_mutex_unlock(&stacks_lock);
 }
@@ -200,6 +212,7 @@ static char *thread_stack(bool *owned, struct thread_stack **held)
     s->busy = true;
     *held = s;
     pthread_mutex_lock(&stacks_lock);
+    s->listed = true;
     s->next = stacks;
     if (stacks)
         stacks->prev = s;

@@ -719,7 +719,10 @@ TEST(a_wait_cancelled_as_the_child_ends_keeps_its_status)
     int rounds = t_scaled(300);
     for (int i = 0; i < rounds; i++) {
         memset(&c.proc, 0, sizeof c.proc);
-        c.flags = i % 2 ? FL_NO_WAIT_EXEC : 0;  /* a launch is waited for otherwise */
+        /* A launch is waited for otherwise, and one without a pidfd
+         * borrows one. */
+        static const unsigned kinds[] = { 0, FL_NO_WAIT_EXEC, FL_NO_PIDFD };
+        c.flags = kinds[i % 3];
         pthread_t t;
         ASSERT_EQ(pthread_create(&t, NULL, spawn_and_wait, &c), 0);
         struct timespec pause = { 0, 1500000 + (long)(rand_r(&seed) % 2000) * 1000 };

@@ -678,7 +678,6 @@ TEST(madv_dontfork_region_written_during_spawns) /* stress */
  * it in open() until the test, its parent's parent, opens the other end. */
 struct exiting_spawn {
     const char *fifo, *out;
-    atomic_int started;
 };
 
 static void *spawn_through_the_fifo(void *arg)
@@ -690,9 +689,25 @@ static void *spawn_through_the_fifo(void *arg)
         .backend = BACKEND,
     };
     struct fl_proc p;
-    atomic_store(&x->started, 1);
     fl_spawn(&cmd, &p, NULL);  /* the process exits before this returns */
     return NULL;
+}
+
+/* Has a thread of this process a child (the spawn has cloned)? */
+static bool a_thread_has_a_child(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return false;
+    bool found = false;
+    struct dirent *de;
+    while (!found && (de = readdir(d)))
+        if (de->d_name[0] != '.') {
+            char *kids = t_read_file(t_fmt("/proc/self/task/%s/children", de->d_name));
+            found = kids && kids[strspn(kids, " \n")] != '\0';
+        }
+    closedir(d);
+    return found;
 }
 
 TEST(an_exit_during_another_threads_spawn_leaves_the_child_its_stack)
@@ -706,9 +721,9 @@ TEST(an_exit_during_another_threads_spawn_leaves_the_child_its_stack)
         pthread_t t;
         if (pthread_create(&t, NULL, spawn_through_the_fifo, &x) != 0)
             _exit(2);
-        while (!atomic_load(&x.started))
-            usleep(1000);
-        usleep(200 * 1000);  /* most likely in the child's open() by now */
+        for (int i = 0; i < 2000 && !a_thread_has_a_child(); i++)
+            usleep(5000);
+        usleep(50 * 1000);  /* most likely in the child's open() by now */
         exit(0);
     }
     int st;

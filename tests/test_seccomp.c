@@ -79,6 +79,7 @@ enum {
     DENY_UNSHARE = 16,
     DENY_PIDFD_SIGNAL = 32,
     DENY_POLL = 64,  /* poll and ppoll */
+    DENY_WAITID_PIDFD = 128,  /* waitid(P_PIDFD): Linux 5.3 had pidfds without it */
 };
 
 static int install_filter(unsigned deny, int err)
@@ -127,6 +128,16 @@ static int install_filter(unsigned deny, int err)
             BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]));
         f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K,
                                               CLONE_PIDFD, 0, 1);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ret_err);
+    }
+    if (deny & DENY_WAITID_PIDFD) {
+        /* Linux 5.3 answers EINVAL for the idtype it does not know. */
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                              offsetof(struct seccomp_data, nr));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_waitid, 0, 3);
+        f[n++] = (struct sock_filter)BPF_STMT(
+            BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 3 /* P_PIDFD */, 0, 1);
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ret_err);
     }
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
@@ -622,4 +633,40 @@ TEST(a_timed_wait_whose_polls_are_all_interrupted_still_times_out)
     if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
         SKIP("no seccomp filter to be had here");
     ASSERT_EXITED(st, ETIMEDOUT);  /* killed by SIGALRM: it spun */
+}
+
+/* Linux 5.3: pidfds, but waitid() without P_PIDFD (EINVAL). A handle
+ * without a pidfd of its own borrows one for a timed wait, and the
+ * pid, unreaped, is still its process: the wait ends with the status,
+ * not ECHILD with a zombie left behind. */
+TEST(a_timed_wait_without_p_pidfd_still_reaps_with_the_status)
+{
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        alarm(20);
+        if (install_filter(DENY_WAITID_PIDFD, EINVAL) != 0)
+            _exit(2);
+        static const unsigned flags[] = { FL_NO_PIDFD, 0, FL_NO_PIDFD | FL_NO_WAIT_EXEC };
+        for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
+            struct fl_cmd cmd = { .argv = PROBE("exit", "7"), .flags = flags[i],
+                                  .backend = BACKEND };
+            struct fl_proc p;
+            if (fl_spawn(&cmd, &p, NULL) != 0)
+                _exit(3);
+            int st = 0, r = fl_wait(&p, 5000, &st);
+            fl_close(&p);
+            if (r != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 7) {
+                fprintf(stderr, "flags 0x%x: fl_wait returned %d, status 0x%x\n", flags[i], r, st);
+                _exit(4);
+            }
+        }
+        _exit(0);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+        SKIP("no seccomp filter to be had here");
+    ASSERT_EXITED(st, 0);  /* 4: a status lost (see stderr) */
 }
