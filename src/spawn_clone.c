@@ -96,40 +96,40 @@ long fl__clone3(struct fl__clone_args *args, size_t size, int (*fn)(void *), voi
 struct thread_stack {
     char *base;
     struct thread_stack *prev, *next;
-    bool busy;    /* a child runs on it (see forget_stack_key()) */
-    bool listed;  /* on stacks; under stacks_lock */
 };
 
 static pthread_key_t stack_key;
 static bool stack_key_made;
 static pthread_mutex_t stacks_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct thread_stack *stacks;
+/* Spawns whose child runs on a thread's stack now (see forget_stack_key()). */
+static unsigned long children_on_stacks;
 
 void fl__unmap_stack(void *base)
 {
     munmap((char *)base - GUARD_SIZE, GUARD_SIZE + CHILD_STACK_SIZE);
 }
 
-/* The key's destructor, at the exit of a thread that spawned. */
+/* The key's destructor, at the exit of a thread that spawned. A thread
+ * may end during exit() or an unload, past glibc's look at the key:
+ * forget_stack_key() has then taken the list (and freed, or kept, its
+ * records), and this leaves it alone. */
 static void release_thread_stack(void *v)
 {
     struct thread_stack *s = v;
     pthread_mutex_lock(&stacks_lock);
-    /* A thread may end during exit() or an unload, past glibc's look at
-     * the key: forget_stack_key() may have taken the list, and unmapped
-     * the stack (base NULL). */
-    if (s->listed) {
-        if (s->prev)
-            s->prev->next = s->next;
-        else
-            stacks = s->next;
-        if (s->next)
-            s->next->prev = s->prev;
+    if (!__atomic_load_n(&stack_key_made, __ATOMIC_SEQ_CST)) {
+        pthread_mutex_unlock(&stacks_lock);
+        return;
     }
-    char *base = s->base;
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        stacks = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
     pthread_mutex_unlock(&stacks_lock);
-    if (base)
-        fl__unmap_stack(base);
+    fl__unmap_stack(s->base);
     free(s);
 }
 
@@ -145,25 +145,25 @@ static void make_stack_key(void)
  * thread may be inside the library as it is unloaded). A thread that
  * spawns after this, through another copy, maps one for itself.
  * Destructors also run at exit(), while other threads may be in a spawn,
- * whose child, a process of its own, lives on: a stack a child runs on
- * stays mapped. A thread marks its stack busy, then looks at the key; this
- * clears the key, then looks at the marks (both sequentially consistent):
- * one of the two sees the other, so a stack is either kept or not used.
- * The records are not freed, for a thread may be about to mark its own. */
+ * whose child, a process of its own, lives on: then nothing is unmapped
+ * (the process is ending). A spawn counts itself in children_on_stacks,
+ * then looks at the key; this clears the key, then looks at the count
+ * (both sequentially consistent): one of the two sees the other, so a
+ * stack is either kept or not used. */
 __attribute__((destructor)) static void forget_stack_key(void)
 {
     if (!__atomic_exchange_n(&stack_key_made, false, __ATOMIC_SEQ_CST))
         return;
     pthread_key_delete(stack_key);
+    if (__atomic_load_n(&children_on_stacks, __ATOMIC_SEQ_CST))
+        return;
     pthread_mutex_lock(&stacks_lock);
-    for (struct thread_stack *s = stacks; s; s = s->next) {
-        s->listed = false;
-        if (!__atomic_load_n(&s->busy, __ATOMIC_SEQ_CST)) {
-            fl__unmap_stack(s->base);
-            s->base = NULL;
-        }
+    while (stacks) {
+        struct thread_stack *s = stacks;
+        stacks = s->next;
+        fl__unmap_stack(s->base);
+        free(s);
     }
-    stacks = NULL;
     pthread_mutex_unlock(&stacks_lock);
 }
 
@@ -177,30 +177,36 @@ char *fl__map_stack(void)
     return m + GUARD_SIZE;
 }
 
-/* The lowest address of this thread's child stack, or NULL (ENOMEM),
- * marked busy in *held until release_stack(). With no thread key to be
- * had, *owned says the caller unmaps it after use. */
-static char *thread_stack(bool *owned, struct thread_stack **held)
+/* Counts a spawn on this thread's stack; false when the key is gone
+ * (forget_stack_key()), and the stack with it. */
+static bool count_child_on_stack(void)
+{
+    __atomic_add_fetch(&children_on_stacks, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&stack_key_made, __ATOMIC_SEQ_CST))
+        return true;
+    __atomic_sub_fetch(&children_on_stacks, 1, __ATOMIC_RELEASE);
+    return false;
+}
+
+/* The lowest address of this thread's child stack, or NULL (ENOMEM).
+ * *counted: the spawn is counted in children_on_stacks until its clone
+ * returns. *owned: no thread key to be had, the caller unmaps it after
+ * use. */
+static char *thread_stack(bool *owned, bool *counted)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, make_stack_key);
     bool keyed = __atomic_load_n(&stack_key_made, __ATOMIC_ACQUIRE);
     *owned = !keyed;
-    *held = NULL;
+    *counted = false;
     struct thread_stack *s = keyed ? pthread_getspecific(stack_key) : NULL;
-    if (s) {
-        __atomic_store_n(&s->busy, true, __ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&stack_key_made, __ATOMIC_SEQ_CST)) {
-            *held = s;
-            return s->base;
-        }
-        __atomic_store_n(&s->busy, false, __ATOMIC_RELEASE);  /* forgotten meanwhile */
-        *owned = true;
-        return fl__map_stack();
-    }
+    if (s && (*counted = count_child_on_stack()))
+        return s->base;
     char *base = fl__map_stack();
-    if (!base || !keyed)
+    if (!base || s || !keyed) {  /* s: its key went meanwhile */
+        *owned = true;
         return base;
+    }
     s = malloc(sizeof *s);
     if (!s || pthread_setspecific(stack_key, s) != 0) {
         free(s);
@@ -209,10 +215,8 @@ static char *thread_stack(bool *owned, struct thread_stack **held)
     }
     s->base = base;
     s->prev = NULL;
-    s->busy = true;
-    *held = s;
+    *counted = count_child_on_stack();
     pthread_mutex_lock(&stacks_lock);
-    s->listed = true;
     s->next = stacks;
     if (stacks)
         stacks->prev = s;
@@ -617,6 +621,7 @@ static void after_fork_in_child(void)
     dumpable_holders = 0;
     dumpable_generation++;
     stacks_lock = fresh;
+    children_on_stacks = 0;  /* theirs, not this process's */
     rt_asked = 0;
 }
 
@@ -654,9 +659,8 @@ void fl__dumpable_restore(struct fl__plan *p)
 
 int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
 {
-    bool owned = false;
-    struct thread_stack *held = NULL;
-    char *stack = p->launch_stack ? p->launch_stack : thread_stack(&owned, &held);
+    bool owned = false, counted = false;
+    char *stack = p->launch_stack ? p->launch_stack : thread_stack(&owned, &counted);
     if (!stack)
         return fl__fail(e, ENOMEM, FL_STEP_CLONE, -1, fl__program(p->cmd),
                         "mapping the child's stack");
@@ -672,8 +676,8 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
         fl__dumpable_restore(p);
     if (owned)
         fl__unmap_stack(stack);
-    if (held)
-        __atomic_store_n(&held->busy, false, __ATOMIC_RELEASE);
+    if (counted)
+        __atomic_sub_fetch(&children_on_stacks, 1, __ATOMIC_RELEASE);
 
     if ((pid == -EMFILE || pid == -ENFILE) && !(p->flags & FL_NO_PIDFD))
         return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, fl__program(p->cmd),

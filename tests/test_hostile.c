@@ -712,6 +712,12 @@ static bool a_thread_has_a_child(void)
 
 TEST(an_exit_during_another_threads_spawn_leaves_the_child_its_stack)
 {
+#if defined(__SANITIZE_ADDRESS__)
+    /* LeakSanitizer's check at exit() stops every thread first, and the
+     * spawning one, asleep until its child's exec, does not stop: the
+     * exit waits for the FIFO's writer, which waits for the exit. */
+    SKIP("LeakSanitizer's exit-time check waits for a thread in a spawn");
+#endif
     char *dir = t_tmpdir();
     struct exiting_spawn x = { .fifo = t_fmt("%s/fifo", dir), .out = t_fmt("%s/out", dir) };
     ASSERT_SYS(mkfifo(x.fifo, 0600));
