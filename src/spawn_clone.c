@@ -213,9 +213,13 @@ static char *thread_stack(bool *owned, bool *counted)
         *owned = true;
         return base;
     }
+    if (!(*counted = count_child_on_stack())) {  /* the key went meanwhile */
+        free(s);
+        *owned = true;
+        return base;
+    }
     s->base = base;
     s->prev = NULL;
-    *counted = count_child_on_stack();
     pthread_mutex_lock(&stacks_lock);
     s->next = stacks;
     if (stacks)
@@ -610,10 +614,23 @@ static int dumpable_held;
  * the fork child's to give back. */
 static unsigned dumpable_generation;
 
-/* In a fork()'s child: no child of its own is pending, and another thread
- * may have held either lock at the fork. The dumpable setting stays as
- * the fork found it (0, while another thread's child was pending); the
- * other threads' stacks stay listed, to go at an unload. */
+/* Held across a fork(), so that the child's copy of the list is whole. */
+static void before_fork(void)
+{
+    pthread_mutex_lock(&dumpable_lock);
+    pthread_mutex_lock(&stacks_lock);
+}
+
+static void after_fork_in_parent(void)
+{
+    pthread_mutex_unlock(&stacks_lock);
+    pthread_mutex_unlock(&dumpable_lock);
+}
+
+/* In a fork()'s child: no child of its own is pending, and the locks are
+ * the forking thread's. The dumpable setting stays as the fork found it
+ * (0, while another thread's child was pending); the other threads'
+ * stacks stay listed, to go at an unload. */
 static void after_fork_in_child(void)
 {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
@@ -628,7 +645,7 @@ static void after_fork_in_child(void)
 /* At load: see register_after_fork() in ignored_signals.c. */
 __attribute__((constructor)) static void register_after_fork(void)
 {
-    pthread_atfork(NULL, NULL, after_fork_in_child);
+    pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }
 
 void fl__dumpable_save(struct fl__plan *p)
