@@ -1732,8 +1732,10 @@ struct fl_io {
      * while the rest of the group or cgroup that it reached is still seen
      * to run (one that frees much memory takes a while to exit), 5 s at
      * most. The call returns when this wait gives up, which may be before
-     * the deadline: the rest of a group or cgroup is then left running,
-     * unstopped (fl_killpg() before fl_close() stops a group). */
+     * the deadline, and the child is reaped by then: the rest of a group
+     * or cgroup is left running, unstopped. To have it stopped, give a
+     * wait at least as long as the deadline (or -1), or stop a cgroup
+     * later by its path. */
     int eof_wait_ms;
     void *reserved_[4];      /* must be zero */
 };

@@ -22,7 +22,7 @@ if echo "$probe" | gcc -m32 -x c -fsyntax-only - 2>/dev/null; then
 else
   multi=$(gcc -print-multiarch 2>/dev/null || true)
   if ! command -v clang >/dev/null || [ -z "$multi" ] || [ ! -d "/usr/include/$multi" ]; then
-    echo "skip: no compiler for i686 here (gcc -m32 has no 32-bit libc, and no clang)"
+    echo "skip: no compiler for i686 here (gcc -m32 has no 32-bit libc; no clang, or no multiarch headers for it)"
     exit 77
   fi
   mkdir -p "$tmp/fake/gnu"

@@ -477,8 +477,8 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
                  "no CPU of the mask is online and in this process's cpuset");
     else if (c->step == FL_STEP_SECCOMP && c->err == EINVAL)
         copy_str(e->detail, sizeof e->detail,
-                 "the kernel's checker refused the filter (an instruction, a jump past the end, "
-                 "or no return at the end)");
+                 "the kernel refused the filter: its checker (an instruction, a jump past the "
+                 "end, no return at the end), or a kernel without seccomp filters");
     else if (c->index >= 0 && !e->path[0])
         name_the_index(c, e->detail, sizeof e->detail);
     return c->err;

@@ -216,7 +216,7 @@ static bool exec_can_give(int r)
  * posix_spawn". Opening a file can fail in too many ways (ETXTBSY, ELOOP,
  * EISDIR, EACCES for O_TRUNC) to clear it from here. */
 #ifndef SYS_clone3
-#define SYS_clone3 435  /* one number on every architecture */
+#define SYS_clone3 435  /* x86-64, arm64 and the other common ABIs */
 #endif
 
 /* glibc's posix_spawn (2.34+) makes the process with clone3() and falls

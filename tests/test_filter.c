@@ -276,7 +276,7 @@ TEST(a_filter_the_kernel_refuses_is_einval_at_step_seccomp)
     NEEDS_SECCOMP();
     struct fl_error e = SPAWN_FAILS(&cmd, EINVAL, FL_STEP_SECCOMP);
     ASSERT_EQ(e.index, -1);
-    ASSERT_STR_CONTAINS(e.detail, "checker refused the filter");
+    ASSERT_STR_CONTAINS(e.detail, "the kernel refused the filter");
 }
 
 TEST(a_filter_without_instructions_is_einval_before_any_child)

@@ -670,6 +670,7 @@ TEST(pgroup_running_out_of_fds_says_so_and_not_that_the_group_ended)
     while (nheld < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
         held[nheld++] = fd;
     ASSERT_EQ(errno, EMFILE);
+    ASSERT_GT(nheld, 0);
     bool running = false;
     int none_free = fl_pgroup_running(&p, &running);
     close(held[--nheld]);  /* one free: the walk's directory takes it */
