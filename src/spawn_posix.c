@@ -353,7 +353,7 @@ int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
         fl__fail(e, r, FL_STEP_PREPARE, -1, fl__program(p->cmd), "posix_spawn attributes");
     } else if ((r = spawn_candidate(p, &fa, &at, &pid))) {
         fl__fail_child(p, e);
-        if (e && p->cerr.step == FL_STEP_CLONE && r == EPERM)
+        if (p->cerr.step == FL_STEP_CLONE && r == EPERM)
             snprintf(e->detail, sizeof e->detail,
                      "glibc's posix_spawn makes the process with clone3(), which a seccomp filter "
                      "refuses here; the clone and fork backends do without it");
