@@ -712,6 +712,7 @@ static bool a_thread_has_a_child(void)
 
 TEST(an_exit_during_another_threads_spawn_leaves_the_child_its_stack)
 {
+    NEEDS_CLOSE_OTHERS();
 #if defined(__SANITIZE_ADDRESS__)
     /* LeakSanitizer's check at exit() stops every thread first, and the
      * spawning one, asleep until its child's exec, does not stop: the

@@ -608,6 +608,7 @@ TEST(a_cgroup_stop_reaches_a_member_when_pidfd_calls_are_refused)
  * while a signal is pending. */
 TEST(a_timed_wait_whose_polls_are_all_interrupted_still_times_out)
 {
+    NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = { .argv = PROBE("sleep", "30"), .backend = BACKEND };
     pid_t pid = fork();
     ASSERT_SYS(pid);
@@ -641,6 +642,7 @@ TEST(a_timed_wait_whose_polls_are_all_interrupted_still_times_out)
  * not ECHILD with a zombie left behind. */
 TEST(a_timed_wait_without_p_pidfd_still_reaps_with_the_status)
 {
+    NEEDS_CLOSE_OTHERS();
     pid_t pid = fork();
     ASSERT_SYS(pid);
     if (pid == 0) {
