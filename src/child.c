@@ -695,6 +695,8 @@ static CHILD void exec_candidates(struct fl__plan *p)
         if (r == -ENOEXEC && (p->flags & FL_SHELL_FALLBACK)) {
             p->sh_argv[1] = (char *)p->cands[i];
             r = exec_once(p, "/bin/sh", p->sh_argv);
+            if (i < 64)
+                p->cerr.shell_failed |= (uint64_t)1 << i;
         }
         r = as_search_result(p, i, r);
         if (r == -EACCES) {

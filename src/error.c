@@ -332,6 +332,24 @@ static void explain_exec(const struct fl__plan *p, int err, const char *path,
     }
 }
 
+/* The file's format was refused and FL_SHELL_FALLBACK's /bin/sh, in the
+ * child's root, then failed: the errno is the shell's, not the file's. */
+static void explain_shell(const struct fl__plan *p, int err, char *detail, size_t size)
+{
+    static const char shell[] = "/bin/sh";
+    char why[FL_ERROR_DETAIL_MAX / 2] = "";
+    struct seen s;
+    int r = callers_name(p, shell, &s);
+    bool missing = r == 1 || (r == 0 && access(s.at, F_OK) != 0 && errno == ENOENT);
+    seen_done(&s);
+    if (err == ENOENT && missing)
+        snprintf(why, sizeof why, "not found");
+    else if (err == ENOENT || err == EACCES)
+        explain_exec(p, err, shell, why, sizeof why);  /* its own #! line or loader */
+    snprintf(detail, size, "the shell that FL_SHELL_FALLBACK runs it with, \"%s\"%s%s", shell,
+             why[0] ? ": " : "", why);
+}
+
 static const char unknown_resource[] = "unknown resource";
 
 static const char *rlimit_name(int resource)
@@ -459,6 +477,9 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
     else if (c->step == FL_STEP_EXEC && c->err == E2BIG && c->index >= 0 &&
              !fl__args_too_big(p, path, e->detail, sizeof e->detail))
         explain_e2big(p, path, e->detail, sizeof e->detail);
+    else if (c->step == FL_STEP_EXEC && c->index >= 0 && c->index < 64 &&
+             (c->shell_failed >> c->index & 1))
+        explain_shell(p, c->err, e->detail, sizeof e->detail);
     else if (c->step == FL_STEP_EXEC && (c->index >= 0 || c->err == ENOEXEC))
         explain_exec(p, c->err, path, e->detail, sizeof e->detail);
     else if (c->step == FL_STEP_CLOSE_FDS && c->index == 1) {

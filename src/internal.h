@@ -60,6 +60,10 @@ struct fl__child_err {
     int step;
     int index;
     unsigned not_applied;   /* fl_sched.best_effort settings that failed */
+    /* Bit i: candidate i's format was refused and FL_SHELL_FALLBACK's
+     * /bin/sh then failed to exec (the first 64): the errno is the
+     * shell's, and the detail must say so. */
+    uint64_t shell_failed;
 };
 
 /* What the child needs of .contain and .sched (contain_plan.c), in one
@@ -387,10 +391,10 @@ static inline bool fl__not_here(int err)
 static inline struct fl__child_err fl__search_failed(int denied, int present, int present_err)
 {
     if (denied >= 0)
-        return (struct fl__child_err){ EACCES, FL_STEP_EXEC, denied, 0 };
+        return (struct fl__child_err){ .err = EACCES, .step = FL_STEP_EXEC, .index = denied };
     if (present >= 0)
-        return (struct fl__child_err){ present_err, FL_STEP_EXEC, present, 0 };
-    return (struct fl__child_err){ ENOENT, FL_STEP_EXEC, -1, 0 };
+        return (struct fl__child_err){ .err = present_err, .step = FL_STEP_EXEC, .index = present };
+    return (struct fl__child_err){ .err = ENOENT, .step = FL_STEP_EXEC, .index = -1 };
 }
 
 /* pty.c. Checks .tty and the terminal flags: 0, EINVAL, or EBADF for a

@@ -112,11 +112,14 @@ bool fl__args_too_big(struct fl__plan *p, const char *cand, char *detail, size_t
     measure_sizes(p);
     if (p->long_list >= 0) {
         if (p->long_list == 0)
-            snprintf(detail, size, "argument %zu is %zu bytes, longer than MAX_ARG_STRLEN (%zu bytes)",
+            snprintf(detail, size,
+                     "argument %zu is %zu bytes, more than the %zu exec takes (MAX_ARG_STRLEN "
+                     "counts the NUL)",
                      p->long_index, p->long_len, max_arg_strlen() - 1);
         else   /* by name: its index in the merged environment means nothing to the caller */
             snprintf(detail, size,
-                     "environment variable %s is %zu bytes, longer than MAX_ARG_STRLEN (%zu bytes)",
+                     "environment variable %s is %zu bytes, more than the %zu exec takes "
+                     "(MAX_ARG_STRLEN counts the NUL)",
                      p->long_name, p->long_len, max_arg_strlen() - 1);
         return true;
     }
@@ -602,7 +605,7 @@ int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size, struct fl_error
                 r = fl__fail(e, ERANGE, FL_STEP_EXEC, -1, fl__program(cmd), "buffer too small");
         } else {
             /* The record fl_spawn() fills from the child's report. */
-            p.cerr = at >= 0 ? (struct fl__child_err){ s, FL_STEP_EXEC, at, 0 }
+            p.cerr = at >= 0 ? (struct fl__child_err){ .err = s, .step = FL_STEP_EXEC, .index = at }
                              : fl__search_failed(denied, present, present_err);
             r = fl__fail_child(&p, e);
         }

@@ -406,7 +406,7 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         /* It stopped before it touched anything: start again without. */
         fl__reap((pid_t)pid, *pidfd);
         *pidfd = -1;
-        p->cerr = (struct fl__child_err){ 0, 0, 0, 0 };
+        p->cerr = (struct fl__child_err){ .err = 0 };
         p->files_shared = p->files_unshare_failed = false;
         __atomic_store_n(&files_share_usable, 0, __ATOMIC_RELAXED);
         a.flags &= ~(uint64_t)CLONE_FILES;

@@ -273,7 +273,7 @@ static int pick_candidate(struct fl__plan *p, size_t *pick)
     /* On the heap: the caller's thread may have a small stack. */
     char *path = malloc(PATH_MAX);
     if (!path) {
-        p->cerr = (struct fl__child_err){ ENOMEM, FL_STEP_PREPARE, -1, 0 };
+        p->cerr = (struct fl__child_err){ .err = ENOMEM, .step = FL_STEP_PREPARE, .index = -1 };
         return ENOMEM;
     }
     int denied = -1, r = 0, present = -1, present_err = ENOENT;
@@ -288,7 +288,7 @@ static int pick_candidate(struct fl__plan *p, size_t *pick)
             if (denied < 0)
                 denied = (int)i;
         } else if (!fl__not_here(r)) {
-            p->cerr = (struct fl__child_err){ r, FL_STEP_EXEC, (int)i, 0 };
+            p->cerr = (struct fl__child_err){ .err = r, .step = FL_STEP_EXEC, .index = (int)i };
             break;
         } else if (present < 0 && there) {
             present = (int)i;
@@ -307,12 +307,13 @@ static int spawn_candidate(struct fl__plan *p, posix_spawn_file_actions_t *fa,
                            posix_spawnattr_t *at, pid_t *pid)
 {
     size_t i = 0;
+    uint64_t shell = 0;
     int r = pick_candidate(p, &i);
     if (r) {
         /* The child would have failed its chdir before any search. */
         int c = p->cmd->cwd ? fl__cwd_error(p->cmd->cwd) : 0;
         if (c)
-            p->cerr = (struct fl__child_err){ c, FL_STEP_CHDIR, -1, 0 };
+            p->cerr = (struct fl__child_err){ .err = c, .step = FL_STEP_CHDIR, .index = -1 };
         return p->cerr.err;
     }
     r = posix_spawn(pid, p->cands[i], fa, at, p->argv, p->envp);
@@ -321,11 +322,12 @@ static int spawn_candidate(struct fl__plan *p, posix_spawn_file_actions_t *fa,
     if (r == ENOEXEC && (p->flags & FL_SHELL_FALLBACK)) {
         p->sh_argv[1] = (char *)p->cands[i];
         r = posix_spawn(pid, "/bin/sh", fa, at, p->sh_argv, p->envp);
+        shell = i < 64 ? (uint64_t)1 << i : 0;
     }
     if (r == 0)
         return 0;
     enum fl_step step = blame(p, r);
-    p->cerr = (struct fl__child_err){ r, step, step == FL_STEP_CHDIR ? -1 : (int)i, 0 };
+    p->cerr = (struct fl__child_err){ .err = r, .step = step, .index = step == FL_STEP_CHDIR ? -1 : (int)i, .shell_failed = shell };
     return r;
 }
 

@@ -4,6 +4,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -23,6 +24,16 @@ void report_time(const char *who, const struct fl_result *r)
               (long)r->rusage.ru_maxrss);
 }
 
+/* How the library's detail begins when FL_SHELL_FALLBACK's shell failed. */
+static const char shell_that[] = "the shell that ", shell_flag[] = "FL_SHELL_FALLBACK";
+
+static bool names_the_flag(const char *detail)
+{
+    size_t n = sizeof shell_that - 1;
+    return strncmp(detail, shell_that, n) == 0 &&
+           strncmp(detail + n, shell_flag, sizeof shell_flag - 1) == 0;
+}
+
 void reword_error(struct fl_error *e, const char *shell_fallback, unsigned cmd_flags)
 {
     if (e->step == FL_STEP_EXEC && e->err == ENOEXEC) {
@@ -37,6 +48,13 @@ void reword_error(struct fl_error *e, const char *shell_fallback, unsigned cmd_f
         if (shell_fallback && !(cmd_flags & FL_SHELL_FALLBACK))
             snprintf(e->detail + n, sizeof e->detail - n, "; %s runs it with /bin/sh",
                      shell_fallback);
+    } else if (e->step == FL_STEP_EXEC && shell_fallback && names_the_flag(e->detail) &&
+               strlen(shell_fallback) <= sizeof shell_flag - 1) {
+        /* The shell failed, not the file: said with the option's name. */
+        char *flag = e->detail + sizeof shell_that - 1, *after = flag + sizeof shell_flag - 1;
+        size_t len = strlen(shell_fallback);
+        memmove(flag + len, after, strlen(after) + 1);
+        memcpy(flag, shell_fallback, len);
     } else if (e->step == FL_STEP_CLONE && (e->err == EMFILE || e->err == ENFILE)) {
         /* forkless needs the pidfd (it waits on it): the limit is the cause. */
         snprintf(e->detail, sizeof e->detail, "no fd left for the program's pidfd: %s",

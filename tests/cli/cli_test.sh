@@ -3716,6 +3716,17 @@ case_contain_chroot_program_missing_inside_is_127() {
     expect_err_has 'exec "/bin/true": No such file or directory'
 }
 
+case_contain_chroot_shell_fallback_without_bin_sh_names_the_shell() {
+    # The file is there; the shell that runs it is not (a distroless root).
+    need_ns mount
+    mkdir -p "$T/noshell"
+    printf 'echo hi\n' >"$T/noshell/script"
+    chmod 755 "$T/noshell/script"
+    run_fl run "${NS[@]}" --chroot "$T/noshell" --shell-fallback -- /script
+    expect_status 126
+    expect_err_has 'exec "/script": No such file or directory (the shell that --shell-fallback runs it with, "/bin/sh": not found)'
+}
+
 case_contain_chroot_relative_file_is_refused() {
     # Made absolute from the current directory, outside the new root, the
     # name would mean nothing inside it.
