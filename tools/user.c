@@ -3,11 +3,14 @@
 #include "user.h"
 
 #include <grp.h>
+#include <linux/capability.h>
 #include <pwd.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -124,8 +127,9 @@ static bool has_group(const gid_t *list, size_t n, gid_t g)
     return false;
 }
 
-/* Are our supplementary groups those of c, as sets, c->gid aside? */
-static bool same_groups(const struct credentials *c)
+/* Are our supplementary groups those of c, as sets? With
+ * primary_aside, c->gid counts on neither side. */
+static bool same_groups(const struct credentials *c, bool primary_aside)
 {
     int n = getgroups(0, NULL);
     if (n < 0)
@@ -136,11 +140,20 @@ static bool same_groups(const struct credentials *c)
     n = getgroups(n, ours);
     bool same = n >= 0;
     for (int i = 0; same && i < n; i++)
-        same = ours[i] == c->gid || has_group(c->groups, c->ngroups, ours[i]);
+        same = (primary_aside && ours[i] == c->gid) || has_group(c->groups, c->ngroups, ours[i]);
     for (size_t i = 0; same && i < c->ngroups; i++)
-        same = c->groups[i] == c->gid || has_group(ours, (size_t)n, c->groups[i]);
+        same = (primary_aside && c->groups[i] == c->gid) ||
+               has_group(ours, (size_t)n, c->groups[i]);
     free(ours);
     return same;
+}
+
+/* Whether setgroups() would be allowed: CAP_SETGID in our effective set. */
+static bool may_set_groups(void)
+{
+    struct { uint32_t version; int pid; } head = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct { uint32_t effective, permitted, inheritable; } data[2];
+    return syscall(SYS_capget, &head, data) == 0 && (data[0].effective >> CAP_SETGID & 1);
 }
 
 unsigned credential_changes(const struct credentials *c)
@@ -152,7 +165,10 @@ unsigned credential_changes(const struct credentials *c)
         changes |= FL_SET_UID;
     if (getresgid(&rg, &eg, &sg) != 0 || rg != c->gid || eg != c->gid || sg != c->gid)
         changes |= FL_SET_GID;
-    if (!same_groups(c))
+    /* The list initgroups(3) would set, as setpriv --init-groups and
+     * runuser do. Without the privilege to set it, a list that lacks only
+     * the group the program runs as changes nothing the kernel checks. */
+    if (!same_groups(c, false) && (may_set_groups() || !same_groups(c, true)))
         changes |= FL_SET_GROUPS;
     return changes;
 }

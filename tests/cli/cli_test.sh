@@ -925,6 +925,18 @@ case_user() {
     expect_out "$(printf '%s\n%s\n%s' "$(id -u nobody)" "$(id -g nobody)" "$(id -G nobody)")"
 }
 
+case_user_sets_the_supplementary_groups_initgroups_would() {
+    # The kernel's list, not id -G (which adds the gid it runs as): the
+    # user's own group is in it, as setpriv --init-groups and runuser set.
+    need_root_and_nobody
+    local want
+    want=$(id -G nobody | tr ' ' '\n' | sort -n | tr '\n' ' ')
+    run_fl run --user nobody -- sh -c 'sed -n "s/^Groups:[[:space:]]*//p" /proc/self/status'
+    expect_status 0
+    [ "$(tr ' ' '\n' <"$T/out" | grep . | sort -n | tr '\n' ' ')" = "$want" ] ||
+        fail "supplementary groups $(out), want $want"
+}
+
 case_user_numeric() {
     [ "$(id -u)" -eq 0 ] || skip "not root"
     getent passwd 54321 >/dev/null && skip "uid 54321 exists here"
