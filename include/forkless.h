@@ -633,6 +633,7 @@ struct fl_cmd {
  *   hostname
  *   mount     every mount made private (MS_REC | MS_PRIVATE)
  *   chroot    then chdir("/"), so that no directory outside stays reachable
+ *             (but through an fd kept open: FL_KEEP_FDS, an fd map)
  *   mount     a fresh /proc (FL_MOUNT_PROC), inside the new root
  *   ...       chdir (.cwd, inside the new root), stdio and fd maps, the
  *             terminal, closing the other fds
@@ -772,10 +773,12 @@ struct fl_contain {
      * /dev/null, opened in the parent. Landlock paths are opened in the
      * caller's root. chroot() alone confines only a child that cannot
      * chroot again, one without CAP_SYS_CHROOT: a non-root uid (FL_SET_UID,
-     * or FL_MAP_CURRENT in a new user namespace) without capabilities, or
-     * CAP_SYS_CHROOT left out of FL_CAP_BOUNDING. Uid 0 in a new user
-     * namespace (FL_MAP_ROOT) holds every capability there, this one
-     * too, and can climb out of the directory. */
+     * or FL_MAP_CURRENT of a caller that is not root, in a new user
+     * namespace) without capabilities, or CAP_SYS_CHROOT left out of
+     * FL_CAP_BOUNDING. Uid 0 in a new user namespace (FL_MAP_ROOT, and
+     * FL_MAP_CURRENT of a root caller) holds every capability there, this
+     * one too, and can climb out of the directory. So can a child that
+     * keeps an fd of a directory outside (FL_KEEP_FDS, an fd map). */
     const char *chroot;
     unsigned flags;          /* FL_NO_NEW_PRIVS, ... */
     /* With FL_CAP_BOUNDING: the capabilities kept in the bounding set,
