@@ -31,6 +31,14 @@ enum {
      * holds (about what a pty buffers), when the deadline passed while
      * a slow reader of our stdout held the relay up. */
     DRAIN_LATE_MAX = 65536,
+    /* The end of our input (see struct eof_state): how long the first
+     * VEOF waits for the program to read the lines before it, how often
+     * the terminal is looked at, at first and at most, and how many more
+     * VEOFs may follow it. */
+    EOF_WAIT_MS = 2000,
+    EOF_LOOK_MS = 10,
+    EOF_LOOK_MAX_MS = 1000,
+    EOF_MORE_MAX = 8,
 };
 
 int pty_parse_size(const char *s, unsigned short *rows, unsigned short *cols)
@@ -250,6 +258,74 @@ static size_t end_of_input(const struct pty_relay *r, char *buf, bool at_line_st
     return canonical && !at_line_start ? 2 : 1;
 }
 
+/*
+ * Our input has ended, and the end goes to the program as VEOF, which
+ * means what the terminal's settings say when it arrives, not when the
+ * program reads it. Written in canonical mode it is an end-of-file mark;
+ * a program that makes the terminal raw before it reads the mark (a
+ * shell's line editor, back from running a command) reads a NUL byte
+ * instead. So, as script(1) does, the first VEOF waits until the terminal
+ * side has nothing left to read (the program has read the lines before
+ * it), or EOF_WAIT_MS for a program that never reads; and since, with the
+ * input over, every read is owed an end of file, as from a pipe, one more
+ * is written each time the last has been read (a NUL, a shell that ran
+ * `cat` and reads its next command), up to EOF_MORE_MAX: a program that
+ * reads ^D as a key, raw, must not be fed them for ever. The terminal is
+ * looked at every EOF_LOOK_MS, less often (up to EOF_LOOK_MAX_MS) while
+ * the last is still unread. A partial last line that the program reads
+ * raw has the first VEOF's NUL bytes after it: in canonical mode the line
+ * cannot be seen to be unread.
+ */
+struct eof_state {
+    bool started;       /* our input has ended */
+    unsigned sent;      /* VEOFs written (a partial line's pair counts once) */
+    int64_t first_by;   /* the first goes by then, read or not */
+    int64_t next_look;
+    int look_ms;
+};
+
+static bool nothing_to_read(const struct pty_relay *r)
+{
+    struct pollfd p = { .fd = r->slave, .events = POLLIN };
+    return r->slave < 0 || poll(&p, 1, 0) != 1 || !(p.revents & POLLIN);
+}
+
+/* Whether a VEOF is to be written now. */
+static bool eof_now(struct eof_state *e, const struct pty_relay *r)
+{
+    int64_t now = mono_ms();
+    if (!e->started || e->sent > EOF_MORE_MAX || now < e->next_look)
+        return false;
+    bool go = nothing_to_read(r) || (e->sent == 0 && now >= e->first_by);
+    if (go) {
+        e->sent++;
+        e->look_ms = EOF_LOOK_MS;
+    } else if (e->sent) {
+        e->look_ms = e->look_ms * 2 > EOF_LOOK_MAX_MS ? EOF_LOOK_MAX_MS : e->look_ms * 2;
+    }
+    e->next_look = now + e->look_ms;
+    return go;
+}
+
+/* poll()'s timeout, shortened to the next look at the terminal. */
+static int eof_timeout(const struct eof_state *e, int timeout)
+{
+    if (!e->started || e->sent > EOF_MORE_MAX)
+        return timeout;
+    int64_t left = e->next_look - mono_ms();
+    int ms = left <= 0 ? 0 : left > EOF_LOOK_MAX_MS ? EOF_LOOK_MAX_MS : (int)left;
+    return timeout < 0 || timeout > ms ? ms : timeout;
+}
+
+/* The program wrote: it may be about to read again, in a new mode. */
+static void eof_look_soon(struct eof_state *e)
+{
+    int64_t soon = mono_ms() + EOF_LOOK_MS;
+    e->look_ms = EOF_LOOK_MS;
+    if (e->next_look > soon)
+        e->next_look = soon;
+}
+
 static void restore_terminal(struct pty_relay *r)
 {
     if (r->raw)
@@ -316,9 +392,14 @@ static void *relay_main(void *arg)
     bool in_open = true, at_line_start = true;
     size_t late = 0;  /* read past the deadline */
     bool eio_seen = false;
+    struct eof_state eof = { 0 };
     while (!r->stop && late < DRAIN_LATE_MAX) {
         struct pollfd p[4];
         int n = 0, i_in = -1, at;
+        if (in_off == in_len && !r->draining && eof_now(&eof, r)) {
+            in_off = 0;
+            in_len = end_of_input(r, in, eof.sent > 1 || at_line_start);
+        }
         bool pending = in_off < in_len;
         /* In the background our terminal is the shell's, cooked: its
          * input is not ours to read (a read would stop us, SIGTTIN). A
@@ -340,6 +421,8 @@ static void *relay_main(void *arg)
         int deadline_ms = add_watch(r, p, &n, &at, true), timeout = deadline_ms;
         if (background && (timeout < 0 || timeout > FOREGROUND_LOOK_MS))
             timeout = FOREGROUND_LOOK_MS;
+        if (!pending && !r->draining)
+            timeout = eof_timeout(&eof, timeout);
         int k = poll(p, (nfds_t)n, timeout);
         if ((k < 0 && errno == EINTR) || (k == 0 && timeout != deadline_ms))
             continue;
@@ -353,6 +436,8 @@ static void *relay_main(void *arg)
             ssize_t got = read(r->master, out, sizeof out);
             if (got > 0 && r->draining && mono_ms() >= r->deadline)
                 late += (size_t)got;
+            if (got > 0)
+                eof_look_soon(&eof);
             if (got > 0 && write_out(r, out, (size_t)got) != 0) {
                 /* Nobody reads our stdout: the program's terminal hangs
                  * up, as when a terminal window is closed (SIGHUP to
@@ -387,8 +472,10 @@ static void *relay_main(void *arg)
             if (got > 0) {
                 at_line_start = in[got - 1] == '\n';
             } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+                int64_t now = mono_ms();
                 in_open = false;
-                in_len = end_of_input(r, in, at_line_start);
+                eof = (struct eof_state){ .started = true, .first_by = now + EOF_WAIT_MS,
+                                          .next_look = now, .look_ms = EOF_LOOK_MS };
             }
         }
         if (p[i_job].revents & POLLIN)

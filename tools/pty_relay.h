@@ -53,7 +53,7 @@ int pty_relay_prepare(struct pty_relay *r, struct fl_cmd *cmd);
 /* After the spawn: our terminal goes raw, and a thread relays fd 0 to
  * the master and the master to fd 1, passes SIGWINCH on as a resize
  * (not with --pty-size: that size is fixed), and when fd 0 ends sends
- * the terminal's VEOF. It holds a copy of the terminal side until the
+ * the terminal's VEOF, for each read (see struct eof_state). It holds a copy of the terminal side until the
  * child has ended, so that a program that closes its terminal and opens
  * it again (/dev/tty) is still relayed. The relay takes *master (and
  * sets it to -1): if nobody reads fd 1 any more (EPIPE), it closes it,

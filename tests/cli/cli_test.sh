@@ -2466,6 +2466,42 @@ sys.stdout.write(repr(got) + "\r\n")' "$T/raw" >"$T/out" 2>"$T/err"
     [ "$(out_lines)" = "b'abc\\x04'" ] || fail "the program read \"$(out)\"; stderr: $(err)"
 }
 
+case_pty_eof_reaches_a_program_that_goes_raw_after_reading_a_line() {
+    # A shell's line editor: it reads a command in canonical mode, runs it,
+    # then reads its terminal raw. The end of the input must still reach it
+    # as the EOF character, not as the NUL byte that an end of file written
+    # in canonical mode turns into once the terminal is raw.
+    command -v python3 >/dev/null || skip "no python3 for a program that reads its terminal raw"
+    need_pty
+    printf 'a command\n' |
+        timeout -s KILL 20 "$FL" run --pty -- python3 -c '
+import os, sys, time, tty
+line = sys.stdin.readline()
+time.sleep(0.3)
+tty.setraw(0)
+got = b""
+while not got.endswith(b"\x04"):
+    b = os.read(0, 1)
+    if not b:
+        break
+    got += b
+sys.stdout.write(repr(line) + " " + repr(got.replace(b"\x00", b"")) + "\r\n")' >"$T/out" 2>"$T/err"
+    STATUS=${PIPESTATUS[1]}
+    expect_status 0
+    [ "$(out_lines)" = "'a command\n' b'\x04'" ] || fail "the program read \"$(out)\"; stderr: $(err)"
+}
+
+case_pty_every_read_after_the_input_ends_gets_an_end() {
+    # As from a pipe: the end of the input is an end for each reader, not
+    # for the first one only.
+    need_pty
+    printf 'x\n' | timeout -s KILL 20 "$FL" run --pty -- sh -c 'cat; echo first; cat; echo second' \
+        >"$T/out" 2>"$T/err"
+    STATUS=${PIPESTATUS[1]}
+    expect_status 0
+    [ "$(out_lines | tr '\n' ' ')" = "x first second " ] || fail "printed \"$(out)\"; stderr: $(err)"
+}
+
 # tmux_start: a detached tmux session on a server of its own, running sh.
 TMUX_SOCK=
 tm() { tmux -S "$TMUX_SOCK" "$@"; }
