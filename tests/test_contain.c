@@ -573,18 +573,33 @@ TEST(a_program_in_a_chroot_without_its_loader_names_the_loader)
     ASSERT_STR_EQ(e.detail, t_fmt("dynamic loader \"%s\" not found", interp));
 }
 
+/* A root holding /noshebang, a script without #!, and as /bin/sh
+ * nothing, or a directory. The caller not root: root in a user
+ * namespace, to chroot. */
+static struct fl_contain *root_with_a_script(bool bin_sh_a_directory)
+{
+    char *jail = t_tmpdir();
+    ASSERT_SYS(chmod(jail, 0755));
+    if (bin_sh_a_directory) {
+        ASSERT_SYS(mkdir(t_fmt("%s/bin", jail), 0755));
+        ASSERT_SYS(mkdir(t_fmt("%s/bin/sh", jail), 0755));
+    }
+    t_write_file(jail, "noshebang", "echo hi\n", 0755);
+    struct fl_contain *c = t_keep(malloc(sizeof *c));
+    ASSERT(c);
+    *c = (struct fl_contain){ .chroot = jail };
+    if (!t_is_root())
+        c->unshare = FL_NS_USER, c->map = FL_MAP_ROOT;
+    return c;
+}
+
 /* A root without /bin/sh (a distroless image): a file whose format exec
  * refuses fails with the shell's errno, and the detail names the shell,
  * not the file, which is there. */
 TEST(shell_fallback_in_a_root_without_bin_sh_names_the_shell)
 {
-    char *jail = t_tmpdir();
-    ASSERT_SYS(chmod(jail, 0755));
-    t_write_file(jail, "noshebang", "echo hi\n", 0755);
-    struct fl_contain c = { .chroot = jail };
-    if (!t_is_root())
-        c.unshare = FL_NS_USER, c.map = FL_MAP_ROOT;
-    struct fl_cmd cmd = { .argv = ARGV("/noshebang"), .flags = FL_SHELL_FALLBACK, .contain = &c,
+    struct fl_contain *c = root_with_a_script(false);
+    struct fl_cmd cmd = { .argv = ARGV("/noshebang"), .flags = FL_SHELL_FALLBACK, .contain = c,
                           .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
@@ -593,7 +608,7 @@ TEST(shell_fallback_in_a_root_without_bin_sh_names_the_shell)
     /* Found by a PATH search, the file is still the one named. */
     const char *env[] = { "PATH=/", NULL };
     struct fl_cmd search = { .argv = ARGV("noshebang"), .flags = FL_SHELL_FALLBACK,
-                             .env_set = env, .contain = &c, .backend = BACKEND };
+                             .env_set = env, .contain = c, .backend = BACKEND };
     e = SPAWN_FAILS(&search, ENOENT, FL_STEP_EXEC);
     ASSERT_EQ(e.index, 0);
     ASSERT_STR_CONTAINS(e.detail, "\"/bin/sh\": not found");
@@ -603,16 +618,8 @@ TEST(shell_fallback_in_a_root_without_bin_sh_names_the_shell)
  * shell's. */
 TEST(shell_fallback_to_a_bin_sh_that_is_a_directory_says_so)
 {
-    char *jail = t_tmpdir();
-    ASSERT_SYS(chmod(jail, 0755));
-    ASSERT_SYS(mkdir(t_fmt("%s/bin", jail), 0755));
-    ASSERT_SYS(mkdir(t_fmt("%s/bin/sh", jail), 0755));
-    t_write_file(jail, "noshebang", "echo hi\n", 0755);
-    struct fl_contain c = { .chroot = jail };
-    if (!t_is_root())
-        c.unshare = FL_NS_USER, c.map = FL_MAP_ROOT;
-    struct fl_cmd cmd = { .argv = ARGV("/noshebang"), .flags = FL_SHELL_FALLBACK, .contain = &c,
-                          .backend = BACKEND };
+    struct fl_cmd cmd = { .argv = ARGV("/noshebang"), .flags = FL_SHELL_FALLBACK,
+                          .contain = root_with_a_script(true), .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     struct fl_error e = SPAWN_FAILS(&cmd, EACCES, FL_STEP_EXEC);
     ASSERT_STR_EQ(e.detail,

@@ -2443,6 +2443,15 @@ case_pty_stdout_closed_hangs_up() {
     [ "$(out_lines)" = y ] || fail "head printed \"$(out)\""
 }
 
+# Python that reads fd 0 a byte at a time into got, up to and with the
+# first EOT (^D), or to an end of file.
+READ_RAW_UNTIL_EOT='got = b""
+while not got.endswith(b"\x04"):
+    b = os.read(0, 1)
+    if not b:
+        break
+    got += b'
+
 case_pty_eof_in_non_canonical_mode() {
     # Input that is not a terminal ends in the EOF character even when the
     # program reads its terminal raw: it gets the byte, as from script(1).
@@ -2454,12 +2463,7 @@ case_pty_eof_in_non_canonical_mode() {
 import os, sys, tty
 tty.setraw(0)
 open(sys.argv[1], "w").write("raw\n")
-got = b""
-while not got.endswith(b"\x04"):
-    b = os.read(0, 1)
-    if not b:
-        break
-    got += b
+'"$READ_RAW_UNTIL_EOT"'
 sys.stdout.write(repr(got) + "\r\n")' "$T/raw" >"$T/out" 2>"$T/err"
     STATUS=${PIPESTATUS[1]}
     expect_status 0
@@ -2479,12 +2483,7 @@ import os, sys, time, tty
 line = sys.stdin.readline()
 time.sleep(0.3)
 tty.setraw(0)
-got = b""
-while not got.endswith(b"\x04"):
-    b = os.read(0, 1)
-    if not b:
-        break
-    got += b
+'"$READ_RAW_UNTIL_EOT"'
 sys.stdout.write(repr(line) + " " + repr(got.replace(b"\x00", b"")) + "\r\n")' >"$T/out" 2>"$T/err"
     STATUS=${PIPESTATUS[1]}
     expect_status 0
