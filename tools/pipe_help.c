@@ -38,6 +38,8 @@ void print_pipe_help(void)
 "to every stage and their group, as forkless run passes them to its program.\n"
 "Each stage gets only fds 0-2 and every signal at its default disposition,\n"
 "with none blocked, as forkless run gives its program by default.\n"
+"forkless holds one fd per stage while it runs (its pidfd) where a shell\n"
+"holds none: N stages need about N fds more than the pipes.\n"
 "On its controlling terminal, while forkless is the foreground job, the\n"
 "stages' group is the terminal's foreground group, so that a stage can\n"
 "read it: from the start where forkless is alone in its process group,\n"
