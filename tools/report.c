@@ -4,7 +4,6 @@
 #include "report.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -24,19 +23,24 @@ void report_time(const char *who, const struct fl_result *r)
               (long)r->rusage.ru_maxrss);
 }
 
-/* How the library's detail begins when FL_SHELL_FALLBACK's shell failed. */
-static const char shell_that[] = "the shell that ", shell_flag[] = "FL_SHELL_FALLBACK";
+static const char shell_flag[] = "FL_SHELL_FALLBACK";
 
-static bool names_the_flag(const char *detail)
+/* The library's detail names its flag where the CLI has an option, no
+ * longer than the flag's name: the option it is. */
+static void name_the_option(char *detail, const char *option)
 {
-    size_t n = sizeof shell_that - 1;
-    return strncmp(detail, shell_that, n) == 0 &&
-           strncmp(detail + n, shell_flag, sizeof shell_flag - 1) == 0;
+    char *flag = strstr(detail, shell_flag);
+    size_t len = strlen(option);
+    if (!flag || len > sizeof shell_flag - 1)
+        return;
+    char *after = flag + sizeof shell_flag - 1;
+    memmove(flag + len, after, strlen(after) + 1);
+    memcpy(flag, option, len);
 }
 
 void reword_error(struct fl_error *e, const char *shell_fallback, unsigned cmd_flags)
 {
-    if (e->step == FL_STEP_EXEC && e->err == ENOEXEC) {
+    if (e->step == FL_STEP_EXEC && e->err == ENOEXEC && !(cmd_flags & FL_SHELL_FALLBACK)) {
         /* The library's cause stays (no #! line, or one the kernel will
          * not read); its hint names the library's flag. */
         char *flag_hint = strstr(e->detail, " (FL_SHELL_FALLBACK");
@@ -45,16 +49,13 @@ void reword_error(struct fl_error *e, const char *shell_fallback, unsigned cmd_f
         if (!e->detail[0])
             snprintf(e->detail, sizeof e->detail, "not an executable format and no #! line");
         size_t n = strlen(e->detail);
-        if (shell_fallback && !(cmd_flags & FL_SHELL_FALLBACK))
+        if (shell_fallback)
             snprintf(e->detail + n, sizeof e->detail - n, "; %s runs it with /bin/sh",
                      shell_fallback);
-    } else if (e->step == FL_STEP_EXEC && shell_fallback && names_the_flag(e->detail) &&
-               strlen(shell_fallback) <= sizeof shell_flag - 1) {
-        /* The shell failed, not the file: said with the option's name. */
-        char *flag = e->detail + sizeof shell_that - 1, *after = flag + sizeof shell_flag - 1;
-        size_t len = strlen(shell_fallback);
-        memmove(flag + len, after, strlen(after) + 1);
-        memcpy(flag, shell_fallback, len);
+    } else if (e->step == FL_STEP_EXEC && (cmd_flags & FL_SHELL_FALLBACK) && shell_fallback) {
+        /* The shell failed, or its lists were too long: said with the
+         * option's name. */
+        name_the_option(e->detail, shell_fallback);
     } else if (e->step == FL_STEP_CLONE && (e->err == EMFILE || e->err == ENFILE)) {
         /* forkless needs the pidfd (it waits on it): the limit is the cause. */
         snprintf(e->detail, sizeof e->detail, "no fd left for the program's pidfd: %s",

@@ -148,12 +148,23 @@ static bool same_groups(const struct credentials *c, bool primary_aside)
     return same;
 }
 
-/* Whether setgroups() would be allowed: CAP_SETGID in our effective set. */
+/* Whether setgroups() would be allowed: CAP_SETGID in our effective set,
+ * in a user namespace that has not denied it (unshare -r, bwrap's): there
+ * /proc/self/setgroups says "deny" and setgroups() is EPERM for anyone. */
 static bool may_set_groups(void)
 {
     struct { uint32_t version; int pid; } head = { _LINUX_CAPABILITY_VERSION_3, 0 };
     struct { uint32_t effective, permitted, inheritable; } data[2];
-    return syscall(SYS_capget, &head, data) == 0 && (data[0].effective >> CAP_SETGID & 1);
+    if (syscall(SYS_capget, &head, data) != 0 || !(data[0].effective >> CAP_SETGID & 1))
+        return false;
+    char says[8] = "";
+    FILE *f = fopen("/proc/self/setgroups", "re");
+    if (f) {
+        if (!fgets(says, sizeof says, f))
+            says[0] = '\0';
+        fclose(f);
+    }
+    return strncmp(says, "deny", 4) != 0;
 }
 
 unsigned credential_changes(const struct credentials *c)

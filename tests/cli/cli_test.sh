@@ -998,6 +998,18 @@ case_user_unprivileged_self() {
     expect_out 65534
 }
 
+case_user_self_where_setgroups_is_denied() {
+    # In a user namespace made without privilege (unshare -r, bwrap), uid 0
+    # holds CAP_SETGID but setgroups() is refused: naming our own user
+    # changes nothing, and must not try.
+    command -v unshare >/dev/null || skip "no unshare(1)"
+    unshare -r true 2>/dev/null || skip "unshare -r is refused here"
+    unshare -r "$FL" run --user 0 -- sh -c 'id -u' >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 0
+    expect_out 0
+}
+
 case_user_unprivileged_needs_privilege() {
     # Another user needs privilege, and the message says which.
     nobody_forkless
@@ -3772,6 +3784,15 @@ case_contain_chroot_shell_fallback_without_bin_sh_names_the_shell() {
     run_fl run "${NS[@]}" --chroot "$T/noshell" --shell-fallback -- /script
     expect_status 126
     expect_err_has 'exec "/script": No such file or directory (the shell that --shell-fallback runs it with, "/bin/sh": not found)'
+    # A /bin/sh that is no program at all: the shell's ENOEXEC, said with
+    # the option's name.
+    mkdir -p "$T/noshell/bin"
+    printf 'garbage\001' >"$T/noshell/bin/sh"
+    chmod 755 "$T/noshell/bin/sh"
+    run_fl run "${NS[@]}" --chroot "$T/noshell" --shell-fallback -- /script
+    expect_status 126
+    expect_err_has 'Exec format error (the shell that --shell-fallback runs it with, "/bin/sh")'
+    ! grep -q FL_ "$T/err" || fail "the library's flag name: $(err)"
 }
 
 case_contain_chroot_relative_file_is_refused() {
