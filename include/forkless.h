@@ -1788,6 +1788,12 @@ struct fl_io {
  * under ICRNL, say), or under EXTPROC (which hands the bytes over
  * unread), nothing can say end of file and no VEOF is written: the child
  * sees the input and no end (stop it, or let it end by what it reads).
+ * The settings are the ones when the input has been written: a child that
+ * makes its terminal raw after that but before it reads the end (a shell
+ * that reads a line, runs it, then starts its line editor) reads the VEOF
+ * as a NUL byte, as the kernel turns it, and no end. (`forkless run --pty`
+ * waits for the input to be read before its VEOF, and sends one per
+ * read.)
  * In canonical mode a line longer than the terminal's line buffer (4095
  * bytes) is cut by the kernel. The master is made
  * O_NONBLOCK, and closed with the pipes at the end (proc->pty = -1).
