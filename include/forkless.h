@@ -1185,7 +1185,7 @@ FL_API int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
  * path, detail); the child is then reaped, so the handle is done with:
  * fl_wait() and fl_kill() say ESRCH, and fl_launch_finish() says the
  * same error again until fl_close(). EINVAL for proc NULL, ESRCH for an
- * empty handle.
+ * empty handle, each with *error at FL_STEP_PREPARE.
  *
  * How the exec is seen: the child is cloned with CLONE_CHILD_CLEARTID on
  * a word of the launch's record, so the kernel clears the word and wakes

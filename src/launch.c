@@ -705,14 +705,14 @@ int fl__launch_error_or(struct fl_proc *proc, int err)
 
 int fl_launch_finish(struct fl_proc *proc, struct fl_error *error)
 {
-    if (error) {
-        memset(error, 0, sizeof *error);
-        error->index = -1;
-    }
+    struct fl_error scratch;
+    struct fl_error *e = error ? error : &scratch;
+    fl__fail(e, 0, FL_STEP_NONE, -1, "", "");
     if (!proc)
-        return EINVAL;
+        return fl__fail(e, EINVAL, FL_STEP_PREPARE, -1, "", "no handle");
     if (proc->pid <= 0)
-        return ESRCH;
+        return fl__fail(e, ESRCH, FL_STEP_PREPARE, -1, "",
+                        "the handle holds no process (closed, or never filled)");
     int saved_errno = errno;
     int r = fl__launch_settle(proc);
     if (r && error)

@@ -428,6 +428,26 @@ TEST(settling_a_failed_launch_leaves_errno_as_it_was)
     }
 }
 
+/* A bad handle is an error like any other: the record says which. */
+TEST(launch_finish_of_no_handle_or_an_empty_one_fills_the_record)
+{
+    struct fl_error e;
+    memset(&e, 0x55, sizeof e);
+    ASSERT_ERR(fl_launch_finish(NULL, &e), EINVAL);
+    ASSERT_EQ(e.err, EINVAL);
+    ASSERT_EQ(e.step, FL_STEP_PREPARE);
+    ASSERT_STR_CONTAINS(e.detail, "no handle");
+    struct fl_proc empty;
+    memset(&empty, 0, sizeof empty);
+    empty.pidfd = -1;
+    memset(&e, 0x55, sizeof e);
+    ASSERT_ERR(fl_launch_finish(&empty, &e), ESRCH);
+    ASSERT_EQ(e.err, ESRCH);
+    ASSERT_EQ(e.step, FL_STEP_PREPARE);
+    ASSERT_STR_CONTAINS(e.detail, "no process");
+    ASSERT_ERR(fl_launch_finish(&empty, NULL), ESRCH);
+}
+
 TEST(close_of_an_exec_d_launch_leaves_it_running)
 {
     NEEDS_CLOSE_OTHERS();
