@@ -285,7 +285,9 @@ static int place_ruleset(struct fl__plan *p, struct fl_error *e)
 int fl__plan_box(struct fl__plan *p, struct fl_error *e)
 {
     const struct fl_cmd *cmd = p->cmd;
-    if (!fl__contained(cmd))
+    /* posix_spawn refuses them all (spawn_posix.c): built, a Landlock rule
+     * whose path is not there would be the error instead. */
+    if (!fl__contained(cmd) || cmd->backend == FL_BACKEND_POSIX_SPAWN)
         return 0;
     struct block b = { 0 };
     struct fl__box scratch = { 0 };

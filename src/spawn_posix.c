@@ -57,7 +57,7 @@ static int unsupported(struct fl__plan *p, struct fl_error *e)
                        : p->ctty_fd >= 0         ? "a controlling terminal (TIOCSCTTY)"
                        : fl__contain_set(c->contain)
                            ? "containment (namespaces, chroot, capabilities, filters)"
-                       : p->box                  ? "placement (CPUs, nice, ioprio, oom_score_adj)"
+                       : c->sched && c->sched->set ? "placement (CPUs, nice, ioprio, oom_score_adj)"
                        : p->fg_fd >= 0 && !FL_HAVE_ADDTCSETPGRP
                            ? "the terminal's foreground group (no tcsetpgrp file action)"
                                                  : NULL;
