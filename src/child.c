@@ -48,17 +48,6 @@ static CHILD int set_placement(struct fl__plan *p)
         if (r < 0)
             return fl__child_fail(p, FL_STEP_SETPGID, -1, r);
     }
-    for (size_t i = 0; i < p->cmd->nrlimits; i++) {
-        const struct fl_rlimit *l = &p->cmd->rlimits[i];
-        uint64_t v[2] = { l->soft, l->hard };
-        if (l->soft == RLIM_INFINITY)
-            v[0] = ~(uint64_t)0;
-        if (l->hard == RLIM_INFINITY)
-            v[1] = ~(uint64_t)0;
-        r = fl__sys4(SYS_prlimit64, 0, l->resource, v, 0);
-        if (r < 0)
-            return fl__child_fail(p, FL_STEP_RLIMIT, (int)i, r);
-    }
     if (p->flags & FL_SET_UMASK)
         fl__sys1(SYS_umask, p->cmd->umask & 0777);
     if (p->cgroup_procs && p->cgroup_fd < 0) {
@@ -69,6 +58,26 @@ static CHILD int set_placement(struct fl__plan *p)
         fl__sys1(SYS_close, fd);
         if (r < 0)
             return fl__child_fail(p, FL_STEP_CGROUP, -1, r);
+    }
+    return 0;
+}
+
+/* After every step that opens an fd (cgroup.procs, oom_score_adj, the
+ * stdio files, the dups aside), before the credentials (a hard limit
+ * raised needs the caller's privilege): a low RLIMIT_NOFILE is the
+ * program's, as when prlimit(1) runs it, not a limit on the setup. */
+static CHILD int set_rlimits(struct fl__plan *p)
+{
+    for (size_t i = 0; i < p->cmd->nrlimits; i++) {
+        const struct fl_rlimit *l = &p->cmd->rlimits[i];
+        uint64_t v[2] = { l->soft, l->hard };
+        if (l->soft == RLIM_INFINITY)
+            v[0] = ~(uint64_t)0;
+        if (l->hard == RLIM_INFINITY)
+            v[1] = ~(uint64_t)0;
+        long r = fl__sys4(SYS_prlimit64, 0, l->resource, v, 0);
+        if (r < 0)
+            return fl__child_fail(p, FL_STEP_RLIMIT, (int)i, r);
     }
     return 0;
 }
@@ -824,8 +833,9 @@ CHILD void fl__child_run(struct fl__plan *p)
         return;
     if (!(p->flags & FL_KEEP_FDS) && !closed && close_other_fds(p) < 0)
         return;
-    if (fl__child_caps_before(p) < 0 || set_credentials(p) < 0 || fl__child_caps_after(p) < 0 ||
-        set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 || reset_other_signals(p, low_signals) < 0)
+    if (set_rlimits(p) < 0 || fl__child_caps_before(p) < 0 || set_credentials(p) < 0 ||
+        fl__child_caps_after(p) < 0 || set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 ||
+        reset_other_signals(p, low_signals) < 0)
         return;
     send_pdeathsig_if_gone(p);
     if (has_filter_of(p) && p->exec_word)  /* a spawn's caller waits: its limit is the child's */

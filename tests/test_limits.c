@@ -4,6 +4,7 @@
  * pidfd or for /proc, and no /proc at all.
  */
 #include "test.h"
+#include "contain.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -377,8 +378,39 @@ TEST(a_file_opened_under_the_childs_fd_limit_fits_whatever_the_parent_holds)
     ASSERT_EXITED(t_wait(&p), 0);
 }
 
-/* The rlimit step comes before the fds in the child: a soft limit above
- * the hard one is that step's EINVAL, not a map's fd beyond the soft one. */
+/* The limits are the program's, as when prlimit(1) runs it, not the
+ * setup's: its file on stdout (opened at a spare fd first) and its cgroup
+ * (cgroup.procs opened to write it) under an RLIMIT_NOFILE of 3. A static
+ * program: a dynamic loader needs fd 3 too. */
+TEST(a_low_fd_limit_is_the_program_s_not_the_setup_s)
+{
+    const char *probe = t_static_probe();
+    if (!probe)
+        SKIP("no statically linked probe (this toolchain cannot link -static)");
+    char *out = t_fmt("%s/out", t_tmpdir());
+    struct fl_rlimit rl[] = { { RLIMIT_NOFILE, 3, 3 } };
+    struct fl_cmd cmd = { .argv = ARGV((char *)probe, "rlimits"), .rlimits = rl, .nrlimits = 1,
+                          .stdio = { [1] = { .kind = FL_FILE, .path = out,
+                                             .flags = O_WRONLY | O_CREAT | O_TRUNC, .mode = 0600 } },
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+    ASSERT_STR_EQ(t_get(t_read_file(out), "rlimit NOFILE"), "3 3");
+    if (geteuid() != 0)
+        return;
+    char *cg = t_need_cgroup(NULL);
+    cmd.cgroup = cg;
+    cmd.flags |= FL_NO_WAIT_EXEC;  /* a launch writes cgroup.procs itself */
+    SPAWN(&cmd, &p);
+    int st = t_wait(&p);
+    t_remove_cgroup(cg);
+    ASSERT_EXITED(st, 0);
+}
+
+/* A soft limit above the hard one is the rlimit step's EINVAL, whatever
+ * the maps (made before it: a map's fd beyond the soft one is no error). */
 TEST(a_soft_limit_above_the_hard_one_fails_at_the_rlimit_step_before_any_map)
 {
     struct fl_rlimit rl[] = { { RLIMIT_NOFILE, 10, 5 } };
