@@ -578,7 +578,11 @@ struct fl_cmd {
      * itself into cgroup.procs. Linux 6.18 SIGKILLs at birth a child
      * cloned into a cgroup once emptied through cgroup.kill (as
      * FL_STOP_CGROUP does): a spawn sees that its child never ran, starts
-     * it again that other way, and uses it from then on. */
+     * it again that other way, and uses it from then on. A cgroup at its
+     * pids.max refuses a clone into it (EAGAIN, step clone), but not a
+     * write to cgroup.procs: the fork backend and a launch place the child
+     * there all the same, as a supervisor that forks and then moves its
+     * child does. */
     const char *cgroup;
 
     enum fl_backend backend;

@@ -421,7 +421,11 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         *pidfd = -1;
         __atomic_store_n(&into_cgroup_usable, 0, __ATOMIC_RELAXED);
     }
-    if ((pid < 0 || killed_at_birth) && p->cgroup_fd >= 0) {
+    /* Not for a want of processes or memory, which the other way cannot
+     * mend: and a cgroup at its pids.max (EAGAIN) would take the child
+     * all the same, as a write to cgroup.procs is not limited by it. */
+    bool short_of_something = pid == -EAGAIN || pid == -ENOMEM || pid == -ENOSPC;
+    if (((pid < 0 && !short_of_something) || killed_at_birth) && p->cgroup_fd >= 0) {
         close(p->cgroup_fd);
         p->cgroup_fd = -1;
         a.flags &= ~(CLONE_INTO_CGROUP | (p->box ? p->box->ns_clone : 0));

@@ -628,6 +628,35 @@ TEST(missing_cgroup_fails_at_the_cgroup_step)
     ASSERT_STR_EQ(e.path, "/sys/fs/cgroup/fl-test-does-not-exist");
 }
 
+/* pids.max holds against a clone into the cgroup: the spawn must not
+ * start the child elsewhere and move it in, which the limit allows. */
+TEST(a_cgroup_at_its_pids_max_refuses_the_child)
+{
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("only the clone backend clones a child into its cgroup; the fork backend moves "
+             "it there, which pids.max does not limit (documented)");
+    char *cg = t_need_cgroup(NULL);
+    char *max = t_fmt("%s/pids.max", cg);
+    if (access(max, F_OK) != 0) {
+        t_remove_cgroup(cg);
+        SKIP("no pids controller delegated to this cgroup v2 hierarchy (cgroup.subtree_control "
+             "of our cgroup lacks it, or v1 holds it)");
+    }
+    int fd = open(max, O_WRONLY | O_CLOEXEC);
+    ASSERT_SYS(fd);
+    ASSERT_EQ(write(fd, "0", 1), 1);
+    close(fd);
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .cgroup = cg, .backend = BACKEND };
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    if (r == 0)
+        t_wait(&p);
+    t_remove_cgroup(cg);
+    ASSERT_ERR(r, EAGAIN);
+    ASSERT_EQ(e.step, FL_STEP_CLONE);
+}
+
 /* Under CLONE_VM the child's setresuid() runs commit_creds() on the
  * shared mm, which made the parent non-dumpable (with suid_dumpable 0):
  * the spawn puts it back, for a launch once it is finished. */
