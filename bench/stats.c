@@ -233,21 +233,9 @@ int fl_held_close(struct fl_held *h, int discard)
  * a 1.672 ns function call and a 0.0003 s deviation alike. */
 #define NUM_FORMAT "%.9g"
 
-/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no
- * overlong form, no surrogate, nothing above U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *p)
-{
-    size_t n = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
-    if (n == 0 || p[0] > 0xf4)
-        return 0;
-    for (size_t k = 1; k < n; k++)
-        if ((p[k] & 0xc0) != 0x80)
-            return 0;
-    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
-        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
-        return 0;
-    return n;
-}
+/* The library's (src/error.c, which escapes paths with it): the length
+ * of the well-formed UTF-8 sequence of two or more bytes at p, or 0. */
+size_t fl__utf8_len(const unsigned char *p);
 
 /* JSON text must be UTF-8: a byte that is not part of a well-formed
  * sequence (a path is any bytes) becomes U+FFFD. */
@@ -256,7 +244,7 @@ static void put_string(FILE *f, const char *s)
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p >= 0x80) {
-            size_t n = utf8_len(p);
+            size_t n = fl__utf8_len(p);
             if (n)
                 fwrite(p, 1, n, f);
             else

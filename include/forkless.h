@@ -1002,8 +1002,11 @@ FL_API const char *fl_step_name(enum fl_step step);
  *     stage 2: exec "nope": No such file or directory (not found in PATH)
  *     exec "/tmp/x.sh": No such file or directory (interpreter "/bin/bash\r" not found)
  * into buf (always NUL-terminated when size > 0, truncated to fit) and
- * returns buf. A NULL e formats as no error (""). Thread-safe; not
- * async-signal-safe (it uses strerror_r). */
+ * returns buf. Control characters of the path and the detail (C0, DEL and
+ * the C1 controls, in UTF-8 or as bytes outside a UTF-8 character) are
+ * written as C escapes ("\n", "\x1b", "\xc2\x9b"), so that the message
+ * is one line that a terminal shows as it is. A NULL e formats as no
+ * error (""). Thread-safe; not async-signal-safe (it uses strerror_r). */
 FL_API char *fl_error_format(const struct fl_error *e, char *buf, size_t size);
 
 /* The backend's name: "auto", "clone", "posix_spawn" or "fork"; "?" for

@@ -526,19 +526,43 @@ static void append(char *buf, size_t size, size_t *n, const char *fmt, ...)
         *n = *n + (size_t)r < size ? *n + (size_t)r : size - 1;
 }
 
+size_t fl__utf8_len(const unsigned char *c)
+{
+    size_t n = c[0] >= 0xf0 ? 4 : c[0] >= 0xe0 ? 3 : c[0] >= 0xc2 ? 2 : 0;
+    if (n == 0 || c[0] > 0xf4)
+        return 0;
+    for (size_t k = 1; k < n; k++)
+        if ((c[k] & 0xc0) != 0x80)
+            return 0;
+    if ((c[0] == 0xe0 && c[1] < 0xa0) || (c[0] == 0xed && c[1] > 0x9f) ||
+        (c[0] == 0xf0 && c[1] < 0x90) || (c[0] == 0xf4 && c[1] > 0x8f))
+        return 0;
+    return n;
+}
+
 /* s, with control characters as C escapes, so that a message stays on
- * one line whatever a path holds ("a\nb", "\x1b"). Quotes are left: the
- * path is the text between the first quote and the last before ':'. */
+ * one line whatever a path holds ("a\nb", "\x1b"), and a terminal reads
+ * no sequence from it: the C1 controls too, U+0080 to U+009F in UTF-8
+ * (CSI, NEL) and the bytes 0x80 to 0x9f outside a UTF-8 character, which
+ * a terminal in an 8-bit locale reads as them. Quotes are left: the path
+ * is the text between the first quote and the last before ':'. */
 static void append_escaped(char *buf, size_t size, size_t *n, const char *s)
 {
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '\n')
+        size_t seq = fl__utf8_len(c);
+        if (seq == 2 && c[0] == 0xc2 && c[1] <= 0x9f) {
+            append(buf, size, n, "\\x%02x\\x%02x", c[0], c[1]);
+            c++;
+        } else if (seq) {
+            append(buf, size, n, "%.*s", (int)seq, (const char *)c);
+            c += seq - 1;
+        } else if (*c == '\n')
             append(buf, size, n, "\\n");
         else if (*c == '\t')
             append(buf, size, n, "\\t");
         else if (*c == '\r')
             append(buf, size, n, "\\r");
-        else if (*c < 0x20 || *c == 0x7f)
+        else if (*c < 0x20 || (*c >= 0x7f && *c <= 0x9f))
             append(buf, size, n, "\\x%02x", *c);
         else
             append(buf, size, n, "%c", *c);

@@ -833,5 +833,9 @@ FL__HIDDEN void fl__launch_pool(bool on);
 FL__HIDDEN int fl__fail(struct fl_error *e, int err, enum fl_step step,
                         int index, const char *path, const char *detail);
 FL__HIDDEN int fl__fail_child(struct fl__plan *p, struct fl_error *e);
+/* The length of the well-formed UTF-8 sequence of two or more bytes at c
+ * (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF), or
+ * 0. The bench's JSON uses it too. */
+FL__HIDDEN size_t fl__utf8_len(const unsigned char *c);
 
 #endif

@@ -395,6 +395,12 @@ TEST(error_format_quotes_an_empty_path_and_escapes_control_characters)
     snprintf(e.path, sizeof e.path, "a\nb\x1b");
     ASSERT_STR_EQ(fl_error_format(&e, buf, sizeof buf),
                   "exec \"a\\nb\\x1b\": No such file or directory");
+    /* The C1 controls too: CSI and NEL in UTF-8, and a lone 0x9b, which a
+     * terminal in an 8-bit locale reads as CSI; other characters stay. */
+    snprintf(e.path, sizeof e.path, "\xc2\x9b" "2J\xc2\x85|\x9b" "1m|\xc3\xa9\xe2\x82\xac|\xa0");
+    ASSERT_STR_EQ(fl_error_format(&e, buf, sizeof buf),
+                  "exec \"\\xc2\\x9b" "2J\\xc2\\x85|\\x9b" "1m|\xc3\xa9\xe2\x82\xac|\xa0\": "
+                  "No such file or directory");
     /* A step without a path keeps none. */
     e = (struct fl_error){ .err = EPERM, .step = FL_STEP_SETUID, .index = -1 };
     ASSERT_STR_EQ(fl_error_format(&e, buf, sizeof buf), "setuid: Operation not permitted");
