@@ -470,12 +470,15 @@ struct fl_tty_options {
  * unblocked where the child's final mask leaves them so: a setup that
  * waits, an open() of a FIFO, ends by one even when the caller blocks it,
  * as a supervisor that reads a signalfd does; see also FL_NO_WAIT_EXEC),
- * setsid / setpgid, umask, cgroup, chdir, stdio and fd maps, the
+ * setsid / setpgid, the rlimits that raise a soft limit (room for the
+ * setup, as prlimit(1) gives its command: an fd map above the caller's
+ * RLIMIT_NOFILE), umask, cgroup, chdir, stdio and fd maps, the
  * controlling terminal (setctty: FL_PTY, FL_SETCTTY) or the foreground
- * group (tcsetpgrp: FL_FOREGROUND), closing other fds, rlimits (after
- * every step that opens an fd: a low RLIMIT_NOFILE is the program's, as
- * under prlimit(1)), setgroups, setgid, setuid, pdeathsig, the other
- * signals, .sigignore and the mask, exec.
+ * group (tcsetpgrp: FL_FOREGROUND), closing other fds, the rlimits that
+ * lower one (after every step that opens an fd: a low RLIMIT_NOFILE is
+ * the program's), setgroups, setgid, setuid, pdeathsig, the other
+ * signals, .sigignore and the mask, exec. Of two .rlimits entries for one
+ * resource, the last is set.
  * .contain and .sched add steps to it: see "Containment" for the whole
  * order.
  */
@@ -630,7 +633,7 @@ struct fl_cmd {
  *             has no bit left for it. The program still starts in it:
  *             the kernel moves a process into its time namespace at exec.
  *   id_map    the user namespace's uid_map, setgroups and gid_map
- *   ...       setsid, setpgid, umask, cgroup
+ *   ...       setsid, setpgid, rlimits that raise, umask, cgroup
  *   unshare   the cgroup namespace, when the child wrote itself into
  *             .cgroup (no CLONE_INTO_CGROUP: the fork backend, clone(),
  *             a launch),
@@ -642,7 +645,7 @@ struct fl_cmd {
  *             (but through an fd kept open: FL_KEEP_FDS, an fd map)
  *   mount     a fresh /proc (FL_MOUNT_PROC), inside the new root
  *   ...       chdir (.cwd, inside the new root), stdio and fd maps, the
- *             terminal, closing the other fds, rlimits
+ *             terminal, closing the other fds, rlimits that lower
  *   bounding  the capability bounding set, while the child still holds
  *             CAP_SETPCAP: before the credentials change
  *   ...       setgroups, setgid, setuid (PR_SET_KEEPCAPS before them when

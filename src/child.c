@@ -35,6 +35,43 @@
 #define CHILD_INLINE static inline __attribute__((always_inline))
 
 
+/* The limits come in two rounds. Those that raise a soft limit (or
+ * keep it) at the start of the setup: they give it room, as prlimit(1)
+ * gives its command (an fd map above the caller's RLIMIT_NOFILE, a nice
+ * below what the caller's RLIMIT_NICE allows). Those that lower one
+ * after every step that opens an fd (cgroup.procs, oom_score_adj, the
+ * stdio files, the dups aside), before the credentials (a hard limit
+ * raised needs the caller's privilege): a low RLIMIT_NOFILE is the
+ * program's, not the setup's. Of two entries for one resource the last
+ * is the one set. A limit the kernel will not tell is set in the first
+ * round, so that its error comes there. */
+static CHILD bool overridden(const struct fl__plan *p, size_t i)
+{
+    for (size_t k = i + 1; k < p->cmd->nrlimits; k++)
+        if (p->cmd->rlimits[k].resource == p->cmd->rlimits[i].resource)
+            return true;
+    return false;
+}
+
+static CHILD int set_rlimits(struct fl__plan *p, bool raising)
+{
+    for (size_t i = 0; i < p->cmd->nrlimits; i++) {
+        const struct fl_rlimit *l = &p->cmd->rlimits[i];
+        uint64_t v[2] = { l->soft, l->hard }, now[2];
+        if (l->soft == RLIM_INFINITY)
+            v[0] = ~(uint64_t)0;
+        if (l->hard == RLIM_INFINITY)
+            v[1] = ~(uint64_t)0;
+        bool raises = fl__sys4(SYS_prlimit64, 0, l->resource, 0, now) < 0 || v[0] >= now[0];
+        if (raises != raising || overridden(p, i))
+            continue;
+        long r = fl__sys4(SYS_prlimit64, 0, l->resource, v, 0);
+        if (r < 0)
+            return fl__child_fail(p, FL_STEP_RLIMIT, (int)i, r);
+    }
+    return 0;
+}
+
 static CHILD int set_placement(struct fl__plan *p)
 {
     long r = 0;
@@ -48,6 +85,8 @@ static CHILD int set_placement(struct fl__plan *p)
         if (r < 0)
             return fl__child_fail(p, FL_STEP_SETPGID, -1, r);
     }
+    if (set_rlimits(p, true) < 0)
+        return -1;
     if (p->flags & FL_SET_UMASK)
         fl__sys1(SYS_umask, p->cmd->umask & 0777);
     if (p->cgroup_procs && p->cgroup_fd < 0) {
@@ -58,26 +97,6 @@ static CHILD int set_placement(struct fl__plan *p)
         fl__sys1(SYS_close, fd);
         if (r < 0)
             return fl__child_fail(p, FL_STEP_CGROUP, -1, r);
-    }
-    return 0;
-}
-
-/* After every step that opens an fd (cgroup.procs, oom_score_adj, the
- * stdio files, the dups aside), before the credentials (a hard limit
- * raised needs the caller's privilege): a low RLIMIT_NOFILE is the
- * program's, as when prlimit(1) runs it, not a limit on the setup. */
-static CHILD int set_rlimits(struct fl__plan *p)
-{
-    for (size_t i = 0; i < p->cmd->nrlimits; i++) {
-        const struct fl_rlimit *l = &p->cmd->rlimits[i];
-        uint64_t v[2] = { l->soft, l->hard };
-        if (l->soft == RLIM_INFINITY)
-            v[0] = ~(uint64_t)0;
-        if (l->hard == RLIM_INFINITY)
-            v[1] = ~(uint64_t)0;
-        long r = fl__sys4(SYS_prlimit64, 0, l->resource, v, 0);
-        if (r < 0)
-            return fl__child_fail(p, FL_STEP_RLIMIT, (int)i, r);
     }
     return 0;
 }
@@ -833,7 +852,7 @@ CHILD void fl__child_run(struct fl__plan *p)
         return;
     if (!(p->flags & FL_KEEP_FDS) && !closed && close_other_fds(p) < 0)
         return;
-    if (set_rlimits(p) < 0 || fl__child_caps_before(p) < 0 || set_credentials(p) < 0 ||
+    if (set_rlimits(p, false) < 0 || fl__child_caps_before(p) < 0 || set_credentials(p) < 0 ||
         fl__child_caps_after(p) < 0 || set_pdeathsig(p) < 0 || fl__child_lock(p) < 0 ||
         reset_other_signals(p, low_signals) < 0)
         return;

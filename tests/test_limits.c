@@ -409,6 +409,32 @@ TEST(a_low_fd_limit_is_the_program_s_not_the_setup_s)
     ASSERT_EXITED(st, 0);
 }
 
+/* A limit raised for the program is there for its setup too, as under
+ * prlimit(1): an fd map above the caller's RLIMIT_NOFILE, below the one
+ * asked for. */
+TEST(a_raised_fd_limit_takes_a_map_above_the_caller_s)
+{
+    NEEDS_CLOSE_OTHERS();
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved_nofile));
+    if (saved_nofile.rlim_max != RLIM_INFINITY && saved_nofile.rlim_max < 256)
+        SKIP("the hard RLIMIT_NOFILE is below 256");
+    struct rlimit l = saved_nofile;
+    l.rlim_cur = 64;
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &l));
+    struct fl_rlimit rl[] = { { RLIMIT_NOFILE, 256, saved_nofile.rlim_max } };
+    struct fl_fd_map map[] = { { 200, 1 } };
+    struct fl_cmd cmd = { .argv = PROBE("fds", "rlimits"), .rlimits = rl, .nrlimits = 1,
+                          .fds = map, .nfds = 1, .backend = BACKEND };
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN) {
+        restore_nofile();
+        UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    }
+    char *out = t_probe(&cmd);
+    restore_nofile();
+    ASSERT_FDS_EXACTLY(out, 0, 1, 2, 200);
+    ASSERT_STR_CONTAINS(t_get(out, "rlimit NOFILE"), "256 ");
+}
+
 /* A soft limit above the hard one is the rlimit step's EINVAL, whatever
  * the maps (made before it: a map's fd beyond the soft one is no error). */
 TEST(a_soft_limit_above_the_hard_one_fails_at_the_rlimit_step_before_any_map)

@@ -128,6 +128,24 @@ TEST(rlimit_nofile_soft_and_hard)
     ASSERT_NE(rl.rlim_max, 200);
 }
 
+/* Of two entries for one resource the last is set, whichever of them
+ * lowers the limit and whichever raises it. */
+TEST(rlimit_the_last_entry_for_a_resource_wins)
+{
+    struct rlimit now;
+    ASSERT_SYS(getrlimit(RLIMIT_CORE, &now));
+    if (now.rlim_max != RLIM_INFINITY && now.rlim_max < 8192)
+        SKIP("the hard RLIMIT_CORE is below 8192");
+    struct fl_rlimit rl[2] = { { RLIMIT_CORE, 0, 0 }, { RLIMIT_CORE, 8192, now.rlim_max } };
+    struct fl_cmd cmd = { .argv = PROBE("rlimits"), .rlimits = rl, .nrlimits = 2,
+                          .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    ASSERT_STR_CONTAINS(t_get(t_probe(&cmd), "rlimit CORE"), "8192 ");
+    rl[0] = (struct fl_rlimit){ RLIMIT_CORE, 8192, now.rlim_max };
+    rl[1] = (struct fl_rlimit){ RLIMIT_CORE, 0, 0 };
+    ASSERT_STR_EQ(t_get(t_probe(&cmd), "rlimit CORE"), "0 0");
+}
+
 TEST(rlimits_apply_in_order_and_allow_infinity)
 {
     /* NPROC within the current hard limit, so that it works unprivileged. */
