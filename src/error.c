@@ -554,6 +554,11 @@ static void append_escaped(char *buf, size_t size, size_t *n, const char *s)
             append(buf, size, n, "\\x%02x\\x%02x", c[0], c[1]);
             c++;
         } else if (seq) {
+            if (*n + seq >= size) {  /* the message ends before a character it cannot hold */
+                buf[*n] = '\0';
+                *n = size - 1;
+                return;
+            }
             append(buf, size, n, "%.*s", (int)seq, (const char *)c);
             c += seq - 1;
         } else if (*c == '\n')

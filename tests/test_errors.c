@@ -401,6 +401,11 @@ TEST(error_format_quotes_an_empty_path_and_escapes_control_characters)
     ASSERT_STR_EQ(fl_error_format(&e, buf, sizeof buf),
                   "exec \"\\xc2\\x9b" "2J\\xc2\\x85|\\x9b" "1m|\xc3\xa9\xe2\x82\xac|\xa0\": "
                   "No such file or directory");
+    /* Cut short, the message ends before a character, not inside it. */
+    snprintf(e.path, sizeof e.path, "ab\xe2\x80\x9b" "cd");
+    for (size_t size = 9; size <= 12; size++)
+        ASSERT_STR_EQ(fl_error_format(&e, buf, size),
+                      size < 12 ? "exec \"ab" : "exec \"ab\xe2\x80\x9b");
     /* A step without a path keeps none. */
     e = (struct fl_error){ .err = EPERM, .step = FL_STEP_SETUID, .index = -1 };
     ASSERT_STR_EQ(fl_error_format(&e, buf, sizeof buf), "setuid: Operation not permitted");
