@@ -326,13 +326,17 @@ enum fl_flags {
      * (waitpid(-1) elsewhere, SIGCHLD set to SIG_IGN) may let it go to
      * another process. Where pidfds live in pidfs (Linux 6.9), which
      * numbers each process once, the spawn reads the process's number
-     * through a pidfd opened for a moment just after the start, once it
-     * has checked that the pid is still its child (five more system
-     * calls: pidfd_open(), waitid(), fstat(), fstatfs(), close()), and
-     * each call on the handle opens one for its own duration and checks
-     * it: a pid that names another process by then is ESRCH for
-     * fl_kill() and ECHILD for the waits, and nothing reaches that
-     * process. Where that fd cannot
+     * through a pidfd: with the clone backend one made with the process
+     * (CLONE_PIDFD) and closed at once (four more system calls:
+     * waitid(), fstat(), fstatfs(), close()); with the others, and where no fd is
+     * left for it, one opened for a moment just after the start, once
+     * the spawn has checked that the pid is still its child (five:
+     * pidfd_open(), waitid(), fstat(), fstatfs(), close()), which a
+     * child reaped by a foreign reaper in between, its pid gone to
+     * another child of the caller's, gets past. Each call on the handle
+     * opens one for its own duration and checks it: a pid that names
+     * another process by then is ESRCH for fl_kill() and ECHILD for the
+     * waits, and nothing reaches that process. Where that fd cannot
      * be had (no fd left at the spawn or at the call, an older kernel),
      * the calls check only that the pid is still an unreaped child of the
      * caller's (waitid with WNOWAIT): a reap between that check and a
@@ -1030,7 +1034,10 @@ struct fl_proc {
      * without pidfds. The posix_spawn and fork backends, and the clone
      * backend where CLONE_PIDFD is denied, open it just after the start;
      * if that fails (no fd left), the handle does without, as with
-     * FL_NO_PIDFD. With clone3(), the clone backend gets it as the child
+     * FL_NO_PIDFD. A child that a foreign reaper (waitpid(-1) elsewhere)
+     * reaps before that open, its pid then taken by another child of the
+     * caller's, would give the handle that process: the open checks
+     * only that the pid is still its child. With clone3(), the clone backend gets it as the child
      * is made and fails the spawn with EMFILE at step clone instead.
      * Owned by the handle: fl_close() closes it. An event loop may poll
      * it with other fds (POLLIN once the process has ended, see

@@ -488,7 +488,6 @@ FL__HIDDEN void fl__restore_signals(const sigset_t *old);
 FL__HIDDEN void fl__child_mask(struct fl__plan *p, const sigset_t *parent_mask);
 FL__HIDDEN uint64_t fl__sigset_bits(const sigset_t *set);
 FL__HIDDEN void fl__reap(pid_t pid, int pidfd);
-FL__HIDDEN int fl__pidfd_open(pid_t pid);
 FL__HIDDEN bool fl__clone_vm_works(void);
 /* The backend a spawn of cmd uses: cmd->backend, or for FL_BACKEND_AUTO
  * the clone backend where CLONE_VM works here, else fork. */
@@ -544,6 +543,8 @@ FL__HIDDEN unsigned long long fl__pidfd_ident(int pidfd);
 /* For a handle without a pidfd, just after the start: its process's
  * identity (proc->ident_), read through a pidfd opened for the moment. */
 FL__HIDDEN void fl__proc_identify(struct fl_proc *p);
+FL__HIDDEN void fl__proc_open_pidfd(struct fl_proc *p);
+FL__HIDDEN void fl__proc_identify_by(struct fl_proc *p, int pidfd);
 /* A pidfd of the process of a handle without one, opened now, that the
  * caller closes. Where the handle knows its process's identity, checked:
  * -ESRCH when the pid names no process or a later one; -ENOSYS when

@@ -220,6 +220,25 @@ static int pidfd_our_child(long pidfd)
     return r == 0 ? 1 : r == -ECHILD ? 0 : -1;
 }
 
+/* Just after a start that made no pidfd: one for the pid, if that is
+ * still our child. If not, a foreign reaper took it (SIGCHLD ignored,
+ * waitpid(-1) elsewhere) and the pid may be another process's: the
+ * handle's process is gone. No fd left: the handle does without. */
+void fl__proc_open_pidfd(struct fl_proc *p)
+{
+    long fd = fl__sys2(SYS_pidfd_open, p->pid, 0);
+    if (fd == -ESRCH)
+        p->ident_ = IDENT_GONE(p);
+    if (fd < 0)
+        return;
+    if (pidfd_our_child(fd) == 0) {
+        fl__sys1(SYS_close, fd);
+        p->ident_ = IDENT_GONE(p);
+        return;
+    }
+    p->pidfd = (int)fd;
+}
+
 /* The pid is looked up anew, so the process may have been reaped
  * elsewhere since the start, and its pid given to another: only our own
  * child's number is taken; one that is not ours, or no process, means
@@ -231,12 +250,19 @@ void fl__proc_identify(struct fl_proc *p)
         p->ident_ = IDENT_GONE(p);
     if (fd < 0)
         return;
-    int ours = pidfd_our_child(fd);
+    fl__proc_identify_by(p, (int)fd);
+    fl__sys1(SYS_close, fd);
+}
+
+/* Where the calls on the handle can check a pidfd (waitid(P_PIDFD),
+ * Linux 5.4) against the number: else the pid alone, as before pidfs. */
+void fl__proc_identify_by(struct fl_proc *p, int pidfd)
+{
+    int ours = pidfd_our_child(pidfd);
     if (ours == 0)
         p->ident_ = IDENT_GONE(p);
     else if (ours > 0)
-        p->ident_ = (__typeof__(p->ident_))pidfd_ident((int)fd, true);
-    fl__sys1(SYS_close, fd);
+        p->ident_ = (__typeof__(p->ident_))pidfd_ident(pidfd, true);
 }
 
 int fl__proc_borrow_pidfd(const struct fl_proc *p)

@@ -51,12 +51,6 @@ long long fl__now_ns(void)
     return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-int fl__pidfd_open(pid_t pid)
-{
-    long fd = fl__sys2(SYS_pidfd_open, pid, 0);
-    return fd < 0 ? -1 : (int)fd;
-}
-
 /* Reaps a child that failed before exec. ECHILD (SIGCHLD ignored, or a
  * foreign reaper) means it is gone already. */
 void fl__reap(pid_t pid, int pidfd)
@@ -145,7 +139,7 @@ static int spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error
         }
         proc->pty = p->pty_master;
         p->pty_master = -1;
-        if (proc->pidfd < 0)
+        if (proc->pidfd < 0 && !proc->ident_)
             fl__proc_identify(proc);
         if (cmd && fl__leads_group(cmd))
             proc->state_ = FL__PROC_LEADS_GROUP;

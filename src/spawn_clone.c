@@ -357,8 +357,10 @@ static uint64_t tstp_caught(void)
 static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
 {
     struct fl__clone_args a = {
-        .flags = CLONE_VM | wait_flags(p) | CLONE_CLEAR_SIGHAND |
-                 (p->flags & FL_NO_PIDFD ? 0 : CLONE_PIDFD),
+        /* Also with FL_NO_PIDFD: the handle's identity is read from it
+         * and it is closed at once (fl__spawn_clone()), before another
+         * reaper could let the pid go to another process. */
+        .flags = CLONE_VM | wait_flags(p) | CLONE_CLEAR_SIGHAND | CLONE_PIDFD,
         .pidfd = (uintptr_t)pidfd,
         .child_tid = (uintptr_t)p->exec_word,
         .exit_signal = SIGCHLD,
@@ -400,6 +402,12 @@ static long try_clone3(struct fl__plan *p, char *stack_top, int *pidfd)
         fl__ignored_signals_release(p->stat_fd);
         p->stat_fd = -1;
         p->stops_caught = tstp_caught();
+        pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
+    }
+    if ((pid == -EMFILE || pid == -ENFILE) && (p->flags & FL_NO_PIDFD)) {
+        /* No fd for a moment's pidfd: the identity is looked up after. */
+        a.flags &= ~(uint64_t)CLONE_PIDFD;
+        *pidfd = -1;
         pid = fl__clone3(&a, sizeof a, fl__child_entry, p);
     }
     if (pid >= 0 && p->files_shared && p->files_unshare_failed) {
@@ -723,7 +731,16 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
     if (p->exec_word && (p->flags & (FL_NEW_PGROUP | FL_SETSID)) == FL_NEW_PGROUP)
         setpgid((pid_t)pid, (pid_t)pid);
     proc->pid = (pid_t)pid;
-    proc->pidfd = pidfd >= 0 || (p->flags & FL_NO_PIDFD) ? pidfd : fl__pidfd_open((pid_t)pid);
+    if ((p->flags & FL_NO_PIDFD) && pidfd >= 0) {
+        /* Made with the process: its number is that process's, whoever
+         * reaps it later. */
+        fl__proc_identify_by(proc, pidfd);
+        close(pidfd);
+        pidfd = -1;
+    }
+    proc->pidfd = pidfd;
+    if (pidfd < 0 && !(p->flags & FL_NO_PIDFD))
+        fl__proc_open_pidfd(proc);
     proc->backend = FL_BACKEND_CLONE;
     return 0;
 }

@@ -120,7 +120,8 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
         return fl__fail_child(p, e);
     }
     proc->pid = pid;
-    proc->pidfd = p->flags & FL_NO_PIDFD ? -1 : fl__pidfd_open(pid);
+    if (!(p->flags & FL_NO_PIDFD))
+        fl__proc_open_pidfd(proc);
     proc->backend = FL_BACKEND_FORK;
     return 0;
 }

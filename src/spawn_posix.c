@@ -366,7 +366,8 @@ int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
     if (r)
         return r;
     proc->pid = pid;
-    proc->pidfd = p->flags & FL_NO_PIDFD ? -1 : fl__pidfd_open(pid);
+    if (!(p->flags & FL_NO_PIDFD))
+        fl__proc_open_pidfd(proc);
     proc->backend = FL_BACKEND_POSIX_SPAWN;
     return 0;
 }
