@@ -57,7 +57,7 @@ static CHILD int set_rlimits(struct fl__plan *p, bool raising)
 {
     for (size_t i = 0; i < p->cmd->nrlimits; i++) {
         const struct fl_rlimit *l = &p->cmd->rlimits[i];
-        uint64_t v[2] = { l->soft, l->hard }, now[2];
+        uint64_t v[2] = { l->soft, l->hard }, now[2] = { 0, 0 };
         if (l->soft == RLIM_INFINITY)
             v[0] = ~(uint64_t)0;
         if (l->hard == RLIM_INFINITY)

@@ -705,7 +705,7 @@ int fl__launch_error_or(struct fl_proc *proc, int err)
 
 int fl_launch_finish(struct fl_proc *proc, struct fl_error *error)
 {
-    struct fl_error scratch;
+    struct fl_error scratch = { 0 };
     struct fl_error *e = error ? error : &scratch;
     fl__fail(e, 0, FL_STEP_NONE, -1, "", "");
     if (!proc)
