@@ -220,15 +220,23 @@ static int pidfd_our_child(long pidfd)
     return r == 0 ? 1 : r == -ECHILD ? 0 : -1;
 }
 
+/* A pidfd for the handle's pid, or -errno; no process there at all: the
+ * handle's process is gone. */
+static long open_by_pid(struct fl_proc *p)
+{
+    long fd = fl__sys2(SYS_pidfd_open, p->pid, 0);
+    if (fd == -ESRCH)
+        p->ident_ = IDENT_GONE(p);
+    return fd;
+}
+
 /* Just after a start that made no pidfd: one for the pid, if that is
  * still our child. If not, a foreign reaper took it (SIGCHLD ignored,
  * waitpid(-1) elsewhere) and the pid may be another process's: the
  * handle's process is gone. No fd left: the handle does without. */
 void fl__proc_open_pidfd(struct fl_proc *p)
 {
-    long fd = fl__sys2(SYS_pidfd_open, p->pid, 0);
-    if (fd == -ESRCH)
-        p->ident_ = IDENT_GONE(p);
+    long fd = open_by_pid(p);
     if (fd < 0)
         return;
     if (pidfd_our_child(fd) == 0) {
@@ -245,9 +253,7 @@ void fl__proc_open_pidfd(struct fl_proc *p)
  * the handle's process is gone. */
 void fl__proc_identify(struct fl_proc *p)
 {
-    long fd = fl__sys2(SYS_pidfd_open, p->pid, 0);
-    if (fd == -ESRCH)
-        p->ident_ = IDENT_GONE(p);
+    long fd = open_by_pid(p);
     if (fd < 0)
         return;
     fl__proc_identify_by(p, (int)fd);
