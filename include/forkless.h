@@ -327,11 +327,12 @@ enum fl_flags {
      * another process. Where pidfds live in pidfs (Linux 6.9), which
      * numbers each process once, the spawn reads the process's number
      * through a pidfd: with the clone backend one made with the process
-     * (CLONE_PIDFD) and closed at once (four more system calls:
-     * waitid(), fstat(), fstatfs(), close()); with the others, and where no fd is
-     * left for it, one opened for a moment just after the start, once
-     * the spawn has checked that the pid is still its child (five:
-     * pidfd_open(), waitid(), fstat(), fstatfs(), close()), which a
+     * (clone3()'s CLONE_PIDFD) and closed at once (four more system calls:
+     * waitid(), fstat(), fstatfs(), close()); with the other backends,
+     * where clone3() is refused, and where no fd is left for it, one
+     * opened for a moment just after the start, once the spawn has
+     * checked that the pid is still its child (five: pidfd_open(),
+     * waitid(), fstat(), fstatfs(), close()), which a
      * child reaped by a foreign reaper in between, its pid gone to
      * another child of the caller's, gets past. Each call on the handle
      * opens one for its own duration and checks it: a pid that names
