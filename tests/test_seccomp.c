@@ -148,6 +148,18 @@ static int install_filter(unsigned deny, int err)
 #endif
 }
 
+/* The status of a case's child that ran under install_filter(): the case
+ * is skipped where it could get no filter (its exit status 2). */
+static int filtered_child_status(pid_t pid)
+{
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+        SKIP("no seccomp filter to be had here");
+    return st;
+}
+
 /* What the subprocess found, sent to the test process through a pipe. */
 struct outcome {
     int spawns;          /* spawns that worked, and were checked */
@@ -515,11 +527,7 @@ TEST(close_range_denied_in_a_chroot_without_proc_still_closes_the_fds)
         fl_close(&p);
         _exit(leaked ? 4 : 0);
     }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
-        SKIP("no seccomp filter to be had here");
+    int st = filtered_child_status(pid);
     ASSERT_EXITED(st, 0);  /* 3: the spawn failed; 4: fd 7 reached the child */
 }
 
@@ -553,11 +561,7 @@ TEST(close_range_failing_with_another_errno_is_that_error_without_a_walk)
         }
         _exit(0);
     }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
-        SKIP("no seccomp filter to be had here");
+    int st = filtered_child_status(pid);
     ASSERT_EXITED(st, 0);
 }
 
@@ -597,7 +601,7 @@ TEST(a_cgroup_stop_reaches_a_member_when_pidfd_calls_are_refused)
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
-    t_remove_cgroup(dir);
+    t_remove_cgroup(dir);  /* before a skip */
     if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
         SKIP("no seccomp filter to be had here");
     ASSERT_EXITED(st, 0);  /* 5: the member needed the SIGKILL */
@@ -628,11 +632,7 @@ TEST(a_timed_wait_whose_polls_are_all_interrupted_still_times_out)
         fl_close(&p);
         _exit(r);
     }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
-        SKIP("no seccomp filter to be had here");
+    int st = filtered_child_status(pid);
     ASSERT_EXITED(st, ETIMEDOUT);  /* killed by SIGALRM: it spun */
 }
 
@@ -665,10 +665,6 @@ TEST(a_timed_wait_without_p_pidfd_still_reaps_with_the_status)
         }
         _exit(0);
     }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
-        SKIP("no seccomp filter to be had here");
+    int st = filtered_child_status(pid);
     ASSERT_EXITED(st, 0);  /* 4: a status lost (see stderr) */
 }
