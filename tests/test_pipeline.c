@@ -474,7 +474,9 @@ static void *reap_elsewhere(void *pid)
 
 /* A stage with no pidfd, and none to borrow (no fd left), is looked at by
  * its pid: its status taken elsewhere during the wait is ECHILD, not a
- * stage that never ends. */
+ * stage that never ends. The thief sleeps in waitpid() while the wait
+ * looks from time to time: on a busy machine a look may come first, and
+ * then the wait has the status itself. */
 TEST(a_wait_that_cannot_watch_a_stage_sees_its_status_taken_elsewhere)
 {
     NEEDS_CLOSE_OTHERS();
@@ -499,9 +501,13 @@ TEST(a_wait_that_cannot_watch_a_stage_sees_its_status_taken_elsewhere)
         close(taken[--ntaken]);
     ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &was));
     pthread_join(thief, NULL);
-    ASSERT_ERR(r, ECHILD);
     ASSERT_EXITED(res[0].status, 0);
-    ASSERT_EQ(res[1].exit_code, -1);
+    if (r == 0) {
+        ASSERT_EXITED(res[1].status, 0);
+    } else {
+        ASSERT_ERR(r, ECHILD);
+        ASSERT_EQ(res[1].exit_code, -1);
+    }
     fl_pipeline_close(&pl);
 }
 
