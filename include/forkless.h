@@ -326,12 +326,12 @@ enum fl_flags {
      * (waitpid(-1) elsewhere, SIGCHLD set to SIG_IGN) may let it go to
      * another process. Where pidfds live in pidfs (Linux 6.9), which
      * numbers each process once, the spawn reads the process's number
-     * through a pidfd: with the clone backend one made with the process
-     * (clone3()'s CLONE_PIDFD) and closed at once (four more system calls:
-     * waitid(), fstat(), fstatfs(), close()); with the other backends,
-     * where clone3() is refused, and where no fd is left for it, one
-     * opened for a moment just after the start, once the spawn has
-     * checked that the pid is still its child (five: pidfd_open(),
+     * through a pidfd: with the clone and fork backends one made with the
+     * process (CLONE_PIDFD) and closed at once (four more system calls:
+     * waitid(), fstat(), fstatfs(), close()); with the posix_spawn
+     * backend, where CLONE_PIDFD is refused, and where no fd is left for
+     * it, one opened for a moment just after the start, once the spawn
+     * has checked that the pid is still its child (five: pidfd_open(),
      * waitid(), fstat(), fstatfs(), close()), which a
      * child reaped by a foreign reaper in between, its pid gone to
      * another child of the caller's, gets past. Each call on the handle
@@ -1032,14 +1032,15 @@ FL_API const char *fl_backend_name(enum fl_backend b);
 struct fl_proc {
     pid_t pid;
     /* A pidfd for the process, or -1 with FL_NO_PIDFD or on a kernel
-     * without pidfds. The posix_spawn and fork backends, and the clone
-     * backend where CLONE_PIDFD is denied, open it just after the start;
-     * if that fails (no fd left), the handle does without, as with
-     * FL_NO_PIDFD. A child that a foreign reaper (waitpid(-1) elsewhere)
-     * reaps before that open, its pid then taken by another child of the
-     * caller's, would give the handle that process: the open checks
-     * only that the pid is still its child. With clone3(), the clone backend gets it as the child
-     * is made and fails the spawn with EMFILE at step clone instead.
+     * without pidfds. The posix_spawn backend, and the others where
+     * CLONE_PIDFD is denied, open it just after the start; if that fails
+     * (no fd left), the handle does without, as with FL_NO_PIDFD. A
+     * child that a foreign reaper (waitpid(-1) elsewhere) reaps before
+     * that open, its pid then taken by another child of the caller's,
+     * would give the handle that process: the open checks only that the
+     * pid is still its child. The clone and fork backends get it as the
+     * child is made (CLONE_PIDFD), and fail the spawn with EMFILE at step
+     * clone when no fd is left for it.
      * Owned by the handle: fl_close() closes it. An event loop may poll
      * it with other fds (POLLIN once the process has ended, see
      * pidfd_open(2)) and then fl_wait() with a timeout of 0; the

@@ -21,21 +21,48 @@
 #define CLONE_NEWTIME 0x00000080
 #endif
 
-/* fork(), or, for new namespaces, clone() without CLONE_VM, which returns
- * in the child as fork() does. Its flags have no room for the time
- * namespace (0x80 is in the exit signal's bits): the child unshares it. */
-static pid_t start(struct fl__plan *p)
-{
-    uint64_t ns = p->box ? fl__box_clone_flags(p) : 0;
-    if (!ns)
-        return fork();
-    p->box->ns_unshare = ns & CLONE_NEWTIME;
-    unsigned long flags = (unsigned long)((ns & ~(uint64_t)CLONE_NEWTIME) | SIGCHLD);
-#if defined(__s390__)
-    return (pid_t)syscall(SYS_clone, 0L, flags, 0L, 0L, 0L);  /* the stack comes first there */
-#else
-    return (pid_t)syscall(SYS_clone, flags, 0L, 0L, 0L, 0L);
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
 #endif
+
+/* clone() without CLONE_VM, which returns in the child as fork() does;
+ * the child makes no libc call, so glibc's fork() bookkeeping is not
+ * needed. CLONE_PIDFD makes the pidfd with the process, before anyone
+ * can reap it and give its pid away. Its flags have no room for the time
+ * namespace (0x80 is in the exit signal's bits): the child unshares it. */
+static long clone_like_fork(unsigned long flags, int *pidfd)
+{
+#if defined(__s390__)
+    long pid = syscall(SYS_clone, 0L, flags, pidfd, 0L, 0L);  /* the stack comes first there */
+#else
+    long pid = syscall(SYS_clone, flags, 0L, pidfd, 0L, 0L);
+#endif
+    return pid < 0 ? -errno : pid;
+}
+
+/* The child's pid, or -errno. A kernel before 5.2 has no CLONE_PIDFD and
+ * a seccomp filter may deny it: then none, and the handle opens one
+ * after the start. With FL_NO_PIDFD the pidfd is made all the same, for
+ * the process's number, but a start at the fd limit goes without it. */
+static long start(struct fl__plan *p, int *pidfd)
+{
+    static int pidfd_flag_usable = 1;
+    uint64_t ns = p->box ? fl__box_clone_flags(p) : 0;
+    if (p->box)
+        p->box->ns_unshare = ns & CLONE_NEWTIME;
+    unsigned long flags = (unsigned long)((ns & ~(uint64_t)CLONE_NEWTIME) | SIGCHLD);
+    *pidfd = -1;
+    long pid = -EINVAL;
+    if (__atomic_load_n(&pidfd_flag_usable, __ATOMIC_RELAXED)) {
+        pid = clone_like_fork(flags | CLONE_PIDFD, pidfd);
+        if (pid >= 0 || !(pid == -EINVAL || pid == -ENOSYS || pid == -EPERM ||
+                          ((pid == -EMFILE || pid == -ENFILE) && (p->flags & FL_NO_PIDFD))))
+            return pid;
+        if (pid != -EMFILE && pid != -ENFILE)
+            __atomic_store_n(&pidfd_flag_usable, 0, __ATOMIC_RELAXED);
+    }
+    *pidfd = -1;
+    return clone_like_fork(flags, NULL);
 }
 
 int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
@@ -81,24 +108,27 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
     fl__block_signals(&old);
     fl__child_mask(p, &old);
     fl__setup_mask(p, &old, false);  /* a setup that waits ends by a signal that ends the program */
-    pid_t pid = start(p);
+    int pidfd;
+    long pid = start(p, &pidfd);
     if (pid == 0) {
         fl__child_run(p);
         *last = p->cerr;
         fl__sys3(SYS_write, p->err_fd, &p->cerr, sizeof p->cerr);
         fl__child_exit(127);
     }
-    int fork_err = errno;
     fl__restore_signals(&old);
     close(p->err_fd);
     p->err_fd = -1;
     if (pid < 0) {
         close(fds[0]);
         munmap(last, sizeof *last);
+        if ((pid == -EMFILE || pid == -ENFILE) && !(p->flags & FL_NO_PIDFD))
+            return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, prog,
+                            "no fd left for the pidfd (CLONE_PIDFD); FL_NO_PIDFD does without");
         uint64_t ns = p->box ? fl__box_clone_flags(p) & ~(uint64_t)CLONE_NEWTIME : 0;
         char detail[FL_ERROR_DETAIL_MAX];
-        return fl__fail(e, fork_err, FL_STEP_CLONE, -1, prog,
-                        fl__clone_detail(ns, fork_err, ns ? "clone" : "fork", detail, sizeof detail));
+        return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, prog,
+                        fl__clone_detail(ns, (int)-pid, ns ? "clone" : "fork", detail, sizeof detail));
     }
 
     /* A record without an error only says which best-effort settings did
@@ -116,11 +146,17 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
     }
     munmap(last, sizeof *last);
     if (n == (ssize_t)sizeof p->cerr) {
-        fl__reap(pid, -1);
+        fl__reap((pid_t)pid, pidfd);
         return fl__fail_child(p, e);
     }
-    proc->pid = pid;
-    if (!(p->flags & FL_NO_PIDFD))
+    proc->pid = (pid_t)pid;
+    if ((p->flags & FL_NO_PIDFD) && pidfd >= 0) {
+        fl__proc_identify_by(proc, pidfd);
+        close(pidfd);
+        pidfd = -1;
+    }
+    proc->pidfd = pidfd;
+    if (pidfd < 0 && !(p->flags & FL_NO_PIDFD))
         fl__proc_open_pidfd(proc);
     proc->backend = FL_BACKEND_FORK;
     return 0;
