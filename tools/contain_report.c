@@ -8,6 +8,7 @@
 #include "capnames.h"
 #include "cli.h"
 #include "contain_opts.h"
+#include "report.h"
 
 /* "cap_net_raw", or the number for a capability without a name here. */
 static const char *cap_text(int cap, char *buf, size_t size)
@@ -19,29 +20,25 @@ static const char *cap_text(int cap, char *buf, size_t size)
     return buf;
 }
 
-/* What a placement step needs where it was refused for want of privilege.
- * In a new user namespace the caller's privilege outside does not count. */
-static const char *place_hint(const struct contain_options *c, enum fl_step step, int err)
+/* What a placement step needs where it was refused for want of privilege,
+ * into buf. The kernel asks for the capability in the initial user
+ * namespace: one held in a new or an enclosing one does not count. */
+static const char *place_hint(const struct contain_options *c, enum fl_step step, int err,
+                              char *buf, size_t size)
 {
-    bool userns = c->contain.unshare & FL_NS_USER;
     if (err == EINVAL && step == FL_STEP_AFFINITY)
         return " (--cpus: none of these CPUs is available to the program)";
     if (err != EPERM && err != EACCES)
         return "";
+    const char *need;
     switch (step) {
-    case FL_STEP_NICE:
-        return userns ? " (a lower nice value needs CAP_SYS_NICE outside the new user namespace)"
-                      : " (a lower nice value needs CAP_SYS_NICE)";
-    case FL_STEP_IOPRIO:
-        return userns ? " (the realtime class needs CAP_SYS_NICE or CAP_SYS_ADMIN outside the "
-                        "new user namespace)"
-                      : " (the realtime class needs CAP_SYS_NICE or CAP_SYS_ADMIN)";
-    case FL_STEP_OOM_SCORE_ADJ:
-        return userns ? " (a lower value needs CAP_SYS_RESOURCE outside the new user namespace)"
-                      : " (a lower value needs CAP_SYS_RESOURCE)";
-    default:
-        return "";
+    case FL_STEP_NICE: need = "a lower nice value needs CAP_SYS_NICE"; break;
+    case FL_STEP_IOPRIO: need = "the realtime class needs CAP_SYS_NICE or CAP_SYS_ADMIN"; break;
+    case FL_STEP_OOM_SCORE_ADJ: need = "a lower value needs CAP_SYS_RESOURCE"; break;
+    default: return "";
     }
+    snprintf(buf, size, " (%s%s)", need, init_ns_scope(c->contain.unshare & FL_NS_USER));
+    return buf;
 }
 
 /* The text given for a placement step, or NULL for another step. */
@@ -93,11 +90,11 @@ bool contain_explain(const struct contain_options *c, const struct fl_error *e,
     const struct fl_contain *k = &c->contain;
     const char *error = strerror(e->err);
     const char *value = place_value(c, e->step);
-    char cap[32], opts[96];
+    char cap[32], opts[96], hint[128];
     const char *rule;
     if (value) {
         snprintf(buf, size, "%s %s: %s%s", fl_step_name(e->step), value, error,
-                 place_hint(c, e->step, e->err));
+                 place_hint(c, e->step, e->err, hint, sizeof hint));
         return true;
     }
     switch (e->step) {

@@ -87,7 +87,27 @@ static unsigned long long nr_open(void)
     return n;
 }
 
-void rlimit_hint(const struct fl_rlimit *rl, int err, char *buf, size_t size)
+/* The initial user namespace maps every id to itself. */
+static bool in_initial_user_ns(void)
+{
+    FILE *f = fopen("/proc/self/uid_map", "re");
+    if (!f)
+        return true;  /* no /proc: say nothing rather than guess */
+    unsigned long inside, outside, count;
+    bool initial = fscanf(f, "%lu %lu %lu", &inside, &outside, &count) != 3 ||
+                   (inside == 0 && outside == 0 && count == 4294967295UL);
+    fclose(f);
+    return initial;
+}
+
+const char *init_ns_scope(bool new_userns)
+{
+    if (new_userns)
+        return " outside the new user namespace";
+    return in_initial_user_ns() ? "" : " in the initial user namespace";
+}
+
+void rlimit_hint(const struct fl_rlimit *rl, int err, bool new_userns, char *buf, size_t size)
 {
     char soft[24], hard[24];
     unsigned long long ceiling;
@@ -97,7 +117,8 @@ void rlimit_hint(const struct fl_rlimit *rl, int err, char *buf, size_t size)
         snprintf(buf, size, ": no RLIMIT_NOFILE may exceed fs.nr_open (%llu), even with "
                  "privilege", ceiling);
     else if (err == EPERM)
-        snprintf(buf, size, ": raising a hard limit needs privilege, CAP_SYS_RESOURCE");
+        snprintf(buf, size, ": raising a hard limit needs privilege, CAP_SYS_RESOURCE%s",
+                 init_ns_scope(new_userns));
     else if (err == EINVAL && rl->soft > rl->hard)  /* RLIM_INFINITY is the largest */
         snprintf(buf, size, ": the soft limit %s cannot exceed the hard limit %s",
                  limit_text(rl->soft, soft, sizeof soft), limit_text(rl->hard, hard, sizeof hard));

@@ -3,6 +3,8 @@
 #ifndef FL_TOOLS_REPORT_H
 #define FL_TOOLS_REPORT_H
 
+#include <stdbool.h>
+
 #include "forkless.h"
 
 /* who: NULL, or what the figures are of, before them ("stage 2 (grep): ").
@@ -21,9 +23,16 @@ void report_time(const char *who, const struct fl_result *r);
  * fl_error_format(). */
 void reword_error(struct fl_error *e, const char *shell_fallback, unsigned cmd_flags);
 
+/* Where a capability that the kernel checks in the initial user namespace
+ * (CAP_SYS_NICE, CAP_SYS_RESOURCE) must be held, to follow its name: ""
+ * in that namespace, " outside the new user namespace" where the command
+ * makes one (new_userns), else " in the initial user namespace". */
+const char *init_ns_scope(bool new_userns);
+
 /* Why the child could not set rl (it failed with err), into buf (size > 0): ""
  * or ": the soft limit 20000 cannot exceed the hard limit 200", as
- * prlimit(1) says it, to follow "--rlimit NAME=...". */
-void rlimit_hint(const struct fl_rlimit *rl, int err, char *buf, size_t size);
+ * prlimit(1) says it, to follow "--rlimit NAME=...". new_userns: as for
+ * init_ns_scope(). */
+void rlimit_hint(const struct fl_rlimit *rl, int err, bool new_userns, char *buf, size_t size);
 
 #endif

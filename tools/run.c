@@ -87,7 +87,8 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
                (size_t)e->index < cmd->nrlimits) {
         /* The record says which limit by index only. */
         char why[128];
-        rlimit_hint(&cmd->rlimits[e->index], e->err, why, sizeof why);
+        rlimit_hint(&cmd->rlimits[e->index], e->err,
+                    cmd->contain && (cmd->contain->unshare & FL_NS_USER), why, sizeof why);
         /* The hint says it as prlimit(1) would: the record's own detail
          * would say it a second time. */
         struct fl_error bare = *e;

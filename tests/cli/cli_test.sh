@@ -4135,6 +4135,26 @@ case_contain_placement_needs_privilege() {
     expect_err_has "forkless: oom_score_adj -5: "
 }
 
+# The kernel asks for CAP_SYS_NICE and CAP_SYS_RESOURCE in the initial
+# user namespace: root of an enclosing or a new one is told so.
+case_contain_placement_hint_names_the_initial_user_namespace() {
+    need_userns
+    command -v unshare >/dev/null || skip "no unshare(1) to enter a user namespace"
+    unshare -Ur true 2>/dev/null || skip "unshare -Ur cannot make a user namespace here"
+    unshare -Ur "$FL" run --rlimit NICE=0 --nice -5 -- true >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 125
+    expect_err_has "(a lower nice value needs CAP_SYS_NICE in the initial user namespace)"
+    unshare -Ur "$FL" run --rlimit NOFILE=64:64 -- "$FL" run --rlimit NOFILE=128 -- true \
+        >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 125
+    expect_err_has "raising a hard limit needs privilege, CAP_SYS_RESOURCE in the initial user namespace)"
+    run_fl run --unshare user --rlimit NICE=0 --nice -5 -- true
+    expect_status 125
+    expect_err_has "(a lower nice value needs CAP_SYS_NICE outside the new user namespace)"
+}
+
 case_contain_best_effort() {
     # No machine has CPU 8191 but the largest: the setting cannot apply.
     run_fl run --cpus 8191 --best-effort -- true
