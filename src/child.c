@@ -56,6 +56,8 @@ static CHILD bool overridden(const struct fl__plan *p, size_t i)
 static CHILD int set_rlimits(struct fl__plan *p, bool raising)
 {
     for (size_t i = 0; i < p->cmd->nrlimits; i++) {
+        if (overridden(p, i))
+            continue;
         const struct fl_rlimit *l = &p->cmd->rlimits[i];
         uint64_t v[2] = { l->soft, l->hard }, now[2] = { 0, 0 };
         if (l->soft == RLIM_INFINITY)
@@ -63,7 +65,7 @@ static CHILD int set_rlimits(struct fl__plan *p, bool raising)
         if (l->hard == RLIM_INFINITY)
             v[1] = ~(uint64_t)0;
         bool raises = fl__sys4(SYS_prlimit64, 0, l->resource, 0, now) < 0 || v[0] >= now[0];
-        if (raises != raising || overridden(p, i))
+        if (raises != raising)
             continue;
         long r = fl__sys4(SYS_prlimit64, 0, l->resource, v, 0);
         if (r < 0)
