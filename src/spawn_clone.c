@@ -173,7 +173,13 @@ char *fl__map_stack(void)
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
         return NULL;
-    mprotect(m, GUARD_SIZE, PROT_NONE);
+    /* The guard is a mapping of its own: at vm.max_map_count the split
+     * fails (ENOMEM), and a child that ran past the stack's end would
+     * write into the caller's memory rather than fault. */
+    if (mprotect(m, GUARD_SIZE, PROT_NONE) != 0) {
+        munmap(m, GUARD_SIZE + CHILD_STACK_SIZE);
+        return NULL;
+    }
     return m + GUARD_SIZE;
 }
 

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 struct stack_case {
     struct fl_cmd cmd;
     int result, status;
+    struct fl_error error;
 };
 
 static void *spawn_on_small_stack(void *arg)
@@ -144,6 +146,70 @@ TEST(a_thread_with_the_smallest_stack_can_run_and_capture)
 /* ---- fds at the fd limit ---------------------------------------------------- */
 
 static struct rlimit saved_nofile;
+
+/* ---- vm.max_map_count -------------------------------------------------- */
+
+/* Fills this process's mappings to vm.max_map_count, then spawns. */
+static void *spawn_with_the_maps_full(void *arg)
+{
+    struct stack_case *c = arg;
+    c->result = -1;
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "re");
+    long max = 0;
+    if (!f || fscanf(f, "%ld", &max) != 1 || max <= 0 || max > 1000000) {
+        if (f)
+            fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    void **maps = calloc((size_t)max + 1, sizeof *maps);
+    if (!maps)
+        return NULL;
+    long page = sysconf(_SC_PAGESIZE), n = 0;
+    /* Each differs in protection from the one before, so none merge: the
+     * first refused (count above the limit) leaves the count at max + 1. */
+    while (n <= max) {
+        void *m = mmap(NULL, (size_t)page, n % 2 ? PROT_NONE : PROT_READ,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED)
+            break;
+        maps[n++] = m;
+    }
+    if (n > 0 && n <= max) {
+        /* At the limit now: the stack's own mapping fits, its guard's
+         * split of it does not. */
+        munmap(maps[--n], (size_t)page);
+        struct fl_proc p;
+        c->result = fl_spawn(&c->cmd, &p, &c->error);
+        if (c->result == 0) {
+            fl_wait(&p, -1, &c->status);
+            fl_close(&p);
+        }
+    }
+    while (n > 0)
+        munmap(maps[--n], (size_t)page);
+    free(maps);
+    return NULL;
+}
+
+/* The child's stack has a guard page below it, a mapping of its own: where
+ * that cannot be made, the spawn fails rather than let a child that runs
+ * past its stack write into the caller's memory. */
+TEST(a_spawn_at_vm_max_map_count_fails_rather_than_run_without_a_stack_guard)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    SKIP("the sanitizer's own allocator needs mappings that the test uses up");
+#endif
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("only the clone backend maps a stack for its child");
+    struct stack_case c = { .cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND } };
+    ASSERT(run_on_stack_of(1 << 20, spawn_with_the_maps_full, &c));
+    if (c.result == -1)
+        SKIP("vm.max_map_count cannot be read, or this process cannot reach it");
+    ASSERT_ERR(c.result, ENOMEM);
+    ASSERT_EQ(c.error.step, FL_STEP_CLONE);
+    ASSERT_STR_CONTAINS(c.error.detail, "stack");
+}
 
 static int highest_open_fd(void)
 {
