@@ -548,6 +548,24 @@ if [ -e "$out/bench_none.json" ] || [ -e "$out/bench_none.csv" ]; then
     echo "FAIL: bench heap failing before a row left a new --json or --csv"
     fail=1
 fi
+# Nor does one that a signal interrupts: the files it made are removed,
+# and it dies by that signal.
+rm -f "$out/bench_sig.json" "$out/bench_sig.csv"
+"$fl" bench heap -n 100000 --heap 0 --arms forkless --json "$out/bench_sig.json" \
+    --csv "$out/bench_sig.csv" >"$out/bench_sig.txt" 2>&1 &
+cut=$!
+for _ in $(seq 100); do [ -s "$out/bench_sig.txt" ] && break; sleep 0.1; done
+made=no
+[ -e "$out/bench_sig.json" ] && [ -e "$out/bench_sig.csv" ] && made=yes
+kill -TERM "$cut"
+wait "$cut"
+rc=$?
+if [ $made != yes ] || [ $rc -ne 143 ] || [ -e "$out/bench_sig.json" ] ||
+        [ -e "$out/bench_sig.csv" ]; then
+    echo "FAIL: bench heap ended by SIGTERM: files made before the run: $made, exit $rc" \
+        "(143 expected), left: $(ls "$out"/bench_sig.* 2>&1)"
+    fail=1
+fi
 # A --target given through a symlink keeps its name: a program that reads
 # its argv[0] (one binary for many commands) must see it.
 printf '#!/bin/sh\ncase ${0##*/} in true) exit 0 ;; *) exit 1 ;; esac\n' >"$out/bench_multicall"

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -176,6 +177,61 @@ static int stream_error(FILE *f)
     return ferror(f) ? EIO : 0;
 }
 
+/* Files made by fl_held_open() and not yet closed: a run ended by a
+ * signal from the terminal or a supervisor removes them, as a discard
+ * does, rather than leave an empty .json that no reader can parse. The
+ * handler makes only async-signal-safe calls (fstat, stat, unlink). */
+#define HELD_MAX 8
+static struct fl_held *volatile held_made[HELD_MAX];
+
+/* Still the file made here, not one put at that name since. */
+static int still_made_here(const struct fl_held *h)
+{
+    struct stat st, now;
+    return fstat(h->fd, &st) == 0 && stat(h->path, &now) == 0 && st.st_dev == now.st_dev &&
+           st.st_ino == now.st_ino;
+}
+
+static void remove_made_and_die(int sig)
+{
+    for (size_t k = 0; k < HELD_MAX; k++) {
+        struct fl_held *h = held_made[k];
+        if (h && still_made_here(h))
+            unlink(h->path);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Signals that the user left at their default, so that nohup's ignored
+ * SIGHUP stays ignored. */
+static void remove_made_on_signals(void)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+    static int installed;
+    if (installed)
+        return;
+    installed = 1;
+    for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[k], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = remove_made_and_die;
+        sigfillset(&sa.sa_mask);
+        sigaction(sigs[k], &sa, NULL);
+    }
+}
+
+static void held_track(struct fl_held *h, int on)
+{
+    for (size_t k = 0; k < HELD_MAX; k++)
+        if (held_made[k] == (on ? NULL : h)) {
+            held_made[k] = on ? h : NULL;
+            return;
+        }
+}
+
 int fl_held_open(struct fl_held *h, const char *path)
 {
     memset(h, 0, sizeof *h);
@@ -190,8 +246,14 @@ int fl_held_open(struct fl_held *h, const char *path)
         return errno;
     if (!(h->f = open_memstream(&h->buf, &h->len))) {
         int e = errno;
+        if (h->created && still_made_here(h))
+            unlink(path);
         close(h->fd);
         return e;
+    }
+    if (h->created) {
+        remove_made_on_signals();
+        held_track(h, 1);
     }
     return 0;
 }
@@ -215,11 +277,10 @@ int fl_held_close(struct fl_held *h, int discard)
         else if (n > 0)
             done += (size_t)n;
     }
-    /* Still the file made here, not one put at that name since. */
-    struct stat now;
-    if (discard && h->created && fstat(h->fd, &st) == 0 && stat(h->path, &now) == 0 &&
-        st.st_dev == now.st_dev && st.st_ino == now.st_ino)
+    if (discard && h->created && still_made_here(h))
         unlink(h->path);
+    if (h->created)
+        held_track(h, 0);
     if (close(h->fd) != 0 && !err && errno != EINTR)
         err = errno;
     free(h->buf);
