@@ -261,7 +261,7 @@ static void write_rows(struct fl_rows *j, const struct opts *o, struct res *cons
             fl_rows_num(j, "median_us", r->ok ? r->c.s.median_us : NAN);
             fl_rows_num(j, "max_us", r->ok ? r->c.s.max_us : NAN);
             fl_rows_num(j, "ratio_limit", ratio(res, h, a, role(k, 1)));
-            fl_rows_num(j, "ratio_forkless", ratio(res, h, role(k, 0), a));
+            fl_rows_num(j, "ratio_forkless", ratio(res, h, a, role(k, 0)));
             fl_rows_int(j, "retaken", (long long)r->c.rt.retaken);
             fl_rows_int(j, "disturbed", (long long)r->c.rt.disturbed);
             fl_rows_num(j, "others_pct", others[h]);

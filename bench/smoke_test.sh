@@ -138,6 +138,18 @@ smoke_suite sandbox 16 --quick
 if command -v python3 >/dev/null 2>&1; then
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"]; assert all(x["status"] in ("ok","skipped") for x in r), r' \
         "$out/bench_smoke_sandbox.json" || { echo "FAIL: bench sandbox: a failed row"; fail=1; }
+    # Every ratio_X column is this row's median over X's (the row where it is 1).
+    python3 -c '
+import json, math, sys
+rows = [x for x in json.load(open(sys.argv[1]))["rows"] if x["status"] == "ok"]
+for col in [c for c in rows[0] if c.startswith("ratio_")]:
+    for x in rows:
+        base = [b for b in rows if b["case"] == x["case"] and b["heap_mib"] == x["heap_mib"]
+                and b[col] is not None and abs(b[col] - 1) < 1e-9]
+        if base and x[col] is not None:
+            want = x["median_us"] / base[0]["median_us"]
+            assert math.isclose(x[col], want, rel_tol=1e-6), (col, x, want)
+' "$out/bench_smoke_sandbox.json" || { echo "FAIL: bench sandbox: a ratio_ column is not this row over its base"; fail=1; }
 fi
 for bad in "worker -r 0" "worker --records 1x" "worker --arms nope" "worker --arms fork,fork" \
            "worker --cycle 0" "worker --heap" "worker --frob" "loop -n 0" "loop -r x" \
@@ -565,6 +577,24 @@ if [ $made != yes ] || [ $rc -ne 143 ] || [ -e "$out/bench_sig.json" ] ||
     echo "FAIL: bench heap ended by SIGTERM: files made before the run: $made, exit $rc" \
         "(143 expected), left: $(ls "$out"/bench_sig.* 2>&1)"
     fail=1
+fi
+# bench/plot draws one threads line per method and target: no line goes
+# back along the x axis to join a second target's points.
+if command -v python3 >/dev/null; then
+    mkdir -p "$out/plot"
+    rm -f "$out/plot/"*
+    printf '%s\n' 'suite,method,target,threads,median_spawns_per_s' \
+        'threads,forkless,tiny,1,4000' 'threads,forkless,/bin/true,1,1000' \
+        'threads,forkless,tiny,2,7000' 'threads,forkless,/bin/true,2,1900' >"$out/plot/t.csv"
+    "$src/plot" --threads "$out/plot/t.csv" --data-only --out "$out/plot" >/dev/null 2>&1
+    got=$(cat "$out/plot/"threads*.dat 2>/dev/null | tr '\n' ' ')
+    if [ "$got" != "1 4000 2 7000 1 1000 2 1900 " ] ||
+            ! grep -q 'title "forkless (true)"' "$out/plot/threads.gp"; then
+        echo "FAIL: bench/plot --threads with two targets: points $got"
+        fail=1
+    fi
+else
+    echo "SKIP: bench/plot: no python3 to read the CSVs"
 fi
 # A --target given through a symlink keeps its name: a program that reads
 # its argv[0] (one binary for many commands) must see it.
