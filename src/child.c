@@ -45,18 +45,10 @@
  * program's, not the setup's. Of two entries for one resource the last
  * is the one set. A limit the kernel will not tell is set in the first
  * round, so that its error comes there. */
-static CHILD bool overridden(const struct fl__plan *p, size_t i)
-{
-    for (size_t k = i + 1; k < p->cmd->nrlimits; k++)
-        if (p->cmd->rlimits[k].resource == p->cmd->rlimits[i].resource)
-            return true;
-    return false;
-}
-
 static CHILD int set_rlimits(struct fl__plan *p, bool raising)
 {
     for (size_t i = 0; i < p->cmd->nrlimits; i++) {
-        if (overridden(p, i))
+        if (fl__rlimit_overridden(p->cmd, i))
             continue;
         const struct fl_rlimit *l = &p->cmd->rlimits[i];
         uint64_t v[2] = { l->soft, l->hard }, now[2] = { 0, 0 };

@@ -150,14 +150,17 @@ static int check_stdio(const struct fl_cmd *cmd, struct fl_error *e)
     return 0;
 }
 
-/* The child's fd limit: its own RLIMIT_NOFILE if the command sets one.
- * A command with a soft limit above its hard one has none here: its child
- * fails at the rlimit step, before its fds, with EINVAL. */
+/* The child's fd limit: its own RLIMIT_NOFILE if the command sets one
+ * (the last entry for it: the others are not set). A command with a soft
+ * limit above its hard one that is set has none here: its child fails at
+ * the rlimit step with EINVAL, which the check must not hide. */
 static rlim_t child_nofile(const struct fl_cmd *cmd)
 {
     struct rlimit l = { RLIM_INFINITY, RLIM_INFINITY };
     getrlimit(RLIMIT_NOFILE, &l);
     for (size_t i = 0; i < cmd->nrlimits; i++) {
+        if (fl__rlimit_overridden(cmd, i))
+            continue;
         if (cmd->rlimits[i].soft > cmd->rlimits[i].hard)
             return RLIM_INFINITY;
         if (cmd->rlimits[i].resource == RLIMIT_NOFILE)

@@ -448,6 +448,16 @@ static inline int fl__pty_stream(const struct fl_cmd *c)
     return -1;
 }
 
+/* Of two .rlimits entries for one resource only the last is set: is
+ * entry i one that a later entry overrides? */
+static inline bool fl__rlimit_overridden(const struct fl_cmd *c, size_t i)
+{
+    for (size_t k = i + 1; k < c->nrlimits; k++)
+        if (c->rlimits[k].resource == c->rlimits[i].resource)
+            return true;
+    return false;
+}
+
 static inline bool fl__own_session(const struct fl_cmd *c)
 {
     return fl__pty_stream(c) >= 0 || (c->flags & FL_SETCTTY);

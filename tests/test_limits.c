@@ -514,6 +514,21 @@ TEST(a_soft_limit_above_the_hard_one_fails_at_the_rlimit_step_before_any_map)
     ASSERT_EQ(e.index, 0);
 }
 
+/* An entry that a later one for its resource overrides is not set, so
+ * its soft limit above its hard one is no error, and the child's fd limit
+ * is still the last NOFILE entry's: a map above it is refused. */
+TEST(an_overridden_bad_limit_leaves_the_map_check_to_the_last_entry)
+{
+    struct fl_rlimit rl[] = { { RLIMIT_CORE, 100, 50 }, { RLIMIT_CORE, 0, 0 },
+                              { RLIMIT_NOFILE, 10, 10 } };
+    struct fl_fd_map map[] = { { 50, 1 } };
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .rlimits = rl, .nrlimits = 3,
+                          .fds = map, .nfds = 1, .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, EBADF, FL_STEP_DUP);
+    ASSERT_EQ(e.index, 50);
+    ASSERT_STR_CONTAINS(e.detail, "RLIMIT_NOFILE (10)");
+}
+
 /* With no fd left to move a source out of a later action's way, the error
  * names the child fd being set, as FL_STEP_DUP's index does everywhere. */
 TEST(a_source_that_cannot_be_moved_aside_names_its_child_fd)
