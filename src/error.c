@@ -549,28 +549,34 @@ size_t fl__utf8_len(const unsigned char *c)
 static void append_escaped(char *buf, size_t size, size_t *n, const char *s)
 {
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        size_t seq = fl__utf8_len(c);
+        char esc[16];
+        const char *piece = esc;
+        size_t len, seq = fl__utf8_len(c);
         if (seq == 2 && c[0] == 0xc2 && c[1] <= 0x9f) {
-            append(buf, size, n, "\\x%02x\\x%02x", c[0], c[1]);
-            c++;
+            len = (size_t)snprintf(esc, sizeof esc, "\\x%02x\\x%02x", c[0], c[1]);
         } else if (seq) {
-            if (*n + seq >= size) {  /* the message ends before a character it cannot hold */
-                buf[*n] = '\0';
-                *n = size - 1;
-                return;
-            }
-            append(buf, size, n, "%.*s", (int)seq, (const char *)c);
-            c += seq - 1;
-        } else if (*c == '\n')
-            append(buf, size, n, "\\n");
-        else if (*c == '\t')
-            append(buf, size, n, "\\t");
-        else if (*c == '\r')
-            append(buf, size, n, "\\r");
-        else if (*c < 0x20 || (*c >= 0x7f && *c <= 0x9f))
-            append(buf, size, n, "\\x%02x", *c);
-        else
-            append(buf, size, n, "%c", *c);
+            piece = (const char *)c;
+            len = seq;
+        } else if (*c == '\n' || *c == '\t' || *c == '\r') {
+            len = (size_t)snprintf(esc, sizeof esc, "\\%c",
+                                   *c == '\n' ? 'n' : *c == '\t' ? 't' : 'r');
+        } else if (*c < 0x20 || (*c >= 0x7f && *c <= 0x9f)) {
+            len = (size_t)snprintf(esc, sizeof esc, "\\x%02x", *c);
+        } else {
+            piece = (const char *)c;
+            len = 1;
+        }
+        /* A message cut short ends before a character or an escape, never
+         * inside one: "\x1" would read as another character. */
+        if (*n + len >= size) {
+            buf[*n] = '\0';
+            *n = size - 1;
+            return;
+        }
+        memcpy(buf + *n, piece, len);
+        *n += len;
+        buf[*n] = '\0';
+        c += (seq ? seq : 1) - 1;
     }
 }
 

@@ -406,6 +406,20 @@ TEST(error_format_quotes_an_empty_path_and_escapes_control_characters)
     for (size_t size = 9; size <= 12; size++)
         ASSERT_STR_EQ(fl_error_format(&e, buf, size),
                       size < 12 ? "exec \"ab" : "exec \"ab\xe2\x80\x9b");
+    /* Nor inside an escape, whose first bytes would read as another
+     * character ("\x1" for ESC, "\xc2\x9" for CSI). */
+    snprintf(e.path, sizeof e.path, "ab\x1b" "cd\xc2\x9b" "ef\n");
+    const char *whole = "exec \"ab\\x1b" "cd\\xc2\\x9b" "ef\\n";
+    /* The lengths at which a character or an escape of it ends. */
+    const size_t ends[] = { 8, 12, 13, 14, 22, 23, 24, 26 };
+    for (size_t size = 9; size <= 27; size++) {
+        size_t k = 0;
+        while (k + 1 < sizeof ends / sizeof *ends && ends[k + 1] < size)
+            k++;
+        char want[32];
+        snprintf(want, sizeof want, "%.*s", (int)ends[k], whole);
+        ASSERT_STR_EQ(fl_error_format(&e, buf, size), want);
+    }
     /* A step without a path keeps none. */
     e = (struct fl_error){ .err = EPERM, .step = FL_STEP_SETUID, .index = -1 };
     ASSERT_STR_EQ(fl_error_format(&e, buf, sizeof buf), "setuid: Operation not permitted");
