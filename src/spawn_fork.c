@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -34,6 +35,8 @@ static long clone_like_fork(unsigned long flags, int *pidfd)
 {
 #if defined(__s390__)
     long pid = syscall(SYS_clone, 0L, flags, pidfd, 0L, 0L);  /* the stack comes first there */
+#elif defined(__microblaze__)
+    long pid = syscall(SYS_clone, flags, 0L, 0L, pidfd, 0L, 0L);  /* and a stack size here */
 #else
     long pid = syscall(SYS_clone, flags, 0L, pidfd, 0L, 0L);
 #endif
@@ -52,17 +55,31 @@ static long start(struct fl__plan *p, int *pidfd)
         p->box->ns_unshare = ns & CLONE_NEWTIME;
     unsigned long flags = (unsigned long)((ns & ~(uint64_t)CLONE_NEWTIME) | SIGCHLD);
     *pidfd = -1;
-    long pid = -EINVAL;
-    if (__atomic_load_n(&pidfd_flag_usable, __ATOMIC_RELAXED)) {
-        pid = clone_like_fork(flags | CLONE_PIDFD, pidfd);
+#if defined(__sparc__)
+    /* There the raw clone returns the parent's pid in the child too (the
+     * libc wrappers read a second register): fork(), and a pidfd opened
+     * after the start. */
+    if (!ns) {
+        pid_t pid = fork();
+        return pid < 0 ? -errno : pid;
+    }
+#endif
+    bool asked = __atomic_load_n(&pidfd_flag_usable, __ATOMIC_RELAXED);
+    if (asked) {
+        long pid = clone_like_fork(flags | CLONE_PIDFD, pidfd);
+        bool fd_limit = pid == -EMFILE || pid == -ENFILE;
         if (pid >= 0 || !(pid == -EINVAL || pid == -ENOSYS || pid == -EPERM ||
-                          ((pid == -EMFILE || pid == -ENFILE) && (p->flags & FL_NO_PIDFD))))
+                          (fd_limit && (p->flags & FL_NO_PIDFD))))
             return pid;
-        if (pid != -EMFILE && pid != -ENFILE)
-            __atomic_store_n(&pidfd_flag_usable, 0, __ATOMIC_RELAXED);
+        asked = !fd_limit;
     }
     *pidfd = -1;
-    return clone_like_fork(flags, NULL);
+    long pid = clone_like_fork(flags, NULL);
+    /* Only a start that works without the flag shows that the flag was
+     * what failed: an EPERM for the namespaces fails both ways. */
+    if (pid > 0 && asked)
+        __atomic_store_n(&pidfd_flag_usable, 0, __ATOMIC_RELAXED);
+    return pid;
 }
 
 int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
