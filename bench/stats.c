@@ -183,6 +183,7 @@ static int stream_error(FILE *f)
  * handler makes only async-signal-safe calls (fstat, stat, unlink). */
 #define HELD_MAX 8
 static struct fl_held *volatile held_made[HELD_MAX];
+static pid_t held_owner;  /* a fork() child of a suite's arm removes nothing */
 
 /* Still the file made here, not one put at that name since. */
 static int still_made_here(const struct fl_held *h)
@@ -194,7 +195,7 @@ static int still_made_here(const struct fl_held *h)
 
 static void remove_made_and_die(int sig)
 {
-    for (size_t k = 0; k < HELD_MAX; k++) {
+    for (size_t k = 0; getpid() == held_owner && k < HELD_MAX; k++) {
         struct fl_held *h = held_made[k];
         if (h && still_made_here(h))
             unlink(h->path);
@@ -212,6 +213,7 @@ static void remove_made_on_signals(void)
     if (installed)
         return;
     installed = 1;
+    held_owner = getpid();
     for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) {
         struct sigaction old, sa;
         if (sigaction(sigs[k], NULL, &old) != 0 || old.sa_handler != SIG_DFL)

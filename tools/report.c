@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -56,8 +57,10 @@ void reword_error(struct fl_error *e, const char *shell_fallback, unsigned cmd_f
         /* The shell failed, or its lists were too long: said with the
          * option's name. */
         name_the_option(e->detail, shell_fallback);
-    } else if (e->step == FL_STEP_CLONE && (e->err == EMFILE || e->err == ENFILE)) {
-        /* forkless needs the pidfd (it waits on it): the limit is the cause. */
+    } else if (e->step == FL_STEP_CLONE && (e->err == EMFILE || e->err == ENFILE) &&
+               strstr(e->detail, "pidfd")) {
+        /* forkless needs the pidfd (it waits on it): the limit is the cause.
+         * Another fd (the fork backend's error pipe) keeps its own words. */
         snprintf(e->detail, sizeof e->detail, "no fd left for the program's pidfd: %s",
                  e->err == EMFILE ? "the fd limit, RLIMIT_NOFILE, is reached"
                                   : "the system's file table is full");
@@ -87,17 +90,15 @@ static unsigned long long nr_open(void)
     return n;
 }
 
-/* The initial user namespace maps every id to itself. */
+/* The initial user namespace has a fixed inode number (PROC_USER_INIT_INO
+ * in the kernel's proc_ns.h); its map cannot tell it: a new namespace may
+ * map every id to itself, or have no map yet. */
 static bool in_initial_user_ns(void)
 {
-    FILE *f = fopen("/proc/self/uid_map", "re");
-    if (!f)
+    struct stat st;
+    if (stat("/proc/self/ns/user", &st) != 0)
         return true;  /* no /proc: say nothing rather than guess */
-    unsigned long inside, outside, count;
-    bool initial = fscanf(f, "%lu %lu %lu", &inside, &outside, &count) != 3 ||
-                   (inside == 0 && outside == 0 && count == 4294967295UL);
-    fclose(f);
-    return initial;
+    return st.st_ino == 0xEFFFFFFDu;
 }
 
 const char *init_ns_scope(bool new_userns)

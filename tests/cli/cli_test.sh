@@ -269,6 +269,19 @@ case_error_hints_name_cli_options() {
     ! grep -q FL_ "$T/err" || fail "names a library flag: $(err)"
 }
 
+# At the fd limit the fork backend first wants its error pipe: the message
+# names that, not the pidfd.
+case_fd_limit_names_the_fork_backend_s_error_pipe() {
+    bash -c 'for f in /proc/$$/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done
+        ulimit -n 4 || exit 99
+        exec "$0" run --backend fork -- true' "$FL" >"$T/out" 2>"$T/err"
+    STATUS=$?
+    [ "$STATUS" -ne 99 ] || skip "cannot lower RLIMIT_NOFILE"
+    expect_status 125
+    expect_err_has "error pipe"
+    ! grep -q pidfd "$T/err" || fail "names the pidfd: $(err)"
+}
+
 # The cause stays the library's: here a #! line, but one too long for the
 # kernel to read.
 case_exit_126_shebang_too_long_says_so() {
@@ -4150,6 +4163,11 @@ case_contain_placement_hint_names_the_initial_user_namespace() {
     STATUS=$?
     expect_status 125
     expect_err_has "raising a hard limit needs privilege, CAP_SYS_RESOURCE in the initial user namespace)"
+    # One whose map is not written yet is not the initial one either.
+    unshare -U "$FL" run --rlimit NICE=0 --nice -5 -- true >"$T/out" 2>"$T/err"
+    STATUS=$?
+    expect_status 125
+    expect_err_has "(a lower nice value needs CAP_SYS_NICE in the initial user namespace)"
     run_fl run --unshare user --rlimit NICE=0 --nice -5 -- true
     expect_status 125
     expect_err_has "(a lower nice value needs CAP_SYS_NICE outside the new user namespace)"
