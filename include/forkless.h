@@ -1758,8 +1758,10 @@ struct fl_io {
      * most. The call returns when this wait gives up, which may be before
      * the deadline, and the child is reaped by then: the rest of a group
      * or cgroup is left running, unstopped. To have it stopped, give a
-     * wait at least as long as the deadline (or -1), or stop a cgroup
-     * later by its path. */
+     * wait at least as long as the deadline (or -1): the call then waits
+     * for that rest also where it holds no pipe (a daemon that closed its
+     * fds) and stops it at the deadline, or returns when it has ended. Or
+     * stop a cgroup later by its path. */
     int eof_wait_ms;
     void *reserved_[4];      /* must be zero */
 };

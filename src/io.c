@@ -143,6 +143,8 @@ struct xchg {
     long long eof_at_ns;    /* -1: not yet, or never */
     long long killed_at_ns; /* the stop's SIGKILL; -1: none yet */
     long long killed_look_ns;  /* the next look's delay, while they exit */
+    long long rest_look_ns;    /* the next look at the rest of a group; 0: none */
+    int rest_look_ms;
     int eof_wait_ms;
     int err;                /* the first hard error */
     bool nomem, cancelled, stop_requested, timed_out;
@@ -617,6 +619,8 @@ static int poll_timeout(const struct xchg *x)
     for (size_t i = 0; i < x->ns; i++)
         if (x->st[i].fd >= 0 && x->st[i].rest_until_ns)
             t = min_ms(t, ms_until(x->st[i].rest_until_ns, now));
+    if (x->rest_look_ns)
+        t = min_ms(t, ms_until(x->rest_look_ns, now));
     return stop_reaches_something(x) ? fl__stop_clip_ms(x->stop, t) : t;
 }
 
@@ -799,6 +803,24 @@ static void abandon(struct xchg *x)
     }
 }
 
+/* The processes have ended and no stream is open, but the rest of their
+ * group or cgroup runs on. Where the eof wait reaches the deadline (-1
+ * does), the call waits for that rest too, and stops it at the deadline
+ * as it would have the processes (see fl_io.eof_wait_ms): a daemon that
+ * closed its fds is part of the job. Looked at every 10 ms at first, then
+ * less often, as a look walks the group or reads cgroup.procs. */
+static bool waits_for_the_rest(struct xchg *x)
+{
+    x->rest_look_ns = 0;
+    if (x->nended < x->n || x->nopen > 0 || x->deadline_ns < 0 || x->eof_at_ns < 0 ||
+        x->eof_at_ns < x->deadline_ns || x->stop->scope == FL_STOP_PROCESS ||
+        fl__stop_started(x->stop) || fl__stop_rest_running(x->stop) <= 0)
+        return false;
+    x->rest_look_ms = x->rest_look_ms ? min_ms(x->rest_look_ms * 2, 100) : LOOK_MS;
+    x->rest_look_ns = fl__now_ns() + (long long)x->rest_look_ms * 1000000;
+    return true;
+}
+
 static int run(struct xchg *x, struct fl_result *results)
 {
     for (size_t k = 0; k < x->n; k++)
@@ -820,7 +842,7 @@ static int run(struct xchg *x, struct fl_result *results)
     }
     if (x->err)
         abandon(x);
-    while (x->nended < x->n || x->nopen > 0) {
+    while (x->nended < x->n || x->nopen > 0 || waits_for_the_rest(x)) {
         if (!step(x)) {
             abandon(x);
             break;

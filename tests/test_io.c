@@ -688,9 +688,9 @@ static char *spawn_group_when_ready_with(struct fl_proc *p, const char *script, 
 }
 
 /* spawn_group_when_ready_with() without $1. */
-static void spawn_group_when_ready(struct fl_proc *p, const char *script)
+static char *spawn_group_when_ready(struct fl_proc *p, const char *script)
 {
-    spawn_group_when_ready_with(p, script, NULL);
+    return spawn_group_when_ready_with(p, script, NULL);
 }
 
 TEST(after_a_deadline_the_rest_of_the_group_is_read_while_it_has_its_grace)
@@ -710,6 +710,49 @@ TEST(after_a_deadline_the_rest_of_the_group_is_read_while_it_has_its_grace)
     ASSERT_STR_EQ(r.out[0].data, "start\nbye\n");
     ASSERT(!r.out[0].eof_missed);
     ASSERT(!r.killed);
+    fl_result_free(&r);
+}
+
+TEST(a_deadline_stops_a_member_that_outlives_the_child_with_no_pipe_open)
+{
+    /* The child ends at once; a member of its group that closed every fd
+     * runs on. With an eof wait that reaches the deadline, the call waits
+     * for it, and the deadline stops it as it would the child. */
+    NEEDS_CLOSE_OTHERS();
+    struct fl_proc p;
+    char *ready = spawn_group_when_ready(&p, "sleep 30 </dev/null >/dev/null 2>&1 & "
+                                             "echo $! >\"$0.pid\"; : >\"$0\"");
+    struct fl_stop_policy stop = { .scope = FL_STOP_GROUP, .grace_ms = 2000 };
+    struct fl_io io = { .stop = &stop, .timeout_ms = 300, .eof_wait_ms = -1 };
+    struct fl_result r;
+    ASSERT_OK(fl_communicate(&p, &io, &r));
+    fl_close(&p);
+    pid_t member = (pid_t)atol(t_read_file(t_fmt("%s.pid", ready)));
+    bool runs = t_running(member);
+    if (runs)
+        kill(member, SIGKILL);
+    ASSERT(!runs);
+    ASSERT(r.timed_out);
+    ASSERT_EQ(r.stop_signal, SIGTERM);
+    ASSERT_EXITED(r.status, 0);
+    fl_result_free(&r);
+}
+
+TEST(a_member_that_ends_before_the_deadline_is_waited_for_and_not_stopped)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_proc p;
+    char *ready = spawn_group_when_ready(&p, "sleep 0.2 </dev/null >/dev/null 2>&1 & "
+                                             "echo $! >\"$0.pid\"; : >\"$0\"");
+    struct fl_stop_policy stop = { .scope = FL_STOP_GROUP };
+    struct fl_io io = { .stop = &stop, .timeout_ms = 60000, .eof_wait_ms = -1 };
+    struct fl_result r;
+    ASSERT_OK(fl_communicate(&p, &io, &r));
+    fl_close(&p);
+    ASSERT(!t_running((pid_t)atol(t_read_file(t_fmt("%s.pid", ready)))));
+    ASSERT(!r.timed_out);
+    ASSERT_EQ(r.stop_signal, 0);
+    ASSERT_EXITED(r.status, 0);
     fl_result_free(&r);
 }
 
