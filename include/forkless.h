@@ -1985,7 +1985,11 @@ FL_API int fl_pipeline_communicate(struct fl_pipeline *pl, const struct fl_io *i
  * captures, and for every stage's stderr when out[1] captures (each such
  * stream must be FL_INHERIT or FL_PIPE: else EINVAL, with error->stage);
  * FL_STOP_CGROUP without a .cgroup means stages[0].cgroup; io and its
- * policy are checked before anything starts. With io NULL, the caller's
+ * policy are checked before anything starts. io->timeout_ms counts from
+ * the spawn, as fl_run()'s: with the clone backend a stage whose setup
+ * waits (an FL_FILE on a FIFO with no writer) is stopped at the deadline
+ * with the others (timed_out, and the status the signal); with the
+ * posix_spawn and fork backends each exec is waited for first, unbounded. With io NULL, the caller's
  * ends of FL_PIPE streams are closed at once, since nothing could reach
  * them: the first stage reads EOF, and a stage writing to an output pipe
  * gets EPIPE (SIGPIPE); a pty's master is closed too, which hangs its

@@ -640,6 +640,12 @@ FL__HIDDEN int fl__result_reap(struct fl_proc *p, struct fl_result *r);
 
 /* The CLOCK_MONOTONIC time in nanoseconds. */
 FL__HIDDEN long long fl__now_ns(void);
+/* fl_pipeline_spawn(), but a stage whose setup may wait (an FL_FILE on a
+ * FIFO) is waited for only until until_ns (fl__now_ns(); 0: no limit),
+ * and then left launched, not finished: the caller's deadline stops it. */
+FL__HIDDEN int fl__pipeline_spawn_until(const struct fl_cmd *stages, size_t n,
+                                        struct fl_pipeline *pl, struct fl_error *error,
+                                        long long until_ns);
 /* poll(), but where RLIMIT_NOFILE is below n it waits with select()
  * instead of failing with EINVAL (poll.c). A cancellation point. */
 FL__HIDDEN int fl__poll(struct pollfd *fds, nfds_t n, int timeout_ms);

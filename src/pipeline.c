@@ -329,12 +329,18 @@ static bool open_may_block(const struct fl_cmd *c);
 
 /* Waits, in turns, for the exec of the stages whose setup may wait in an
  * open() (a FIFO) on what another stage was to do: one that failed before
- * its own open would hold the other for ever. Returns whether one failed. */
+ * its own open would hold the other for ever. Returns whether one failed.
+ * until_ns (0: none) ends the wait with *late set, those stages pending:
+ * the deadline of fl_pipeline_run() stops them where they are. */
 static bool await_stages_that_may_block(const struct fl_cmd *stages, struct fl_proc *procs,
-                                        size_t n)
+                                        size_t n, long long until_ns, bool *late)
 {
     long nap_ns = 1000000L;
     for (;;) {
+        if (until_ns && fl__now_ns() >= until_ns) {
+            *late = true;
+            return false;
+        }
         bool pending = false;
         for (size_t k = 0; k < n; k++) {
             int r = open_may_block(&stages[k]) ? fl__launch_poll(&procs[k]) : 0;
@@ -356,17 +362,18 @@ static bool await_stages_that_may_block(const struct fl_cmd *stages, struct fl_p
  * started in it must be killed through. Then, if one failed, kills them
  * all, group first, and reports the first that failed. */
 static int finish_stages(const struct fl_cmd *stages, struct fl_proc *procs, size_t n,
-                         struct fl_error *e)
+                         struct fl_error *e, long long until_ns)
 {
-    bool any_failed = false;
+    bool any_failed = false, late = false;
     for (size_t k = n; k-- > 0;)
         if (!open_may_block(&stages[k]))
             any_failed |= fl__launch_await(&procs[k]) != 0;
     if (!any_failed)
-        any_failed = await_stages_that_may_block(stages, procs, n);
+        any_failed = await_stages_that_may_block(stages, procs, n, until_ns, &late);
     if (!any_failed) {
         for (size_t k = n; k-- > 0;)
-            fl_launch_finish(&procs[k], NULL);
+            if (!late || !open_may_block(&stages[k]))
+                fl_launch_finish(&procs[k], NULL);
         return 0;
     }
     size_t failed = kill_stages(procs, n, e);
@@ -401,7 +408,7 @@ void fl__pipeline_launch(bool on)
 }
 
 static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *procs,
-                        struct fl_error *e)
+                        struct fl_error *e, long long until_ns)
 {
     int from_before = -1;   /* the read end of the pipe into stage k */
     for (size_t k = 0; k < n; k++) {
@@ -460,11 +467,17 @@ static int start_stages(const struct fl_cmd *stages, size_t n, struct fl_proc *p
             return r;
         }
     }
-    return finish_stages(stages, procs, n, e);
+    return finish_stages(stages, procs, n, e, until_ns);
 }
 
 int fl_pipeline_spawn(const struct fl_cmd *stages, size_t n, struct fl_pipeline *pl,
                       struct fl_error *error)
+{
+    return fl__pipeline_spawn_until(stages, n, pl, error, 0);
+}
+
+int fl__pipeline_spawn_until(const struct fl_cmd *stages, size_t n, struct fl_pipeline *pl,
+                             struct fl_error *error, long long until_ns)
 {
     struct fl_error scratch = { 0 };
     struct fl_error *e = error ? error : &scratch;
@@ -494,7 +507,7 @@ int fl_pipeline_spawn(const struct fl_cmd *stages, size_t n, struct fl_pipeline 
     struct fl__foreground before = { 0 };
     if (foreground)
         fl__foreground_note(&before);
-    int r = start_stages(stages, n, procs, e);
+    int r = start_stages(stages, n, procs, e, until_ns);
     if (r && foreground)
         fl__foreground_give_back(&before);
     pthread_setcancelstate(cancel_state, NULL);

@@ -187,8 +187,13 @@ static int pipeline_run(const struct fl_cmd *stages, size_t n, const struct fl_i
         if (!(piped = piped_stages(stages, n, io, e, &r)))
             return r;
     }
+    /* The deadline counts from the spawn, as fl_run()'s: a stage whose
+     * setup waits (an FL_FILE on a FIFO) is left launched at it, and the
+     * exchange's stop reaches it there. */
+    long long until_ns = io && io->timeout_ms > 0
+                             ? fl__now_ns() + (long long)io->timeout_ms * 1000000 : 0;
     struct fl_pipeline pl;
-    r = fl_pipeline_spawn(piped ? piped : stages, n, &pl, e);
+    r = fl__pipeline_spawn_until(piped ? piped : stages, n, &pl, e, until_ns);
     free(piped);
     if (r)
         return r;
@@ -199,13 +204,30 @@ static int pipeline_run(const struct fl_cmd *stages, size_t n, const struct fl_i
         if (pol.scope == FL_STOP_CGROUP && !pol.cgroup)
             pol.cgroup = stages[0].cgroup;
         with_cgroup.stop = &pol;
+        if (until_ns) {
+            long long left_ms = (until_ns - fl__now_ns() + 999999) / 1000000;
+            with_cgroup.timeout_ms = left_ms < 1 ? 1 : (int)left_ms;
+        }
         r = fl_pipeline_communicate(&pl, &with_cgroup, results);
     } else {
         close_pipe_ends(&pl);
         r = fl_pipeline_wait(&pl, -1, NULL, results);
     }
+    /* A stage left launched that failed before its exec never ran: its
+     * error is the spawn's, as in fl_run(). */
+    bool never_ran = false;
+    for (size_t k = 0; r && until_ns && !never_ran && k < pl.n; k++)
+        if (fl_launch_finish(&pl.procs[k], NULL) != 0) {
+            r = fl_launch_finish(&pl.procs[k], e);
+            e->stage = (int)k + 1;
+            for (size_t i = 0; i < n; i++) {
+                fl_result_free(&results[i]);
+                results[i] = (struct fl_result){ .exit_code = -1 };
+            }
+            never_ran = true;
+        }
     /* The stages ran; what failed was the exchange with them. */
-    if (r)
+    if (r && !never_ran)
         fl__fail(e, r, FL_STEP_NONE, -1, "", io ? "after the spawn: the exchange" : "after the spawn: the wait");
     /* No stage is left behind, whatever the trouble. */
     for (size_t k = 0; k < pl.n; k++)

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #define NSTAGES(a) (sizeof(a) / sizeof((a)[0]))
 #define STAGE(...) { .argv = PROBE(__VA_ARGS__), .backend = BACKEND }
@@ -220,6 +221,30 @@ TEST(run_with_io_and_a_missing_stage_names_it_and_leaves_nothing)
         ASSERT_NULL(res[k].out[0].data);
         ASSERT_EQ(res[k].exit_code, -1);
     }
+    free_all(res, NSTAGES(stages));
+}
+
+/* The deadline counts from the spawn, as fl_run()'s: a stage whose setup
+ * waits (an open() of a FIFO with no writer) is stopped at it with the
+ * others, not waited for without end. */
+TEST(run_with_a_deadline_stops_a_stage_whose_setup_waits)
+{
+    NEEDS_CLOSE_OTHERS();
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("the posix_spawn and fork backends wait for each exec before the exchange");
+    const char *fifo = t_fmt("%s/fifo", t_tmpdir());
+    ASSERT_SYS(mkfifo(fifo, 0600));
+    struct fl_cmd stages[] = { { .argv = PROBE("cat"), .backend = BACKEND,
+                                 .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } },
+                               STAGE("cat") };
+    struct fl_io io = { .out[0].capture = true, .timeout_ms = 300 };
+    struct fl_result res[2];
+    run_ok(stages, NSTAGES(stages), &io, res);
+    for (size_t k = 0; k < NSTAGES(stages); k++) {
+        ASSERT(res[k].timed_out);
+        ASSERT_EQ(res[k].stop_signal, SIGTERM);
+    }
+    ASSERT_SIGNALED(res[0].status, SIGTERM);
     free_all(res, NSTAGES(stages));
 }
 
