@@ -64,8 +64,10 @@ static int build_candidates(struct fl__plan *p, struct fl_error *e)
     for (const char *seg = path;; ) {
         const char *end = strchrnul(seg, ':');
         size_t len = (size_t)(end - seg);
-        /* A candidate longer than PATH_MAX cannot be executed; execvp()
-         * and sh skip such an entry, and so does this search. */
+        /* A candidate longer than PATH_MAX cannot be executed: dash and
+         * Python skip such an entry, and so does this search. (glibc's
+         * execvp() stops at one with ENAMETOOLONG, but for an entry that
+         * alone is PATH_MAX bytes or more, which it skips.) */
         if (path_entry_usable(seg, len, p->flags) && (len ? len : 1) + plen + 2 <= PATH_MAX) {
             list[n++] = out;
             /* An empty entry is the cwd: "./name", a path that names that
