@@ -553,8 +553,11 @@ FL__HIDDEN unsigned long long fl__pidfd_ident(int pidfd);
 /* For a handle without a pidfd, just after the start: its process's
  * identity (proc->ident_), read through a pidfd opened for the moment. */
 FL__HIDDEN void fl__proc_identify(struct fl_proc *p);
-FL__HIDDEN void fl__proc_open_pidfd(struct fl_proc *p);
-FL__HIDDEN void fl__proc_identify_by(struct fl_proc *p, int pidfd);
+/* Fills p for a process just started: pidfd, the one the start made with
+ * it or -1. With no_pidfd (FL_NO_PIDFD) that one only gives the process's
+ * number and is closed; without, where there is none, one is opened by
+ * pid, and kept if the pid is still our child. */
+FL__HIDDEN void fl__proc_adopt(struct fl_proc *p, pid_t pid, int pidfd, bool no_pidfd);
 /* A pidfd of the process of a handle without one, opened now, that the
  * caller closes. Where the handle knows its process's identity, checked:
  * -ESRCH when the pid names no process or a later one; -ENOSYS when

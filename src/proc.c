@@ -234,7 +234,7 @@ static long open_by_pid(struct fl_proc *p)
  * still our child. If not, a foreign reaper took it (SIGCHLD ignored,
  * waitpid(-1) elsewhere) and the pid may be another process's: the
  * handle's process is gone. No fd left: the handle does without. */
-void fl__proc_open_pidfd(struct fl_proc *p)
+static void open_pidfd(struct fl_proc *p)
 {
     long fd = open_by_pid(p);
     if (fd < 0)
@@ -247,6 +247,17 @@ void fl__proc_open_pidfd(struct fl_proc *p)
     p->pidfd = (int)fd;
 }
 
+/* Where the calls on the handle can check a pidfd (waitid(P_PIDFD),
+ * Linux 5.4) against the number: else the pid alone, as before pidfs. */
+static void identify_by(struct fl_proc *p, int pidfd)
+{
+    int ours = pidfd_our_child(pidfd);
+    if (ours == 0)
+        p->ident_ = IDENT_GONE(p);
+    else if (ours > 0)
+        p->ident_ = (__typeof__(p->ident_))pidfd_ident(pidfd, true);
+}
+
 /* The pid is looked up anew, so the process may have been reaped
  * elsewhere since the start, and its pid given to another: only our own
  * child's number is taken; one that is not ours, or no process, means
@@ -256,19 +267,23 @@ void fl__proc_identify(struct fl_proc *p)
     long fd = open_by_pid(p);
     if (fd < 0)
         return;
-    fl__proc_identify_by(p, (int)fd);
+    identify_by(p, (int)fd);
     fl__sys1(SYS_close, fd);
 }
 
-/* Where the calls on the handle can check a pidfd (waitid(P_PIDFD),
- * Linux 5.4) against the number: else the pid alone, as before pidfs. */
-void fl__proc_identify_by(struct fl_proc *p, int pidfd)
+void fl__proc_adopt(struct fl_proc *p, pid_t pid, int pidfd, bool no_pidfd)
 {
-    int ours = pidfd_our_child(pidfd);
-    if (ours == 0)
-        p->ident_ = IDENT_GONE(p);
-    else if (ours > 0)
-        p->ident_ = (__typeof__(p->ident_))pidfd_ident(pidfd, true);
+    p->pid = pid;
+    if (no_pidfd && pidfd >= 0) {
+        /* Made with the process: its number is that process's, whoever
+         * reaps it later. */
+        identify_by(p, pidfd);
+        fl__sys1(SYS_close, pidfd);
+        pidfd = -1;
+    }
+    p->pidfd = pidfd;
+    if (pidfd < 0 && !no_pidfd)
+        open_pidfd(p);
 }
 
 int fl__proc_borrow_pidfd(const struct fl_proc *p)

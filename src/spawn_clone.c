@@ -736,17 +736,7 @@ int fl__spawn_clone(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
      * until the child execs; EACCES after, when the child made it). */
     if (p->exec_word && (p->flags & (FL_NEW_PGROUP | FL_SETSID)) == FL_NEW_PGROUP)
         setpgid((pid_t)pid, (pid_t)pid);
-    proc->pid = (pid_t)pid;
-    if ((p->flags & FL_NO_PIDFD) && pidfd >= 0) {
-        /* Made with the process: its number is that process's, whoever
-         * reaps it later. */
-        fl__proc_identify_by(proc, pidfd);
-        close(pidfd);
-        pidfd = -1;
-    }
-    proc->pidfd = pidfd;
-    if (pidfd < 0 && !(p->flags & FL_NO_PIDFD))
-        fl__proc_open_pidfd(proc);
+    fl__proc_adopt(proc, (pid_t)pid, pidfd, p->flags & FL_NO_PIDFD);
     proc->backend = FL_BACKEND_CLONE;
     return 0;
 }

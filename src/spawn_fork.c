@@ -166,15 +166,7 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
         fl__reap((pid_t)pid, pidfd);
         return fl__fail_child(p, e);
     }
-    proc->pid = (pid_t)pid;
-    if ((p->flags & FL_NO_PIDFD) && pidfd >= 0) {
-        fl__proc_identify_by(proc, pidfd);
-        close(pidfd);
-        pidfd = -1;
-    }
-    proc->pidfd = pidfd;
-    if (pidfd < 0 && !(p->flags & FL_NO_PIDFD))
-        fl__proc_open_pidfd(proc);
+    fl__proc_adopt(proc, (pid_t)pid, pidfd, p->flags & FL_NO_PIDFD);
     proc->backend = FL_BACKEND_FORK;
     return 0;
 }

@@ -365,9 +365,7 @@ int fl__spawn_posix(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e
     posix_spawnattr_destroy(&at);
     if (r)
         return r;
-    proc->pid = pid;
-    if (!(p->flags & FL_NO_PIDFD))
-        fl__proc_open_pidfd(proc);
+    fl__proc_adopt(proc, pid, -1, p->flags & FL_NO_PIDFD);
     proc->backend = FL_BACKEND_POSIX_SPAWN;
     return 0;
 }
