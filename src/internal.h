@@ -595,6 +595,7 @@ struct fl__stopper {
     int stop_signal;        /* sent, for the result */
     bool killed;
     bool rest_killed;       /* the last SIGKILL reached the group or cgroup */
+    pid_t rest_seen;        /* a running member of the group seen last; 0: none */
 };
 /* Checks the policy (NULL: all zero) and resolves its defaults: 0 or
  * EINVAL. default_cgroup stands in for a NULL .cgroup. */
@@ -616,7 +617,7 @@ FL__HIDDEN long long fl__stop_rest_until_ns(const struct fl__stopper *s);
  * themselves (which have ended): the rest of the group or the cgroup?
  * 1 or 0; -1 when it cannot tell (no /proc of this pid namespace), and
  * 0 for FL_STOP_PROCESS. */
-FL__HIDDEN int fl__stop_rest_running(const struct fl__stopper *s);
+FL__HIDDEN int fl__stop_rest_running(struct fl__stopper *s);
 /* Did the stop's SIGKILL reach the group or the cgroup, whose rest may
  * then still be on its way out? */
 FL__HIDDEN bool fl__stop_killed_rest(const struct fl__stopper *s);

@@ -327,19 +327,57 @@ static bool short_of(int err)
     return err == EMFILE || err == ENFILE || err == ENOMEM;
 }
 
-/* Is a process of group pgid still running? A zombie is not (a zombie
- * leader thread is, while its other threads run). Returns 1 or 0, or
- * -errno when it cannot tell: -ENOSYS with no /proc, or one of another
- * pid namespace; -EMFILE (-ENFILE, -ENOMEM) when it could not look. */
-static int group_running(pid_t pgid)
+/* Does /proc/NAME/stat show a running member of group pgid? 1 or 0, or
+ * -errno when out of fds or memory. A zombie is not running (a zombie
+ * leader thread is, while its other threads run). */
+static int member_running(const char *name, pid_t pgid)
 {
     char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return short_of(errno) ? -errno : 0;  /* else gone meanwhile */
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* "PID (COMM) STATE PPID PGRP ... NUM_THREADS(20) ...": COMM may hold
+     * anything, ')' too. */
+    const char *p = strrchr(buf, ')');
+    char state;
+    int group;
+    long threads;
+    if (!p || sscanf(p + 1, " %c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+                            "%*d %*d %*d %ld", &state, &group, &threads) != 3)
+        return 0;
+    return group == (int)pgid && ((state != 'Z' && state != 'X') || threads > 1);
+}
+
+/* Is a process of group pgid still running? Returns 1 or 0, or -errno
+ * when it cannot tell: -ENOSYS with no /proc, or one of another pid
+ * namespace; -EMFILE (-ENFILE, -ENOMEM) when it could not look. A group
+ * with no process at all, not even a zombie, is told by kill() alone.
+ * *hint (NULL: none) is the member found last time, looked at first: a
+ * wait that looks again and again reads one stat, not all of /proc. */
+static int group_running(pid_t pgid, pid_t *hint)
+{
+    if (fl__sys2(SYS_kill, -pgid, 0) == -ESRCH)
+        return 0;
+    char buf[32];
     ssize_t n = readlink("/proc/self", buf, sizeof buf - 1);
     if (n <= 0)
         return -ENOSYS;
     buf[n] = '\0';
     if (atol(buf) != (long)getpid())
         return -ENOSYS;
+    if (hint && *hint > 0) {
+        snprintf(buf, sizeof buf, "%d", (int)*hint);
+        int r = member_running(buf, pgid);
+        if (r != 0)
+            return r;
+        *hint = 0;
+    }
     DIR *dir = opendir("/proc");
     if (!dir)
         return short_of(errno) ? -errno : -ENOSYS;
@@ -348,30 +386,9 @@ static int group_running(pid_t pgid)
     while (!running && (errno = 0, entry = readdir(dir))) {
         if (entry->d_name[0] < '1' || entry->d_name[0] > '9')
             continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 && short_of(errno)) {
-            running = -errno;
-            break;
-        }
-        if (fd < 0)
-            continue;  /* gone meanwhile */
-        n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        buf[n] = '\0';
-        /* "PID (COMM) STATE PPID PGRP ... NUM_THREADS(20) ...": COMM may
-         * hold anything, ')' too. */
-        const char *p = strrchr(buf, ')');
-        char state;
-        int group;
-        long threads;
-        if (!p || sscanf(p + 1, " %c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
-                                "%*d %*d %*d %ld", &state, &group, &threads) != 3)
-            continue;
-        if (group == (int)pgid && ((state != 'Z' && state != 'X') || threads > 1))
-            running = 1;
+        running = member_running(entry->d_name, pgid);
+        if (running > 0 && hint)
+            *hint = (pid_t)atol(entry->d_name);
     }
     if (!running && !entry && errno)  /* the listing broke off */
         running = -errno;
@@ -392,7 +409,7 @@ int fl_pgroup_running(const struct fl_proc *p, bool *running)
     }
     int state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-    int r = group_running(p->pid);
+    int r = group_running(p->pid, NULL);
     pthread_setcancelstate(state, NULL);
     if (r < 0)
         return -r;
@@ -400,14 +417,14 @@ int fl_pgroup_running(const struct fl_proc *p, bool *running)
     return 0;
 }
 
-int fl__stop_rest_running(const struct fl__stopper *s)
+int fl__stop_rest_running(struct fl__stopper *s)
 {
     /* The walks hold a DIR, a FILE or memory: no cancellation in them
      * (the caller's wait is cancelled in its sleep instead). */
     int state, running = 0;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
     if (s->scope == FL_STOP_GROUP)
-        running = group_running(s->procs[0].pid);
+        running = group_running(s->procs[0].pid, &s->rest_seen);
     else if (s->scope == FL_STOP_CGROUP)
         running = cgroup_populated(s->cgroup);
     pthread_setcancelstate(state, NULL);
