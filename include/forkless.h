@@ -1470,7 +1470,8 @@ FL_API void fl_split_free(char **argv);
  * first signal and SIGKILL, as `forkless run` gives. */
 #define FL_STOP_GRACE_MS 5000
 /* fl_stop_policy.grace_ms: never send SIGKILL; wait for the process to
- * heed the first signal. */
+ * heed the first signal. The rest of a group or cgroup that the signal
+ * reaches is not waited for: what ignores it runs on. */
 #define FL_STOP_NEVER_KILL (-1)
 
 /* What a stop reaches. */
