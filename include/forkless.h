@@ -475,13 +475,15 @@ struct fl_tty_options {
  * unblocked where the child's final mask leaves them so: a setup that
  * waits, an open() of a FIFO, ends by one even when the caller blocks it,
  * as a supervisor that reads a signalfd does; see also FL_NO_WAIT_EXEC),
+ * pdeathsig (so that the parent's death ends a setup that waits),
  * setsid / setpgid, the rlimits that raise a soft limit (room for the
  * setup, as prlimit(1) gives its command: an fd map above the caller's
  * RLIMIT_NOFILE), umask, cgroup, chdir, stdio and fd maps, the
  * controlling terminal (setctty: FL_PTY, FL_SETCTTY) or the foreground
  * group (tcsetpgrp: FL_FOREGROUND), closing other fds, the rlimits that
  * lower one (after every step that opens an fd: a low RLIMIT_NOFILE is
- * the program's), setgroups, setgid, setuid, pdeathsig, the other
+ * the program's), setgroups, setgid, setuid, pdeathsig again (the
+ * credentials clear it), the other
  * signals, .sigignore and the mask, exec. Of two .rlimits entries for one
  * resource, the last is set.
  * .contain and .sched add steps to it: see "Containment" for the whole
@@ -572,8 +574,9 @@ struct fl_cmd {
     size_t ngroups;
 
     /* A signal the child gets when the thread that spawned it exits (not
-     * the process: see prctl(2) PR_SET_PDEATHSIG). 0 means none. Set after
-     * the credential change, which would clear it, and checked against a
+     * the process: see prctl(2) PR_SET_PDEATHSIG). 0 means none. Set
+     * before the setup's steps that may wait (the open() of a FIFO), and
+     * again after the credential change, which clears it; checked against a
      * parent that already died, or a spawning thread (other than the main
      * one) that ended during a launch's setup: the child then gets the
      * signal before exec, once its signals are as its program would have
@@ -633,6 +636,7 @@ struct fl_cmd {
  *
  *   clone     the namespaces (.unshare), made with the process
  *   signals   those whose default action ends a process
+ *   ...       pdeathsig
  *   unshare   only the time namespace, where clone() stands in for
  *             clone3() (a kernel before 5.3, or clone3 denied): clone()
  *             has no bit left for it. The program still starts in it:
@@ -656,7 +660,7 @@ struct fl_cmd {
  *   ...       setgroups, setgid, setuid (PR_SET_KEEPCAPS before them when
  *             ambient capabilities are asked for)
  *   ambient   the inheritable set, then each ambient capability
- *   ...       pdeathsig
+ *   ...       pdeathsig again
  *   no_new_privs
  *   landlock  the ruleset that the parent built
  *   signals   the others, .sigignore, the mask

@@ -840,9 +840,13 @@ CHILD void fl__child_run(struct fl__plan *p)
                                                                 : 0;
     if (closed >= 0)
         open_walk_dir_early(p);
-    if (closed < 0 || fl__child_enter_ns(p) < 0 || set_placement(p) < 0 ||
-        fl__child_cgroup_ns(p) < 0 || fl__child_sched(p) < 0 || report_not_applied(p) < 0 || fl__child_root(p) < 0 ||
-        change_dir(p) < 0 || apply_fds(p) < 0 || set_terminal(p) < 0)
+    /* pdeathsig comes before the steps that may wait (the open() of a
+     * FIFO, a chdir() on a dead server), so that the parent's death ends
+     * those too; and again after the credentials, which clear it. */
+    if (closed < 0 || set_pdeathsig(p) < 0 || fl__child_enter_ns(p) < 0 ||
+        set_placement(p) < 0 || fl__child_cgroup_ns(p) < 0 || fl__child_sched(p) < 0 ||
+        report_not_applied(p) < 0 || fl__child_root(p) < 0 || change_dir(p) < 0 ||
+        apply_fds(p) < 0 || set_terminal(p) < 0)
         return;
     if (!(p->flags & FL_KEEP_FDS) && !closed && close_other_fds(p) < 0)
         return;

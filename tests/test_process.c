@@ -475,14 +475,14 @@ TEST(pdeathsig_is_sent_when_the_launching_thread_exits_during_the_setup)
     ASSERT_SIGNALED(st, SIGKILL);
 }
 
-/* The parent process dies while the child is still in its setup, before
- * its prctl(PR_SET_PDEATHSIG): the kernel will never send the signal for
- * that death, so the child, seeing another parent (getppid()), sends it
- * to itself before exec. A helper process spawns the child, which waits
- * in its open() of a FIFO for stdin until we open the other end, then in
- * its open() of another for stdout until we do; in between, the helper is
- * killed in its fl_spawn(). */
-TEST(pdeathsig_is_sent_when_the_parent_died_before_the_child_set_it)
+/* The parent process dies while the child is still in its setup: the
+ * kernel sends the signal (set before the setup's opens), or, for a death
+ * before the prctl(PR_SET_PDEATHSIG) that it would never signal, the
+ * child, seeing another parent (getppid()), sends it to itself before
+ * exec. A helper process spawns the child, which waits in its open() of a
+ * FIFO for stdin until we open the other end, then in its open() of
+ * another for stdout; in between, the helper is killed in its fl_spawn(). */
+TEST(pdeathsig_is_sent_when_the_parent_died_in_the_child_s_setup)
 {
     char *dir = t_tmpdir();
     char *in = t_fmt("%s/in", dir), *out = t_fmt("%s/out", dir);
@@ -510,8 +510,9 @@ TEST(pdeathsig_is_sent_when_the_parent_died_before_the_child_set_it)
     int st;
     ASSERT_EQ(waitpid(helper, &st, 0), helper);
     ASSERT_SIGNALED(st, SIGKILL);
-    /* The child, ours now, goes on to its prctl() and its check. */
-    int r = open(out, O_RDONLY | O_CLOEXEC);
+    /* The child, ours now, ends in its open() of the other, or goes on
+     * to its check. */
+    int r = open(out, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     ASSERT_SYS(r);
     pid_t child = waitpid(-1, &st, 0);
     ASSERT_GT(child, 0);
@@ -519,6 +520,72 @@ TEST(pdeathsig_is_sent_when_the_parent_died_before_the_child_set_it)
     close(r);
     ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 0));
     ASSERT_SIGNALED(st, SIGUSR1);
+}
+
+/* The child is set to die with its parent before any step that may wait:
+ * the parent dies while the child waits in the open() of a FIFO that no
+ * one will ever open, and the child ends by its pdeathsig there. */
+TEST(pdeathsig_ends_a_setup_that_waits_when_the_parent_dies)
+{
+    char *fifo = t_fmt("%s/never", t_tmpdir());
+    ASSERT_SYS(mkfifo(fifo, 0600));
+    struct fl_cmd cmd = {
+        .argv = PROBE("exit", "0"),
+        .stdio = { [0] = { .kind = FL_FILE, .path = fifo } },
+        .pdeathsig = SIGKILL,
+        .backend = BACKEND,
+    };
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 1));   /* the orphan comes to us */
+    pid_t helper = fork();
+    ASSERT_SYS(helper);
+    if (helper == 0) {
+        struct fl_proc p;
+        fl_spawn(&cmd, &p, NULL);   /* killed in there */
+        _exit(1);
+    }
+    /* The child, once it waits in its open(). */
+    pid_t child = 0;
+    char *children = t_fmt("/proc/%d/task/%d/children", (int)helper, (int)helper);
+    for (int i = 0; i < 10000; i++) {
+        char *list = t_read_file(children);
+        child = list ? (pid_t)atol(list) : 0;
+        char *wchan = child > 0 ? t_read_file(t_fmt("/proc/%d/wchan", (int)child)) : NULL;
+        if (wchan && strstr(wchan, "wait_for_partner"))   /* fs/pipe.c, in a FIFO's open() */
+            break;
+        child = 0;
+        nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+    }
+    if (!child) {
+        kill(helper, SIGKILL);
+        waitpid(helper, NULL, 0);
+        int w = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        while (waitpid(-1, NULL, 0) > 0)
+            ;
+        if (w >= 0)
+            close(w);
+        prctl(PR_SET_CHILD_SUBREAPER, 0);
+        SKIP("cannot see the child wait in its open() (/proc/PID/task/PID/children, wchan)");
+    }
+    ASSERT_SYS(kill(helper, SIGKILL));
+    int st;
+    ASSERT_EQ(waitpid(helper, &st, 0), helper);
+    /* Not waited for without end: ours now, it ends by itself or not. */
+    pid_t got = 0;
+    for (int i = 0; i < 10000 && got == 0; i++) {
+        got = waitpid(child, &st, WNOHANG);
+        if (got == 0)
+            nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+    }
+    if (got == 0) {
+        int w = open(fifo, O_WRONLY | O_CLOEXEC);   /* frees it, to be reaped */
+        waitpid(child, &st, 0);
+        if (w >= 0)
+            close(w);
+    }
+    ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 0));
+    ASSERT_EQ(got, child);
+    ASSERT_SIGNALED(st, SIGKILL);
 }
 
 TEST(pdeathsig_survives_the_uid_change)
