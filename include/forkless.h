@@ -1255,7 +1255,9 @@ FL_API int fl_launch_finish(struct fl_proc *proc, struct fl_error *error);
  * Finds the file that fl_spawn() would execute for cmd, using the same
  * PATH rules, and writes it to buf. A candidate must be a regular file that
  * the caller may execute (access(X_OK)); a relative candidate is checked
- * against .cwd. In a PATH search a missing file, an unsearchable directory
+ * against .cwd, and the answer names it from the caller's directory (a
+ * relative .cwd comes in front: as .path, use it without .cwd, or give
+ * .cwd as an absolute path). In a PATH search a missing file, an unsearchable directory
  * and a name too long count as "not there"; a program named with '/'
  * gets stat's own error. A search that finds no file to run fails as
  * fl_spawn()'s does (see FL_STEP_EXEC).
