@@ -43,6 +43,7 @@
 
 struct opts {
     unsigned long heaps[MAX_HEAPS];
+    int heaps_given;   /* else the defaults: those that do not fit are left out */
     size_t nheaps;
     enum fl_pages pages[2];
     size_t npages;
@@ -75,7 +76,7 @@ void fl_bench_heap_usage(FILE *f)
         "                  (64 GiB) (default 0,1024,4096); a heap larger than the\n"
         "                  free memory (MemAvailable, or the room left in this\n"
         "                  process's cgroup where less) less a %d MiB margin is\n"
-        "                  refused\n"
+        "                  refused; of the defaults it is left out, saying so\n"
         "  --pages KIND    4k, thp or both: madvise(NOHUGEPAGE/HUGEPAGE) on the heap\n"
         "                  (default 4k); the row shows the AnonHugePages obtained\n"
         "  --target T      PATH of the program to start, or \"tiny\": the bench's\n"
@@ -135,6 +136,7 @@ static int parse(int argc, char **argv, struct opts *o)
                 return 2;
             if (fl_opt_heaps(SUITE, v, o->heaps, MAX_HEAPS, &o->nheaps) != 0)
                 return 2;
+            o->heaps_given = 1;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--pages", &v))) {
             if (m < 0)
                 return 2;
@@ -360,6 +362,8 @@ int fl_bench_heap(int argc, char **argv)
     if ((r = fl_arms_select(SUITE, o.arms, arms, &narms, FL_ARM_REFERENCE, &ref)) != 0)
         return r;
 
+    if (!o.overcommit_demo && !o.heaps_given)
+        fl_mem_fit_defaults(SUITE, "--heap", o.heaps, &o.nheaps, 1, MEM_MARGIN_MIB);
     if (!o.overcommit_demo &&
         (r = fl_mem_check(SUITE, "--heap", o.heaps, o.nheaps, 1, MEM_MARGIN_MIB)) != 0)
         return r;

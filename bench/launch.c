@@ -45,6 +45,7 @@ struct opts {
     size_t ntargets;
     char targets_buf[1024];
     unsigned long heaps[MAX_HEAPS];
+    int heaps_given;   /* else the defaults: those that do not fit are left out */
     size_t nheaps;
     const char *json, *csv;
 };
@@ -105,7 +106,8 @@ void fl_bench_launch_usage(FILE *f)
         "  --target T      the same, with one target\n"
         "  --heap LIST     the parent's resident heaps in MiB, comma separated, each\n"
         "                  at most %lu (default 0,1024); one larger than the free\n"
-        "                  memory less %lu MiB is refused\n"
+        "                  memory less %lu MiB is refused (of the defaults: left\n"
+        "                  out, saying so)\n"
         "  --quick         -n %lu --spawns %lu --pipelines %lu (each unless given)\n"
         "  --json FILE     also write the rows as JSON\n"
         "  --csv FILE      also write the rows as CSV\n"
@@ -152,6 +154,7 @@ static int parse(int argc, char **argv, struct opts *o)
                 return 2;
             if (fl_opt_heaps(SUITE, v, o->heaps, MAX_HEAPS, &o->nheaps) != 0)
                 return 2;
+            o->heaps_given = 1;
         } else if ((m = fl_opt_ulong(SUITE, argc, argv, &i, "-n", 1, 100000, &o->rounds)) ||
             (m = fl_opt_ulong(SUITE, argc, argv, &i, "--spawns", 1, 10000000, &o->spawns)) ||
             (m = fl_opt_ulong(SUITE, argc, argv, &i, "--pipelines", 1, 100000,
@@ -323,6 +326,8 @@ int fl_bench_launch(int argc, char **argv)
     int r = parse(argc, argv, &o);
     if (r >= 0)
         return r;
+    if (!o.heaps_given)
+        fl_mem_fit_defaults(SUITE, "--heap", o.heaps, &o.nheaps, 1, MEM_MARGIN_MIB);
     if ((r = fl_mem_check(SUITE, "--heap", o.heaps, o.nheaps, 1, MEM_MARGIN_MIB)) != 0)
         return r;
     char paths[MAX_TARGETS][PATH_MAX];

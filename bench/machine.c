@@ -264,6 +264,26 @@ int fl_mem_check(const char *suite, const char *option, const unsigned long *mib
                           hint);
 }
 
+void fl_mem_fit_defaults(const char *suite, const char *option, unsigned long *mib, size_t *n,
+                         unsigned long copies, unsigned long margin_mib)
+{
+    struct fl_mem_room room;
+    fl_mem_room(&room);
+    if (room.mib < 0)
+        return;
+    size_t kept = 0;
+    for (size_t i = 0; i < *n; i++) {
+        unsigned long need = copies * mib[i] + margin_mib;
+        if (mib[i] == 0 || need <= (unsigned long)room.mib)
+            mib[kept++] = mib[i];
+        else
+            fprintf(stderr, "forkless bench %s: %s %lu left out of the defaults: it needs %lu "
+                    "MiB, and %ld MiB are free (give %s to choose)\n",
+                    suite, option, mib[i], need, room.mib, option);
+    }
+    *n = kept;
+}
+
 int fl_reserve_map(struct fl_reserve *r, size_t gib)
 {
     r->base = NULL;

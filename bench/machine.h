@@ -35,6 +35,13 @@ struct fl_mem_room {
 };
 void fl_mem_room(struct fl_mem_room *r);
 
+/* For sizes that the user did not give (a suite's default --heap list):
+ * those above 0 that fl_mem_check() would refuse are left out of mib[]
+ * (*n shrinks), each said on stderr, so that a plain `forkless bench` runs
+ * what fits on a small machine. */
+void fl_mem_fit_defaults(const char *suite, const char *option, unsigned long *mib, size_t *n,
+                         unsigned long copies, unsigned long margin_mib);
+
 /* The one memory check of every suite, before it allocates: copies x the
  * largest of the n values (MiB) of option, held at once, and margin_mib for
  * the rest (page tables, the children, a runtime), must fit in

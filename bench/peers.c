@@ -80,6 +80,7 @@ static const struct peer_def peer_defs[] = {
 
 struct opts {
     unsigned long heaps[MAX_HEAPS];
+    int heaps_given;   /* else the defaults: those that do not fit are left out */
     size_t nheaps;
     const char *target;
     unsigned long n;
@@ -106,7 +107,8 @@ void fl_bench_peers_usage(FILE *f)
         "exits 1.\n\n"
         "Options:\n"
         "  --heap LIST     heap sizes in MiB, comma separated, at most %d, each at\n"
-        "                  most %lu (default 0,1024)\n"
+        "                  most %lu (default 0,1024); one larger than the free\n"
+        "                  memory is refused (of the defaults: left out, saying so)\n"
         "  --target T      PATH of the program to start, a name in $PATH, or\n"
         "                  \"tiny\" (the bench's static program; default /bin/true)\n"
         "  -n N            spawns per peer per heap (default %d)\n"
@@ -151,6 +153,7 @@ static int parse(int argc, char **argv, struct opts *o)
                 return 2;
             if (fl_opt_heaps(SUITE, v, o->heaps, MAX_HEAPS, &o->nheaps) != 0)
                 return 2;
+            o->heaps_given = 1;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--target", &v))) {
             if (m < 0)
                 return 2;
@@ -438,6 +441,8 @@ int fl_bench_peers(int argc, char **argv)
         return r;
 
     /* One peer's heap at a time. */
+    if (!o.heaps_given)
+        fl_mem_fit_defaults(SUITE, "--heap", o.heaps, &o.nheaps, 1, MEM_MARGIN_MIB);
     if ((r = fl_mem_check(SUITE, "--heap", o.heaps, o.nheaps, 1, MEM_MARGIN_MIB)) != 0)
         return r;
 

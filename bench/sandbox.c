@@ -44,6 +44,7 @@
 
 struct opts {
     unsigned long heaps[MAX_HEAPS];
+    int heaps_given;   /* else the defaults: those that do not fit are left out */
     size_t nheaps;
     unsigned long n, budget_s;
     const char *target;
@@ -84,8 +85,8 @@ void fl_bench_sandbox_usage(FILE *f)
         "Options:\n"
         "  --heap LIST     the parent's resident heaps in MiB, comma separated, each\n"
         "                  at most %lu (default 0,1024,4096); a heap larger than\n"
-        "                  the free memory less %d MiB is refused (--heaps is the\n"
-        "                  same)\n"
+        "                  the free memory less %d MiB is refused, of the\n"
+        "                  defaults left out, saying so (--heaps is the same)\n"
         "  -n N            spawns per arm per heap (default %lu; --repeats N is the same)\n"
         "  --budget SEC    an arm whose spawns would take longer than SEC seconds per\n"
         "                  heap takes fewer samples (at least %d, evenly spread); 0:\n"
@@ -131,6 +132,7 @@ static int parse(int argc, char **argv, struct opts *o)
                 return 2;
             if (fl_opt_heaps(SUITE, v, o->heaps, MAX_HEAPS, &o->nheaps) != 0)
                 return 2;
+            o->heaps_given = 1;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--case", &v))) {
             if (m < 0)
                 return 2;
@@ -352,6 +354,8 @@ int fl_bench_sandbox(int argc, char **argv)
     int r = parse(argc, argv, &o);
     if (r >= 0)
         return r;
+    if (!o.heaps_given)
+        fl_mem_fit_defaults(SUITE, "--heap", o.heaps, &o.nheaps, 1, MEM_MARGIN_MIB);
     if ((r = fl_mem_check(SUITE, "--heap", o.heaps, o.nheaps, 1, MEM_MARGIN_MIB)) != 0)
         return r;
     char path[PATH_MAX], err[512];

@@ -596,6 +596,37 @@ if command -v python3 >/dev/null; then
 else
     echo "SKIP: bench/plot: no python3 to read the CSVs"
 fi
+# On a machine with little memory (here a memory cgroup of 900 MiB), a
+# plain run leaves out the default heaps that do not fit, saying so,
+# rather than refuse the run; a --heap given is still refused.
+cgmem= lim=
+v1=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*://p' /proc/self/cgroup 2>/dev/null)
+v2=$(sed -n 's/^0:://p' /proc/self/cgroup 2>/dev/null)
+if [ -n "$v1" ] && [ -w "/sys/fs/cgroup/memory$v1" ]; then
+    cgmem=/sys/fs/cgroup/memory${v1%/}/fl-smoke-$$ lim=memory.limit_in_bytes
+elif grep -qw memory "/sys/fs/cgroup${v2%/}/cgroup.subtree_control" 2>/dev/null; then
+    cgmem=/sys/fs/cgroup${v2%/}/fl-smoke-$$ lim=memory.max
+fi
+if [ -n "$cgmem" ] && mkdir "$cgmem" 2>/dev/null; then
+    echo $((900 * 1024 * 1024)) >"$cgmem/$lim"
+    in_cg() { sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cgmem" "$@"; }
+    in_cg "$fl" bench heap -n 2 --arms forkless --target tiny >"$out/bench_small.txt" \
+        2>"$out/bench_small.err"
+    rc=$?
+    in_cg "$fl" bench heap -n 2 --arms forkless --target tiny --heap 0,1024 \
+        >/dev/null 2>"$out/bench_small_given.err"
+    rc_given=$?
+    rmdir "$cgmem"
+    if [ $rc -ne 0 ] || ! grep -q -- '--heap 1024 left out of the defaults' "$out/bench_small.err" ||
+            ! grep -q -- '--heap 4096 left out of the defaults' "$out/bench_small.err" ||
+            ! grep -q '^heap  *0 MiB' "$out/bench_small.txt" || [ $rc_given -ne 2 ]; then
+        echo "FAIL: bench heap in 900 MiB: exit $rc (given --heap: $rc_given)"
+        cat "$out/bench_small.err" "$out/bench_small.txt"
+        fail=1
+    fi
+else
+    echo "SKIP: bench heap with little memory: no memory cgroup to make here"
+fi
 # A --target given through a symlink keeps its name: a program that reads
 # its argv[0] (one binary for many commands) must see it.
 printf '#!/bin/sh\ncase ${0##*/} in true) exit 0 ;; *) exit 1 ;; esac\n' >"$out/bench_multicall"
