@@ -475,7 +475,9 @@ struct fl_tty_options {
  * unblocked where the child's final mask leaves them so: a setup that
  * waits, an open() of a FIFO, ends by one even when the caller blocks it,
  * as a supervisor that reads a signalfd does; see also FL_NO_WAIT_EXEC),
- * pdeathsig (so that the parent's death ends a setup that waits),
+ * pdeathsig (so that the parent's death ends a setup that waits, with a
+ * signal whose default action ends a process: the others keep the
+ * caller's SIG_IGN and mask until the end, see below),
  * setsid / setpgid, the rlimits that raise a soft limit (room for the
  * setup, as prlimit(1) gives its command: an fd map above the caller's
  * RLIMIT_NOFILE), umask, cgroup, chdir, stdio and fd maps, the
@@ -575,8 +577,11 @@ struct fl_cmd {
 
     /* A signal the child gets when the thread that spawned it exits (not
      * the process: see prctl(2) PR_SET_PDEATHSIG). 0 means none. Set
-     * before the setup's steps that may wait (the open() of a FIFO), and
-     * again after the credential change, which clears it; checked against a
+     * before the setup's steps that may wait (the open() of a FIFO), which
+     * the parent's death then ends, but for a signal that stops the process
+     * or dumps core and that the caller ignores or blocks (the setup keeps
+     * those as the caller has them, see FL_NO_WAIT_EXEC); and again after
+     * the credential change, which clears it; checked against a
      * parent that already died, or a spawning thread (other than the main
      * one) that ended during a launch's setup: the child then gets the
      * signal before exec, once its signals are as its program would have
