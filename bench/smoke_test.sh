@@ -566,9 +566,11 @@ rm -f "$out/bench_sig.json" "$out/bench_sig.csv"
 "$fl" bench heap -n 100000 --heap 0 --arms forkless --json "$out/bench_sig.json" \
     --csv "$out/bench_sig.csv" >"$out/bench_sig.txt" 2>&1 &
 cut=$!
-for _ in $(seq 100); do [ -s "$out/bench_sig.txt" ] && break; sleep 0.1; done
 made=no
-[ -e "$out/bench_sig.json" ] && [ -e "$out/bench_sig.csv" ] && made=yes
+for _ in $(seq 100); do
+    [ -e "$out/bench_sig.json" ] && [ -e "$out/bench_sig.csv" ] && made=yes && break
+    sleep 0.1
+done
 kill -TERM "$cut"
 wait "$cut"
 rc=$?

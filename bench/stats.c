@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,22 +207,23 @@ static void remove_made_and_die(int sig)
 
 /* Signals that the user left at their default, so that nohup's ignored
  * SIGHUP stays ignored. */
+static const int held_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
 static void remove_made_on_signals(void)
 {
-    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
     static int installed;
     if (installed)
         return;
     installed = 1;
     held_owner = getpid();
-    for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) {
+    for (size_t k = 0; k < sizeof held_signals / sizeof *held_signals; k++) {
         struct sigaction old, sa;
-        if (sigaction(sigs[k], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+        if (sigaction(held_signals[k], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
             continue;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = remove_made_and_die;
         sigfillset(&sa.sa_mask);
-        sigaction(sigs[k], &sa, NULL);
+        sigaction(held_signals[k], &sa, NULL);
     }
 }
 
@@ -268,6 +270,13 @@ int fl_held_close(struct fl_held *h, int discard)
     if (fclose(h->f) != 0 && !err)
         err = errno;
     h->f = NULL;
+    /* Once written whole the file is the run's answer: a signal between the
+     * last write and its untracking must not remove it. */
+    sigset_t ending, old;
+    sigemptyset(&ending);
+    for (size_t k = 0; k < sizeof held_signals / sizeof *held_signals; k++)
+        sigaddset(&ending, held_signals[k]);
+    pthread_sigmask(SIG_BLOCK, &ending, &old);
     struct stat st;
     if (!err && !discard && fstat(h->fd, &st) == 0 && S_ISREG(st.st_mode) &&
         ftruncate(h->fd, 0) != 0)
@@ -283,6 +292,7 @@ int fl_held_close(struct fl_held *h, int discard)
         unlink(h->path);
     if (h->created)
         held_track(h, 0);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (close(h->fd) != 0 && !err && errno != EINTR)
         err = errno;
     free(h->buf);

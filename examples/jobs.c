@@ -47,13 +47,16 @@ static const struct fl_stop_policy stop = { .signal = SIGTERM, .grace_ms = 300,
 /* Records how a reaped job ended. */
 static void ended(struct job *j, const struct fl_result *r)
 {
-    if (r->stop_signal)   /* fl_stop() sent it */
+    /* fl_stop() sets stop_signal even where the job had ended just before
+     * the signal reached it: its own status then says how it ended. */
+    if (r->stop_signal && r->signal)
         snprintf(j->summary, sizeof j->summary, "stopped at its deadline: %s%s",
                  strsignal(r->stop_signal), r->killed ? ", then SIGKILL" : "");
     else if (r->signal)
         snprintf(j->summary, sizeof j->summary, "killed by %s", strsignal(r->signal));
     else
-        snprintf(j->summary, sizeof j->summary, "exit %d", r->exit_code);
+        snprintf(j->summary, sizeof j->summary, "exit %d%s", r->exit_code,
+                 r->stop_signal ? " (as its deadline came)" : "");
     printf("  %-8s ended after %lld ms: %s\n", j->name, r->elapsed_ns / 1000000, j->summary);
     j->running = 0;
 }

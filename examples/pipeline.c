@@ -50,9 +50,17 @@ static void run(const char *title, const struct fl_cmd *stages, size_t n)
         return;
     }
 
-    /* The last stage's output (the library NUL-terminates it). */
+    /* The last stage's output: bytes, out->len of them (a NUL among them
+     * would end a "%s"), and more than the limit is cut, which says so. */
     const struct fl_output *out = &res[n - 1].out[0];
-    printf("  output: %s", out->len ? out->data : "(none)\n");
+    printf("  output: ");
+    if (!out->len)
+        printf("(none)\n");
+    fwrite(out->data, 1, out->len, stdout);
+    if (out->len && out->data[out->len - 1] != '\n')
+        printf(" (no newline at the end)\n");
+    if (out->overflowed)
+        printf("  (%llu bytes more, not kept)\n", out->total - out->len);
 
     for (size_t k = 0; k < n; k++) {
         printf("  stage %zu %-6s ", k + 1, stages[k].argv[0]);

@@ -38,18 +38,22 @@ static int keep_head(void *ctx, int stream, const char *data, size_t len)
     return 0;                     /* non-zero would stop the child */
 }
 
-/* Prints LABEL, then a and b (either may be NULL) joined, in quotes, on
- * one line: each newline is shown as \n. */
-static void show(const char *label, const char *a, const char *b)
+/* Prints LABEL, then the alen bytes at a and the blen at b joined, in
+ * quotes, on one line: a newline is shown as \n, a NUL as \0 (output is
+ * bytes, not a C string: use the lengths). */
+static void show(const char *label, const char *a, size_t alen, const char *b, size_t blen)
 {
     const char *parts[2] = { a, b };
+    size_t lens[2] = { alen, blen };
     printf("  %s: \"", label);
     for (int i = 0; i < 2; i++)
-        for (const char *s = parts[i]; s && *s; s++)
-            if (*s == '\n')
+        for (size_t k = 0; k < lens[i]; k++)
+            if (parts[i][k] == '\n')
                 fputs("\\n", stdout);
+            else if (parts[i][k] == '\0')
+                fputs("\\0", stdout);
             else
-                putchar(*s);
+                putchar(parts[i][k]);
     printf("\"\n");
 }
 
@@ -58,7 +62,10 @@ static void show(const char *label, const char *a, const char *b)
  * could not be run. */
 static int capture(char *const argv[], const char *input)
 {
+    /* Without input, stdin is /dev/null: the child must not read ours. */
     struct fl_cmd cmd = { .argv = argv };
+    if (!input)
+        cmd.stdio[0].kind = FL_NULL;
     struct head head = { .len = 0 };
     struct fl_io io = {
         .input = input,
@@ -101,17 +108,19 @@ static int capture(char *const argv[], const char *input)
     printf("  stdout: %llu bytes\n", out->total);
     if (out->total <= HALF) {
         /* Short output: the ring holds all of it. */
-        show("all of it", out->data, NULL);
+        show("all of it", out->data, out->len, NULL, 0);
     } else if (out->total <= LIMIT) {
         /* Fits in LIMIT: the head and the tail overlap, print them joined. */
-        show("all of it", head.buf, out->data + (LIMIT - out->total));
+        size_t rest = (size_t)out->total - HALF;
+        show("all of it", head.buf, head.len, out->data + (out->len - rest), rest);
     } else {
-        show("head", head.buf, NULL);
+        show("head", head.buf, head.len, NULL, 0);
         printf("  ... %llu bytes left out ...\n", out->total - HALF - out->len);
-        show("tail", out->data, NULL);
+        show("tail", out->data, out->len, NULL, 0);
     }
     if (res.out[1].total)
-        show(res.out[1].overflowed ? "stderr (truncated)" : "stderr", res.out[1].data, NULL);
+        show(res.out[1].overflowed ? "stderr (truncated)" : "stderr", res.out[1].data,
+             res.out[1].len, NULL, 0);
     if (res.timed_out)
         printf("  timed out: stopped with signal %d\n", res.stop_signal);
     printf("  status %d\n", fl_result_shell_status(&res));

@@ -24,6 +24,7 @@
 #include <forkless.h>
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +102,9 @@ static int run_worker(enum fl_backend backend, char *heap, size_t size, size_t p
     printf("worker started with the %s backend: spawn %.0f us, ready after %.1f ms\n",
            fl_backend_name(proc.backend), t1 - t0, (t2 - t0) / 1000);
 
-    /* One record per page: dirty the page, send its number. */
+    /* One record per page: dirty the page, send its number. A worker that
+     * dies early must not kill us with SIGPIPE: main() ignores it, and a
+     * failed write (EPIPE) shows in the stream's error state. */
     long faults = minor_faults();
     unsigned long long pages = size / page, want = 0;
     for (unsigned long long i = 0; i < pages; i++) {
@@ -110,7 +113,11 @@ static int run_worker(enum fl_backend backend, char *heap, size_t size, size_t p
         want += i + 1;
     }
     faults = minor_faults() - faults;
-    fclose(to);   /* the worker's end of input */
+    bool sent = !ferror(to);
+    if (fclose(to) != 0)   /* the worker's end of input; the last flush */
+        sent = false;
+    if (!sent)
+        printf("  could not send every record: the worker stopped reading\n");
 
     unsigned long long sum = 0, count = 0;
     if (!fgets(line, sizeof line, from) || sscanf(line, "%llu %llu", &sum, &count) != 2)
@@ -122,7 +129,11 @@ static int run_worker(enum fl_backend backend, char *heap, size_t size, size_t p
     printf("  worker: sum %llu of %llu records, %s\n", sum, count,
            sum == want && count == pages ? "as expected" : "WRONG");
     printf("  parent page faults while it dirtied %llu pages: %ld\n", pages, faults);
-    return rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+    if (rc != 0)
+        printf("  wait: %s\n", strerror(rc));
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        printf("  the worker failed (wait status 0x%x)\n", status);
+    return rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && sent &&
                    sum == want && count == pages ? 0 : 1;
 }
 
@@ -141,6 +152,8 @@ int main(int argc, char **argv)
     }
     memset(heap, 1, size);   /* resident: every page touched */
     printf("parent heap: %zu MiB, every page touched\n", mib);
+    fflush(stdout);
+    signal(SIGPIPE, SIG_IGN);   /* a worker gone: EPIPE from the write, not death */
 
     int rc = run_worker(FL_BACKEND_AUTO, heap, size, page);
     /* The same worker through fork(), as most spawn code does it. */
