@@ -278,8 +278,12 @@ void fl_mem_fit_defaults(const char *suite, const char *option, unsigned long *m
             mib[kept++] = mib[i];
         else
             fprintf(stderr, "forkless bench %s: %s %lu left out of the defaults: it needs %lu "
-                    "MiB, and %ld MiB are free (give %s to choose)\n",
-                    suite, option, mib[i], need, room.mib, option);
+                    "MiB (%lu MiB margin included), and %ld MiB are free\n",
+                    suite, option, mib[i], need, margin_mib, room.mib);
+    }
+    if (kept == 0 && *n > 0) {  /* a default of one size: the suite runs with none */
+        mib[kept++] = 0;
+        fprintf(stderr, "forkless bench %s: %s 0 in its place\n", suite, option);
     }
     *n = kept;
 }

@@ -37,8 +37,8 @@ void fl_mem_room(struct fl_mem_room *r);
 
 /* For sizes that the user did not give (a suite's default --heap list):
  * those above 0 that fl_mem_check() would refuse are left out of mib[]
- * (*n shrinks), each said on stderr, so that a plain `forkless bench` runs
- * what fits on a small machine. */
+ * (*n shrinks, but a list left empty gets 0), each said on stderr, so that
+ * a plain `forkless bench` runs what fits on a small machine. */
 void fl_mem_fit_defaults(const char *suite, const char *option, unsigned long *mib, size_t *n,
                          unsigned long copies, unsigned long margin_mib);
 

@@ -618,7 +618,16 @@ if [ -n "$cgmem" ] && mkdir "$cgmem" 2>/dev/null; then
     in_cg "$fl" bench heap -n 2 --arms forkless --target tiny --heap 0,1024 \
         >/dev/null 2>"$out/bench_small_given.err"
     rc_given=$?
+    # A suite of one default heap runs with 0 in its place.
+    in_cg "$fl" bench threads --quick --targets tiny >/dev/null \
+        2>"$out/bench_small_threads.err"
+    rc_threads=$?
     rmdir "$cgmem"
+    if [ $rc_threads -ne 0 ] || ! grep -q -- '--heap 0 in its place' "$out/bench_small_threads.err"; then
+        echo "FAIL: bench threads in 900 MiB: exit $rc_threads"
+        cat "$out/bench_small_threads.err"
+        fail=1
+    fi
     if [ $rc -ne 0 ] || ! grep -q -- '--heap 1024 left out of the defaults' "$out/bench_small.err" ||
             ! grep -q -- '--heap 4096 left out of the defaults' "$out/bench_small.err" ||
             ! grep -q '^heap  *0 MiB' "$out/bench_small.txt" || [ $rc_given -ne 2 ]; then

@@ -270,11 +270,13 @@ int fl_held_close(struct fl_held *h, int discard)
     if (fclose(h->f) != 0 && !err)
         err = errno;
     h->f = NULL;
-    /* Once written whole the file is the run's answer: a signal between the
-     * last write and its untracking must not remove it. */
+    /* Once written whole a file made here is the run's answer: a signal
+     * between the last write and its untracking must not remove it. Only
+     * then: a FIFO or a terminal given (never removed) may block the write
+     * for ever, and the signals must still end the run. */
     sigset_t ending, old;
     sigemptyset(&ending);
-    for (size_t k = 0; k < sizeof held_signals / sizeof *held_signals; k++)
+    for (size_t k = 0; h->created && k < sizeof held_signals / sizeof *held_signals; k++)
         sigaddset(&ending, held_signals[k]);
     pthread_sigmask(SIG_BLOCK, &ending, &old);
     struct stat st;

@@ -50,6 +50,7 @@ struct opts {
     unsigned long n;           /* spawns per thread; 0: use seconds */
     unsigned long repeats;
     unsigned long heap_mib;
+    int heap_given;   /* else the default: 0 in its place where it does not fit */
     const char *arms;
     const char *json;
     const char *csv;
@@ -169,6 +170,7 @@ static int parse(int argc, char **argv, struct opts *o)
             if (fl_parse_ulong(v, 0, FL_MAX_HEAP_MIB, &o->heap_mib) != 0)
                 return fl_usage_error(SUITE, "--heap wants a size in MiB from 0 to %lu "
                                       "(64 GiB), not \"%s\"", FL_MAX_HEAP_MIB, v);
+            o->heap_given = 1;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--arms", &v))) {
             if (m < 0)
                 return 2;
@@ -238,6 +240,9 @@ int fl_bench_threads(int argc, char **argv)
     if ((r = fl_arms_select(SUITE, o.arms, arms, &narms, BASELINE, &base)) != 0)
         return r;
 
+    size_t one = 1;
+    if (!o.heap_given)
+        fl_mem_fit_defaults(SUITE, "--heap", &o.heap_mib, &one, 1, MEM_MARGIN_MIB);
     if ((r = fl_mem_check(SUITE, "--heap", &o.heap_mib, 1, 1, MEM_MARGIN_MIB)) != 0)
         return r;
 

@@ -63,6 +63,7 @@ static const struct {
 
 struct opts {
     unsigned long heap_mib, records, rounds, cycle;
+    int heap_given;   /* else the default: 0 in its place where it does not fit */
     int use[NARMS];
     const char *json, *csv;
 };
@@ -178,6 +179,7 @@ static int parse(int argc, char **argv, struct opts *o)
             if (fl_parse_ulong(v, 0, FL_MAX_HEAP_MIB, &o->heap_mib) != 0)
                 return fl_usage_error(SUITE, "--heap wants a size in MiB from 0 to %lu "
                                       "(64 GiB), not \"%s\"", FL_MAX_HEAP_MIB, v);
+            o->heap_given = 1;
         } else if ((m = fl_opt_value(SUITE, argc, argv, &i, "--records", &v))) {
             if (m < 0)
                 return 2;
@@ -481,6 +483,9 @@ int fl_bench_worker(int argc, char **argv)
         return r;
 
     /* The fork arm may copy the whole heap. */
+    size_t one = 1;
+    if (!o.heap_given)
+        fl_mem_fit_defaults(SUITE, "--heap", &o.heap_mib, &one, 2, MEM_MARGIN_MIB);
     if ((r = fl_mem_check(SUITE, "--heap", &o.heap_mib, 1, 2, MEM_MARGIN_MIB)) != 0)
         return r;
 

@@ -49,7 +49,7 @@ static void ended(struct job *j, const struct fl_result *r)
 {
     /* fl_stop() sets stop_signal even where the job had ended just before
      * the signal reached it: its own status then says how it ended. */
-    if (r->stop_signal && r->signal)
+    if (r->stop_signal && (r->signal == r->stop_signal || (r->killed && r->signal == SIGKILL)))
         snprintf(j->summary, sizeof j->summary, "stopped at its deadline: %s%s",
                  strsignal(r->stop_signal), r->killed ? ", then SIGKILL" : "");
     else if (r->signal)

@@ -58,9 +58,9 @@ static void run(const char *title, const struct fl_cmd *stages, size_t n)
         printf("(none)\n");
     fwrite(out->data, 1, out->len, stdout);
     if (out->len && out->data[out->len - 1] != '\n')
-        printf(" (no newline at the end)\n");
+        printf(out->overflowed ? "\n" : " (no newline at the end)\n");
     if (out->overflowed)
-        printf("  (%llu bytes more, not kept)\n", out->total - out->len);
+        printf("  (cut: %llu bytes more, not kept)\n", out->total - out->len);
 
     for (size_t k = 0; k < n; k++) {
         printf("  stage %zu %-6s ", k + 1, stages[k].argv[0]);
