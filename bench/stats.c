@@ -227,6 +227,13 @@ static void remove_made_on_signals(void)
     }
 }
 
+static void held_signal_set(sigset_t *set)
+{
+    sigemptyset(set);
+    for (size_t k = 0; k < sizeof held_signals / sizeof *held_signals; k++)
+        sigaddset(set, held_signals[k]);
+}
+
 static void held_track(struct fl_held *h, int on)
 {
     for (size_t k = 0; k < HELD_MAX; k++)
@@ -241,8 +248,18 @@ int fl_held_open(struct fl_held *h, const char *path)
     memset(h, 0, sizeof *h);
     h->path = path;
     while ((h->fd = open(path, O_WRONLY | O_CLOEXEC)) < 0 && errno == ENOENT) {
+        /* Made and tracked with the signals held: none finds it untracked. */
+        remove_made_on_signals();
+        sigset_t held, old;
+        held_signal_set(&held);
+        pthread_sigmask(SIG_BLOCK, &held, &old);
         h->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        int e = errno;
         h->created = h->fd >= 0;
+        if (h->created)
+            held_track(h, 1);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        errno = e;
         if (h->fd >= 0 || errno != EEXIST)
             break;
     }
@@ -252,12 +269,10 @@ int fl_held_open(struct fl_held *h, const char *path)
         int e = errno;
         if (h->created && still_made_here(h))
             unlink(path);
+        if (h->created)
+            held_track(h, 0);
         close(h->fd);
         return e;
-    }
-    if (h->created) {
-        remove_made_on_signals();
-        held_track(h, 1);
     }
     return 0;
 }
@@ -276,8 +291,8 @@ int fl_held_close(struct fl_held *h, int discard)
      * for ever, and the signals must still end the run. */
     sigset_t ending, old;
     sigemptyset(&ending);
-    for (size_t k = 0; h->created && k < sizeof held_signals / sizeof *held_signals; k++)
-        sigaddset(&ending, held_signals[k]);
+    if (h->created)
+        held_signal_set(&ending);
     pthread_sigmask(SIG_BLOCK, &ending, &old);
     struct stat st;
     if (!err && !discard && fstat(h->fd, &st) == 0 && S_ISREG(st.st_mode) &&
