@@ -475,6 +475,22 @@ TEST(pdeathsig_is_sent_when_the_launching_thread_exits_during_the_setup)
     ASSERT_SIGNALED(st, SIGKILL);
 }
 
+/* A helper process that spawns cmd and is to be killed in its fl_spawn();
+ * this process becomes a subreaper first, so that the orphan comes to it,
+ * to be reaped here. Returns the helper's pid. */
+static pid_t spawn_from_a_helper_to_be_killed(const struct fl_cmd *cmd)
+{
+    ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 1));
+    pid_t helper = fork();
+    ASSERT_SYS(helper);
+    if (helper == 0) {
+        struct fl_proc p;
+        fl_spawn(cmd, &p, NULL);
+        _exit(1);
+    }
+    return helper;
+}
+
 /* The parent process dies while the child is still in its setup: the
  * kernel sends the signal (set before the setup's opens), or, for a death
  * before the prctl(PR_SET_PDEATHSIG) that it would never signal, the
@@ -495,15 +511,7 @@ TEST(pdeathsig_is_sent_when_the_parent_died_in_the_child_s_setup)
         .backend = BACKEND,
     };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    /* A subreaper: the orphan comes to us, to be reaped here. */
-    ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 1));
-    pid_t helper = fork();
-    ASSERT_SYS(helper);
-    if (helper == 0) {
-        struct fl_proc p;
-        fl_spawn(&cmd, &p, NULL);   /* killed in there */
-        _exit(1);
-    }
+    pid_t helper = spawn_from_a_helper_to_be_killed(&cmd);
     int w = open(in, O_WRONLY | O_CLOEXEC);   /* returns once the child opened it */
     ASSERT_SYS(w);
     ASSERT_SYS(kill(helper, SIGKILL));
@@ -536,14 +544,7 @@ TEST(pdeathsig_ends_a_setup_that_waits_when_the_parent_dies)
         .backend = BACKEND,
     };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    ASSERT_SYS(prctl(PR_SET_CHILD_SUBREAPER, 1));   /* the orphan comes to us */
-    pid_t helper = fork();
-    ASSERT_SYS(helper);
-    if (helper == 0) {
-        struct fl_proc p;
-        fl_spawn(&cmd, &p, NULL);   /* killed in there */
-        _exit(1);
-    }
+    pid_t helper = spawn_from_a_helper_to_be_killed(&cmd);
     /* The child, once it waits in its open(). */
     pid_t child = 0;
     char *children = t_fmt("/proc/%d/task/%d/children", (int)helper, (int)helper);
