@@ -205,10 +205,11 @@ static void remove_made_and_die(int sig)
     raise(sig);
 }
 
-/* Signals that the user left at their default, so that nohup's ignored
- * SIGHUP stays ignored. */
+/* The signals that end a run from the terminal or a supervisor. */
 static const int held_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
+/* Only those the user left at their default: nohup's ignored SIGHUP
+ * stays ignored. */
 static void remove_made_on_signals(void)
 {
     static int installed;
