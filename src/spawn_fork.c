@@ -1,6 +1,8 @@
-/* spawn_fork.c: fork() and the same child code. The child's memory is a
- * copy, so its error record comes back through a CLOEXEC pipe: no data at
- * EOF means exec succeeded. Its cost grows with the parent's memory.
+/* spawn_fork.c: a copy of the process, as fork() makes (clone() without
+ * CLONE_VM, with CLONE_PIDFD), and the same child code. The child's memory
+ * is a copy, so its error record comes back through a CLOEXEC pipe: no
+ * data at EOF means exec succeeded. Its cost grows with the parent's
+ * memory.
  *
  * The last record, the failure that ends the child, is also stored in a
  * page the two share: a seccomp filter that denies write() (installed

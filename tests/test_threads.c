@@ -158,16 +158,14 @@ static void count_atfork(void)
     atomic_fetch_add(&atfork_calls, 1);
 }
 
+/* The fork backend's child too is made by clone(), not glibc's fork(): it
+ * makes no libc call, so nothing of the caller's is to be made safe for it. */
 TEST(atfork_handlers_do_not_run)
 {
-    if (BACKEND == FL_BACKEND_FORK) {
-        /* Whether a fork() runs them is the fork backend's own business. */
-        struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
-        struct fl_proc p;
-        SPAWN(&cmd, &p);
-        ASSERT_EXITED(t_wait(&p), 0);
-        return;
-    }
+#if defined(__sparc__)
+    if (BACKEND == FL_BACKEND_FORK)
+        SKIP("the fork backend keeps fork() here");
+#endif
     ASSERT_OK(pthread_atfork(count_atfork, count_atfork, count_atfork));
     for (int i = 0; i < 20; i++) {
         struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
