@@ -1048,8 +1048,10 @@ struct fl_proc {
      * that open, its pid then taken by another child of the caller's,
      * would give the handle that process: the open checks only that the
      * pid is still its child. The clone and fork backends get it as the
-     * child is made (CLONE_PIDFD), and fail the spawn with EMFILE at step
-     * clone when no fd is left for it.
+     * child is made (CLONE_PIDFD). Where no fd is left for it then, the
+     * clone backend fails the spawn with EMFILE at step clone; the fork
+     * backend, whose error pipe holds two fds at that moment, opens it
+     * just after the start, once the pipe is closed.
      * Owned by the handle: fl_close() closes it. An event loop may poll
      * it with other fds (POLLIN once the process has ended, see
      * pidfd_open(2)) and then fl_wait() with a timeout of 0; the

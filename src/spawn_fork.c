@@ -47,8 +47,9 @@ static long clone_like_fork(unsigned long flags, int *pidfd)
 
 /* The child's pid, or -errno. A kernel before 5.2 has no CLONE_PIDFD and
  * a seccomp filter may deny it: then none, and the handle opens one
- * after the start. With FL_NO_PIDFD the pidfd is made all the same, for
- * the process's number, but a start at the fd limit goes without it. */
+ * after the start. So does a start at the fd limit: the error pipe's two
+ * fds are open now, and its room comes back once they are closed. With
+ * FL_NO_PIDFD the pidfd is made all the same, for the process's number. */
 static long start(struct fl__plan *p, int *pidfd)
 {
     static int pidfd_flag_usable = 1;
@@ -70,8 +71,7 @@ static long start(struct fl__plan *p, int *pidfd)
     if (asked) {
         long pid = clone_like_fork(flags | CLONE_PIDFD, pidfd);
         bool fd_limit = pid == -EMFILE || pid == -ENFILE;
-        if (pid >= 0 || !(pid == -EINVAL || pid == -ENOSYS || pid == -EPERM ||
-                          (fd_limit && (p->flags & FL_NO_PIDFD))))
+        if (pid >= 0 || !(pid == -EINVAL || pid == -ENOSYS || pid == -EPERM || fd_limit))
             return pid;
         asked = !fd_limit;
     }
@@ -141,9 +141,6 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
     if (pid < 0) {
         close(fds[0]);
         munmap(last, sizeof *last);
-        if ((pid == -EMFILE || pid == -ENFILE) && !(p->flags & FL_NO_PIDFD))
-            return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, prog,
-                            "no fd left for the pidfd (CLONE_PIDFD); FL_NO_PIDFD does without");
         uint64_t ns = p->box ? fl__box_clone_flags(p) & ~(uint64_t)CLONE_NEWTIME : 0;
         char detail[FL_ERROR_DETAIL_MAX];
         return fl__fail(e, (int)-pid, FL_STEP_CLONE, -1, prog,
