@@ -153,9 +153,16 @@ enum fl_backend {
      * (glibc 2.34 and later); with musl or an older glibc, a command
      * without FL_KEEP_FDS is refused with ENOTSUP (see docs/musl.md). */
     FL_BACKEND_POSIX_SPAWN,
-    /* fork() + the same child code + a CLOEXEC error pipe. Its cost grows
-     * with the parent's memory; it is there for comparison and for systems
-     * where CLONE_VM does not share memory (QEMU user mode, WSL1). */
+    /* A copy of the process, as fork() makes (clone() without CLONE_VM,
+     * with CLONE_PIDFD; no atfork handler runs), the same child code, and
+     * a CLOEXEC error pipe whose end (EOF) says the child has exec'd. Its
+     * cost grows with the parent's memory; it is there for comparison and
+     * for systems where CLONE_VM does not share memory (QEMU user mode,
+     * WSL1). It needs two free fds for the pipe. A fork() made meanwhile
+     * by another thread of the caller's copies the pipe's write end into
+     * a child that keeps it until it execs or exits: the spawn waits that
+     * long for its EOF (as subprocess in CPython does); the clone backend
+     * has no such pipe. */
     FL_BACKEND_FORK,
 };
 
