@@ -155,14 +155,14 @@ enum fl_backend {
     FL_BACKEND_POSIX_SPAWN,
     /* A copy of the process, as fork() makes (clone() without CLONE_VM,
      * with CLONE_PIDFD; no atfork handler runs), the same child code, and
-     * a CLOEXEC error pipe whose end (EOF) says the child has exec'd. Its
-     * cost grows with the parent's memory; it is there for comparison and
-     * for systems where CLONE_VM does not share memory (QEMU user mode,
-     * WSL1). It needs two free fds for the pipe. A fork() made meanwhile
-     * by another thread of the caller's copies the pipe's write end into
-     * a child that keeps it until it execs or exits: the spawn waits that
-     * long for its EOF (as subprocess in CPython does); the clone backend
-     * has no such pipe. */
+     * a CLOEXEC error pipe for the child's error. CLONE_VFORK holds the
+     * calling thread until the child has exec'd or exited, as the clone
+     * backend's does: the pipe is then read for what is in it, not to
+     * its end, which a fork() made meanwhile by another thread (a copy of
+     * the write end) could hold off. Its cost grows with the parent's
+     * memory; it is there for comparison and for systems where CLONE_VM
+     * does not share memory (QEMU user mode, WSL1). It needs two free fds
+     * for the pipe. */
     FL_BACKEND_FORK,
 };
 
@@ -321,7 +321,7 @@ enum fl_flags {
      * exec would, so it does not wait on its own copy (it lists them in
      * /proc/self/fd: without /proc, an FL_KEEP_FDS child can still hold
      * one). The calling thread waits while the child retries; with the
-     * clone backend, signals to it wait too. Not with the posix_spawn
+     * clone and fork backends, signals to it wait too. Not with the posix_spawn
      * backend (ENOTSUP): it would run the file actions again. */
     FL_RETRY_ETXTBSY  = 1u << 13,
     /* Make no pidfd for the process: proc.pidfd stays -1, and a running

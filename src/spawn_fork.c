@@ -1,7 +1,8 @@
 /* spawn_fork.c: a copy of the process, as fork() makes (clone() without
- * CLONE_VM, with CLONE_PIDFD), and the same child code. The child's memory
- * is a copy, so its error record comes back through a CLOEXEC pipe: no
- * data at EOF means exec succeeded. Its cost grows with the parent's
+ * CLONE_VM, with CLONE_PIDFD and CLONE_VFORK), and the same child code.
+ * The child's memory is a copy, so its error record comes back through a
+ * CLOEXEC pipe, read once the child has exec'd or exited: no record with
+ * an error means exec succeeded. Its cost grows with the parent's
  * memory.
  *
  * The last record, the failure that ends the child, is also stored in a
@@ -45,24 +46,29 @@ static long clone_like_fork(unsigned long flags, int *pidfd)
     return pid < 0 ? -errno : pid;
 }
 
-/* The child's pid, or -errno. A kernel before 5.2 has no CLONE_PIDFD and
+/* The child's pid, or -errno. CLONE_VFORK without CLONE_VM: the call
+ * returns once the child has exec'd or exited (*waited), so that the error
+ * pipe need not be read to its end, which a fork() made meanwhile by
+ * another thread could hold open. A kernel before 5.2 has no CLONE_PIDFD and
  * a seccomp filter may deny it: then none, and the handle opens one
  * after the start. So does a start at the fd limit: the error pipe's two
  * fds are open now, and its room comes back once they are closed. With
  * FL_NO_PIDFD the pidfd is made all the same, for the process's number. */
-static long start(struct fl__plan *p, int *pidfd)
+static long start(struct fl__plan *p, int *pidfd, bool *waited)
 {
     static int pidfd_flag_usable = 1;
     uint64_t ns = p->box ? fl__box_clone_flags(p) : 0;
     if (p->box)
         p->box->ns_unshare = ns & CLONE_NEWTIME;
-    unsigned long flags = (unsigned long)((ns & ~(uint64_t)CLONE_NEWTIME) | SIGCHLD);
+    unsigned long flags = (unsigned long)((ns & ~(uint64_t)CLONE_NEWTIME) | CLONE_VFORK | SIGCHLD);
     *pidfd = -1;
+    *waited = true;
 #if defined(__sparc__)
     /* There the raw clone returns the parent's pid in the child too (the
      * libc wrappers read a second register): fork(), and a pidfd opened
      * after the start. */
     if (!ns) {
+        *waited = false;
         pid_t pid = fork();
         return pid < 0 ? -errno : pid;
     }
@@ -128,7 +134,8 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
     fl__child_mask(p, &old);
     fl__setup_mask(p, &old, false);  /* a setup that waits ends by a signal that ends the program */
     int pidfd;
-    long pid = start(p, &pidfd);
+    bool waited;
+    long pid = start(p, &pidfd, &waited);
     if (pid == 0) {
         fl__child_run(p);
         *last = p->cerr;
@@ -148,7 +155,11 @@ int fl__spawn_fork(struct fl__plan *p, struct fl_proc *proc, struct fl_error *e)
     }
 
     /* A record without an error only says which best-effort settings did
-     * not apply; one with an error ends it; EOF means exec succeeded. */
+     * not apply; one with an error ends it; none left (EOF, or nothing
+     * more once the child is known to have exec'd or exited) means exec
+     * succeeded. */
+    if (waited)
+        fcntl(fds[0], F_SETFL, O_NONBLOCK);
     ssize_t n;
     do {
         while ((n = read(fds[0], &p->cerr, sizeof p->cerr)) < 0 && errno == EINTR)

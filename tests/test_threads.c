@@ -7,8 +7,10 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <sys/wait.h>
+#include <time.h>
 
 struct worker {
     int id;
@@ -174,6 +176,54 @@ TEST(atfork_handlers_do_not_run)
         ASSERT_EXITED(t_wait(&p), 0);
     }
     ASSERT_EQ(atomic_load(&atfork_calls), 0);
+}
+
+/* Another thread forks while spawns run: a fork child copies whatever
+ * fds a spawn holds at that moment (the fork backend's error pipe) and,
+ * here, never execs nor exits. No spawn may wait for it. */
+#define HOLDERS_MAX 1000
+static pid_t holders[HOLDERS_MAX];
+static atomic_int nholders, holders_stop;
+
+static void *fork_holders(void *unused)
+{
+    (void)unused;
+    while (!atomic_load(&holders_stop) && atomic_load(&nholders) < HOLDERS_MAX) {
+        pid_t pid = fork();
+        if (pid == 0)
+            for (;;)
+                pause();
+        if (pid > 0)
+            holders[atomic_fetch_add(&nholders, 1)] = pid;
+        else
+            break;   /* no more processes: enough of them */
+        nanosleep(&(struct timespec){ 0, 200 * 1000 }, NULL);
+    }
+    return NULL;
+}
+
+TEST(a_spawn_does_not_wait_for_a_fork_made_meanwhile_by_another_thread)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    SKIP("each fork copies the sanitizer's shadow memory: hundreds of them take too long");
+#endif
+    pthread_t t;
+    ASSERT_OK(pthread_create(&t, NULL, fork_holders, NULL));
+    int done = 0;
+    for (int i = 0; i < 300; i++, done++) {
+        struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
+        struct fl_proc p;
+        SPAWN(&cmd, &p);
+        ASSERT_EXITED(t_wait(&p), 0);
+    }
+    atomic_store(&holders_stop, 1);
+    pthread_join(t, NULL);
+    for (int i = 0; i < atomic_load(&nholders); i++) {
+        kill(holders[i], SIGKILL);
+        waitpid(holders[i], NULL, 0);
+    }
+    ASSERT_EQ(done, 300);
+    ASSERT_GT(atomic_load(&nholders), 0);
 }
 
 TEST(handles_from_many_threads_wait_independently)
