@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -190,9 +191,13 @@ static void *fork_holders(void *unused)
     (void)unused;
     while (!atomic_load(&holders_stop) && atomic_load(&nholders) < HOLDERS_MAX) {
         pid_t pid = fork();
-        if (pid == 0)
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);   /* gone with the test, even a hung one */
+            if (getppid() == 1)
+                _exit(0);
             for (;;)
                 pause();
+        }
         if (pid > 0)
             holders[atomic_fetch_add(&nholders, 1)] = pid;
         else
