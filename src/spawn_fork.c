@@ -47,20 +47,22 @@ static long clone_like_fork(unsigned long flags, int *pidfd)
 }
 
 /* The child's pid, or -errno. CLONE_VFORK without CLONE_VM: the call
- * returns once the child has exec'd or exited (*waited), so that the error
- * pipe need not be read to its end, which a fork() made meanwhile by
- * another thread could hold open. A kernel before 5.2 has no CLONE_PIDFD and
- * a seccomp filter may deny it: then none, and the handle opens one
- * after the start. So does a start at the fd limit: the error pipe's two
- * fds are open now, and its room comes back once they are closed. With
- * FL_NO_PIDFD the pidfd is made all the same, for the process's number. */
+ * returns once the child has exec'd or exited (*waited), so that the
+ * error pipe need not be read to its end, which a fork() made meanwhile
+ * by another thread could hold open. A kernel before 5.2 has no
+ * CLONE_PIDFD and a seccomp filter may deny it: then none, and the handle
+ * opens one after the start. So does a start at the fd limit: the error
+ * pipe's two fds are open now, and its room comes back once they are
+ * closed. With FL_NO_PIDFD the pidfd is made all the same, for the
+ * process's number. */
 static long start(struct fl__plan *p, int *pidfd, bool *waited)
 {
     static int pidfd_flag_usable = 1;
     uint64_t ns = p->box ? fl__box_clone_flags(p) : 0;
     if (p->box)
         p->box->ns_unshare = ns & CLONE_NEWTIME;
-    unsigned long flags = (unsigned long)((ns & ~(uint64_t)CLONE_NEWTIME) | CLONE_VFORK | SIGCHLD);
+    unsigned long flags =
+        (unsigned long)((ns & ~(uint64_t)CLONE_NEWTIME) | CLONE_VFORK | SIGCHLD);
     *pidfd = -1;
     *waited = true;
 #if defined(__sparc__)
@@ -81,7 +83,6 @@ static long start(struct fl__plan *p, int *pidfd, bool *waited)
             return pid;
         asked = !fd_limit;
     }
-    *pidfd = -1;
     long pid = clone_like_fork(flags, NULL);
     /* Only a start that works without the flag shows that the flag was
      * what failed: an EPERM for the namespaces fails both ways. */
