@@ -9,6 +9,7 @@
 #include <gnu/libc-version.h>
 #endif
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,6 +265,23 @@ int fl_mem_check(const char *suite, const char *option, const unsigned long *mib
                           hint);
 }
 
+/* What fl_mem_fit_defaults() left out, for the report's header. */
+static char left_out[512];
+
+static void note_left_out(const char *fmt, ...)
+{
+    size_t used = strlen(left_out);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(left_out + used, sizeof left_out - used, fmt, ap);
+    va_end(ap);
+}
+
+const char *fl_mem_left_out(void)
+{
+    return left_out;
+}
+
 void fl_mem_fit_defaults(const char *suite, const char *option, unsigned long *mib, size_t *n,
                          unsigned long copies, unsigned long margin_mib)
 {
@@ -274,16 +292,20 @@ void fl_mem_fit_defaults(const char *suite, const char *option, unsigned long *m
     size_t kept = 0;
     for (size_t i = 0; i < *n; i++) {
         unsigned long need = copies * mib[i] + margin_mib;
-        if (mib[i] == 0 || need <= (unsigned long)room.mib)
+        if (mib[i] == 0 || need <= (unsigned long)room.mib) {
             mib[kept++] = mib[i];
-        else
-            fprintf(stderr, "forkless bench %s: %s %lu left out of the defaults: it needs %lu "
-                    "MiB (%lu MiB margin included), and %ld MiB are free\n",
-                    suite, option, mib[i], need, margin_mib, room.mib);
+            continue;
+        }
+        fprintf(stderr, "forkless bench %s: %s %lu left out of the defaults: it needs %lu "
+                "MiB (%lu MiB margin included), and %ld MiB are free\n",
+                suite, option, mib[i], need, margin_mib, room.mib);
+        note_left_out("%s%s %lu (needs %lu MiB, %ld MiB free)", left_out[0] ? "; " : "", option,
+                      mib[i], need, room.mib);
     }
     if (kept == 0 && *n > 0) {  /* a default of one size: the suite runs with none */
         mib[kept++] = 0;
         fprintf(stderr, "forkless bench %s: %s 0 in its place\n", suite, option);
+        note_left_out(", 0 in its place");
     }
     *n = kept;
 }

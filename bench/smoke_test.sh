@@ -612,27 +612,34 @@ fi
 if [ -n "$cgmem" ] && mkdir "$cgmem" 2>/dev/null; then
     echo $((900 * 1024 * 1024)) >"$cgmem/$lim"
     in_cg() { sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cgmem" "$@"; }
-    in_cg "$fl" bench heap -n 2 --arms forkless --target tiny >"$out/bench_small.txt" \
-        2>"$out/bench_small.err"
+    in_cg "$fl" bench heap -n 2 --arms forkless --target tiny --json "$out/bench_small.json" \
+        >"$out/bench_small.txt" 2>"$out/bench_small.err"
     rc=$?
     in_cg "$fl" bench heap -n 2 --arms forkless --target tiny --heap 0,1024 \
         >/dev/null 2>"$out/bench_small_given.err"
     rc_given=$?
     # A suite of one default heap runs with 0 in its place.
-    in_cg "$fl" bench threads --quick --targets tiny >/dev/null \
+    in_cg "$fl" bench threads --quick --targets tiny >"$out/bench_small_threads.txt" \
         2>"$out/bench_small_threads.err"
     rc_threads=$?
     rmdir "$cgmem"
-    if [ $rc_threads -ne 0 ] || ! grep -q -- '--heap 0 in its place' "$out/bench_small_threads.err"; then
+    # The report itself, not only stderr, says which heaps its verdicts
+    # leave out, and so does the JSON.
+    if [ $rc_threads -ne 0 ] || ! grep -q -- '--heap 0 in its place' "$out/bench_small_threads.err" ||
+            ! grep -q -- '^left out of the defaults for want of memory: --heap [0-9]* (needs .*, 0 in its place$' \
+                "$out/bench_small_threads.txt"; then
         echo "FAIL: bench threads in 900 MiB: exit $rc_threads"
-        cat "$out/bench_small_threads.err"
+        cat "$out/bench_small_threads.err" "$out/bench_small_threads.txt"
         fail=1
     fi
     if [ $rc -ne 0 ] || ! grep -q -- '--heap 1024 left out of the defaults' "$out/bench_small.err" ||
             ! grep -q -- '--heap 4096 left out of the defaults' "$out/bench_small.err" ||
-            ! grep -q '^heap  *0 MiB' "$out/bench_small.txt" || [ $rc_given -ne 2 ]; then
+            ! grep -q '^heap  *0 MiB' "$out/bench_small.txt" || [ $rc_given -ne 2 ] ||
+            ! grep -q -- '^left out of the defaults for want of memory: --heap 1024 (needs [0-9]* MiB, [0-9]* MiB free); --heap 4096 ' \
+                "$out/bench_small.txt" ||
+            ! grep -q '"left_out_for_memory": *"--heap 1024 (needs' "$out/bench_small.json"; then
         echo "FAIL: bench heap in 900 MiB: exit $rc (given --heap: $rc_given)"
-        cat "$out/bench_small.err" "$out/bench_small.txt"
+        cat "$out/bench_small.err" "$out/bench_small.txt" "$out/bench_small.json"
         fail=1
     fi
 else

@@ -5,6 +5,7 @@
 #include "stats.h"
 
 #include "cpu.h"
+#include "machine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -699,7 +700,12 @@ void fl_rows_start(struct fl_rows *w, const char *suite, const char *machine,
         fprintf(stderr, "forkless bench %s: warning: the machine is busy (load %.2f on "
                 "%ld CPUs); other processes will add noise to the times\n", suite,
                 load0, cpus);
+    /* A verdict "at every heap" covers only the heaps measured. */
+    const char *left_out = fl_mem_left_out();
+    if (*left_out)
+        printf("left out of the defaults for want of memory: %s\n", left_out);
     fl_rows_meta_str(w, "machine", machine);
     fl_rows_meta_num(w, "loadavg_start", load0);
     fl_rows_meta_int(w, "cpu", pinned);
+    fl_rows_meta_str(w, "left_out_for_memory", *left_out ? left_out : NULL);
 }

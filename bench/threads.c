@@ -285,7 +285,6 @@ int fl_bench_threads(int argc, char **argv)
     }
     char machine[512];
     fl_machine_line(machine, sizeof machine);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     double load0 = fl_loadavg();
     printf("forkless bench threads: %s\n", machine);
     if (o.n)
@@ -296,13 +295,7 @@ int fl_bench_threads(int argc, char **argv)
            "parent heap %lu MiB resident for every arm; rates in spawns/s; "
            "eff = rate(T) / (T x rate(%lu) / %lu)\n", o.repeats, o.heap_mib,
            o.threads[tref], o.threads[tref]);
-    printf("load average %.2f at start\n", load0);
-    if (load0 > 0.75 * (double)cpus)
-        fprintf(stderr, "forkless bench threads: warning: the machine is busy "
-                "(load %.2f on %ld CPUs); other processes will add noise\n",
-                load0, cpus);
-    fl_rows_meta_str(&j, "machine", machine);
-    fl_rows_meta_num(&j, "loadavg_start", load0);
+    fl_rows_start(&j, SUITE, machine, load0);
     fl_rows_meta_int(&j, "heap_mib", (long long)o.heap_mib);
     fl_rows_meta_num(&j, "seconds_per_cell", o.n ? NAN : o.seconds);
     fl_rows_meta_int(&j, "spawns_per_thread", (long long)o.n);
