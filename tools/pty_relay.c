@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,7 +91,7 @@ static void wait_for_the_foreground(void)
 int pty_relay_prepare(struct pty_relay *r, struct fl_cmd *cmd)
 {
     r->term_fd = r->master = r->slave = r->job_fd = r->signal_fd = -1;
-    r->wake[0] = r->wake[1] = -1;
+    r->wake[0] = r->wake[1] = r->child_note[0] = r->child_note[1] = -1;
     wait_for_the_foreground();
     r->input_is_tty = isatty(0) && tcgetattr(0, &r->saved) == 0;
     if (r->input_is_tty) {
@@ -360,6 +361,33 @@ static void stop_self(struct pty_relay *r)
     pass_size(r);  /* a resize while stopped */
 }
 
+/* The program has stopped (kill -STOP, bash's suspend). No process of
+ * its session could continue it, so its own terminal's ^Z and ^C are
+ * lost on it (the kernel drops stops for an orphaned group) and forkless
+ * would wait for ever, our terminal raw: forkless stops as well, as
+ * script(1) does, our terminal as it was, and once continued (fg)
+ * continues the program. Where forkless cannot stop (its own group is
+ * orphaned), the program goes on at once rather than hold both. Asked
+ * through the handle's pidfd, which lives until the relay has ended:
+ * once the main thread has reaped the child, its pid may be another's. */
+static void follow_a_stop(struct pty_relay *r)
+{
+    siginfo_t si = { 0 };
+    int found = r->child_pidfd >= 0
+                    ? waitid((idtype_t)P_PIDFD, (id_t)r->child_pidfd, &si, WSTOPPED | WNOHANG | WNOWAIT)
+                    : waitid(P_PID, (id_t)r->child, &si, WSTOPPED | WNOHANG | WNOWAIT);
+    if (found != 0 || si.si_pid == 0)
+        return;
+    restore_terminal(r);
+    stop_by_sigtstp(false);
+    /* Its group (it leads one, on its terminal): a kill -STOP to that
+     * group stopped every member. */
+    if (kill(-r->child, SIGCONT) != 0)
+        kill(r->child, SIGCONT);
+    enter_raw(r);
+    pass_size(r);  /* a resize while stopped */
+}
+
 /* What job_fd has read: SIGWINCH, and on a terminal SIGTSTP and SIGCONT. */
 static void on_job_signals(struct pty_relay *r)
 {
@@ -379,6 +407,16 @@ static void on_job_signals(struct pty_relay *r)
         pass_size(r);
 }
 
+/* supervise() has read a SIGCHLD (pty_relay_child_changed()). */
+static void on_child_note(struct pty_relay *r)
+{
+    char buf[64];
+    while (read(r->child_note[0], buf, sizeof buf) > 0)
+        ;
+    if (!r->draining)
+        follow_a_stop(r);
+}
+
 /* How often the relay looks whether a job in the background has been
  * brought to the foreground: a shell's fg of a job that bg continued
  * sends no SIGCONT, only hands over the terminal. */
@@ -394,7 +432,7 @@ static void *relay_main(void *arg)
     bool eio_seen = false;
     struct eof_state eof = { 0 };
     while (!r->stop && late < DRAIN_LATE_MAX) {
-        struct pollfd p[4];
+        struct pollfd p[5];
         int n = 0, i_in = -1, at;
         if (in_off == in_len && !r->draining && eof_now(&eof, r)) {
             in_off = 0;
@@ -418,6 +456,11 @@ static void *relay_main(void *arg)
                                   .events = POLLIN | (!r->draining && pending ? POLLOUT : 0) };
         int i_job = n;
         p[n++] = (struct pollfd){ .fd = r->job_fd, .events = POLLIN };
+        int i_note = -1;
+        if (r->child_note[0] >= 0) {
+            i_note = n;
+            p[n++] = (struct pollfd){ .fd = r->child_note[0], .events = POLLIN };
+        }
         int deadline_ms = add_watch(r, p, &n, &at, true), timeout = deadline_ms;
         if (background && (timeout < 0 || timeout > FOREGROUND_LOOK_MS))
             timeout = FOREGROUND_LOOK_MS;
@@ -480,6 +523,8 @@ static void *relay_main(void *arg)
         }
         if (p[i_job].revents & POLLIN)
             on_job_signals(r);
+        if (i_note >= 0 && (p[i_note].revents & POLLIN))
+            on_child_note(r);
     }
     return NULL;
 }
@@ -492,6 +537,8 @@ static void undo(struct pty_relay *r)
     close_fd(&r->job_fd);
     close_fd(&r->wake[0]);
     close_fd(&r->wake[1]);
+    close_fd(&r->child_note[0]);
+    close_fd(&r->child_note[1]);
     sigset_t was_not;
     sigemptyset(&was_not);
     for (size_t i = 0; i < sizeof job_signals / sizeof *job_signals; i++)
@@ -516,10 +563,12 @@ static int open_terminal_side(int master)
     return open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
 }
 
-int pty_relay_start(struct pty_relay *r, int *master, int signal_fd)
+int pty_relay_start(struct pty_relay *r, int *master, const struct fl_proc *child, int signal_fd)
 {
     if (!r->enabled || *master < 0)
         return 0;
+    r->child = child->pid;
+    r->child_pidfd = child->pidfd;
     sigset_t w;
     sigemptyset(&w);
     sigaddset(&w, SIGWINCH);
@@ -535,6 +584,7 @@ int pty_relay_start(struct pty_relay *r, int *master, int signal_fd)
     r->master = fcntl(*master, F_DUPFD_CLOEXEC, 3);
     if (r->master < 0 || fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK) < 0 ||
         (r->slave = open_terminal_side(r->master)) < 0 || pipe2(r->wake, O_CLOEXEC) < 0 ||
+        (r->input_is_tty && pipe2(r->child_note, O_CLOEXEC | O_NONBLOCK) < 0) ||
         (r->job_fd = signalfd(-1, &w, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
         err = errno;
     if (!err && r->input_is_tty) {
@@ -569,4 +619,12 @@ void pty_relay_finish(struct pty_relay *r, bool interrupted)
     pthread_join(r->thread, NULL);
     r->started = false;
     undo(r);
+}
+
+void pty_relay_child_changed(void *relay)
+{
+    struct pty_relay *r = relay;
+    if (r->started && r->child_note[1] >= 0)
+        while (write(r->child_note[1], "c", 1) < 0 && errno == EINTR)
+            ;  /* EAGAIN: a note is there already */
 }

@@ -297,7 +297,11 @@ static int run_command(struct run_options *o, int *die_by)
                   proc.backend == FL_BACKEND_CLONE && !oom_score_set(cmd) ? "launched" : "started",
                   resolved,
                   (int)proc.pid, fl_backend_name(proc.backend));
-    r = pty_relay_start(&o->pty, &proc.pty, o->supervise.signal_fd);
+    r = pty_relay_start(&o->pty, &proc.pty, &proc, o->supervise.signal_fd);
+    if (o->pty.started) {
+        o->supervise.on_sigchld = pty_relay_child_changed;
+        o->supervise.on_sigchld_arg = &o->pty;
+    }
     if (r != 0) {
         cli_error("--pty: cannot relay the terminal: %s", strerror(r));
         fl_kill(&proc, SIGKILL);
@@ -312,6 +316,7 @@ static int run_command(struct run_options *o, int *die_by)
     o->supervise.interrupted = &interrupted;
     r = supervise(&proc, &o->supervise, &res);
     o->supervise.interrupted = NULL;  /* it pointed into this frame */
+    o->supervise.on_sigchld = NULL;
     /* Our terminal as it was, before any message. */
     pty_relay_finish(&o->pty, interrupted);
     supervise_end(&o->supervise);

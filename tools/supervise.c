@@ -74,7 +74,7 @@ int supervise_start(struct supervise_options *opts, sigset_t *old)
         !ignored(opts->timeout_signal))
         sigaddset(set, opts->timeout_signal);
     opts->job_tty = opts->relay_job ? job_tty() : -1;
-    if (opts->kill_tree || opts->job_tty >= 0)
+    if (opts->kill_tree || opts->job_tty >= 0 || opts->watch_sigchld)
         sigaddset(set, SIGCHLD);
     /* See relay_job_signal(). */
     if (opts->relay_job) {
@@ -401,6 +401,8 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
     if (sig != SIGCHLD && opts->interrupted)
         *opts->interrupted = true;
     if (sig == SIGCHLD) {
+        if (opts->on_sigchld)
+            opts->on_sigchld(opts->on_sigchld_arg);
         if (opts->kill_tree)
             tree_reap(&st->tree, proc->pid);
         if (opts->job_tty >= 0)

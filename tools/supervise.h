@@ -50,6 +50,11 @@ struct supervise_options {
     /* If not NULL: set once forkless passes a signal on or the time
      * runs out. */
     bool *interrupted;
+    /* SIGCHLD is read too, and on_sigchld(on_sigchld_arg), where set,
+     * called at each (the --pty relay: has the program stopped?). */
+    bool watch_sigchld;
+    void (*on_sigchld)(void *arg);
+    void *on_sigchld_arg;
     /* The child (a pipeline: its stages) leads a process group of its own
      * in forkless's session (`forkless run --timeout`, --pgroup, and
      * always `forkless pipe`): the terminal's ^Z and resizes go on to it,

@@ -2760,6 +2760,58 @@ EOF
     grep -q '<exit 0>' "$T/out" || fail "forkless did not exit 0: $(cat "$T/out")"
 }
 
+# A program that stops itself (kill -STOP, bash's suspend) cannot be
+# continued by its own terminal's ^Z or ^C (its group is orphaned): forkless
+# stops too, as script(1) does, with the shell's terminal as it was, and
+# once continued (fg) continues the program. Also with --kill-tree, where
+# the main thread reads SIGCHLD as well.
+case_pty_program_stopped_stops_forkless() {
+    need_pty_python
+    for extra in "" --kill-tree; do
+        python3 - "$FL" $extra >"$T/out" 2>"$T/err" <<'EOF'
+import os, pty, select, signal, sys, termios, time
+pid, fd = pty.fork()
+if pid == 0:
+    job = os.fork()
+    if job == 0:
+        os.setpgid(0, 0)
+        os.execv(sys.argv[1], [sys.argv[1], "run", "--pty"] + sys.argv[2:] +
+                 ["--", "sh", "-c", "sleep 0.2; kill -STOP $$; echo resumed"])
+    try:
+        os.setpgid(job, job)
+    except PermissionError:
+        pass
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    os.tcsetpgrp(0, job)
+    _, status = os.waitpid(job, os.WUNTRACED)
+    os.tcsetpgrp(0, os.getpgrp())
+    lines = termios.tcgetattr(0)[3] & termios.ICANON != 0
+    os.write(1, b"<stopped %d lines %d>\n" % (os.WIFSTOPPED(status), lines))
+    os.tcsetpgrp(0, job)                  # fg
+    os.killpg(job, signal.SIGCONT)
+    _, status = os.waitpid(job, 0)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+    os.write(1, b"<exit %d>\n" % code)
+    os._exit(0)
+seen = b""
+end = time.time() + 20
+while b"<exit" not in seen and time.time() < end:
+    if select.select([fd], [], [], 0.1)[0]:
+        try:
+            seen += os.read(fd, 4096)
+        except OSError:
+            break
+if b"<exit" not in seen:
+    os.kill(pid, signal.SIGKILL)
+sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
+EOF
+        grep -q '<stopped 1 lines 1>' "$T/out" ||
+            fail "forkless run --pty $extra did not stop with its program, the terminal as it was: $(cat "$T/out") $(err)"
+        grep -q '^resumed$' "$T/out" && grep -q '<exit 0>' "$T/out" ||
+            fail "forkless run --pty $extra: the program was not continued: $(cat "$T/out") $(err)"
+    done
+}
+
 # A terminal on stdin that is not forkless's controlling terminal is raw,
 # also again after a stop from elsewhere, and read: there is no
 # foreground of forkless's on it to wait for.
