@@ -1933,7 +1933,9 @@ struct fl_pipeline {
  * of more than one stage, for FL_PTY (on a stream that no fd map
  * overrides: no pty is made for one that is) or FL_SETCTTY (a session of
  * its own, which would leave the group, or make one no other stage may
- * join).
+ * join); nor may a stage but the first have FL_NS_PID in .contain: in a
+ * PID namespace of its own it cannot see the group it would join (each is
+ * EINVAL at step prepare, .stage naming it).
  *
  * The first stage's stdin and the last stage's stdout may be FL_PIPE: the
  * caller's ends are then procs[0].stdio[0] and procs[n-1].stdio[1], and a

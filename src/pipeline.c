@@ -65,6 +65,13 @@ static int check_stage(const struct fl_cmd *c, size_t k, size_t n, struct fl_err
         return invalid_stage(e, k, "FL_PTY or FL_SETCTTY starts a session of its own, "
                                    "outside the pipeline's process group: only in a "
                                    "pipeline of one stage");
+    /* A later stage joins the group that stage 0 leads, by its number,
+     * which a PID namespace of the stage's own does not show (setpgid()
+     * is EPERM there). Stage 0 makes the group: it may have one. */
+    if (k > 0 && c->contain && (c->contain->unshare & FL_NS_PID))
+        return invalid_stage(e, k, "FL_NS_PID: a stage in a PID namespace of its own cannot "
+                                   "join the first stage's process group: only the first "
+                                   "stage may have one");
     if (piped_in(k) && c->stdio[0].kind != FL_INHERIT)
         return invalid_stage(e, k, "stdin is the pipe from the stage before: "
                                    ".stdio[0] must be FL_INHERIT");

@@ -228,6 +228,23 @@ TEST(a_stage_on_a_terminal_of_its_own_is_einval_in_a_pipeline_of_two)
     }
 }
 
+TEST(a_later_stage_in_a_pid_namespace_of_its_own_is_einval)
+{
+    /* It could not see stage 0, whose group it joins (setpgid() EPERM
+     * from inside): refused before anything starts, naming the stage. */
+    NEEDS_CLOSE_OTHERS();
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN)
+        SKIP("the posix_spawn backend makes no namespace (ENOTSUP first)");
+    struct fl_contain own_pids = { .unshare = FL_NS_PID };
+    for (int k = 1; k < 3; k++) {
+        struct fl_cmd stages[] = { STAGE("exit", "0"), STAGE("exit", "0"), STAGE("exit", "0") };
+        stages[k].contain = &own_pids;
+        struct fl_error e = spawn_fails(stages, 3, EINVAL);
+        ASSERT_EQ(e.stage, k + 1);
+        ASSERT_STR_CONTAINS(e.detail, "FL_NS_PID");
+    }
+}
+
 /* An FL_PTY stream that an fd map overrides opens no terminal and makes
  * no session: the stage runs in the pipeline's group, as the map says. */
 TEST(a_later_stage_with_a_mapped_over_pty_runs_in_the_group)
