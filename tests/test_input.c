@@ -600,7 +600,7 @@ static char *const *const bad_cli[] = {
     ARGV("--rlimit", "CORE=:", "/bin/true"),
     ARGV("--rlimit", "CORE=", "/bin/true"),
     ARGV("--rlimit", "CORE=99999999999999999999999", "/bin/true"),
-    ARGV("--rlimit", "CORE=18446744073709551615", "/bin/true"),
+    ARGV("--rlimit", "CORE=18446744073709551616", "/bin/true"),
     ARGV("--umask", "8", "/bin/true"),
     ARGV("--umask", "01777", "/bin/true"),
     ARGV("--umask", "", "/bin/true"),

@@ -282,7 +282,8 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
             return -1;
         }
         if (r != 0) {
-            cli_error("--rlimit: expected NAME=SOFT[:HARD], got \"%s\"", arg);
+            cli_error("--rlimit: expected NAME=SOFT[:HARD], each a whole number, \"unlimited\" "
+                      "or -1, got \"%s\"", arg);
             return -1;
         }
         o->rlimit_args[cmd->nrlimits++] = arg;

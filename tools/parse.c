@@ -277,8 +277,9 @@ int rlimit_resource_by_name(const char *name)
     return -1;
 }
 
-/* A limit value: decimal, or "unlimited" (also "infinity", and -1 as
- * prlimit(1) takes it); "" means "keep *value". */
+/* A limit value: decimal (RLIM_INFINITY's own number too), or
+ * "unlimited" (also "infinity", and -1 as prlimit(1) takes it); ""
+ * means "keep *value". */
 static int parse_rlimit_value(const char *text, size_t len, rlim_t *value)
 {
     if (len == 0)
@@ -291,7 +292,7 @@ static int parse_rlimit_value(const char *text, size_t len, rlim_t *value)
     const char *p = text;
     uint64_t v;
     if (read_decimal(&p, &v) != 0 || (size_t)(p - text) != len ||
-        v >= (uint64_t)RLIM_INFINITY)
+        v > (uint64_t)RLIM_INFINITY)
         return -1;
     *value = (rlim_t)v;
     return 0;

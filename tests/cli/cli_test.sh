@@ -842,6 +842,15 @@ case_rlimit_minus_one_is_unlimited_as_for_prlimit() {
     expect_status 125
 }
 
+case_rlimit_the_number_of_rlim_infinity_is_unlimited_as_for_prlimit() {
+    [ "$(ulimit -Hc)" = unlimited ] || skip "the core size hard limit here is not unlimited"
+    run_fl run --rlimit CORE=0:18446744073709551615 -- sh -c 'ulimit -Hc'
+    expect_status 0
+    expect_out unlimited
+    expect_bad_option run --rlimit CORE=18446744073709551616 -- true
+    expect_err_has 'each a whole number'
+}
+
 case_rlimit_unknown_name() {
     expect_bad_option run --rlimit FOO=1 -- true
     expect_err_has "FOO"
