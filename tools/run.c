@@ -23,15 +23,21 @@
 #include "supervise.h"
 #include "user.h"
 
-/* Does the file an exec step failed on exist, where the child looked for
- * it (under --chroot, inside the new root, whose "/" a relative .cwd
- * starts from)? Then ENOENT came from its #! interpreter (or a library),
- * and the program itself was found. */
-static bool exec_path_exists(const struct fl_cmd *cmd, const char *path)
+/* Was the file an exec step failed on there? Then ENOENT came from its
+ * #! interpreter (or a library), and the program itself was found. A PATH
+ * search names a candidate (.index 0 or more) only where one was there,
+ * and says .index -1 where it found none. A program named with '/' is
+ * looked at where the child looked (under --chroot, inside the new root,
+ * whose "/" a relative .cwd starts from), by its whole name: e->path is
+ * cut at FL_ERROR_PATH_MAX, and a cut name may be another file. */
+static bool exec_path_exists(const struct fl_cmd *cmd, const struct fl_error *e)
 {
     struct stat st;
+    const char *path = cmd->path ? cmd->path : cmd->argv[0];
+    if (e->index < 0)
+        return false;
     if (!strchr(path, '/'))
-        return false;  /* a bare name: the PATH search found nothing */
+        return true;
     const char *root = cmd->contain ? cmd->contain->chroot : NULL;
     const char *dir = path[0] == '/' ? NULL : cmd->cwd;
     char *full = NULL;
@@ -48,7 +54,7 @@ int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e)
 {
     if (e->step != FL_STEP_EXEC)
         return EXIT_FORKLESS_ERROR;
-    if (e->err == ENOENT && !exec_path_exists(cmd, e->path))
+    if (e->err == ENOENT && !exec_path_exists(cmd, e))
         return EXIT_NOT_FOUND;
     return EXIT_CANNOT_EXECUTE;
 }

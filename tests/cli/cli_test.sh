@@ -318,6 +318,27 @@ case_exit_126_missing_loader() {
     expect_err_has "(dynamic loader \"${loader%?}X\" not found)"
 }
 
+case_exit_status_judges_a_long_path_by_its_whole_name() {
+    # The error's path is cut at 1024 bytes; what was found is judged by the
+    # whole name, whose cut may be another file. A missing program under a
+    # 1,000-byte path whose cut is a directory: 127. A script whose
+    # interpreter is missing, under a path whose cut is no file: 126.
+    local dots="" i name
+    for i in $(seq 520); do dots="$dots/."; done
+    run_fl run -- "$T$dots/nosuch"
+    expect_status 127
+    run_fl pipe true ::: "$T$dots/nosuch"
+    expect_status 127
+    name=$(printf '%0200d' 0)
+    mkdir -p "$T/$name/$name/$name/$name/$name/$name" || skip "cannot make a 1,200-byte path here"
+    printf '#!/nonexistent/interpreter\n' >"$T/$name/$name/$name/$name/$name/$name/script"
+    chmod 755 "$T/$name/$name/$name/$name/$name/$name/script"
+    run_fl run -- "$T/$name/$name/$name/$name/$name/$name/script"
+    expect_status 126
+    run_fl pipe true ::: "$T/$name/$name/$name/$name/$name/$name/script"
+    expect_status 126
+}
+
 case_exit_127_path() {
     run_fl run -- /nonexistent-dir/prog
     expect_status 127
