@@ -1139,7 +1139,10 @@ struct fl_proc {
  *   ENAMETOOLONG  the program, .cwd or a file path is longer than PATH_MAX,
  *            or a program name without '/' longer than NAME_MAX, which no
  *            PATH entry can hold (step exec, index -1, found before the
- *            clone, as execvp() says it without a search)
+ *            clone, as execvp() says it without a search). In a search, a
+ *            candidate longer than PATH_MAX (a long PATH entry) is not
+ *            there, as sh and Python skip it: a search with no other is
+ *            ENOENT, where execvp() says ENAMETOOLONG
  *   ENOTSUP  the chosen backend cannot express an option, or FL_NO_FORK
  *            forbids the backend
  *   ENOMEM, EMFILE, EAGAIN (RLIMIT_NPROC), ...   from the parent's steps
