@@ -1888,10 +1888,42 @@ need_pty() {
 }
 
 # need_pty_python: python3, with a pseudo-terminal to run forkless on.
-# Writes $T/on_pty.py and $T/rec.py (see below).
+# Writes $T/on_pty.py, $T/rec.py and $T/ptyout.py (see below).
 need_pty_python() {
     command -v python3 >/dev/null || skip "no python3 to drive a pseudo-terminal"
     need_pty
+    # ptyout.py, for a script run with PYTHONPATH=$T: print_until(fd, pid,
+    # marker, secs) prints what the terminal fd shows (without '\r') once
+    # marker has come, or secs later, having killed pid, its session leader.
+    # foreground_job(argv), in that session leader, starts argv as a job
+    # of its own in the terminal's foreground, as a shell does; its pid.
+    cat >"$T/ptyout.py" <<'PY'
+import os, select, signal, sys, time
+def foreground_job(argv):
+    job = os.fork()
+    if job == 0:
+        os.setpgid(0, 0)
+        os.execv(argv[0], argv)
+    try:
+        os.setpgid(job, job)   # as a shell does, for whichever runs first
+    except PermissionError:
+        pass                   # it has exec'd, in the group it made itself
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    os.tcsetpgrp(0, job)
+    return job
+def print_until(fd, pid, marker, secs):
+    seen = b""
+    end = time.time() + secs
+    while marker not in seen and time.time() < end:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                break
+    if marker not in seen:
+        os.kill(pid, signal.SIGKILL)
+    sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
+PY
     # on_pty.py ACTION PIDFILE COMMAND...: runs COMMAND as the session
     # leader of a new pseudo-terminal, its controlling terminal. Once
     # PIDFILE holds a pid: ACTION intr types Ctrl-C, hangup closes the
@@ -2704,20 +2736,12 @@ case_pty_tmux_continued_is_raw_again() {
 # meanwhile (that would stop it, SIGTTIN).
 case_pty_fg_after_bg_is_raw_again() {
     need_pty_python
-    python3 - "$FL" >"$T/out" 2>"$T/err" <<'EOF'
+    PYTHONPATH="$T" python3 - "$FL" >"$T/out" 2>"$T/err" <<'EOF'
 import os, pty, select, signal, sys, termios, time
+from ptyout import foreground_job
 pid, fd = pty.fork()
 if pid == 0:
-    job = os.fork()
-    if job == 0:
-        os.setpgid(0, 0)
-        os.execv(sys.argv[1], [sys.argv[1], "run", "--pty", "--", "cat"])
-    try:
-        os.setpgid(job, job)
-    except PermissionError:
-        pass
-    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-    os.tcsetpgrp(0, job)
+    job = foreground_job([sys.argv[1], "run", "--pty", "--", "cat"])
     os.write(1, b"<job %d %s>\n" % (job, os.ttyname(0).encode()))
     _, status = os.waitpid(job, os.WUNTRACED)
     os.tcsetpgrp(0, os.getpgrp())
@@ -2798,21 +2822,13 @@ EOF
 case_pty_program_stopped_stops_forkless() {
     need_pty_python
     for extra in "" --kill-tree; do
-        python3 - "$FL" $extra >"$T/out" 2>"$T/err" <<'EOF'
-import os, pty, select, signal, sys, termios, time
+        PYTHONPATH="$T" python3 - "$FL" $extra >"$T/out" 2>"$T/err" <<'EOF'
+import os, pty, signal, sys, termios
+from ptyout import foreground_job, print_until
 pid, fd = pty.fork()
 if pid == 0:
-    job = os.fork()
-    if job == 0:
-        os.setpgid(0, 0)
-        os.execv(sys.argv[1], [sys.argv[1], "run", "--pty"] + sys.argv[2:] +
-                 ["--", "sh", "-c", "sleep 0.2; kill -STOP $$; echo resumed"])
-    try:
-        os.setpgid(job, job)
-    except PermissionError:
-        pass
-    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-    os.tcsetpgrp(0, job)
+    job = foreground_job([sys.argv[1], "run", "--pty"] + sys.argv[2:] +
+                         ["--", "sh", "-c", "sleep 0.2; kill -STOP $$; echo resumed"])
     _, status = os.waitpid(job, os.WUNTRACED)
     os.tcsetpgrp(0, os.getpgrp())
     lines = termios.tcgetattr(0)[3] & termios.ICANON != 0
@@ -2823,17 +2839,7 @@ if pid == 0:
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
     os.write(1, b"<exit %d>\n" % code)
     os._exit(0)
-seen = b""
-end = time.time() + 20
-while b"<exit" not in seen and time.time() < end:
-    if select.select([fd], [], [], 0.1)[0]:
-        try:
-            seen += os.read(fd, 4096)
-        except OSError:
-            break
-if b"<exit" not in seen:
-    os.kill(pid, signal.SIGKILL)
-sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
+print_until(fd, pid, b"<exit", 20)
 EOF
         grep -q '<stopped 1 lines 1>' "$T/out" ||
             fail "forkless run --pty $extra did not stop with its program, the terminal as it was: $(cat "$T/out") $(err)"
@@ -2847,8 +2853,8 @@ EOF
 # foreground of forkless's on it to wait for.
 case_pty_input_from_a_terminal_not_its_own_is_read() {
     need_pty_python
-    python3 - "$FL" >"$T/out" 2>"$T/err" <<'EOF'
-import os, pty, select, signal, sys, termios, time
+    PYTHONPATH="$T" python3 - "$FL" >"$T/out" 2>"$T/err" <<'EOF'
+import os, pty, signal, sys, termios, time
 pid, fd = pty.fork()
 if pid == 0:
     other, other_side = os.openpty()   # not this session's terminal
@@ -2883,17 +2889,8 @@ if pid == 0:
     _, status = os.waitpid(job, 0)
     say("<exit %d>" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)))
     os._exit(0)
-seen = b""
-end = time.time() + 30
-while b"<exit" not in seen and time.time() < end:
-    if select.select([fd], [], [], 0.1)[0]:
-        try:
-            seen += os.read(fd, 4096)
-        except OSError:
-            break
-if b"<exit" not in seen:
-    os.kill(pid, signal.SIGKILL)
-sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
+from ptyout import print_until
+print_until(fd, pid, b"<exit", 30)
 EOF
     # The program's terminal echoes the line, then head writes its 3
     # bytes, and forkless exits 0; no "<never raw>" or "<not ...>".
