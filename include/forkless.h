@@ -1004,8 +1004,8 @@ struct fl_error {
     enum fl_step step;
     int index;              /* see enum fl_step; -1 when it does not apply */
     /* The path the step was working on (the program, the cwd, the file;
-     * for FL_STEP_RLIMIT the resource's name), truncated to fit; "" when
-     * there is none. */
+     * for FL_STEP_RLIMIT the resource's name); "" when there is none. One
+     * longer than the record is cut to fit, and then ends in "...". */
     char path[FL_ERROR_PATH_MAX];
     /* More, in words, or "": "argument 3 is longer than MAX_ARG_STRLEN",
      * "interpreter \"/usr/bin/pyhton\" not found", "dynamic loader

@@ -63,6 +63,22 @@ static void copy_str(char *dst, size_t size, const char *src)
     dst[n] = '\0';
 }
 
+/* A path too long for the record ends in "..." where it was cut (never
+ * inside a UTF-8 character): a cut name may be another file's, and a
+ * reader must see that it is not the whole one. */
+static void copy_path(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+    if (n < size) {
+        memcpy(dst, src, n + 1);
+        return;
+    }
+    n = size - 4;
+    while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
+        n--;  /* src[n], the first byte cut, must not continue a character */
+    snprintf(dst, size, "%.*s...", (int)n, src);
+}
+
 int fl__fail(struct fl_error *e, int err, enum fl_step step, int index,
              const char *path, const char *detail)
 {
@@ -70,7 +86,7 @@ int fl__fail(struct fl_error *e, int err, enum fl_step step, int index,
     e->step = step;
     e->index = index;
     e->stage = 0;
-    copy_str(e->path, sizeof e->path, path ? path : "");
+    copy_path(e->path, sizeof e->path, path ? path : "");
     copy_str(e->detail, sizeof e->detail, detail ? detail : "");
     return err;
 }

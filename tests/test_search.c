@@ -123,8 +123,8 @@ TEST(a_file_that_cannot_be_opened_comes_before_a_program_not_found)
 
 TEST(the_detail_of_a_path_longer_than_the_record_still_names_the_interpreter)
 {
-    /* The record keeps FL_ERROR_PATH_MAX - 1 bytes of the path; the
-     * detail is worked out from the whole one. */
+    /* The record keeps the start of the path, marked as cut with "...";
+     * the detail is worked out from the whole one. */
     char *dir = t_tmpdir();
     while (strlen(dir) < FL_ERROR_PATH_MAX + 100) {
         dir = t_fmt("%s/%s", dir, "dddddddddddddddddddddddddddddddddddddddddddddddddd");
@@ -134,7 +134,27 @@ TEST(the_detail_of_a_path_longer_than_the_record_still_names_the_interpreter)
     struct fl_cmd cmd = { .argv = ARGV(prog), .backend = BACKEND };
     struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
     ASSERT_EQ(strlen(e.path), FL_ERROR_PATH_MAX - 1);
+    ASSERT_STR_EQ(e.path + FL_ERROR_PATH_MAX - 4, "...");
+    ASSERT_EQ(strncmp(e.path, prog, FL_ERROR_PATH_MAX - 4), 0);
     ASSERT_STR_CONTAINS(e.detail, "/nonexistent/pyhton");
+}
+
+TEST(a_path_cut_to_fit_the_record_keeps_whole_utf8_characters)
+{
+    /* Cut inside a two-byte character, the record ends before it. */
+    char prog[1400] = "/nonexistent-xy";  /* 15 bytes: a character starts at every odd offset */
+    while (strlen(prog) + 3 < sizeof prog)
+        strcat(prog, "\xc3\xa9");  /* é */
+    for (size_t at = 101; at + 1 < strlen(prog); at += 100) {
+        prog[at] = '/';  /* components under NAME_MAX, in place of an é */
+        prog[at + 1] = 'x';
+    }
+    struct fl_cmd cmd = { .argv = ARGV(prog), .backend = BACKEND };
+    struct fl_error e = SPAWN_FAILS(&cmd, ENOENT, FL_STEP_EXEC);
+    size_t n = strlen(e.path);
+    ASSERT_EQ(n, FL_ERROR_PATH_MAX - 2);  /* byte 1019 began the character byte 1020 continues */
+    ASSERT_STR_EQ(e.path + n - 3, "...");
+    ASSERT_EQ(strncmp(e.path, prog, n - 3), 0);
 }
 
 TEST(a_relative_program_without_exec_permission_under_cwd_is_eacces)
