@@ -1326,6 +1326,9 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  * ever, 0 to poll, or a positive number of milliseconds; any other value is
  * EINVAL. The wait polls the pidfd: no busy loop, no SIGCHLD handler, and
  * a signal handler that interrupts it (EINTR) is retried with the time left.
+ * Where waitid(P_PIDFD) is refused (Linux before 5.4; a seccomp filter's
+ * EPERM or ENOSYS), the process, still the caller's unreaped child, is
+ * reaped by its pid.
  *
  * Returns:
  *   0          *status (when not NULL) holds a wait status for WIFEXITED(),

@@ -498,6 +498,16 @@ FL__HIDDEN void fl__restore_signals(const sigset_t *old);
 FL__HIDDEN void fl__child_mask(struct fl__plan *p, const sigset_t *parent_mask);
 FL__HIDDEN uint64_t fl__sigset_bits(const sigset_t *set);
 FL__HIDDEN void fl__reap(pid_t pid, int pidfd);
+/* waitid(P_PIDFD)'s -errno r says that the call itself is refused, not
+ * that the process is not there: EINVAL from a kernel before 5.4 (no
+ * P_PIDFD), ENOSYS or EPERM from a seccomp filter of the caller's (as
+ * container profiles answer calls they do not know). The pid, still an
+ * unreaped child of ours while the pidfd is open and nothing else has
+ * reaped it, is asked instead. */
+static inline bool fl__pidfd_wait_refused(long r)
+{
+    return r == -EINVAL || r == -ENOSYS || r == -EPERM;
+}
 FL__HIDDEN bool fl__clone_vm_works(void);
 /* The backend a spawn of cmd uses: cmd->backend, or for FL_BACKEND_AUTO
  * the clone backend where CLONE_VM works here, else fork. */

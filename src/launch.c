@@ -377,11 +377,11 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
 
 /* Has the child ended (a zombie, or reaped elsewhere)? Raw and WNOWAIT:
  * nothing is taken. Only a status seen, or ECHILD (no such child of ours
- * any more), says so: an error that proves nothing (EINVAL from a kernel
- * before 5.4, which has CLONE_PIDFD but no P_PIDFD; EBADF from a pidfd
- * closed behind the handle) asks again by pid, which is still ours while
- * nothing has reaped it, and any other error keeps the wait going, since
- * settling early frees what a child still at its setup reads. */
+ * any more), says so: an error that proves nothing (P_PIDFD refused, see
+ * fl__pidfd_wait_refused(); EBADF from a pidfd closed behind the handle)
+ * asks again by pid, which is still ours while nothing has reaped it, and
+ * any other error keeps the wait going, since settling early frees what a
+ * child still at its setup reads. */
 static bool ended(const struct fl_proc *proc)
 {
     siginfo_t si;
@@ -394,7 +394,7 @@ static bool ended(const struct fl_proc *proc)
                               WEXITED | WNOHANG | WNOWAIT, 0);
         if (r == -EINTR)
             continue;
-        if (!by_pid && (r == -EINVAL || r == -EBADF)) {
+        if (!by_pid && (fl__pidfd_wait_refused(r) || r == -EBADF)) {
             by_pid = true;
             continue;
         }
@@ -477,7 +477,7 @@ static bool stopped(const struct fl_proc *proc)
     long r = proc->pidfd >= 0 ? fl__sys5(SYS_waitid, P_PIDFD, proc->pidfd, &si,
                                          WSTOPPED | WNOHANG | WNOWAIT, 0)
                               : -EBADF;
-    if (r == -EINVAL || r == -EBADF)
+    if (fl__pidfd_wait_refused(r) || r == -EBADF)
         r = fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WSTOPPED | WNOHANG | WNOWAIT, 0);
     if (r == 0 && si.si_pid != 0)
         return true;
@@ -602,9 +602,9 @@ static int settle(struct fl_proc *proc, bool give_up_if_stopped, bool *gave_up)
         while (r == -EINTR);
         if (fd >= 0 && proc->pidfd < 0)
             fl__sys1(SYS_close, fd);
-        /* Before Linux 5.4 no P_PIDFD; EBADF: the caller closed the pidfd
-         * (it is asked by pid then, as ended() does). */
-        if ((r == -EINVAL || r == -EBADF) && proc->pidfd >= 0)
+        /* P_PIDFD refused; EBADF: the caller closed the pidfd (it is
+         * asked by pid then, as ended() does). */
+        if ((fl__pidfd_wait_refused(r) || r == -EBADF) && fd >= 0)
             fl__reap(proc->pid, -1);
         proc->state_ = FL__PROC_REAPED;
     }

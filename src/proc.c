@@ -174,9 +174,7 @@ int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru, enum fl__
         r = p->pidfd >= 0 ? waitid_usage(P_PIDFD, p->pidfd, si, WEXITED, ru, how)
                           : waitid_usage(P_PID, p->pid, si, WEXITED, ru, how);
     }
-    /* A kernel before 5.4: no P_PIDFD, but the pid is still ours, since
-     * nothing has reaped it. */
-    if (r == -EINVAL && p->pidfd >= 0)
+    if (fl__pidfd_wait_refused(r) && (p->pidfd >= 0 || borrowed >= 0))
         r = waitid_usage(P_PID, p->pid, si, WEXITED, ru, how);
     if (r == 0 || r == -ECHILD)
         p->state_ = PROC_REAPED;
@@ -209,7 +207,7 @@ unsigned long long fl__pidfd_ident(int pidfd)
 #define IDENT_GONE(p) ((__typeof__((p)->ident_))-1)
 
 /* Asked through a pidfd: 1, our child (running, or a zombie); 0, not, or
- * no longer; -1, cannot tell (no P_PIDFD before Linux 5.4). Raw. */
+ * no longer; -1, cannot tell (P_PIDFD refused). Raw. */
 static int pidfd_our_child(long pidfd)
 {
     siginfo_t si;

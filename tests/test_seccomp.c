@@ -636,6 +636,60 @@ TEST(a_timed_wait_whose_polls_are_all_interrupted_still_times_out)
     ASSERT_EXITED(st, ETIMEDOUT);  /* killed by SIGALRM: it spun */
 }
 
+/* A filter of the caller's that refuses waitid(P_PIDFD), with ENOSYS or
+ * EPERM as container profiles answer a call they do not know, or EINVAL
+ * as Linux 5.3 did: the pid, unreaped, is still the handle's process, so
+ * every wait, blocking or timed, and fl_run() end with the status, and
+ * leave no zombie. */
+TEST(a_wait_whose_p_pidfd_a_filter_refuses_still_reaps_with_the_status)
+{
+    NEEDS_CLOSE_OTHERS();
+    static const int errs[] = { ENOSYS, EPERM, EINVAL };
+    for (size_t k = 0; k < sizeof errs / sizeof *errs; k++) {
+        pid_t pid = fork();
+        ASSERT_SYS(pid);
+        if (pid == 0) {
+            alarm(20);
+            if (install_filter(DENY_WAITID_PIDFD, errs[k]) != 0)
+                _exit(2);
+            static const unsigned flags[] = { 0, FL_NO_PIDFD, FL_NO_WAIT_EXEC };
+            static const int timeouts[] = { -1, 5000 };
+            for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+                for (size_t j = 0; j < 2; j++) {
+                    struct fl_cmd cmd = { .argv = PROBE("exit", "7"), .flags = flags[i],
+                                          .backend = BACKEND };
+                    struct fl_proc p;
+                    if (fl_spawn(&cmd, &p, NULL) != 0)
+                        _exit(3);
+                    int st = 0, r = fl_wait(&p, timeouts[j], &st);
+                    fl_close(&p);
+                    if (r != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 7) {
+                        fprintf(stderr, "errno %d, flags 0x%x, timeout %d: fl_wait returned %d, "
+                                "status 0x%x\n", errs[k], flags[i], timeouts[j], r, st);
+                        _exit(4);
+                    }
+                }
+            struct fl_cmd cmd = { .argv = PROBE("exit", "7"), .backend = BACKEND };
+            struct fl_result res;
+            int r = fl_run(&cmd, NULL, &res, NULL);
+            if (r != 0 || res.exit_code != 7) {
+                fprintf(stderr, "errno %d: fl_run returned %d, exit code %d\n", errs[k], r,
+                        res.exit_code);
+                _exit(5);
+            }
+            fl_result_free(&res);
+            siginfo_t si = { 0 };
+            if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG) == 0 && si.si_pid != 0) {
+                fprintf(stderr, "errno %d: a zombie left, pid %d\n", errs[k], (int)si.si_pid);
+                _exit(6);
+            }
+            _exit(0);
+        }
+        int st = filtered_child_status(pid);
+        ASSERT_EXITED(st, 0);  /* 4, 5, 6: a status lost or a zombie left (see stderr) */
+    }
+}
+
 /* Linux 5.3: pidfds, but waitid() without P_PIDFD (EINVAL). A handle
  * without a pidfd of its own borrows one for a timed wait, and the
  * pid, unreaped, is still its process: the wait ends with the status,
