@@ -464,8 +464,8 @@ static int finish_options(struct run_options *o)
         cmd->flags |= FL_SETSID;
         if (pty_relay_prepare(&o->pty, cmd) != 0)
             return -1;
-        /* On a terminal, the relay follows the program's stops. */
-        o->supervise.watch_sigchld = o->pty.input_is_tty;
+        /* The relay follows the program's stops (see follow_a_stop()). */
+        o->supervise.watch_sigchld = true;
     }
 
     /* A timeout kills the child's whole process group, so it needs one of

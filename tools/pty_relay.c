@@ -15,12 +15,24 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "job_control.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+#ifndef SYS_pidfd_send_signal  /* an older libc's headers */
+#if defined(__alpha__)
+#define SYS_pidfd_send_signal 534
+#else
+#define SYS_pidfd_send_signal 424
+#endif
+#endif
 
 enum {
     RELAY_BUF = 16384,
@@ -381,8 +393,12 @@ static void follow_a_stop(struct pty_relay *r)
     restore_terminal(r);
     stop_by_sigtstp(false);
     /* Its group (it leads one, on its terminal): a kill -STOP to that
-     * group stopped every member. */
-    if (kill(-r->child, SIGCONT) != 0)
+     * group stopped every member. Only while the child is not reaped
+     * (the main thread may reap it now): its number is the group's, and
+     * once free may be another's. */
+    bool reaped = r->child_pidfd >= 0 &&
+                  syscall(SYS_pidfd_send_signal, r->child_pidfd, 0, NULL, 0) != 0 && errno == ESRCH;
+    if (!reaped && kill(-r->child, SIGCONT) != 0)
         kill(r->child, SIGCONT);
     enter_raw(r);
     pass_size(r);  /* a resize while stopped */
@@ -415,6 +431,26 @@ static void on_child_note(struct pty_relay *r)
         ;
     if (!r->draining)
         follow_a_stop(r);
+}
+
+/* The relay has ended before the child (nobody reads our stdout: its
+ * terminal hung up), which may still stop itself, and must not be left
+ * stopped: its stops are followed until it has ended (the wake pipe). */
+static void follow_stops_to_the_end(struct pty_relay *r)
+{
+    while (!r->draining) {
+        struct pollfd p[2] = { { .fd = r->wake[0], .events = POLLIN },
+                               { .fd = r->child_note[0], .events = POLLIN } };
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return;
+        }
+        if (p[0].revents)
+            return;
+        if (p[1].revents)
+            on_child_note(r);
+    }
 }
 
 /* How often the relay looks whether a job in the background has been
@@ -456,11 +492,8 @@ static void *relay_main(void *arg)
                                   .events = POLLIN | (!r->draining && pending ? POLLOUT : 0) };
         int i_job = n;
         p[n++] = (struct pollfd){ .fd = r->job_fd, .events = POLLIN };
-        int i_note = -1;
-        if (r->child_note[0] >= 0) {
-            i_note = n;
-            p[n++] = (struct pollfd){ .fd = r->child_note[0], .events = POLLIN };
-        }
+        int i_note = n;
+        p[n++] = (struct pollfd){ .fd = r->child_note[0], .events = POLLIN };
         int deadline_ms = add_watch(r, p, &n, &at, true), timeout = deadline_ms;
         if (background && (timeout < 0 || timeout > FOREGROUND_LOOK_MS))
             timeout = FOREGROUND_LOOK_MS;
@@ -523,9 +556,10 @@ static void *relay_main(void *arg)
         }
         if (p[i_job].revents & POLLIN)
             on_job_signals(r);
-        if (i_note >= 0 && (p[i_note].revents & POLLIN))
+        if (p[i_note].revents & POLLIN)
             on_child_note(r);
     }
+    follow_stops_to_the_end(r);
     return NULL;
 }
 
@@ -584,7 +618,7 @@ int pty_relay_start(struct pty_relay *r, int *master, const struct fl_proc *chil
     r->master = fcntl(*master, F_DUPFD_CLOEXEC, 3);
     if (r->master < 0 || fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK) < 0 ||
         (r->slave = open_terminal_side(r->master)) < 0 || pipe2(r->wake, O_CLOEXEC) < 0 ||
-        (r->input_is_tty && pipe2(r->child_note, O_CLOEXEC | O_NONBLOCK) < 0) ||
+        pipe2(r->child_note, O_CLOEXEC | O_NONBLOCK) < 0 ||
         (r->job_fd = signalfd(-1, &w, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
         err = errno;
     if (!err && r->input_is_tty) {

@@ -30,7 +30,7 @@ struct pty_relay {
     int slave;                 /* the terminal side, until the child has ended */
     int wake[2];               /* written when the child has ended */
     int job_fd;                /* a signalfd: SIGWINCH; SIGTSTP, SIGCONT on a terminal */
-    int child_note[2];         /* on a terminal: written at each SIGCHLD */
+    int child_note[2];         /* written at each SIGCHLD */
     pid_t child;               /* the program, and its handle's pidfd (or -1) */
     int child_pidfd;
     int signal_fd;             /* supervise's, read during the drain */
@@ -60,9 +60,9 @@ int pty_relay_prepare(struct pty_relay *r, struct fl_cmd *cmd);
  * child has ended, so that a program that closes its terminal and opens
  * it again (/dev/tty) is still relayed. The relay takes *master (and
  * sets it to -1): if nobody reads fd 1 any more (EPIPE), it closes it,
- * and the program's terminal hangs up (SIGHUP). On a terminal, when the
- * program stops (SIGSTOP), forkless stops too, and continues it once
- * continued itself (see pty_relay_child_changed()); child is its handle,
+ * and the program's terminal hangs up (SIGHUP). When the program stops
+ * (SIGSTOP), forkless stops too, and continues it once continued itself
+ * (see pty_relay_child_changed()), also once the relay has hung up; child is its handle,
  * whose pidfd must stay open until pty_relay_finish(). signal_fd is
  * supervise's, read once the child has
  * ended. Nothing to do when *master is -1 (no stream on the pty).
@@ -82,7 +82,7 @@ void pty_relay_finish(struct pty_relay *r, bool interrupted);
 /* From supervise(), at each SIGCHLD it reads (the relay's thread reads no
  * signal that supervise() may read; see watch_sigchld in supervise.h):
  * relay, a struct pty_relay, looks whether the program has stopped.
- * Nothing to do before pty_relay_start() or on no terminal. */
+ * Nothing to do before pty_relay_start(). */
 void pty_relay_child_changed(void *relay);
 
 #endif

@@ -2821,14 +2821,18 @@ EOF
 # the main thread reads SIGCHLD as well.
 case_pty_program_stopped_stops_forkless() {
     need_pty_python
-    for extra in "" --kill-tree; do
-        PYTHONPATH="$T" python3 - "$FL" $extra >"$T/out" 2>"$T/err" <<'EOF'
+    for mode in plain --kill-tree stdin-not-a-terminal; do
+        PYTHONPATH="$T" python3 - "$FL" $mode >"$T/out" 2>"$T/err" <<'EOF'
 import os, pty, signal, sys, termios
 from ptyout import foreground_job, print_until
+fl, mode = sys.argv[1], sys.argv[2]
+argv = [fl, "run", "--pty"] + (["--kill-tree"] if mode == "--kill-tree" else []) + \
+       ["--", "sh", "-c", "sleep 0.2; kill -STOP $$; echo resumed"]
+if mode == "stdin-not-a-terminal":
+    argv = ["/bin/sh", "-c", 'exec "$@" </dev/null', "sh"] + argv
 pid, fd = pty.fork()
 if pid == 0:
-    job = foreground_job([sys.argv[1], "run", "--pty"] + sys.argv[2:] +
-                         ["--", "sh", "-c", "sleep 0.2; kill -STOP $$; echo resumed"])
+    job = foreground_job(argv)
     _, status = os.waitpid(job, os.WUNTRACED)
     os.tcsetpgrp(0, os.getpgrp())
     lines = termios.tcgetattr(0)[3] & termios.ICANON != 0
@@ -2842,10 +2846,46 @@ if pid == 0:
 print_until(fd, pid, b"<exit", 20)
 EOF
         grep -q '<stopped 1 lines 1>' "$T/out" ||
-            fail "forkless run --pty $extra did not stop with its program, the terminal as it was: $(cat "$T/out") $(err)"
+            fail "forkless run --pty ($mode) did not stop with its program, the terminal as it was: $(cat "$T/out") $(err)"
         grep -q '^resumed$' "$T/out" && grep -q '<exit 0>' "$T/out" ||
-            fail "forkless run --pty $extra: the program was not continued: $(cat "$T/out") $(err)"
+            fail "forkless run --pty ($mode): the program was not continued: $(cat "$T/out") $(err)"
     done
+}
+
+# Once nobody reads forkless's stdout, the program's terminal hangs up; a
+# program that outlives that (it ignores SIGHUP) and then stops itself is
+# still followed: forkless stops, and continued, continues it.
+case_pty_program_stopped_after_the_hang_up_stops_forkless() {
+    need_pty_python
+    PYTHONPATH="$T" python3 - "$FL" >"$T/out" 2>"$T/err" <<'EOF'
+import os, pty, signal, sys
+from ptyout import foreground_job, print_until
+fl = sys.argv[1]
+pid, fd = pty.fork()
+if pid == 0:
+    r, w = os.pipe()
+    os.set_inheritable(w, True)
+    saved = os.dup(1)
+    os.dup2(w, 1)
+    job = foreground_job([fl, "run", "--pty", "--", "sh", "-c",
+                          "trap '' HUP; echo x; sleep 0.3; echo y; sleep 0.3; kill -STOP $$; echo z"])
+    os.dup2(saved, 1)
+    os.close(w)
+    os.read(r, 1)                         # x: then nobody reads
+    os.close(r)
+    _, status = os.waitpid(job, os.WUNTRACED)
+    os.tcsetpgrp(0, os.getpgrp())
+    os.write(1, b"<stopped %d>\n" % os.WIFSTOPPED(status))
+    if os.WIFSTOPPED(status):
+        os.tcsetpgrp(0, job)
+        os.killpg(job, signal.SIGCONT)
+        _, status = os.waitpid(job, 0)
+    os.write(1, b"<exit>\n")
+    os._exit(0)
+print_until(fd, pid, b"<exit", 20)
+EOF
+    grep -q '<stopped 1>' "$T/out" || fail "forkless did not stop with its program: $(cat "$T/out") $(err)"
+    grep -q '<exit>' "$T/out" || fail "forkless never ended: $(cat "$T/out") $(err)"
 }
 
 # A terminal on stdin that is not forkless's controlling terminal is raw,
