@@ -13,6 +13,7 @@
 
 #include "cpu.h"
 #include "helpers.h"
+#include "machine.h"
 #include "suite.h"
 
 const struct fl_suite fl_suites[] = {
@@ -72,6 +73,7 @@ static int run_suite(const struct fl_suite *s, int argc, char **argv, int cpu)
     struct fl_cpu_watch w;
     fl_cpu_watch_start(&w);
     fflush(stdout);
+    fl_mem_left_out_clear();  /* what an earlier suite left out is not this one's */
     int r = s->main(argc, argv);
     fflush(stdout);
     int spread = fl_cpu_spreading();

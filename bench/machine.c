@@ -282,6 +282,11 @@ const char *fl_mem_left_out(void)
     return left_out;
 }
 
+void fl_mem_left_out_clear(void)
+{
+    left_out[0] = '\0';
+}
+
 void fl_mem_fit_defaults(const char *suite, const char *option, unsigned long *mib, size_t *n,
                          unsigned long copies, unsigned long margin_mib)
 {

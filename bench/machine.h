@@ -41,9 +41,11 @@ void fl_mem_room(struct fl_mem_room *r);
  * a plain `forkless bench` runs what fits on a small machine. */
 void fl_mem_fit_defaults(const char *suite, const char *option, unsigned long *mib, size_t *n,
                          unsigned long copies, unsigned long margin_mib);
-/* What fl_mem_fit_defaults() has left out so far, as one line ("--heap
- * 4096 (needs 4608 MiB, 3900 MiB free)"), or "" when nothing. */
+/* What fl_mem_fit_defaults() has left out since fl_mem_left_out_clear()
+ * (each suite's start: `bench all` runs them in one process), as one line
+ * ("--heap 4096 (needs 4608 MiB, 3900 MiB free)"), or "" when nothing. */
 const char *fl_mem_left_out(void);
+void fl_mem_left_out_clear(void);
 
 /* The one memory check of every suite, before it allocates: copies x the
  * largest of the n values (MiB) of option, held at once, and margin_mib for

@@ -622,7 +622,18 @@ if [ -n "$cgmem" ] && mkdir "$cgmem" 2>/dev/null; then
     in_cg "$fl" bench threads --quick --targets tiny >"$out/bench_small_threads.txt" \
         2>"$out/bench_small_threads.err"
     rc_threads=$?
+    # `bench all` runs its suites in one process: what one left out is not
+    # said by the next.
+    in_cg "$fl" bench all --suites threads,loop --out "$out/bench_small_all" \
+        >"$out/bench_small_all.txt" 2>&1
+    rc_all=$?
     rmdir "$cgmem"
+    if [ $rc_all -ne 0 ] || ! grep -q '"left_out_for_memory": *"--heap' "$out/bench_small_all/threads.json" ||
+            ! grep -q '"left_out_for_memory": *null' "$out/bench_small_all/loop.json"; then
+        echo "FAIL: bench all in 900 MiB: exit $rc_all, or loop said what threads left out"
+        cat "$out/bench_small_all.txt"
+        fail=1
+    fi
     # The report itself, not only stderr, says which heaps its verdicts
     # leave out, and so does the JSON.
     if [ $rc_threads -ne 0 ] || ! grep -q -- '--heap 0 in its place' "$out/bench_small_threads.err" ||
