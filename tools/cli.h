@@ -26,7 +26,7 @@ int spawn_failure_status(const struct fl_cmd *cmd, const struct fl_error *e);
 /* Ends forkless by signal sig, as the child (or the pipeline's stage)
  * whose status it passes on ended, without a core dump of its own
  * (run.c). Returns only if sig does not kill. */
-void die_by_signal(int sig);
+void die_by_signal(int sig, bool terminal_was_lent);
 
 /* Prints "forkless: <message>\n" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -244,7 +244,9 @@ int pipe_main(int argc, char **argv)
 {
     struct pipe_options o;
     int die_by = 0;
+    bool terminal_was_lent = false;
     int status = parse_pipe_options(&o, argc, argv);
+    o.time_limit.terminal_was_lent = &terminal_was_lent;
     if (status < 0) {
         struct fl_cmd *stages = calloc(o.n, sizeof *stages);
         struct fl_result *res = calloc(o.n, sizeof *res);
@@ -259,6 +261,6 @@ int pipe_main(int argc, char **argv)
     }
     free_pipe_options(&o);
     if (die_by)
-        die_by_signal(die_by);
+        die_by_signal(die_by, terminal_was_lent);
     return status;
 }

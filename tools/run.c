@@ -150,8 +150,15 @@ static int child_status(int status, bool timed_out, bool preserve, int *die_by)
 /* Ends forkless by signal sig, so that a parent that waits sees
  * WIFSIGNALED, as the child's end was; a shell still shows 128+sig. No
  * core dump of our own: the child's was the one that counted. Returns
- * only if sig did not kill us (its default action is not to). */
-void die_by_signal(int sig)
+ * only if sig did not kill us (its default action is not to).
+ *
+ * terminal_was_lent: the children's group had forkless's terminal as they
+ * ended (supervise.h). An INT or QUIT they died by then came, as a rule,
+ * from the terminal's ^C or ^\, which went to them alone where it would
+ * have reached forkless's own group as well: the script forkless runs in
+ * (a shell acts on its child's death by INT only when it got one itself),
+ * a pager after it. The signal goes to that whole group, forkless too. */
+void die_by_signal(int sig, bool terminal_was_lent)
 {
     fflush(NULL);
     struct rlimit no_core = { 0, 0 };
@@ -164,6 +171,8 @@ void die_by_signal(int sig)
     sigemptyset(&set);
     sigaddset(&set, sig);
     sigprocmask(SIG_UNBLOCK, &set, NULL);
+    if (terminal_was_lent && (sig == SIGINT || sig == SIGQUIT))
+        kill(0, sig);
     raise(sig);
 }
 
@@ -356,11 +365,13 @@ int run_main(int argc, char **argv)
 {
     struct run_options o = { 0 };
     int die_by = 0;
+    bool terminal_was_lent = false;
     int status = parse_run_options(&o, argc, argv);
+    o.supervise.terminal_was_lent = &terminal_was_lent;
     if (status < 0)
         status = run_command(&o, &die_by);
     free_run_options(&o);
     if (die_by)
-        die_by_signal(die_by);
+        die_by_signal(die_by, terminal_was_lent);
     return status;
 }

@@ -579,6 +579,8 @@ static int watch(struct watched *w, const struct supervise_options *opts, struct
     /* Not the SIGKILL that what is left of the group may get below: the
      * children had all ended by then. */
     st->children_killed = st->phase == KILLED;
+    if (opts->terminal_was_lent)
+        *opts->terminal_was_lent = st->tty_lent;
     /* Before any message, and before what is left of the group is waited
      * for: the terminal is forkless's again. */
     tty_end(opts, proc->pid);

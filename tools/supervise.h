@@ -50,6 +50,11 @@ struct supervise_options {
     /* If not NULL: set once forkless passes a signal on or the time
      * runs out. */
     bool *interrupted;
+    /* If not NULL: set when the children's group had forkless's terminal
+     * as they ended (job control). A ^C or ^\ then went to them alone,
+     * where it would have reached forkless's own group too (a script, a
+     * pager): see die_by_signal(). */
+    bool *terminal_was_lent;
     /* SIGCHLD is read too, and on_sigchld(on_sigchld_arg), where set,
      * called at each (the --pty relay: has the program stopped?). */
     bool watch_sigchld;

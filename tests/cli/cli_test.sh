@@ -3570,6 +3570,25 @@ case_run_timeout_lends_the_terminal_to_a_program_that_reads_it() {
     grep -q '^after 0$' "$T/out" || fail "forkless did not exit 0: $(out)"
 }
 
+case_ctrl_c_after_the_loan_reaches_the_script_around_forkless() {
+    # Once a stage (or the program) has read the terminal, its group has
+    # it, and a ^C goes to that group alone; the script around forkless,
+    # in forkless's group, would have got it from a shell pipeline, and
+    # a shell that waits acts on its child's INT only when it got one too:
+    # forkless, ended by that INT, sends it to its own group.
+    pty_job 'os.write(fd, b"hello\n"); expect("HELLO"); os.write(fd, b"\x03")' \
+        "$(command -v sh)" -c 'for i in 1 2; do "$1" pipe cat ::: tr a-z A-Z; echo "iteration $i rc=$?"; done' \
+        sh "$FL"
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    ! grep -q 'iteration' "$T/out" || fail "the script went on after ^C: $(out)"
+    grep -q '<exit 130>' "$T/out" || fail "the script did not end by SIGINT: $(out)"
+    pty_job 'os.write(fd, b"hello\n"); expect("HELLO"); os.write(fd, b"\x03")' \
+        "$(command -v sh)" -c '"$1" run --timeout 60 -- tr a-z A-Z; echo "after $?"' sh "$FL"
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    ! grep -q '^after' "$T/out" || fail "the script went on after ^C: $(out)"
+    grep -q '<exit 130>' "$T/out" || fail "the script did not end by SIGINT: $(out)"
+}
+
 case_run_timeout_lends_the_terminal_to_a_program_that_sets_its_modes() {
     # tcsetattr() from a background group is SIGTTOU: the program's group
     # gets the terminal then too.
