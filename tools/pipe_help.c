@@ -56,5 +56,6 @@ void print_pipe_help(void)
 "error. A stage that cannot start is named by its number (\"forkless: pipe:\n"
 "stage 2: exec ...\"); the stages already started are killed, and forkless\n"
 "exits 126 found but not executable, 127 not found, 125 another setup\n"
-"failure.\n", stdout);
+"failure. The stages start side by side: one after the failed stage may\n"
+"have run, and written, before the failure is known.\n", stdout);
 }
