@@ -188,6 +188,7 @@ struct state {
     bool timed_out;
     bool children_killed;  /* the timeout's SIGKILL went out while one ran */
     bool tty_lent;     /* the children's group has forkless's terminal */
+    bool passed_a_signal;  /* forkless got a signal and passed it on */
     struct tree tree;  /* --kill-tree */
 };
 
@@ -400,6 +401,7 @@ static void on_signal(struct fl_proc *proc, const struct supervise_options *opts
     }
     if (sig != SIGCHLD && opts->interrupted)
         *opts->interrupted = true;
+    st->passed_a_signal = st->passed_a_signal || sig != SIGCHLD;
     if (sig == SIGCHLD) {
         if (opts->on_sigchld)
             opts->on_sigchld(opts->on_sigchld_arg);
@@ -579,8 +581,10 @@ static int watch(struct watched *w, const struct supervise_options *opts, struct
     /* Not the SIGKILL that what is left of the group may get below: the
      * children had all ended by then. */
     st->children_killed = st->phase == KILLED;
+    /* Not where forkless got the signal itself and passed it on: its
+     * group had that from wherever it came, or was not meant to. */
     if (opts->terminal_was_lent)
-        *opts->terminal_was_lent = st->tty_lent;
+        *opts->terminal_was_lent = st->tty_lent && !st->passed_a_signal;
     /* Before any message, and before what is left of the group is waited
      * for: the terminal is forkless's again. */
     tty_end(opts, proc->pid);

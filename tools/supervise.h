@@ -51,9 +51,9 @@ struct supervise_options {
      * runs out. */
     bool *interrupted;
     /* If not NULL: set when the children's group had forkless's terminal
-     * as they ended (job control). A ^C or ^\ then went to them alone,
-     * where it would have reached forkless's own group too (a script, a
-     * pager): see die_by_signal(). */
+     * as they ended (job control), and forkless passed no signal on. A ^C
+     * or ^\ then went to them alone, where it would have reached
+     * forkless's own group too (a script, a pager): see die_by_signal(). */
     bool *terminal_was_lent;
     /* SIGCHLD is read too, and on_sigchld(on_sigchld_arg), where set,
      * called at each (the --pty relay: has the program stopped?). */

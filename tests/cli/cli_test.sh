@@ -3587,6 +3587,14 @@ case_ctrl_c_after_the_loan_reaches_the_script_around_forkless() {
     [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
     ! grep -q '^after' "$T/out" || fail "the script went on after ^C: $(out)"
     grep -q '<exit 130>' "$T/out" || fail "the script did not end by SIGINT: $(out)"
+    # An INT sent to forkless itself, not from the terminal, is passed on
+    # and ends forkless, not the script, as around a shell's command.
+    pty_job 'os.write(fd, b"hello\n"); expect("HELLO"); expect("\n")
+os.kill(int(seen.split(b"forkless=")[1].split()[0]), signal.SIGINT)' \
+        "$(command -v sh)" -c '"$1" pipe cat ::: sh -c "echo forkless=\$PPID; exec tr a-z A-Z"; echo "after $?"' \
+        sh "$FL"
+    [ "$STATUS" -eq 0 ] || fail "the pty driver failed: $(out) $(err)"
+    grep -q '^after 130' "$T/out" || fail "the script did not go on after forkless's INT: $(out)"
 }
 
 case_run_timeout_lends_the_terminal_to_a_program_that_sets_its_modes() {
