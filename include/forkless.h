@@ -1327,8 +1327,11 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  * EINVAL. The wait polls the pidfd: no busy loop, no SIGCHLD handler, and
  * a signal handler that interrupts it (EINTR) is retried with the time left.
  * Where waitid(P_PIDFD) is refused (Linux before 5.4; a seccomp filter's
- * EPERM or ENOSYS), the process, still the caller's unreaped child, is
- * reaped by its pid.
+ * EPERM or ENOSYS), the process is reaped by its pid, once the pidfd shows
+ * that the pid still names it (pidfd_send_signal() with signal 0, else
+ * the pidfs identity of pidfd_open(pid)): a pid reaped elsewhere and
+ * given to another child of the caller's is ECHILD, not that child's
+ * status. Where neither can tell, a reap elsewhere just then escapes.
  *
  * Returns:
  *   0          *status (when not NULL) holds a wait status for WIFEXITED(),

@@ -501,9 +501,8 @@ FL__HIDDEN void fl__reap(pid_t pid, int pidfd);
 /* waitid(P_PIDFD)'s -errno r says that the call itself is refused, not
  * that the process is not there: EINVAL from a kernel before 5.4 (no
  * P_PIDFD), ENOSYS or EPERM from a seccomp filter of the caller's (as
- * container profiles answer calls they do not know). The pid, still an
- * unreaped child of ours while the pidfd is open and nothing else has
- * reaped it, is asked instead. */
+ * container profiles answer calls they do not know). The pid is asked
+ * instead, where fl__pid_names_pidfd() says it still names the process. */
 static inline bool fl__pidfd_wait_refused(long r)
 {
     return r == -EINVAL || r == -ENOSYS || r == -EPERM;
@@ -577,6 +576,14 @@ FL__HIDDEN int fl__proc_borrow_pidfd(const struct fl_proc *p);
 /* Still our child, not reaped (by us or by anyone else): its pid, and the
  * group it leads, are then reserved. Raw system calls only. */
 FL__HIDDEN bool fl__proc_unreaped(const struct fl_proc *p);
+/* Does pid still name the process behind pidfd? A pidfd does not keep its
+ * process's number: reaped elsewhere, the number is free for another
+ * child of ours. false where the process is found reaped, or the number
+ * another's; true where it is there (a zombie's number stays reserved), or
+ * where nothing can tell (no pidfd_send_signal(), no pidfd_open(), no
+ * pidfs): then only a foreign reap between this and the use of the pid
+ * escapes, as before Linux 5.4. Raw system calls only; errno kept. */
+FL__HIDDEN bool fl__pid_names_pidfd(int pidfd, pid_t pid);
 /* How fl__reap_proc() finds p's end. */
 enum fl__reap_wait {
     FL__REAP_ENDED,    /* p has ended (or the reap blocks, uncancellable) */

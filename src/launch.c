@@ -394,7 +394,13 @@ static bool ended(const struct fl_proc *proc)
                               WEXITED | WNOHANG | WNOWAIT, 0);
         if (r == -EINTR)
             continue;
-        if (!by_pid && (fl__pidfd_wait_refused(r) || r == -EBADF)) {
+        if (!by_pid && r == -EBADF) {
+            by_pid = true;
+            continue;
+        }
+        if (!by_pid && fl__pidfd_wait_refused(r)) {
+            if (!fl__pid_names_pidfd(proc->pidfd, proc->pid))
+                return true;  /* reaped elsewhere */
             by_pid = true;
             continue;
         }
@@ -477,7 +483,7 @@ static bool stopped(const struct fl_proc *proc)
     long r = proc->pidfd >= 0 ? fl__sys5(SYS_waitid, P_PIDFD, proc->pidfd, &si,
                                          WSTOPPED | WNOHANG | WNOWAIT, 0)
                               : -EBADF;
-    if (fl__pidfd_wait_refused(r) || r == -EBADF)
+    if (r == -EBADF || (fl__pidfd_wait_refused(r) && fl__pid_names_pidfd(proc->pidfd, proc->pid)))
         r = fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WSTOPPED | WNOHANG | WNOWAIT, 0);
     if (r == 0 && si.si_pid != 0)
         return true;
@@ -600,11 +606,14 @@ static int settle(struct fl_proc *proc, bool give_up_if_stopped, bool *gave_up)
                 : fd == -ESRCH ? -ECHILD
                                : fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED, 0);
         while (r == -EINTR);
+        /* P_PIDFD refused, where the pid still names the process; EBADF:
+         * the caller closed the pidfd (it is asked by pid then, as ended()
+         * does). */
+        bool by_pid = fd >= 0 && (r == -EBADF || (fl__pidfd_wait_refused(r) &&
+                                                  fl__pid_names_pidfd(fd, proc->pid)));
         if (fd >= 0 && proc->pidfd < 0)
             fl__sys1(SYS_close, fd);
-        /* P_PIDFD refused; EBADF: the caller closed the pidfd (it is
-         * asked by pid then, as ended() does). */
-        if ((fl__pidfd_wait_refused(r) || r == -EBADF) && fd >= 0)
+        if (by_pid)
             fl__reap(proc->pid, -1);
         proc->state_ = FL__PROC_REAPED;
     }

@@ -140,6 +140,19 @@ static long waitid_usage(int type, long id, siginfo_t *si, int options, struct r
     return r;
 }
 
+/* By the pidfd; where waitid(P_PIDFD) is refused, by the pid while that
+ * still names the process (a foreign reap leaves it to another child of
+ * ours), else as reaped elsewhere. */
+static long reap_by_pidfd(pid_t pid, int pidfd, siginfo_t *si, struct rusage *ru,
+                          enum fl__reap_wait how)
+{
+    long r = waitid_usage(P_PIDFD, pidfd, si, WEXITED, ru, how);
+    if (!fl__pidfd_wait_refused(r))
+        return r;
+    return fl__pid_names_pidfd(pidfd, pid) ? waitid_usage(P_PID, pid, si, WEXITED, ru, how)
+                                           : -ECHILD;
+}
+
 /* Raw: libc's close() is a cancellation point, and this runs after a reap
  * whose status must not be lost to a pending cancellation. */
 static void close_borrowed(void *fd)
@@ -168,14 +181,12 @@ int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru, enum fl__
         r = -ECHILD;  /* reaped elsewhere: the pid is gone, or another's */
     } else if (borrowed >= 0) {
         pthread_cleanup_push(close_borrowed, &borrowed);
-        r = waitid_usage(P_PIDFD, borrowed, si, WEXITED, ru, how);
+        r = reap_by_pidfd(p->pid, borrowed, si, ru, how);
         pthread_cleanup_pop(1);
     } else {
-        r = p->pidfd >= 0 ? waitid_usage(P_PIDFD, p->pidfd, si, WEXITED, ru, how)
+        r = p->pidfd >= 0 ? reap_by_pidfd(p->pid, p->pidfd, si, ru, how)
                           : waitid_usage(P_PID, p->pid, si, WEXITED, ru, how);
     }
-    if (fl__pidfd_wait_refused(r) && (p->pidfd >= 0 || borrowed >= 0))
-        r = waitid_usage(P_PID, p->pid, si, WEXITED, ru, how);
     if (r == 0 || r == -ECHILD)
         p->state_ = PROC_REAPED;
     return (int)-r;
@@ -314,19 +325,39 @@ static bool still_our_child(pid_t pid)
 
 bool fl__proc_unreaped(const struct fl_proc *p)
 {
-    /* pidfd_our_child() cannot tell before Linux 5.4 (no P_PIDFD): the
-     * pid, unreaped, is still ours then. */
+    /* Where pidfd_our_child() cannot tell (P_PIDFD refused), the pid, if
+     * it still names the process, is asked. */
     int ours = p->pidfd >= 0 ? pidfd_our_child(p->pidfd) : -1;
     if (p->pidfd >= 0)
-        return ours < 0 ? still_our_child(p->pid) : ours == 1;
+        return ours < 0 ? fl__pid_names_pidfd(p->pidfd, p->pid) && still_our_child(p->pid)
+                        : ours == 1;
     int fd = borrow_known(p);
     if (fd == -ESRCH)
         return false;
     if (fd < 0)
         return still_our_child(p->pid);
     ours = pidfd_our_child(fd);
+    bool unreaped = ours < 0 ? fl__pid_names_pidfd(fd, p->pid) && still_our_child(p->pid)
+                             : ours == 1;
     fl__sys1(SYS_close, fd);
-    return ours < 0 ? still_our_child(p->pid) : ours == 1;
+    return unreaped;
+}
+
+bool fl__pid_names_pidfd(int pidfd, pid_t pid)
+{
+    long r = fl__sys4(SYS_pidfd_send_signal, pidfd, 0, 0, 0);
+    if (r == 0 || r == -ESRCH)
+        return r == 0;  /* there (a zombie too), or reaped */
+    /* Refused (a filter; EPERM too where we may not signal it, a setuid
+     * program): by the process's identity, which pidfs gives. */
+    long fd = fl__sys2(SYS_pidfd_open, pid, 0);
+    if (fd == -ESRCH)
+        return false;
+    if (fd < 0)
+        return true;
+    unsigned long long ours = pidfd_ident(pidfd, true), now = pidfd_ident((int)fd, true);
+    fl__sys1(SYS_close, fd);
+    return !ours || !now || ours == now;
 }
 
 int fl__proc_pollfd(const struct fl_proc *p, int *fd)

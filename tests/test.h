@@ -310,6 +310,10 @@ int t_library_fd_find(void);
  * filter, as a container's may be): the clone backend falls back to
  * clone(). Skips the case where no filter can be installed. */
 void t_deny_clone3(void);
+/* A seccomp filter that answers waitid(P_PIDFD, ...) with err (ENOSYS,
+ * EPERM as container profiles do; EINVAL as Linux before 5.4). 0, or -1
+ * with errno where none can be had. For a process of the case's own. */
+int t_refuse_waitid_pidfd(int err);
 /* The same with another errno (EPERM, as Docker's default profile gave
  * before 20.10.10). */
 void t_refuse_clone3(int err);

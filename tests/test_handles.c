@@ -494,6 +494,57 @@ static void no_pidfd_handle_leaves_a_reused_pid_alone(int timeout_ms)
     ASSERT_EXITED(st, 0);
 }
 
+/* As reused_pid_case(), for a handle with a pidfd under a filter that
+ * refuses waitid(P_PIDFD) with err (arg): the wait falls back on the
+ * pid, which a pidfd does not keep once the process is reaped. 0 when
+ * the wait says ECHILD and the new child is left alone. */
+static int reused_pid_under_a_filter_case(int arg)
+{
+    int err = arg >> 16, timeout_ms = (arg & 0xffff) == 0xffff ? -1 : arg & 0xffff;
+    if (t_refuse_waitid_pidfd(err) != 0)
+        return 107;
+    struct fl_cmd first = { .argv = PROBE("exit", "3"), .backend = BACKEND };
+    struct fl_cmd second = { .argv = PROBE("sleep", "60"), .backend = BACKEND };
+    struct fl_proc a, b;
+    if (fl_spawn(&first, &a, NULL))
+        return 100;
+    if (a.pidfd < 0)
+        return 108;
+    if (waitpid(a.pid, NULL, 0) != a.pid)  /* someone else reaps it */
+        return 101;
+    FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+    if (!f || fprintf(f, "%d", (int)a.pid - 1) < 0 || fclose(f) != 0)
+        return 102;
+    if (fl_spawn(&second, &b, NULL))
+        return 103;
+    if (b.pid != a.pid)
+        return 104;
+    int r = 2 * (fl_wait(&a, timeout_ms, NULL) != ECHILD);
+    fl_close(&a);
+    int st;
+    if (fl_kill(&b, SIGKILL) || fl_wait(&b, -1, &st) || !WIFSIGNALED(st))
+        r = r ? r : 4;  /* the status went to the first handle */
+    fl_close(&b);
+    return r;
+}
+
+TEST(a_wait_by_pid_where_a_filter_refuses_p_pidfd_leaves_a_reused_pid_alone)
+{
+    static const int errs[] = { ENOSYS, EPERM, EINVAL };
+    for (size_t k = 0; k < sizeof errs / sizeof *errs; k++)
+        for (int timed = 0; timed < 2; timed++) {
+            int st = in_pid_namespace(reused_pid_under_a_filter_case,
+                                      errs[k] << 16 | (timed ? 5000 : 0xffff));
+            if (WIFEXITED(st) && WEXITSTATUS(st) == 107)
+                SKIP("no seccomp filter to be had here");
+            if (WIFEXITED(st) && WEXITSTATUS(st) == 108)
+                SKIP("no pidfd with the handle here (Linux before 5.2)");
+            /* 2: the wait did not say ECHILD; 4: the new child's status
+             * went to the first handle. */
+            ASSERT_EXITED(st, 0);
+        }
+}
+
 /* The spawn's look at its child, by pid (FL_NO_PIDFD): what the spawn
  * does once the backend has returned the pid. */
 void fl__proc_identify(struct fl_proc *p);
