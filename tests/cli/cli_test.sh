@@ -1897,12 +1897,32 @@ need_pty_python() {
     # marker has come, or secs later, having killed pid, its session leader.
     # foreground_job(argv), in that session leader, starts argv as a job
     # of its own in the terminal's foreground, as a shell does; its pid.
+    # With refuse_waitid_pidfd=ERRNO, under a seccomp filter that answers
+    # waitid(P_PIDFD, ...) with it (x86-64 and arm64 only: 0 elsewhere).
     cat >"$T/ptyout.py" <<'PY'
-import os, select, signal, sys, time
-def foreground_job(argv):
+import ctypes, os, select, signal, struct, sys, time
+WAITID = {"x86_64": 247, "aarch64": 95}.get(os.uname().machine)
+def refuse_waitid_pidfd(err):
+    if WAITID is None:
+        return False
+    ld, jeq, ret = 0x20, 0x15, 0x06   # BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, BPF_RET|BPF_K
+    code = b"".join(struct.pack("=HBBI", *i) for i in (
+        (ld, 0, 0, 0), (jeq, 0, 3, WAITID),              # nr
+        (ld, 0, 0, 16), (jeq, 0, 1, 3),                  # args[0]'s low word: P_PIDFD
+        (ret, 0, 0, 0x00050000 | err), (ret, 0, 0, 0x7fff0000)))
+    buf = ctypes.create_string_buffer(code)
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+    prog = Prog(len(code) // 8, ctypes.addressof(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    return (libc.prctl(38, 1, 0, 0, 0) == 0 and                  # PR_SET_NO_NEW_PRIVS
+            libc.prctl(22, 2, ctypes.byref(prog), 0, 0) == 0)    # PR_SET_SECCOMP, FILTER
+def foreground_job(argv, refuse_waitid_pidfd_with=0):
     job = os.fork()
     if job == 0:
         os.setpgid(0, 0)
+        if refuse_waitid_pidfd_with and not refuse_waitid_pidfd(refuse_waitid_pidfd_with):
+            os._exit(77)
         os.execv(argv[0], argv)
     try:
         os.setpgid(job, job)   # as a shell does, for whichever runs first
@@ -2821,7 +2841,7 @@ EOF
 # the main thread reads SIGCHLD as well.
 case_pty_program_stopped_stops_forkless() {
     need_pty_python
-    for mode in plain --kill-tree stdin-not-a-terminal; do
+    for mode in plain --kill-tree stdin-not-a-terminal p_pidfd-refused; do
         PYTHONPATH="$T" python3 - "$FL" $mode >"$T/out" 2>"$T/err" <<'EOF'
 import os, pty, signal, sys, termios
 from ptyout import foreground_job, print_until
@@ -2832,8 +2852,11 @@ if mode == "stdin-not-a-terminal":
     argv = ["/bin/sh", "-c", 'exec "$@" </dev/null', "sh"] + argv
 pid, fd = pty.fork()
 if pid == 0:
-    job = foreground_job(argv)
+    job = foreground_job(argv, 38 if mode == "p_pidfd-refused" else 0)   # ENOSYS
     _, status = os.waitpid(job, os.WUNTRACED)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 77:
+        os.write(1, b"<no filter><exit>\n")
+        os._exit(0)
     os.tcsetpgrp(0, os.getpgrp())
     lines = termios.tcgetattr(0)[3] & termios.ICANON != 0
     os.write(1, b"<stopped %d lines %d>\n" % (os.WIFSTOPPED(status), lines))
@@ -2845,6 +2868,10 @@ if pid == 0:
     os._exit(0)
 print_until(fd, pid, b"<exit", 20)
 EOF
+        if grep -q '<no filter>' "$T/out"; then
+            echo "SKIP part: no seccomp filter for $mode here"
+            continue
+        fi
         grep -q '<stopped 1 lines 1>' "$T/out" ||
             fail "forkless run --pty ($mode) did not stop with its program, the terminal as it was: $(cat "$T/out") $(err)"
         grep -q '^resumed$' "$T/out" && grep -q '<exit 0>' "$T/out" ||
