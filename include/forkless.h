@@ -1327,11 +1327,13 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  * EINVAL. The wait polls the pidfd: no busy loop, no SIGCHLD handler, and
  * a signal handler that interrupts it (EINTR) is retried with the time left.
  * Where waitid(P_PIDFD) is refused (Linux before 5.4; a seccomp filter's
- * EPERM or ENOSYS), the process is reaped by its pid, once the pidfd shows
- * that the pid still names it (pidfd_send_signal() with signal 0, else
- * the pidfs identity of pidfd_open(pid)): a pid reaped elsewhere and
- * given to another child of the caller's is ECHILD, not that child's
- * status. Where neither can tell, a reap elsewhere just then escapes.
+ * EPERM or ENOSYS), the process is reaped by its pid once the pidfd says
+ * it has ended, and where the pidfd shows that the pid still names it
+ * (pidfd_send_signal() with signal 0, else the pidfs identity of
+ * pidfd_open(pid)): a pid reaped elsewhere and given to another child of
+ * the caller's is ECHILD, and the wait keeps its timeout. Where neither
+ * shows it, only a child of the caller's that took the pid and has ended
+ * too may pass for the handle's process.
  *
  * Returns:
  *   0          *status (when not NULL) holds a wait status for WIFEXITED(),
@@ -1374,7 +1376,9 @@ FL_API int fl_wait(struct fl_proc *proc, int timeout_ms, int *status);
  * for the window left where it cannot tell). Where a seccomp filter
  * refuses pidfd_send_signal() (EPERM or ENOSYS; older container profiles
  * do) while the pidfd shows the process still our unreaped child, the
- * signal goes to its pid, with that same window.
+ * signal goes to its pid, with that same window; so it does where the
+ * pidfd cannot show it (waitid(P_PIDFD) refused too) while the pid is our
+ * unreaped child, as for FL_NO_PIDFD.
  * sig 0 only checks. Returns 0, ESRCH, EINVAL, EPERM, or another errno of
  * pidfd_send_signal() (EBADF for a pidfd closed behind the handle's back).
  * Thread-safe and async-signal-safe.

@@ -580,9 +580,10 @@ FL__HIDDEN bool fl__proc_unreaped(const struct fl_proc *p);
  * process's number: reaped elsewhere, the number is free for another
  * child of ours. false where the process is found reaped, or the number
  * another's; true where it is there (a zombie's number stays reserved), or
- * where nothing can tell (no pidfd_send_signal(), no pidfd_open(), no
- * pidfs): then only a foreign reap between this and the use of the pid
- * escapes, as before Linux 5.4. Raw system calls only; errno kept. */
+ * where nothing can tell (pidfd_send_signal() refused, and pidfd_open()
+ * too or no pidfs before Linux 6.9): the caller must then not take the
+ * pid's process for the pidfd's beyond what it sees of it. No libc call
+ * but fstat() and fstatfs(); errno kept. */
 FL__HIDDEN bool fl__pid_names_pidfd(int pidfd, pid_t pid);
 /* How fl__reap_proc() finds p's end. */
 enum fl__reap_wait {

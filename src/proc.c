@@ -140,17 +140,33 @@ static long waitid_usage(int type, long id, siginfo_t *si, int options, struct r
     return r;
 }
 
-/* By the pidfd; where waitid(P_PIDFD) is refused, by the pid while that
- * still names the process (a foreign reap leaves it to another child of
- * ours), else as reaped elsewhere. */
+/* By the pidfd; where waitid(P_PIDFD) is refused, by the pid, once the
+ * pidfd says that the process has ended (poll() sees that), and without
+ * waiting: a pid that names a process still running names another's (the
+ * handle's reaped elsewhere, its number given on), whose end nothing here
+ * may wait for, nor past the caller's timeout. So is a pid that
+ * fl__pid_names_pidfd() finds another's. */
 static long reap_by_pidfd(pid_t pid, int pidfd, siginfo_t *si, struct rusage *ru,
                           enum fl__reap_wait how)
 {
     long r = waitid_usage(P_PIDFD, pidfd, si, WEXITED, ru, how);
     if (!fl__pidfd_wait_refused(r))
         return r;
-    return fl__pid_names_pidfd(pidfd, pid) ? waitid_usage(P_PID, pid, si, WEXITED, ru, how)
-                                           : -ECHILD;
+    if (!fl__pid_names_pidfd(pidfd, pid))
+        return -ECHILD;
+    int cancel_state;
+    if (how == FL__REAP_ENDED)  /* as uncancellable as the raw reap it stands for */
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    int err = fl__wait_readable(pidfd, -1);
+    if (how == FL__REAP_ENDED)
+        pthread_setcancelstate(cancel_state, NULL);
+    if (err)
+        return -err;
+    si->si_pid = 0;
+    do
+        r = fl__sys5(SYS_waitid, P_PID, pid, (long)si, WEXITED | WNOHANG, (long)ru);
+    while (r == -EINTR);
+    return r == 0 && si->si_pid == 0 ? -ECHILD : r;
 }
 
 /* Raw: libc's close() is a cancellation point, and this runs after a reap
@@ -441,12 +457,18 @@ int fl_wait(struct fl_proc *p, int timeout_ms, int *status)
 /* Some container filters refuse pidfd_send_signal() (EPERM or ENOSYS)
  * while they let clone() hand out pidfds. A pidfd that still names our
  * unreaped child tells that its pid names it too; the kill by pid then
- * has the window of a handle without a pidfd, no more. A real EPERM (a
- * child of another user) is EPERM from kill() as well. */
+ * has the window of a handle without a pidfd, no more. Where the pidfd
+ * cannot say (waitid(P_PIDFD) refused too), the pid is taken as a handle
+ * without a pidfd takes it: while it is our unreaped child, and nothing
+ * shows it another process than the pidfd's. A real EPERM (a child of
+ * another user) is EPERM from kill() as well. */
 static long signal_through(long pidfd, pid_t pid, int sig)
 {
     long r = fl__sys4(SYS_pidfd_send_signal, pidfd, sig, 0, 0);
-    if ((r == -EPERM || r == -ENOSYS) && pidfd_our_child(pidfd) == 1)
+    if (r != -EPERM && r != -ENOSYS)
+        return r;
+    int ours = pidfd_our_child(pidfd);
+    if (ours == 1 || (ours < 0 && fl__pid_names_pidfd((int)pidfd, pid) && still_our_child(pid)))
         r = fl__sys2(SYS_kill, pid, sig);
     return r;
 }

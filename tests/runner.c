@@ -958,18 +958,21 @@ void t_deny_clone3(void)
     t_refuse_clone3(ENOSYS);
 }
 
-int t_refuse_waitid_pidfd(int err)
+int t_refuse_waitid_pidfd(int err, bool and_pidfd_calls)
 {
     struct sock_filter f[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_waitid, 0, 3),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, and_pidfd_calls ? SYS_pidfd_send_signal : ~0u, 5, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, and_pidfd_calls ? SYS_pidfd_open : ~0u, 4, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_waitid, 0, 4),
         /* The idtype's low 32 bits: this word on a little-endian machine. */
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 3 /* P_PIDFD */, 0, 1),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 3 /* P_PIDFD */, 0, 2),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),  /* as a kernel without them */
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
-    struct sock_fprog prog = { 6, f };
+    struct sock_fprog prog = { sizeof f / sizeof f[0], f };
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return -1;
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);

@@ -311,9 +311,10 @@ int t_library_fd_find(void);
  * clone(). Skips the case where no filter can be installed. */
 void t_deny_clone3(void);
 /* A seccomp filter that answers waitid(P_PIDFD, ...) with err (ENOSYS,
- * EPERM as container profiles do; EINVAL as Linux before 5.4). 0, or -1
+ * EPERM as container profiles do; EINVAL as Linux before 5.4), and with
+ * and_pidfd_calls pidfd_send_signal() and pidfd_open() with ENOSYS. 0, or -1
  * with errno where none can be had. For a process of the case's own. */
-int t_refuse_waitid_pidfd(int err);
+int t_refuse_waitid_pidfd(int err, bool and_pidfd_calls);
 /* The same with another errno (EPERM, as Docker's default profile gave
  * before 20.10.10). */
 void t_refuse_clone3(int err);
