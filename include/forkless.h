@@ -1327,13 +1327,14 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  * EINVAL. The wait polls the pidfd: no busy loop, no SIGCHLD handler, and
  * a signal handler that interrupts it (EINTR) is retried with the time left.
  * Where waitid(P_PIDFD) is refused (Linux before 5.4; a seccomp filter's
- * EPERM or ENOSYS), the process is reaped by its pid once the pidfd says
- * it has ended, and where the pidfd shows that the pid still names it
- * (pidfd_send_signal() with signal 0, else the pidfs identity of
- * pidfd_open(pid)): a pid reaped elsewhere and given to another child of
- * the caller's is ECHILD, and the wait keeps its timeout. Where neither
- * shows it, only a child of the caller's that took the pid and has ended
- * too may pass for the handle's process.
+ * EPERM or ENOSYS), the process is reaped by its pid where the pidfd shows
+ * that the pid still names it (pidfd_send_signal() with signal 0, else the
+ * pidfs identity of pidfd_open(pid)): a pid reaped elsewhere and given to
+ * another child of the caller's is ECHILD. Where neither shows it, the
+ * pid is reaped once the pidfd says that the process has ended, and only
+ * if it has ended there too: the wait keeps its timeout, and only a child
+ * of the caller's that took the pid and has ended too may pass for the
+ * handle's process (a zombie that a tracer still holds is ECHILD then).
  *
  * Returns:
  *   0          *status (when not NULL) holds a wait status for WIFEXITED(),

@@ -578,13 +578,13 @@ FL__HIDDEN int fl__proc_borrow_pidfd(const struct fl_proc *p);
 FL__HIDDEN bool fl__proc_unreaped(const struct fl_proc *p);
 /* Does pid still name the process behind pidfd? A pidfd does not keep its
  * process's number: reaped elsewhere, the number is free for another
- * child of ours. false where the process is found reaped, or the number
- * another's; true where it is there (a zombie's number stays reserved), or
- * where nothing can tell (pidfd_send_signal() refused, and pidfd_open()
- * too or no pidfs before Linux 6.9): the caller must then not take the
- * pid's process for the pidfd's beyond what it sees of it. No libc call
- * but fstat() and fstatfs(); errno kept. */
-FL__HIDDEN bool fl__pid_names_pidfd(int pidfd, pid_t pid);
+ * child of ours. 1 where it does (the process is there, a zombie too,
+ * whose number stays reserved); 0 where the process is found reaped, or
+ * the number another's; -1 where nothing can tell (pidfd_send_signal()
+ * refused, and pidfd_open() too or no pidfs before Linux 6.9): the caller
+ * must then not take the pid's process for the pidfd's beyond what it
+ * sees of it. No libc call but fstat() and fstatfs(); errno kept. */
+FL__HIDDEN int fl__pid_names_pidfd(int pidfd, pid_t pid);
 /* How fl__reap_proc() finds p's end. */
 enum fl__reap_wait {
     FL__REAP_ENDED,    /* p has ended (or the reap blocks, uncancellable) */

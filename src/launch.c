@@ -399,7 +399,7 @@ static bool ended(const struct fl_proc *proc)
             continue;
         }
         if (!by_pid && fl__pidfd_wait_refused(r)) {
-            if (!fl__pid_names_pidfd(proc->pidfd, proc->pid))
+            if (fl__pid_names_pidfd(proc->pidfd, proc->pid) == 0)
                 return true;  /* reaped elsewhere */
             by_pid = true;
             continue;
@@ -483,7 +483,7 @@ static bool stopped(const struct fl_proc *proc)
     long r = proc->pidfd >= 0 ? fl__sys5(SYS_waitid, P_PIDFD, proc->pidfd, &si,
                                          WSTOPPED | WNOHANG | WNOWAIT, 0)
                               : -EBADF;
-    if (r == -EBADF || (fl__pidfd_wait_refused(r) && fl__pid_names_pidfd(proc->pidfd, proc->pid)))
+    if (r == -EBADF || (fl__pidfd_wait_refused(r) && fl__pid_names_pidfd(proc->pidfd, proc->pid) != 0))
         r = fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WSTOPPED | WNOHANG | WNOWAIT, 0);
     if (r == 0 && si.si_pid != 0)
         return true;
@@ -610,7 +610,7 @@ static int settle(struct fl_proc *proc, bool give_up_if_stopped, bool *gave_up)
          * the caller closed the pidfd (it is asked by pid then, as ended()
          * does). */
         bool by_pid = fd >= 0 && (r == -EBADF || (fl__pidfd_wait_refused(r) &&
-                                                  fl__pid_names_pidfd(fd, proc->pid)));
+                                                  fl__pid_names_pidfd(fd, proc->pid) != 0));
         if (fd >= 0 && proc->pidfd < 0)
             fl__sys1(SYS_close, fd);
         if (by_pid)

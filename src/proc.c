@@ -140,20 +140,23 @@ static long waitid_usage(int type, long id, siginfo_t *si, int options, struct r
     return r;
 }
 
-/* By the pidfd; where waitid(P_PIDFD) is refused, by the pid, once the
+/* By the pidfd; where waitid(P_PIDFD) is refused, by the pid: as the
+ * pidfd's own wait where the pidfd shows that the pid names its process
+ * (a zombie that a tracer holds is waited for then, as it would be);
+ * ECHILD where it shows another's. Where nothing can tell, once the
  * pidfd says that the process has ended (poll() sees that), and without
  * waiting: a pid that names a process still running names another's (the
  * handle's reaped elsewhere, its number given on), whose end nothing here
- * may wait for, nor past the caller's timeout. So is a pid that
- * fl__pid_names_pidfd() finds another's. */
+ * may wait for, nor past the caller's timeout. */
 static long reap_by_pidfd(pid_t pid, int pidfd, siginfo_t *si, struct rusage *ru,
                           enum fl__reap_wait how)
 {
     long r = waitid_usage(P_PIDFD, pidfd, si, WEXITED, ru, how);
     if (!fl__pidfd_wait_refused(r))
         return r;
-    if (!fl__pid_names_pidfd(pidfd, pid))
-        return -ECHILD;
+    int names = fl__pid_names_pidfd(pidfd, pid);
+    if (names >= 0)
+        return names ? waitid_usage(P_PID, pid, si, WEXITED, ru, how) : -ECHILD;
     int cancel_state;
     if (how == FL__REAP_ENDED)  /* as uncancellable as the raw reap it stands for */
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
@@ -345,7 +348,7 @@ bool fl__proc_unreaped(const struct fl_proc *p)
      * it still names the process, is asked. */
     int ours = p->pidfd >= 0 ? pidfd_our_child(p->pidfd) : -1;
     if (p->pidfd >= 0)
-        return ours < 0 ? fl__pid_names_pidfd(p->pidfd, p->pid) && still_our_child(p->pid)
+        return ours < 0 ? fl__pid_names_pidfd(p->pidfd, p->pid) != 0 && still_our_child(p->pid)
                         : ours == 1;
     int fd = borrow_known(p);
     if (fd == -ESRCH)
@@ -353,13 +356,13 @@ bool fl__proc_unreaped(const struct fl_proc *p)
     if (fd < 0)
         return still_our_child(p->pid);
     ours = pidfd_our_child(fd);
-    bool unreaped = ours < 0 ? fl__pid_names_pidfd(fd, p->pid) && still_our_child(p->pid)
+    bool unreaped = ours < 0 ? fl__pid_names_pidfd(fd, p->pid) != 0 && still_our_child(p->pid)
                              : ours == 1;
     fl__sys1(SYS_close, fd);
     return unreaped;
 }
 
-bool fl__pid_names_pidfd(int pidfd, pid_t pid)
+int fl__pid_names_pidfd(int pidfd, pid_t pid)
 {
     long r = fl__sys4(SYS_pidfd_send_signal, pidfd, 0, 0, 0);
     if (r == 0 || r == -ESRCH)
@@ -368,12 +371,12 @@ bool fl__pid_names_pidfd(int pidfd, pid_t pid)
      * program): by the process's identity, which pidfs gives. */
     long fd = fl__sys2(SYS_pidfd_open, pid, 0);
     if (fd == -ESRCH)
-        return false;
+        return 0;
     if (fd < 0)
-        return true;
+        return -1;
     unsigned long long ours = pidfd_ident(pidfd, true), now = pidfd_ident((int)fd, true);
     fl__sys1(SYS_close, fd);
-    return !ours || !now || ours == now;
+    return !ours || !now ? -1 : ours == now;
 }
 
 int fl__proc_pollfd(const struct fl_proc *p, int *fd)
@@ -468,7 +471,7 @@ static long signal_through(long pidfd, pid_t pid, int sig)
     if (r != -EPERM && r != -ENOSYS)
         return r;
     int ours = pidfd_our_child(pidfd);
-    if (ours == 1 || (ours < 0 && fl__pid_names_pidfd((int)pidfd, pid) && still_our_child(pid)))
+    if (ours == 1 || (ours < 0 && fl__pid_names_pidfd((int)pidfd, pid) != 0 && still_our_child(pid)))
         r = fl__sys2(SYS_kill, pid, sig);
     return r;
 }

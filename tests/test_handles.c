@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -546,6 +547,63 @@ TEST(a_wait_by_pid_where_a_filter_refuses_p_pidfd_leaves_a_reused_pid_alone)
              * went to the first handle. */
             ASSERT_EXITED(st, 0);
         }
+}
+
+/* Under a filter that refuses waitid(P_PIDFD) with EPERM, a child whose
+ * zombie a tracer holds for a while: its pidfd is readable at its exit,
+ * but the zombie is the tracer's until it lets go. The wait by pid, the
+ * pidfd showing that the pid is the handle's, must wait for it as the
+ * pidfd's own wait would, not call it reaped elsewhere. 0 when the wait
+ * gets the status and leaves no zombie. */
+static int traced_zombie_case(int timeout_ms)
+{
+    if (t_refuse_waitid_pidfd(EPERM, false) != 0)
+        return 107;
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "0.3"), .backend = BACKEND };
+    struct fl_proc p;
+    if (fl_spawn(&cmd, &p, NULL))
+        return 100;
+    int seized[2];
+    if (pipe(seized))
+        return 101;
+    pid_t tracer = fork();
+    if (tracer == 0) {
+        char ok = ptrace(PTRACE_SEIZE, p.pid, 0, 0) == 0 ? 'y' : 'n';
+        write(seized[1], &ok, 1);
+        sleep(1);
+        _exit(0);  /* its exit hands the zombie back */
+    }
+    char ok = 'n';
+    if (tracer < 0 || read(seized[0], &ok, 1) != 1 || ok != 'y') {
+        fl_kill(&p, SIGKILL);
+        fl_wait(&p, -1, NULL);
+        waitpid(tracer, NULL, 0);
+        return 109;
+    }
+    int st = -1, r = fl_wait(&p, timeout_ms, &st);
+    waitpid(tracer, NULL, 0);
+    siginfo_t si = { 0 };
+    bool zombie = waitid(P_ALL, 0, &si, WEXITED | WNOHANG) == 0 && si.si_pid != 0;
+    return r != 0 ? 2 : !WIFEXITED(st) || WEXITSTATUS(st) != 0 ? 3 : zombie ? 4 : 0;
+}
+
+TEST(a_wait_by_pid_where_a_filter_refuses_p_pidfd_waits_for_a_zombie_a_tracer_holds)
+{
+    NEEDS_CLOSE_OTHERS();
+    for (int timed = 0; timed < 2; timed++) {
+        pid_t pid = fork();
+        ASSERT_SYS(pid);
+        if (pid == 0)
+            _exit(traced_zombie_case(timed ? 10000 : -1));
+        int st;
+        ASSERT_EQ(waitpid(pid, &st, 0), pid);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 107)
+            SKIP("no seccomp filter to be had here");
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 109)
+            SKIP("a sibling may not ptrace here (yama ptrace_scope, no CAP_SYS_PTRACE)");
+        /* 2: the wait failed (ECHILD); 3: the wrong status; 4: a zombie left. */
+        ASSERT_EXITED(st, 0);
+    }
 }
 
 /* The spawn's look at its child, by pid (FL_NO_PIDFD): what the spawn
