@@ -1342,7 +1342,9 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  *   ETIMEDOUT  the time ran out; the process keeps running, and may be
  *              waited for again
  *   ECHILD     the process ended but its status was taken elsewhere:
- *              SIGCHLD set to SIG_IGN, or a foreign waitpid(-1)
+ *              SIGCHLD set to SIG_IGN, or a foreign waitpid(-1) (and,
+ *              where nothing can tell the pid's process from the pidfd's,
+ *              see above, a zombie that a tracer still holds)
  *   ESRCH      the handle was already waited for (or is empty)
  *   EINVAL     a bad timeout
  *   EBADF      the handle's pidfd was closed or replaced behind its back

@@ -580,11 +580,14 @@ FL__HIDDEN bool fl__proc_unreaped(const struct fl_proc *p);
  * process's number: reaped elsewhere, the number is free for another
  * child of ours. 1 where it does (the process is there, a zombie too,
  * whose number stays reserved); 0 where the process is found reaped, or
- * the number another's; -1 where nothing can tell (pidfd_send_signal()
+ * the number another's; FL__NOT_A_PIDFD; -1 where nothing can tell (pidfd_send_signal()
  * refused, and pidfd_open() too or no pidfs before Linux 6.9): the caller
  * must then not take the pid's process for the pidfd's beyond what it
  * sees of it. No libc call but fstat() and fstatfs(); errno kept. */
 FL__HIDDEN int fl__pid_names_pidfd(int pidfd, pid_t pid);
+/* fl__pid_names_pidfd()'s answer for a pidfd that is no pidfd (closed or
+ * replaced behind the handle's back): EBADF for the caller. */
+#define FL__NOT_A_PIDFD (-2)
 /* How fl__reap_proc() finds p's end. */
 enum fl__reap_wait {
     FL__REAP_ENDED,    /* p has ended (or the reap blocks, uncancellable) */
@@ -593,6 +596,10 @@ enum fl__reap_wait {
     FL__REAP_LOOK,     /* as FL__REAP_WAIT, after a look whether p has ended
                         * already (a launch waited for after other work) */
 };
+/* Reaps pid through pidfd, as fl__reap_proc() does; where waitid(P_PIDFD)
+ * is refused, by pid as fl__pid_names_pidfd() allows. 0 or -errno. */
+FL__HIDDEN long fl__reap_by_pidfd(pid_t pid, int pidfd, siginfo_t *si, struct rusage *ru,
+                                  enum fl__reap_wait how);
 /* Reaps p with its rusage (ru may be NULL). 0 or an errno; 0 and ECHILD
  * mark the handle reaped. */
 FL__HIDDEN int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru,

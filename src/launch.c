@@ -601,19 +601,17 @@ static int settle(struct fl_proc *proc, bool give_up_if_stopped, bool *gave_up)
         /* Without a pidfd, one borrowed where the handle knows its
          * process: after a foreign reap, its pid may be another child's. */
         int fd = proc->pidfd >= 0 ? proc->pidfd : fl__proc_borrow_pidfd(proc);
-        do
-            r = fd >= 0 ? fl__sys5(SYS_waitid, P_PIDFD, fd, &si, WEXITED, 0)
-                : fd == -ESRCH ? -ECHILD
-                               : fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED, 0);
-        while (r == -EINTR);
-        /* P_PIDFD refused, where the pid still names the process; EBADF:
-         * the caller closed the pidfd (it is asked by pid then, as ended()
-         * does). */
-        bool by_pid = fd >= 0 && (r == -EBADF || (fl__pidfd_wait_refused(r) &&
-                                                  fl__pid_names_pidfd(fd, proc->pid) != 0));
+        if (fd >= 0)
+            r = fl__reap_by_pidfd(proc->pid, fd, &si, NULL, FL__REAP_ENDED);
+        else
+            do
+                r = fd == -ESRCH ? -ECHILD : fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED, 0);
+            while (r == -EINTR);
         if (fd >= 0 && proc->pidfd < 0)
             fl__sys1(SYS_close, fd);
-        if (by_pid)
+        /* EBADF: the caller closed the pidfd (it is asked by pid then, as
+         * ended() does). */
+        if (r == -EBADF && fd >= 0)
             fl__reap(proc->pid, -1);
         proc->state_ = FL__PROC_REAPED;
     }

@@ -20,6 +20,9 @@
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
+#ifndef ANON_INODE_FS_MAGIC
+#define ANON_INODE_FS_MAGIC 0x09041934
+#endif
 #ifndef PID_FS_MAGIC
 #define PID_FS_MAGIC 0x50494446
 #endif
@@ -148,13 +151,15 @@ static long waitid_usage(int type, long id, siginfo_t *si, int options, struct r
  * waiting: a pid that names a process still running names another's (the
  * handle's reaped elsewhere, its number given on), whose end nothing here
  * may wait for, nor past the caller's timeout. */
-static long reap_by_pidfd(pid_t pid, int pidfd, siginfo_t *si, struct rusage *ru,
-                          enum fl__reap_wait how)
+long fl__reap_by_pidfd(pid_t pid, int pidfd, siginfo_t *si, struct rusage *ru,
+                       enum fl__reap_wait how)
 {
     long r = waitid_usage(P_PIDFD, pidfd, si, WEXITED, ru, how);
     if (!fl__pidfd_wait_refused(r))
         return r;
     int names = fl__pid_names_pidfd(pidfd, pid);
+    if (names == FL__NOT_A_PIDFD)
+        return -EBADF;
     if (names >= 0)
         return names ? waitid_usage(P_PID, pid, si, WEXITED, ru, how) : -ECHILD;
     int cancel_state;
@@ -200,10 +205,10 @@ int fl__reap_proc(struct fl_proc *p, siginfo_t *si, struct rusage *ru, enum fl__
         r = -ECHILD;  /* reaped elsewhere: the pid is gone, or another's */
     } else if (borrowed >= 0) {
         pthread_cleanup_push(close_borrowed, &borrowed);
-        r = reap_by_pidfd(p->pid, borrowed, si, ru, how);
+        r = fl__reap_by_pidfd(p->pid, borrowed, si, ru, how);
         pthread_cleanup_pop(1);
     } else {
-        r = p->pidfd >= 0 ? reap_by_pidfd(p->pid, p->pidfd, si, ru, how)
+        r = p->pidfd >= 0 ? fl__reap_by_pidfd(p->pid, p->pidfd, si, ru, how)
                           : waitid_usage(P_PID, p->pid, si, WEXITED, ru, how);
     }
     if (r == 0 || r == -ECHILD)
@@ -275,14 +280,31 @@ static void open_pidfd(struct fl_proc *p)
     p->pidfd = (int)fd;
 }
 
-/* Where the calls on the handle can check a pidfd (waitid(P_PIDFD),
- * Linux 5.4) against the number: else the pid alone, as before pidfs. */
-static void identify_by(struct fl_proc *p, int pidfd)
+/* Without a pidfd, the numeric pid is ours only while the process is
+ * our unreaped child: the kernel keeps the pid of a zombie reserved. */
+static bool still_our_child(pid_t pid)
+{
+    siginfo_t si;
+    long r;
+    do  /* raw, so that fl_kill() stays async-signal-safe */
+        r = fl__sys6(SYS_waitid, P_PID, pid, (long)&si, WEXITED | WNOHANG | WNOWAIT, 0, 0);
+    while (r == -EINTR);
+    return r == 0;
+}
+
+/* Where the calls on the handle can check a pidfd against the number
+ * (pidfs, Linux 6.9): else the pid alone. made_with_it: the pidfd came
+ * with the process (CLONE_PIDFD), and is its own whoever reaps it; one
+ * opened by pid is the process's only while that is our child, which
+ * waitid(P_PIDFD) says, or where that is refused, waitid(P_PID). */
+static void identify_by(struct fl_proc *p, int pidfd, bool made_with_it)
 {
     int ours = pidfd_our_child(pidfd);
+    if (ours < 0)
+        ours = made_with_it || still_our_child(p->pid);
     if (ours == 0)
         p->ident_ = IDENT_GONE(p);
-    else if (ours > 0)
+    else
         p->ident_ = (__typeof__(p->ident_))pidfd_ident(pidfd, true);
 }
 
@@ -295,7 +317,7 @@ void fl__proc_identify(struct fl_proc *p)
     long fd = open_by_pid(p);
     if (fd < 0)
         return;
-    identify_by(p, (int)fd);
+    identify_by(p, (int)fd, false);
     fl__sys1(SYS_close, fd);
 }
 
@@ -305,7 +327,7 @@ void fl__proc_adopt(struct fl_proc *p, pid_t pid, int pidfd, bool no_pidfd)
     if (no_pidfd && pidfd >= 0) {
         /* Made with the process: its number is that process's, whoever
          * reaps it later. */
-        identify_by(p, pidfd);
+        identify_by(p, pidfd, true);
         fl__sys1(SYS_close, pidfd);
         pidfd = -1;
     }
@@ -329,18 +351,35 @@ int fl__proc_borrow_pidfd(const struct fl_proc *p)
     return (int)fd;
 }
 
-/* Without a pidfd, the numeric pid is ours only while the process is
- * our unreaped child: the kernel keeps the pid of a zombie reserved. */
-static bool still_our_child(pid_t pid)
+
+
+/* Where nothing can tell the pid's process from the pidfd's: a pidfd
+ * readable (its process has exited) while the pid's process has not
+ * names another process by that pid; 0 then. 1 where the pid may still
+ * be the handle's. Raw system calls only. */
+static int pid_may_be_the_pidfds(long pidfd, pid_t pid)
 {
+    struct pollfd pfd = { .fd = (int)pidfd, .events = POLLIN };
+    struct timespec now = { 0, 0 };
+    if (fl__sys5(SYS_ppoll, &pfd, 1, &now, 0, 8) != 1)
+        return 1;  /* running: its pid is its own, or no answer */
     siginfo_t si;
+    si.si_pid = 0;
     long r;
-    do  /* raw, so that fl_kill() stays async-signal-safe */
-        r = fl__sys6(SYS_waitid, P_PID, pid, (long)&si, WEXITED | WNOHANG | WNOWAIT, 0, 0);
+    do
+        r = fl__sys5(SYS_waitid, P_PID, pid, (long)&si, WEXITED | WNOHANG | WNOWAIT, 0);
     while (r == -EINTR);
-    return r == 0;
+    return r == 0 && si.si_pid == pid;
 }
 
+/* Where waitid(P_PIDFD) cannot say: the pid, our unreaped child, names
+ * the pidfd's process as far as anything shows. */
+static bool pid_still_ours(int pidfd, pid_t pid)
+{
+    int names = fl__pid_names_pidfd(pidfd, pid);
+    return names != 0 && names != FL__NOT_A_PIDFD && (names > 0 || pid_may_be_the_pidfds(pidfd, pid)) &&
+           still_our_child(pid);
+}
 
 bool fl__proc_unreaped(const struct fl_proc *p)
 {
@@ -348,18 +387,29 @@ bool fl__proc_unreaped(const struct fl_proc *p)
      * it still names the process, is asked. */
     int ours = p->pidfd >= 0 ? pidfd_our_child(p->pidfd) : -1;
     if (p->pidfd >= 0)
-        return ours < 0 ? fl__pid_names_pidfd(p->pidfd, p->pid) != 0 && still_our_child(p->pid)
-                        : ours == 1;
+        return ours < 0 ? pid_still_ours(p->pidfd, p->pid) : ours == 1;
     int fd = borrow_known(p);
     if (fd == -ESRCH)
         return false;
     if (fd < 0)
         return still_our_child(p->pid);
     ours = pidfd_our_child(fd);
-    bool unreaped = ours < 0 ? fl__pid_names_pidfd(fd, p->pid) != 0 && still_our_child(p->pid)
-                             : ours == 1;
+    bool unreaped = ours < 0 ? pid_still_ours(fd, p->pid) : ours == 1;
     fl__sys1(SYS_close, fd);
     return unreaped;
+}
+
+/* Where pidfd_send_signal() cannot say: a file whose file system is
+ * neither pidfs (Linux 6.9) nor the anonymous inodes' (before) is no
+ * pidfd. errno kept. */
+static bool surely_no_pidfd(int fd)
+{
+    int saved_errno = errno;
+    struct statfs fs;
+    bool no = fstatfs(fd, &fs) == 0 && fs.f_type != PID_FS_MAGIC &&
+              fs.f_type != ANON_INODE_FS_MAGIC;
+    errno = saved_errno;
+    return no;
 }
 
 int fl__pid_names_pidfd(int pidfd, pid_t pid)
@@ -367,6 +417,8 @@ int fl__pid_names_pidfd(int pidfd, pid_t pid)
     long r = fl__sys4(SYS_pidfd_send_signal, pidfd, 0, 0, 0);
     if (r == 0 || r == -ESRCH)
         return r == 0;  /* there (a zombie too), or reaped */
+    if (r == -EBADF || surely_no_pidfd(pidfd))
+        return FL__NOT_A_PIDFD;  /* closed or replaced behind the handle's back */
     /* Refused (a filter; EPERM too where we may not signal it, a setuid
      * program): by the process's identity, which pidfs gives. */
     long fd = fl__sys2(SYS_pidfd_open, pid, 0);
@@ -470,8 +522,12 @@ static long signal_through(long pidfd, pid_t pid, int sig)
     long r = fl__sys4(SYS_pidfd_send_signal, pidfd, sig, 0, 0);
     if (r != -EPERM && r != -ENOSYS)
         return r;
-    int ours = pidfd_our_child(pidfd);
-    if (ours == 1 || (ours < 0 && fl__pid_names_pidfd((int)pidfd, pid) != 0 && still_our_child(pid)))
+    int ours = pidfd_our_child(pidfd), names = ours < 0 ? fl__pid_names_pidfd((int)pidfd, pid) : 1;
+    if (names == FL__NOT_A_PIDFD)
+        return -EBADF;
+    if (ours < 0 && names < 0 && !pid_may_be_the_pidfds(pidfd, pid))
+        return -ESRCH;
+    if (ours == 1 || (ours < 0 && names != 0 && still_our_child(pid)))
         r = fl__sys2(SYS_kill, pid, sig);
     return r;
 }

@@ -504,14 +504,16 @@ static void no_pidfd_handle_leaves_a_reused_pid_alone(int timeout_ms)
 static int reused_pid_under_a_filter_case(int arg)
 {
     int err = arg >> 16 & 0xff, timeout_ms = (arg & 0xffff) == 0xffff ? -1 : arg & 0xffff;
-    if (t_refuse_waitid_pidfd(err, arg >> 24) != 0)
+    bool no_pidfd = arg >> 25 & 1;
+    if (t_refuse_waitid_pidfd(err, arg >> 24 & 1) != 0)
         return 107;
-    struct fl_cmd first = { .argv = PROBE("exit", "3"), .backend = BACKEND };
+    struct fl_cmd first = { .argv = PROBE("exit", "3"), .backend = BACKEND,
+                            .flags = no_pidfd ? FL_NO_PIDFD : 0 };
     struct fl_cmd second = { .argv = PROBE("sleep", "60"), .backend = BACKEND };
     struct fl_proc a, b;
     if (fl_spawn(&first, &a, NULL))
         return 100;
-    if (a.pidfd < 0)
+    if (a.pidfd < 0 && !no_pidfd)
         return 108;
     if (waitpid(a.pid, NULL, 0) != a.pid)  /* someone else reaps it */
         return 101;
@@ -522,7 +524,8 @@ static int reused_pid_under_a_filter_case(int arg)
         return 103;
     if (b.pid != a.pid)
         return 104;
-    int r = 2 * (fl_wait(&a, timeout_ms, NULL) != ECHILD);
+    int r = fl_kill(&a, SIGTERM) != ESRCH;
+    r = r ? r : 2 * (fl_wait(&a, timeout_ms, NULL) != ECHILD);
     fl_close(&a);
     int st;
     if (fl_kill(&b, SIGKILL) || fl_wait(&b, -1, &st) || !WIFSIGNALED(st))
@@ -535,18 +538,111 @@ TEST(a_wait_by_pid_where_a_filter_refuses_p_pidfd_leaves_a_reused_pid_alone)
 {
     static const int errs[] = { ENOSYS, EPERM, EINVAL };
     for (size_t k = 0; k < sizeof errs / sizeof *errs; k++)
-        for (int c = 0; c < 4; c++) {
-            int timed = c & 1, untold = c >> 1;
+        for (int c = 0; c < 8; c++) {
+            int timed = c & 1, untold = c >> 1 & 1, no_pidfd = c >> 2;
+            if (untold && no_pidfd)
+                continue;  /* no pidfd_open(): the pid alone, FL_NO_PIDFD's documented window */
             int st = in_pid_namespace(reused_pid_under_a_filter_case,
-                                      untold << 24 | errs[k] << 16 | (timed ? 5000 : 0xffff));
+                                      no_pidfd << 25 | untold << 24 | errs[k] << 16 |
+                                          (timed ? 5000 : 0xffff));
             if (WIFEXITED(st) && WEXITSTATUS(st) == 107)
                 SKIP("no seccomp filter to be had here");
             if (WIFEXITED(st) && WEXITSTATUS(st) == 108)
                 continue;  /* no pidfd with the handle: pidfd_open() refused (posix_spawn) */
-            /* 2: the wait did not say ECHILD; 4: the new child's status
-             * went to the first handle. */
+            /* 1: the kill did not say ESRCH; 2: the wait did not say
+             * ECHILD; 4: the new child was signalled, or its status went to
+             * the first handle. */
+            if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                fprintf(stderr, "errno %d, %s wait, %s, %s handle:\n", errs[k],
+                        timed ? "timed" : "blocking",
+                        untold ? "no pidfd call tells" : "the pidfd calls tell",
+                        no_pidfd ? "FL_NO_PIDFD" : "pidfd");
             ASSERT_EXITED(st, 0);
         }
+}
+
+/* A launch that fails before its exec, reaped elsewhere, its pid given to
+ * another child of ours: the launch's settle, which reaps it, must take
+ * neither that child's status nor its time, under a filter that refuses
+ * waitid(P_PIDFD) and the calls that tell (the worst case). */
+static int failed_launch_reused_case(int unused)
+{
+    (void)unused;
+    if (t_refuse_waitid_pidfd(ENOSYS, true) != 0)
+        return 107;
+    struct fl_cmd first = { .argv = ARGV("/nonexistent/prog"), .flags = FL_NO_WAIT_EXEC,
+                            .backend = BACKEND };
+    struct fl_cmd second = { .argv = PROBE("sleep", "60"), .backend = BACKEND };
+    struct fl_proc a, b;
+    if (fl_spawn(&first, &a, NULL))
+        return 100;
+    if (waitpid(a.pid, NULL, 0) != a.pid)
+        return 101;
+    FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+    if (!f || fprintf(f, "%d", (int)a.pid - 1) < 0 || fclose(f) != 0)
+        return 102;
+    if (fl_spawn(&second, &b, NULL))
+        return 103;
+    if (b.pid != a.pid)
+        return 104;
+    int r = fl_wait(&a, 100, NULL) == ENOENT ? 0 : 2;  /* the launch's own failure */
+    fl_close(&a);
+    int st;
+    if (fl_kill(&b, SIGKILL) || fl_wait(&b, -1, &st) || !WIFSIGNALED(st))
+        r = r ? r : 4;
+    fl_close(&b);
+    return r;
+}
+
+TEST(a_failed_launch_whose_pid_was_reused_is_settled_without_its_taker)
+{
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("only the clone backend launches without waiting for the exec");
+    int st = in_pid_namespace(failed_launch_reused_case, 0);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 107)
+        SKIP("no seccomp filter to be had here");
+    /* 2: the wait did not say ENOENT (in time); 4: the new child's status
+     * went to the launch's settle. */
+    ASSERT_EXITED(st, 0);
+}
+
+/* A pidfd replaced behind the handle's back by a file that is not one is
+ * EBADF, and the handle lives on, also where a filter refuses
+ * waitid(P_PIDFD) (and with the other pidfd calls). */
+TEST(a_replaced_pidfd_is_ebadf_where_a_filter_refuses_p_pidfd)
+{
+    NEEDS_CLOSE_OTHERS();
+    for (int c = 0; c < 4; c++) {
+        pid_t pid = fork();
+        ASSERT_SYS(pid);
+        if (pid == 0) {
+            alarm(20);
+            if (t_refuse_waitid_pidfd(EPERM, c >> 1) != 0)
+                _exit(107);
+            struct fl_cmd cmd = { .argv = PROBE("sleep", "0.5"), .backend = BACKEND };
+            struct fl_proc p;
+            if (fl_spawn(&cmd, &p, NULL))
+                _exit(100);
+            if (p.pidfd < 0)
+                _exit(108);
+            int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            if (null < 0 || dup2(null, p.pidfd) < 0)
+                _exit(101);
+            int timeout_ms = c & 1 ? 100 : -1;
+            int r1 = fl_wait(&p, timeout_ms, NULL), r2 = fl_wait(&p, timeout_ms, NULL);
+            int st;
+            pid_t got = waitpid(p.pid, &st, 0);  /* the handle could not: here it is */
+            _exit(r1 != EBADF || r2 != EBADF ? 2 : got != p.pid ? 3 : 0);
+        }
+        int st;
+        ASSERT_EQ(waitpid(pid, &st, 0), pid);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 107)
+            SKIP("no seccomp filter to be had here");
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 108)
+            continue;  /* no pidfd: pidfd_open() refused (posix_spawn) */
+        /* 2: not EBADF both times; 3: the child was reaped meanwhile. */
+        ASSERT_EXITED(st, 0);
+    }
 }
 
 /* Under a filter that refuses waitid(P_PIDFD) with EPERM, a child whose
