@@ -847,6 +847,14 @@ TEST(a_wait_for_ever_is_a_cancellation_point)
 
 TEST(a_wait_for_ever_without_a_pidfd_is_a_cancellation_point)
 {
+#if defined(__SANITIZE_ADDRESS__)
+    /* The borrowed pidfd is closed by a cleanup handler, as in
+     * no_pidfd_timed_wait_cancelled_leaks_no_fd_and_keeps_the_handle:
+     * GCC 12's ASan fails its own check in sigaltstack() on that
+     * cancellation's longjmp (__asan_handle_no_return); the plain, TSan
+     * and musl runs cover this case. */
+    SKIP("AddressSanitizer misreads a cancellation through a cleanup handler");
+#endif
     blocking_wait_is_cancelled(FL_NO_PIDFD);
 }
 
