@@ -1332,9 +1332,10 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  * pidfs identity of pidfd_open(pid)): a pid reaped elsewhere and given to
  * another child of the caller's is ECHILD. Where neither shows it, the
  * pid is reaped once the pidfd says that the process has ended, and only
- * if it has ended there too: the wait keeps its timeout, and only a child
- * of the caller's that took the pid and has ended too may pass for the
- * handle's process (a zombie that a tracer still holds is ECHILD then).
+ * if it has ended there too (a zombie by /proc: one a tracer still holds
+ * is waited for): the wait keeps its timeout, and only a child of the
+ * caller's that took the pid and has ended too may pass for the handle's
+ * process.
  *
  * Returns:
  *   0          *status (when not NULL) holds a wait status for WIFEXITED(),
@@ -1342,9 +1343,7 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  *   ETIMEDOUT  the time ran out; the process keeps running, and may be
  *              waited for again
  *   ECHILD     the process ended but its status was taken elsewhere:
- *              SIGCHLD set to SIG_IGN, or a foreign waitpid(-1) (and,
- *              where nothing can tell the pid's process from the pidfd's,
- *              see above, a zombie that a tracer still holds)
+ *              SIGCHLD set to SIG_IGN, or a foreign waitpid(-1)
  *   ESRCH      the handle was already waited for (or is empty)
  *   EINVAL     a bad timeout
  *   EBADF      the handle's pidfd was closed or replaced behind its back

@@ -585,6 +585,9 @@ FL__HIDDEN bool fl__proc_unreaped(const struct fl_proc *p);
  * must then not take the pid's process for the pidfd's beyond what it
  * sees of it. No libc call but fstat() and fstatfs(); errno kept. */
 FL__HIDDEN int fl__pid_names_pidfd(int pidfd, pid_t pid);
+/* The state letter of /proc/<pid>/stat ('R', 'S', 'T', 'Z', ...), or 0
+ * where it cannot be read. Raw system calls only. */
+FL__HIDDEN char fl__pid_state(pid_t pid);
 /* fl__pid_names_pidfd()'s answer for a pidfd that is no pidfd (closed or
  * replaced behind the handle's back): EBADF for the caller. */
 #define FL__NOT_A_PIDFD (-2)

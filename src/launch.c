@@ -487,27 +487,8 @@ static bool stopped(const struct fl_proc *proc)
         r = fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WSTOPPED | WNOHANG | WNOWAIT, 0);
     if (r == 0 && si.si_pid != 0)
         return true;
-    char path[32] = "/proc/", digits[12], stat[128];
-    int nd = 0, at = 6;
-    for (unsigned pid = (unsigned)proc->pid; nd == 0 || pid; pid /= 10)
-        digits[nd++] = (char)('0' + pid % 10);
-    while (nd)
-        path[at++] = digits[--nd];
-    memcpy(path + at, "/stat", 6);
-    long fd = fl__sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return false;
-    long n = fl__sys3(SYS_read, fd, stat, sizeof stat - 1);
-    fl__sys1(SYS_close, fd);
-    if (n <= 0)
-        return false;
-    stat[n] = '\0';
-    /* "pid (comm) S ...": the comm may hold ") ", so the last one counts. */
-    const char *close_paren = NULL;
-    for (const char *c = stat; *c; c++)
-        if (c[0] == ')' && c[1] == ' ')
-            close_paren = c;
-    return close_paren && (close_paren[2] == 'T' || close_paren[2] == 't');
+    char state = fl__pid_state(proc->pid);
+    return state == 'T' || state == 't';
 }
 
 bool fl__launch_await_group(const struct fl_proc *proc)

@@ -2,11 +2,13 @@
  * waitid(P_PIDFD), signals go through pidfd_send_signal(), and once the
  * process is reaped its numeric pid is never used again. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -174,7 +176,11 @@ long fl__reap_by_pidfd(pid_t pid, int pidfd, siginfo_t *si, struct rusage *ru,
     do
         r = fl__sys5(SYS_waitid, P_PID, pid, (long)si, WEXITED | WNOHANG, (long)ru);
     while (r == -EINTR);
-    return r == 0 && si->si_pid == 0 ? -ECHILD : r;
+    if (r != 0 || si->si_pid != 0)
+        return r;
+    /* Nothing ended there: a process that runs is another's; a zombie
+     * that a tracer holds is waited for, as the pidfd's own wait would. */
+    return fl__pid_state(pid) == 'Z' ? waitid_usage(P_PID, pid, si, WEXITED, ru, how) : -ECHILD;
 }
 
 /* Raw: libc's close() is a cancellation point, and this runs after a reap
@@ -353,10 +359,36 @@ int fl__proc_borrow_pidfd(const struct fl_proc *p)
 
 
 
+char fl__pid_state(pid_t pid)
+{
+    char path[32] = "/proc/", digits[12], stat[128];
+    int nd = 0, at = 6;
+    for (unsigned n = (unsigned)pid; nd == 0 || n; n /= 10)
+        digits[nd++] = (char)('0' + n % 10);
+    while (nd)
+        path[at++] = digits[--nd];
+    memcpy(path + at, "/stat", 6);
+    long fd = fl__sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    long n = fl__sys3(SYS_read, fd, stat, sizeof stat - 1);
+    fl__sys1(SYS_close, fd);
+    if (n <= 0)
+        return 0;
+    stat[n] = '\0';
+    /* "pid (comm) S ...": the comm may hold ") ", so the last one counts. */
+    const char *close_paren = NULL;
+    for (const char *c = stat; *c; c++)
+        if (c[0] == ')' && c[1] == ' ')
+            close_paren = c;
+    return close_paren ? close_paren[2] : 0;
+}
+
 /* Where nothing can tell the pid's process from the pidfd's: a pidfd
- * readable (its process has exited) while the pid's process has not
- * names another process by that pid; 0 then. 1 where the pid may still
- * be the handle's. Raw system calls only. */
+ * readable (its process has exited) while the pid's process runs names
+ * another process by that pid; 0 then. 1 where the pid may still be the
+ * handle's: a zombie there (one a tracer holds is not yet ours to reap),
+ * or no /proc to ask. Raw system calls only. */
 static int pid_may_be_the_pidfds(long pidfd, pid_t pid)
 {
     struct pollfd pfd = { .fd = (int)pidfd, .events = POLLIN };
@@ -369,7 +401,10 @@ static int pid_may_be_the_pidfds(long pidfd, pid_t pid)
     do
         r = fl__sys5(SYS_waitid, P_PID, pid, (long)&si, WEXITED | WNOHANG | WNOWAIT, 0);
     while (r == -EINTR);
-    return r == 0 && si.si_pid == pid;
+    if (r == 0 && si.si_pid == pid)
+        return 1;
+    char state = fl__pid_state(pid);
+    return state == 0 || state == 'Z';
 }
 
 /* Where waitid(P_PIDFD) cannot say: the pid, our unreaped child, names
