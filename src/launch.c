@@ -483,7 +483,8 @@ static bool stopped(const struct fl_proc *proc)
     long r = proc->pidfd >= 0 ? fl__sys5(SYS_waitid, P_PIDFD, proc->pidfd, &si,
                                          WSTOPPED | WNOHANG | WNOWAIT, 0)
                               : -EBADF;
-    if (r == -EBADF || (fl__pidfd_wait_refused(r) && fl__pid_names_pidfd(proc->pidfd, proc->pid) != 0))
+    if (r == -EBADF ||
+        (fl__pidfd_wait_refused(r) && fl__pid_names_pidfd(proc->pidfd, proc->pid) != 0))
         r = fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WSTOPPED | WNOHANG | WNOWAIT, 0);
     if (r == 0 && si.si_pid != 0)
         return true;
@@ -586,7 +587,8 @@ static int settle(struct fl_proc *proc, bool give_up_if_stopped, bool *gave_up)
             r = fl__reap_by_pidfd(proc->pid, fd, &si, NULL, FL__REAP_ENDED);
         else
             do
-                r = fd == -ESRCH ? -ECHILD : fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED, 0);
+                r = fd == -ESRCH ? -ECHILD
+                                 : fl__sys5(SYS_waitid, P_PID, proc->pid, &si, WEXITED, 0);
             while (r == -EINTR);
         if (fd >= 0 && proc->pidfd < 0)
             fl__sys1(SYS_close, fd);

@@ -357,8 +357,6 @@ int fl__proc_borrow_pidfd(const struct fl_proc *p)
     return (int)fd;
 }
 
-
-
 char fl__pid_state(pid_t pid)
 {
     char path[32] = "/proc/", digits[12], stat[128];
@@ -412,8 +410,9 @@ static int pid_may_be_the_pidfds(long pidfd, pid_t pid)
 static bool pid_still_ours(int pidfd, pid_t pid)
 {
     int names = fl__pid_names_pidfd(pidfd, pid);
-    return names != 0 && names != FL__NOT_A_PIDFD && (names > 0 || pid_may_be_the_pidfds(pidfd, pid)) &&
-           still_our_child(pid);
+    if (names == 0 || names == FL__NOT_A_PIDFD)
+        return false;
+    return (names > 0 || pid_may_be_the_pidfds(pidfd, pid)) && still_our_child(pid);
 }
 
 bool fl__proc_unreaped(const struct fl_proc *p)

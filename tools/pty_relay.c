@@ -385,16 +385,15 @@ static void stop_self(struct pty_relay *r)
 static void follow_a_stop(struct pty_relay *r)
 {
     siginfo_t si = { 0 };
-    int found = r->child_pidfd >= 0
-                    ? waitid((idtype_t)P_PIDFD, (id_t)r->child_pidfd, &si, WSTOPPED | WNOHANG | WNOWAIT)
-                    : -1;
+    const int look = WSTOPPED | WNOHANG | WNOWAIT;
+    int found = r->child_pidfd >= 0 ? waitid((idtype_t)P_PIDFD, (id_t)r->child_pidfd, &si, look) : -1;
     /* No pidfd, or waitid(P_PIDFD) refused (Linux before 5.4, a seccomp
      * filter's ENOSYS or EPERM): by pid, unless the pidfd shows the
      * process reaped, its number free for another. */
     if (r->child_pidfd < 0 ||
         (found != 0 && (errno == EINVAL || errno == ENOSYS || errno == EPERM) &&
          (syscall(SYS_pidfd_send_signal, r->child_pidfd, 0, NULL, 0) == 0 || errno != ESRCH)))
-        found = waitid(P_PID, (id_t)r->child, &si, WSTOPPED | WNOHANG | WNOWAIT);
+        found = waitid(P_PID, (id_t)r->child, &si, look);
     if (found != 0 || si.si_pid == 0)
         return;
     restore_terminal(r);
