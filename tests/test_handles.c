@@ -428,6 +428,23 @@ TEST(no_pidfd_timed_wait_times_out_then_reaps)
 
 enum { KILL_IT = -2 };
 
+/* In a pid namespace of its own, as pid 1 (see in_pid_namespace()): a's
+ * process is reaped by someone else, and its pid goes to b, started from
+ * second. 0, or 101 to 104 where that could not be done (104: the pid
+ * went to someone else first). */
+static int reaped_elsewhere_and_given_on(const struct fl_proc *a, const struct fl_cmd *second,
+                                         struct fl_proc *b)
+{
+    if (waitpid(a->pid, NULL, 0) != a->pid)
+        return 101;
+    FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+    if (!f || fprintf(f, "%d", (int)a->pid - 1) < 0 || fclose(f) != 0)
+        return 102;
+    if (fl_spawn(second, b, NULL))
+        return 103;
+    return b->pid == a->pid ? 0 : 104;
+}
+
 /* Run as pid 1 of a pid namespace of its own, where the next pid can be
  * chosen (ns_last_pid): a child without a pidfd is reaped by someone
  * else, and its pid goes to another child of ours. The first handle must
@@ -442,15 +459,9 @@ static int reused_pid_case(int timeout_ms)
     struct fl_proc a, b;
     if (fl_spawn(&first, &a, NULL))
         return 100;
-    if (waitpid(a.pid, NULL, 0) != a.pid)  /* someone else reaps it */
-        return 101;
-    FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
-    if (!f || fprintf(f, "%d", (int)a.pid - 1) < 0 || fclose(f) != 0)
-        return 102;
-    if (fl_spawn(&second, &b, NULL))
-        return 103;
-    if (b.pid != a.pid)
-        return 104;
+    int given = reaped_elsewhere_and_given_on(&a, &second, &b);
+    if (given)
+        return given;
     int r = timeout_ms == KILL_IT ? (fl_kill(&a, SIGKILL) != ESRCH)
                                   : 2 * (fl_wait(&a, timeout_ms, NULL) != ECHILD);
     if (!r && fl_kill(&b, 0) != 0)
@@ -515,15 +526,9 @@ static int reused_pid_under_a_filter_case(int arg)
         return 100;
     if (a.pidfd < 0 && !no_pidfd)
         return 108;
-    if (waitpid(a.pid, NULL, 0) != a.pid)  /* someone else reaps it */
-        return 101;
-    FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
-    if (!f || fprintf(f, "%d", (int)a.pid - 1) < 0 || fclose(f) != 0)
-        return 102;
-    if (fl_spawn(&second, &b, NULL))
-        return 103;
-    if (b.pid != a.pid)
-        return 104;
+    int given = reaped_elsewhere_and_given_on(&a, &second, &b);
+    if (given)
+        return given;
     int r = fl_kill(&a, SIGTERM) != ESRCH;
     r = r ? r : 2 * (fl_wait(&a, timeout_ms, NULL) != ECHILD);
     fl_close(&a);
@@ -576,15 +581,9 @@ static int failed_launch_reused_case(int unused)
     struct fl_proc a, b;
     if (fl_spawn(&first, &a, NULL))
         return 100;
-    if (waitpid(a.pid, NULL, 0) != a.pid)
-        return 101;
-    FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
-    if (!f || fprintf(f, "%d", (int)a.pid - 1) < 0 || fclose(f) != 0)
-        return 102;
-    if (fl_spawn(&second, &b, NULL))
-        return 103;
-    if (b.pid != a.pid)
-        return 104;
+    int given = reaped_elsewhere_and_given_on(&a, &second, &b);
+    if (given)
+        return given;
     int r = fl_wait(&a, 100, NULL) == ENOENT ? 0 : 2;  /* the launch's own failure */
     fl_close(&a);
     int st;
