@@ -463,7 +463,10 @@ TEST(pdeathsig_is_sent_when_the_launching_thread_exits_during_the_setup)
     if (BACKEND != FL_BACKEND_CLONE)
         SKIP("only the clone backend returns before the child's setup is done");
     struct fl_proc p = spawn_from_exiting_thread(&cmd);
-    int w = open(fifo, O_WRONLY | O_CLOEXEC);   /* the child goes on */
+    /* The child goes on, if it still waits in its open(): O_RDWR, which
+     * never waits for a reader, as the child, its pdeathsig set before
+     * the open, may have been killed before it got there. */
+    int w = open(fifo, O_RDWR | O_CLOEXEC);
     ASSERT_SYS(w);
     int st = 0;
     int r = fl_wait(&p, 30000, &st);
