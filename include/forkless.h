@@ -1341,7 +1341,9 @@ FL_API int fl_resolve(const struct fl_cmd *cmd, char *buf, size_t size,
  *   0          *status (when not NULL) holds a wait status for WIFEXITED(),
  *              WEXITSTATUS(), WIFSIGNALED() and WTERMSIG()
  *   ETIMEDOUT  the time ran out; the process keeps running, and may be
- *              waited for again
+ *              waited for again (so does one that has exited while a
+ *              tracer, a debugger, still holds its zombie: its status
+ *              comes once the tracer lets go)
  *   ECHILD     the process ended but its status was taken elsewhere:
  *              SIGCHLD set to SIG_IGN, or a foreign waitpid(-1)
  *   ESRCH      the handle was already waited for (or is empty)

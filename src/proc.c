@@ -61,19 +61,51 @@ int fl__status_of(const siginfo_t *si)
     }
 }
 
-/* Waits until the pidfd is readable (the process ended) or the time runs
- * out; EINTR restarts with the time left. A poll that signals keep
- * interrupting ends at the deadline all the same: a pending signal makes
- * even a poll of no time EINTR. */
+/* Is the process behind a readable pidfd ours to reap now? Its zombie is
+ * a tracer's until the tracer lets go, though the pidfd turned readable at
+ * the exit. Where waitid() cannot say (P_PIDFD refused, not our child any
+ * more), yes: the reap that follows reports what it finds. Raw. */
+static bool reapable_now(int pidfd)
+{
+    siginfo_t si;
+    si.si_pid = 0;
+    long r;
+    do
+        r = fl__sys5(SYS_waitid, P_PIDFD, pidfd, (long)&si, WEXITED | WNOHANG | WNOWAIT, 0);
+    while (r == -EINTR);
+    return r != 0 || si.si_pid != 0;
+}
+
+/* Waits until the pidfd's process has ended and is ours to reap, or the
+ * time runs out; EINTR restarts with the time left. A poll that signals
+ * keep interrupting ends at the deadline all the same: a pending signal
+ * makes even a poll of no time EINTR. A zombie that a tracer holds keeps
+ * the pidfd readable: it is looked at again after a nap that grows to
+ * 50 ms, so that a timed wait keeps its time rather than block in the
+ * reap until the tracer lets go. */
 int fl__wait_readable(int pidfd, int timeout_ms)
 {
     long long deadline = fl__now_ns() + (long long)timeout_ms * 1000000;
     int interrupted_at_end = 0;
+    long nap_ms = 1;
     for (;;) {
         struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
         int r = fl__poll(&pfd, 1, timeout_ms);
-        if (r > 0)
-            return pfd.revents & POLLNVAL ? EBADF : 0;
+        if (r > 0 && (pfd.revents & POLLNVAL))
+            return EBADF;
+        if (r > 0 && reapable_now(pidfd))
+            return 0;
+        if (r > 0) {  /* a tracer's zombie, for now */
+            if (timeout_ms == 0)
+                return ETIMEDOUT;
+            long nap = timeout_ms > 0 && timeout_ms < nap_ms ? timeout_ms : nap_ms;
+            struct timespec ts = { nap / 1000, (nap % 1000) * 1000000 };
+            nanosleep(&ts, NULL);
+            nap_ms = nap_ms < 50 ? nap_ms * 2 : 50;
+            if (timeout_ms > 0 && (timeout_ms = ms_until(deadline)) == 0)
+                return ETIMEDOUT;
+            continue;
+        }
         if (r == 0)
             return ETIMEDOUT;
         if (errno != EINTR)

@@ -650,6 +650,32 @@ TEST(a_replaced_pidfd_is_ebadf_where_a_filter_refuses_p_pidfd)
  * pidfd showing that the pid is the handle's, must wait for it as the
  * pidfd's own wait would, not call it reaped elsewhere. 0 when the wait
  * gets the status and leaves no zombie. */
+/* A sibling that ptraces pid (PTRACE_SEIZE) and holds it, and so its
+ * zombie once it has exited, for the given seconds; its exit hands the
+ * zombie back to us. The tracer's pid, or -1 where it may not trace
+ * (yama's ptrace_scope, no CAP_SYS_PTRACE). */
+static pid_t trace_for(pid_t pid, unsigned seconds)
+{
+    int seized[2];
+    if (pipe(seized))
+        return -1;
+    pid_t tracer = fork();
+    if (tracer == 0) {
+        char ok = ptrace(PTRACE_SEIZE, pid, 0, 0) == 0 ? 'y' : 'n';
+        write(seized[1], &ok, 1);
+        if (ok == 'y')
+            sleep(seconds);
+        _exit(0);
+    }
+    char ok = 'n';
+    bool seized_it = tracer > 0 && read(seized[0], &ok, 1) == 1 && ok == 'y';
+    close(seized[0]);
+    close(seized[1]);
+    if (!seized_it && tracer > 0)
+        waitpid(tracer, NULL, 0);
+    return seized_it ? tracer : -1;
+}
+
 static int traced_zombie_case(int timeout_ms, bool untold)
 {
     if (t_refuse_waitid_pidfd(EPERM, untold) != 0)
@@ -663,21 +689,10 @@ static int traced_zombie_case(int timeout_ms, bool untold)
         fl_wait(&p, -1, NULL);
         return 108;
     }
-    int seized[2];
-    if (pipe(seized))
-        return 101;
-    pid_t tracer = fork();
-    if (tracer == 0) {
-        char ok = ptrace(PTRACE_SEIZE, p.pid, 0, 0) == 0 ? 'y' : 'n';
-        write(seized[1], &ok, 1);
-        sleep(1);
-        _exit(0);  /* its exit hands the zombie back */
-    }
-    char ok = 'n';
-    if (tracer < 0 || read(seized[0], &ok, 1) != 1 || ok != 'y') {
+    pid_t tracer = trace_for(p.pid, 1);
+    if (tracer < 0) {
         fl_kill(&p, SIGKILL);
         fl_wait(&p, -1, NULL);
-        waitpid(tracer, NULL, 0);
         return 109;
     }
     /* Ended, the tracer's zombie for now: still our unreaped child. */
@@ -689,6 +704,39 @@ static int traced_zombie_case(int timeout_ms, bool untold)
     siginfo_t si = { 0 };
     bool zombie = waitid(P_ALL, 0, &si, WEXITED | WNOHANG) == 0 && si.si_pid != 0;
     return r != 0 ? 2 : !WIFEXITED(st) || WEXITSTATUS(st) != 0 ? 3 : zombie ? 4 : killed ? 5 : 0;
+}
+
+/* A child that has exited while a tracer (a debugger, strace) holds its
+ * zombie: its pidfd is readable, but it is not ours to reap until the
+ * tracer lets go. A timed wait keeps its time (ETIMEDOUT, the handle
+ * still there), rather than block in the reap; the status comes once the
+ * tracer is gone. */
+TEST(a_timed_wait_keeps_its_time_while_a_tracer_holds_the_zombie)
+{
+    NEEDS_CLOSE_OTHERS();
+    struct fl_cmd cmd = { .argv = PROBE("sleep", "0.3"), .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    pid_t tracer = trace_for(p.pid, 30);
+    if (tracer < 0) {
+        t_kill_wait(&p);
+        SKIP("a sibling may not ptrace here (yama ptrace_scope, no CAP_SYS_PTRACE)");
+    }
+    struct pollfd pfd = { .fd = p.pidfd, .events = POLLIN };
+    int ended = p.pidfd >= 0 ? poll(&pfd, 1, 20000) : -1;  /* it has exited */
+    int r = fl_wait(&p, 300, NULL);
+    struct fl_result res;
+    int rr = fl_wait_result(&p, 300, NULL, &res);
+    kill(tracer, SIGKILL);  /* lets go */
+    waitpid(tracer, NULL, 0);
+    int st = -1;
+    ASSERT_OK(fl_wait(&p, 20000, &st));
+    fl_close(&p);
+    if (ended != 1)
+        SKIP("no pidfd with the handle here");
+    ASSERT_ERR(r, ETIMEDOUT);
+    ASSERT_ERR(rr, ETIMEDOUT);
+    ASSERT_EXITED(st, 0);
 }
 
 TEST(a_wait_by_pid_where_a_filter_refuses_p_pidfd_waits_for_a_zombie_a_tracer_holds)
