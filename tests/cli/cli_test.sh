@@ -1920,7 +1920,12 @@ def refuse_waitid_pidfd(err):
 def foreground_job(argv, refuse_waitid_pidfd_with=0):
     job = os.fork()
     if job == 0:
+        # The terminal from both sides too, as bash does: else the program
+        # may look at it before the shell's tcsetpgrp(), in the background.
         os.setpgid(0, 0)
+        signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+        os.tcsetpgrp(0, os.getpid())
+        signal.signal(signal.SIGTTOU, signal.SIG_DFL)
         if refuse_waitid_pidfd_with and not refuse_waitid_pidfd(refuse_waitid_pidfd_with):
             os._exit(77)
         os.execv(argv[0], argv)
@@ -3479,6 +3484,9 @@ if pid == 0:
     job = os.fork()
     if job == 0:
         os.setpgid(0, 0)
+        signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+        os.tcsetpgrp(0, os.getpid())   # the terminal too, before the exec
+        signal.signal(signal.SIGTTOU, signal.SIG_DFL)
         os.execv(sys.argv[1], sys.argv[1:])
     # As a shell does, from both sides; once the job has exec'd, ours is
     # refused (EACCES), and its own has done it.
