@@ -54,6 +54,20 @@ static int refuse_operator(struct fl_error *e, size_t at, char c, bool in_double
     return refuse(e, at, c, why);
 }
 
+/* Whether the double quote opened before line[i] closes: a backslash
+ * there escapes a '"' (and whatever else it precedes, none of which
+ * closes it). */
+static bool double_quote_closes(const char *line, size_t i, size_t len)
+{
+    for (; i < len; i++) {
+        if (line[i] == '\\')
+            i++;
+        else if (line[i] == '"')
+            return true;
+    }
+    return false;
+}
+
 int fl_split(const char *line, char ***argv, struct fl_error *error)
 {
     struct fl_error scratch = { 0 };
@@ -110,7 +124,13 @@ int fl_split(const char *line, char ***argv, struct fl_error *error)
             }
         } else if (c == '"') {
             size_t open = i;
-            for (i++; i < len && line[i] != '"'; i++) {
+            /* The rest of the line is the quote's, if it never closes: a
+             * shell says so before it looks at anything inside. */
+            if (!double_quote_closes(line, i + 1, len)) {
+                free(words);
+                return refuse(e, open, c, "opens a double quote that never closes");
+            }
+            for (i++; line[i] != '"'; i++) {
                 char d = line[i];
                 if (d == '$' || d == '`') {
                     free(words);
@@ -122,10 +142,6 @@ int fl_split(const char *line, char ***argv, struct fl_error *error)
                 } else {
                     *out++ = d;
                 }
-            }
-            if (i == len) {
-                free(words);
-                return refuse(e, open, c, "opens a double quote that never closes");
             }
         } else if (shell_meaning(c)) {
             free(words);

@@ -143,6 +143,14 @@ TEST(an_unbalanced_quote_is_refused_at_the_quote_that_opens)
     ASSERT_STR_CONTAINS(refused_at("echo x\"abc 'd'", 6), "never closes");
 }
 
+/* The rest of the line is the quote's text, so a shell reports the quote
+ * (dash: "Unterminated quoted string") before anything inside it. */
+TEST(an_unbalanced_double_quote_is_refused_before_an_expansion_inside_it)
+{
+    ASSERT_STR_CONTAINS(refused_at("echo \"abc $x", 5), "never closes");
+    ASSERT_STR_CONTAINS(refused_at("echo \"`id` \\\"", 5), "never closes");
+}
+
 TEST(a_lone_backslash_at_the_end_is_refused)
 {
     refused_at("echo a\\", 6);
