@@ -53,11 +53,28 @@ static void common_usage(FILE *f)
 
 /* Runs suite s with argv[0] its name: pinned to cpu unless it needs every
  * CPU, and watched, so that the last line says who else used the CPU. */
+/* Whether the suite's options ask for its help: a -h or --help where an
+ * option stands, not as the value of one (--json --help names a file).
+ * Every option of the suites takes a value, in the next word unless
+ * written NAME=VALUE, but these. */
+static int asks_for_help(int argc, char **argv)
+{
+    static const char *const flags[] = { "--quick", "--overcommit-demo" };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+            return 1;
+        int flag = a[0] != '-' || strchr(a, '=') != NULL;
+        for (size_t k = 0; k < sizeof flags / sizeof *flags; k++)
+            flag |= strcmp(a, flags[k]) == 0;
+        i += !flag;
+    }
+    return 0;
+}
+
 static int run_suite(const struct fl_suite *s, int argc, char **argv, int cpu)
 {
-    int help = 0;
-    for (int i = 1; i < argc; i++)
-        help |= strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
+    int help = asks_for_help(argc, argv);
     struct fl_cpu_pin pin;
     char err[256];
     if (!help && fl_cpu_pin(s->all_cpus ? FL_CPU_ALL : cpu, &pin, err, sizeof err) != 0)
@@ -79,8 +96,10 @@ static int run_suite(const struct fl_suite *s, int argc, char **argv, int cpu)
     int spread = fl_cpu_spreading();
     fl_cpu_spread(0);
     if (help) {
-        fputc('\n', stdout);
-        common_usage(stdout);
+        if (fl_opt_help_shown()) {  /* not after a usage error before it */
+            fputc('\n', stdout);
+            common_usage(stdout);
+        }
         return r;
     }
     struct fl_cpu_share sh;
@@ -152,11 +171,13 @@ static int bench_all(int argc, char **argv)
         const char *v;
         int m;
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            printf("usage: forkless bench all [--out DIR] [--full] [--suites LIST] [--cpu N]\n\n"
+            printf("usage: forkless bench all [--out DIR] [--quick|--full] [--suites LIST] "
+                   "[--cpu N]\n\n"
                    "Runs every suite with small counts: each is called as\n"
                    "  forkless bench SUITE --quick [--json DIR/SUITE.json --csv DIR/SUITE.csv]\n"
                    "  --out DIR   write each suite's rows to DIR/SUITE.json and DIR/SUITE.csv\n"
                    "              (DIR is created when missing)\n"
+                   "  --quick     small counts: the default\n"
                    "  --full      the suites' own defaults instead of --quick\n"
                    "  --suites LIST  only these suites, comma separated (default: all)\n"
                    "  --cpu N|auto|all  passed on to every suite (see forkless bench --help)\n");
@@ -170,6 +191,8 @@ static int bench_all(int argc, char **argv)
             out = v;
         } else if (strcmp(argv[i], "--full") == 0) {
             quick = 0;
+        } else if (strcmp(argv[i], "--quick") == 0) {
+            quick = 1;  /* the default: as every suite takes it */
         } else if ((m = fl_opt_value("all", argc, argv, &i, "--suites", &v))) {
             if (m < 0)
                 return 2;
@@ -354,6 +377,13 @@ int fl_opt_target(const char *suite, int argc, char **argv, int *i, const char *
     return 1;
 }
 
+static int help_shown;
+
+int fl_opt_help_shown(void)
+{
+    return help_shown;
+}
+
 int fl_opt_common(const char *suite, int argc, char **argv, int *i, void (*usage)(FILE *),
                   const char **csv, const char **json)
 {
@@ -362,6 +392,7 @@ int fl_opt_common(const char *suite, int argc, char **argv, int *i, void (*usage
         return 1;
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
         usage(stdout);
+        help_shown = 1;
         return FL_OPT_HELP;
     }
     static const char *const names[] = { "--csv", "--json" };

@@ -283,7 +283,7 @@ int fl_bench_call(int argc, char **argv)
     struct fl_rows j;
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
         fl_rows_error(SUITE, "opening", o.json, o.csv, r);
-        return 1;
+        return fl_rows_exit(r);
     }
     struct row rows[NSPAWNERS * NPROGS + 1];
     size_t nrows = 0;

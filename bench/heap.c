@@ -382,7 +382,7 @@ int fl_bench_heap(int argc, char **argv)
     struct fl_rows j;
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
         fl_rows_error(SUITE, "opening", o.json, o.csv, r);
-        return 1;
+        return fl_rows_exit(r);
     }
     struct fl_reserve resv;
     if ((r = fl_reserve_map(&resv, o.reserve_gib)) != 0) {

@@ -342,7 +342,7 @@ int fl_bench_launch(int argc, char **argv)
     struct fl_rows j;
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
         fl_rows_error(SUITE, "writing", o.json, o.csv, r);
-        return 1;
+        return fl_rows_exit(r);
     }
     for (size_t k = 0; k < fl_la_narms; k++) {
         struct fl_la_arm *a = &fl_la_arms[k];

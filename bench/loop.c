@@ -204,7 +204,7 @@ int fl_bench_loop(int argc, char **argv)
     struct fl_rows j;
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
         fl_rows_error(SUITE, "opening", o.json, o.csv, r);
-        return 1;
+        return fl_rows_exit(r);
     }
     char machine[512];
     fl_machine_line(machine, sizeof machine);

@@ -483,7 +483,7 @@ int fl_bench_peers(int argc, char **argv)
     }
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
         fl_rows_error(SUITE, "opening", o.json, o.csv, r);
-        r = 1;
+        r = fl_rows_exit(r);
         goto out;
     }
 

@@ -185,6 +185,15 @@ static double ratio(struct res *const *res, size_t h, size_t a, size_t b)
     return res[h][a].c.s.median_us / res[h][b].c.s.median_us;
 }
 
+/* " x1.23", or " not measured" for a ratio with an arm that did not run. */
+static void put_ratio(double x, int decimals)
+{
+    if (isfinite(x))
+        printf(" x%.*f", decimals, x);
+    else
+        printf(" not measured");
+}
+
 /* Every usable arm of every case at the current heap. */
 static int measure_heap(const struct opts *o, const struct fl_arm_target *t,
                         const int *usable, uint64_t *samples, struct res *row)
@@ -290,7 +299,8 @@ static void print_goals(const struct opts *o, struct res *const *res)
         int all = 1;
         for (size_t h = 0; h < o->nheaps; h++) {
             double x = ratio(res, h, fl, lim);
-            printf("  %lu MiB x%.2f", o->heaps[h], x);
+            printf("  %lu MiB", o->heaps[h]);
+            put_ratio(x, 2);
             all &= isfinite(x);
             if (isfinite(x) && !(x <= worst))
                 worst = x, worst_h = h;
@@ -305,7 +315,8 @@ static void print_goals(const struct opts *o, struct res *const *res)
                 if (fl_sb_arms[a].kase != (enum fl_sb_case)k || a == fl || a == lim)
                     continue;
                 double x = ratio(res, h, fl, a);
-                printf(" %s x%.*f", fl_sb_arms[a].arm.name, fl_ratio_decimals(x), x);
+                printf(" %s", fl_sb_arms[a].arm.name);
+                put_ratio(x, fl_ratio_decimals(x));
                 if (o->heaps[h] < GOAL_FROM_MIB || !isfinite(x))
                     continue;
                 others++;
@@ -318,10 +329,11 @@ static void print_goals(const struct opts *o, struct res *const *res)
         if (o->nheaps > 1) {
             printf("%s: growth from %lu to %lu MiB:", cn, o->heaps[0], o->heaps[last]);
             for (size_t a = 0; a < fl_sb_narms; a++)
-                if (fl_sb_arms[a].kase == (enum fl_sb_case)k)
-                    printf(" %s x%.2f", fl_sb_arms[a].arm.name,
-                           res[last][a].ok && res[0][a].ok ? res[last][a].c.s.median_us /
-                           res[0][a].c.s.median_us : NAN);
+                if (fl_sb_arms[a].kase == (enum fl_sb_case)k) {
+                    printf(" %s", fl_sb_arms[a].arm.name);
+                    put_ratio(res[last][a].ok && res[0][a].ok ? res[last][a].c.s.median_us /
+                              res[0][a].c.s.median_us : NAN, 2);
+                }
             putchar('\n');
         }
         printf("goal: %s: forkless <= %.2fx the limit at every heap: ", cn, GOAL_LIMIT);
@@ -388,7 +400,7 @@ int fl_bench_sandbox(int argc, char **argv)
     }
     if ((r = fl_rows_open(&j, SUITE, o.json, o.csv)) != 0) {
         fl_rows_error(SUITE, "opening", o.json, o.csv, r);
-        r = 1;
+        r = fl_rows_exit(r);
         goto out;
     }
     char machine[512];
@@ -413,6 +425,19 @@ int fl_bench_sandbox(int argc, char **argv)
         if (o.cases[fl_sb_arms[a].kase] && !usable[a])
             printf("note: %s %s skipped: %s\n", fl_sb_case_names[fl_sb_arms[a].kase],
                    fl_sb_arms[a].arm.name, why[a]);
+    }
+    /* Some arms may be missing here (no bwrap, no user namespaces for
+     * another user); with no forkless arm left there is nothing to show. */
+    int forkless_runs = 0;
+    for (int k = 0; k < FL_SB_NCASES; k++) {
+        size_t fl = role((enum fl_sb_case)k, 0);
+        forkless_runs |= o.cases[k] && fl != SIZE_MAX && usable[fl];
+    }
+    if (!forkless_runs) {
+        fprintf(stderr, "forkless bench sandbox: no forkless arm can run here (see the notes "
+                "above): nothing to measure\n");
+        r = 1;
+        goto out;
     }
     fflush(stdout);
     for (size_t h = 0; h < o.nheaps && r == 0; h++) {

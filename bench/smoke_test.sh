@@ -449,11 +449,12 @@ for s in "threads -n 1" "launch -n 1" "worker --heap 4 --records 20000 -r 1"; do
         fail=1
     fi
 done
-# One file for --json and --csv is refused before anything runs.
+# One file for --json and --csv is refused before anything runs, as a
+# usage error.
 "$fl" bench loop -n 1 -r 1 --json "$out/bench_same" --csv "$out/bench_same" \
     >/dev/null 2>"$out/bench_same.err"
 rc=$?
-if [ $rc -eq 0 ] || ! grep -q 'same file' "$out/bench_same.err"; then
+if [ $rc -ne 2 ] || ! grep -q 'same file' "$out/bench_same.err"; then
     echo "FAIL: --json and --csv on one file: exit $rc"
     cat "$out/bench_same.err"
     fail=1
@@ -468,6 +469,50 @@ if [ -w /dev/full ]; then
         cat "$out/bench_full.err"
         fail=1
     fi
+fi
+# A --help that is an option's value names a file: the suite runs, pinned,
+# and prints no help.
+rm -rf "$out/bench_help_value" && mkdir "$out/bench_help_value" &&
+(cd "$out/bench_help_value" && "$fl" bench loop -n 1 -r 1 --cpu 0 --json --help) \
+    >"$out/bench_help_value.txt" 2>&1
+rc=$?
+if [ $rc -ne 0 ] || grep -q 'Options of every suite' "$out/bench_help_value.txt" ||
+    ! grep -q '^cpu: CPU 0 (pinned' "$out/bench_help_value.txt" ||
+    [ ! -s "$out/bench_help_value/--help" ]; then
+    echo "FAIL: bench loop --json --help: exit $rc"
+    cat "$out/bench_help_value.txt"
+    fail=1
+fi
+# A usage error before a --help is the error alone.
+"$fl" bench heap -n 0 --help >"$out/bench_help_after_error.txt" 2>/dev/null
+rc=$?
+if [ $rc -ne 2 ] || [ -s "$out/bench_help_after_error.txt" ]; then
+    echo "FAIL: bench heap -n 0 --help: exit $rc, printed:"
+    cat "$out/bench_help_after_error.txt"
+    fail=1
+fi
+# all takes --quick, which every suite takes.
+"$fl" bench all --quick --help >/dev/null 2>&1 ||
+    { echo "FAIL: bench all --quick --help"; fail=1; }
+# sandbox: a run where no forkless arm can run fails; an arm that did not
+# run reads "not measured", never nan.
+"$fl" bench sandbox -n 2 --heap 0 --target /bin/false >"$out/bench_sandbox_false.txt" 2>&1
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q 'nothing to measure' "$out/bench_sandbox_false.txt"; then
+    echo "FAIL: bench sandbox --target /bin/false: exit $rc"
+    cat "$out/bench_sandbox_false.txt"
+    fail=1
+fi
+env PATH=/nonexistent "$fl" bench sandbox -n 2 --heap 0,8 --case ns \
+    >"$out/bench_sandbox_nopath.txt" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q 'no forkless arm can run' "$out/bench_sandbox_nopath.txt"; then
+    echo "skip: bench sandbox --case ns: no user namespaces here"
+elif [ $rc -ne 0 ] || grep -qi 'nan' "$out/bench_sandbox_nopath.txt" ||
+    ! grep -q 'unshare_cmd not measured' "$out/bench_sandbox_nopath.txt"; then
+    echo "FAIL: bench sandbox without unshare and bwrap: exit $rc"
+    cat "$out/bench_sandbox_nopath.txt"
+    fail=1
 fi
 # bench all names each item of --suites that is wrong.
 "$fl" bench all --suites heap,heap >/dev/null 2>"$out/bench_all_twice.err"

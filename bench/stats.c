@@ -500,7 +500,7 @@ int fl_rows_open(struct fl_rows *w, const char *suite, const char *json_path,
         w->json.f = NULL;
         fl_held_close(&w->json.out, 1);
         fl_held_close(&w->csv_out, 1);
-        return -1;
+        return FL_ROWS_SAME_FILE;
     }
     return 0;
 }

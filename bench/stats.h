@@ -209,9 +209,15 @@ int fl_decimals_apart(double x, double bound, int d);
 
 /* Opens json_path and/or csv_path (either may be NULL) for suite NAME.
  * Neither is emptied or written before fl_rows_close (see struct
- * fl_held). Returns 0, or -1 with the option and the reason said on
- * stderr (a path that cannot be written, or both naming one file); on
- * failure nothing is left open. */
+ * fl_held). Returns 0, or with the option and the reason said on stderr
+ * -1 (a path that cannot be written) or FL_ROWS_SAME_FILE (both name one
+ * file: a usage error); on failure nothing is left open. fl_rows_exit()
+ * turns either into the suite's exit status. */
+#define FL_ROWS_SAME_FILE (-2)
+static inline int fl_rows_exit(int r)
+{
+    return r == FL_ROWS_SAME_FILE ? 2 : 1;
+}
 int fl_rows_open(struct fl_rows *w, const char *suite, const char *json_path,
                  const char *csv_path);
 /* Header fields (JSON top level); ignored after the first row. */

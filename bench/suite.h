@@ -88,6 +88,8 @@ int fl_opt_quick(int argc, char **argv);
 #define FL_OPT_HELP 2
 int fl_opt_common(const char *suite, int argc, char **argv, int *i, void (*usage)(FILE *),
                   const char **csv, const char **json);
+/* Whether fl_opt_common() has printed a suite's help. */
+int fl_opt_help_shown(void);
 
 /* Matches --target T (see fl_opt_value) and sets *target. Returns 0 when
  * it is another option, 1 when it matched, or -1 for a missing or empty

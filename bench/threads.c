@@ -281,7 +281,7 @@ int fl_bench_threads(int argc, char **argv)
         free(rates);
         free(counts);
         free(rows);
-        return 1;
+        return fl_rows_exit(r);
     }
     char machine[512];
     fl_machine_line(machine, sizeof machine);
