@@ -280,8 +280,10 @@ static int overcommit_demo(const struct fl_arm_target *t, const char *tname)
     sigemptyset(&sa.sa_mask);
     int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
     struct sigaction saved[4];
+    /* A signal ignored by whoever started us (nohup's SIGHUP) stays so. */
     for (size_t k = 0; k < 4; k++)
-        sigaction(sigs[k], &sa, &saved[k]);
+        if (sigaction(sigs[k], NULL, &saved[k]) == 0 && saved[k].sa_handler == SIG_DFL)
+            sigaction(sigs[k], &sa, NULL);
 
     printf("forkless bench heap --overcommit-demo: target %s\n", tname);
     printf("vm.overcommit_memory was %ld, vm.overcommit_ratio is %ld; setting "
