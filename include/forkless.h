@@ -1873,7 +1873,10 @@ struct fl_io {
  * batch of writes, and the one an EPIPE raised is taken back; one that
  * was pending before stays pending). A deadline (counted from the call),
  * an FL_OVERFLOW_STOP limit, or a callback that asks applies the stop
- * policy, while the outputs are still drained.
+ * policy, while the outputs are still drained. The deadline stops a child
+ * that still runs: one that has ended, but whose zombie a tracer (a
+ * debugger, strace) still holds, is waited for until the tracer lets it
+ * go, as waitpid() waits (fl_wait_result() returns ETIMEDOUT there).
  *
  * Returns 0 (reaped, *result filled), ECANCELED (a callback asked to stop:
  * reaped and filled), ENOMEM (a buffer could not grow: the child was
