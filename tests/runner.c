@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -106,21 +105,39 @@ static struct {
 } tmpdirs[16];
 static int ntmpdirs;
 
-/* nftw()'s fd budget is also its depth limit under musl, which stops
- * descending there instead of reusing fds as glibc does: a case's tree
- * deeper than that would be left behind in /tmp. */
+/* Removes the tree at name (in the directory at), by fds: nftw() works with whole
+ * paths, which fail past PATH_MAX, and cases make trees deeper than that.
+ * A directory a case left without permissions is given them back first. An
+ * fd per level: a tree deeper than this is left in /tmp. */
 #define TREE_DEPTH_MAX 256
 
-static int rm_one(const char *path, const struct stat *st, int type,
-                  struct FTW *ftw)
+static void remove_tree_at(int at, const char *name, int depth)
 {
-    (void)st;
-    (void)ftw;
-    if (type == FTW_DP || type == FTW_DNR)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
+    if (unlinkat(at, name, 0) == 0 || (errno != EISDIR && errno != EPERM))
+        return;  /* Linux's unlink() of a directory: EISDIR (POSIX: EPERM) */
+    int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+    int fd = openat(at, name, flags);
+    if (fd < 0 && errno == EACCES && fchmodat(at, name, 0700, 0) == 0)
+        fd = openat(at, name, flags);
+    if (fd < 0)
+        return;
+    (void)fchmod(fd, 0700);  /* write access, to remove what it holds */
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return;
+    }
+    struct dirent *de;
+    while (depth < TREE_DEPTH_MAX && (de = readdir(d)))
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+            remove_tree_at(dirfd(d), de->d_name, depth + 1);
+    closedir(d);
+    unlinkat(at, name, AT_REMOVEDIR);
+}
+
+static void remove_tree(const char *path)
+{
+    remove_tree_at(AT_FDCWD, path, 0);
 }
 
 /*
@@ -139,7 +156,7 @@ static void remove_bindir(void)
 {
     if (!bindir[0] || getpid() != bindir_owner)
         return;
-    nftw(bindir, rm_one, TREE_DEPTH_MAX, FTW_DEPTH | FTW_PHYS);
+    remove_tree(bindir);
     bindir[0] = 0;
 }
 
@@ -149,13 +166,7 @@ static void remove_tmpdirs(void)
     for (int i = 0; i < ntmpdirs; i++) {
         if (tmpdirs[i].owner != getpid())
             continue;
-        /* Cases leave directories without permissions (PATH tests). */
-        char *noperm = NULL;
-        if (asprintf(&noperm, "%s/noperm", tmpdirs[i].path) > 0) {
-            chmod(noperm, 0700);
-            free(noperm);
-        }
-        nftw(tmpdirs[i].path, rm_one, TREE_DEPTH_MAX, FTW_DEPTH | FTW_PHYS);
+        remove_tree(tmpdirs[i].path);
     }
     ntmpdirs = 0;
 }

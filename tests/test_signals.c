@@ -714,10 +714,10 @@ TEST(a_forked_copy_asks_again_which_realtime_signals_it_ignores)
 /* In a mount namespace of its own, a file whose stat says that nothing is
  * ignored is mounted over the process's stat in /proc: the library must
  * not take it for procfs's, and the child resets SIGPIPE all the same. */
-static void spawn_under_a_stat_mounted_over(struct fl_cmd *cmd)
+static void spawn_under_a_stat_mounted_over(struct fl_cmd *cmd, const char *dir)
 {
     char *real = t_read_file("/proc/self/stat");
-    char *fake_path = t_fmt("%s/stat", t_tmpdir());
+    char *fake_path = t_fmt("%s/stat", dir);
     if (!real)
         _exit(5);
     /* Fields 31-34 (signal, blocked, sigignore, sigcatch), counted after
@@ -752,10 +752,11 @@ TEST(a_stat_file_mounted_over_the_process_s_own_is_not_read)
     if (geteuid() != 0)
         SKIP("needs root, to mount over a file of /proc");
     struct fl_cmd cmd = { .argv = PROBE("signals"), .backend = BACKEND };
+    char *dir = t_tmpdir();  /* here: the forked copy exits without removing one */
     pid_t pid = fork();
     ASSERT_SYS(pid);
     if (pid == 0)
-        spawn_under_a_stat_mounted_over(&cmd);
+        spawn_under_a_stat_mounted_over(&cmd, dir);
     int st;
     ASSERT_SYS(waitpid(pid, &st, 0));
     if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
