@@ -407,11 +407,7 @@ enum fl_flags {
      * the whole rule.
      * fl_spawn() still fails at once for everything the parent checks
      * (EINVAL, a PATH search that finds no usable entry, ENOMEM, a
-     * failed clone). A command whose copy cannot be allocated (argv or
-     * environment strings of gigabytes) is not refused with ENOMEM: the
-     * call waits for the exec as without the flag, and reports what exec
-     * says (E2BIG for lists it will not take, after the program's own
-     * ENOENT or EACCES); fl_launch_finish() then returns 0 at once.
+     * failed clone).
      * The trade: the child has its own copy of the fd table (no
      * CLONE_FILES), so the clone costs a little more with many fds open;
      * unless FL_KEEP_FDS, it drops the fds it does not need first, before

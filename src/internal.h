@@ -829,12 +829,7 @@ FL__HIDDEN void fl__pipeline_launch(bool on);
  * from, the child's stack and the exec word. */
 struct fl__launch;
 /* Copies cmd, builds the plan on the copy, takes a stack: 0 or an errno
- * (e filled, nothing left). *plan is then the record's. FL__UNCOPIED
- * (e untouched) where the copy itself cannot be allocated: the spawn then
- * waits for the exec, reading the caller's command as a blocking one
- * does, so that lists too big for exec fail as exec fails them (E2BIG,
- * after the program's own ENOENT or EACCES), not as a copy does. */
-#define FL__UNCOPIED (-1)
+ * (e filled, nothing left). *plan is then the record's. */
 FL__HIDDEN int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **l,
                               struct fl__plan **plan, struct fl_error *e);
 /* Frees the record of a launch whose child never ran (or is settled). */

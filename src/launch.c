@@ -345,7 +345,7 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
     }
     if (!l) {
         free(env.v);
-        return FL__UNCOPIED;
+        return fl__fail(e, ENOMEM, FL_STEP_PREPARE, -1, "", "the launch's copy of the command");
     }
     l->stack = NULL;
     l->settled = false;

@@ -110,11 +110,7 @@ static int spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error
     struct fl__launch *launch = NULL;
     enum fl_backend b = cmd ? fl__backend_of(cmd) : FL_BACKEND_AUTO;
     bool launching = cmd && launchable(cmd, b);
-    int r = launching ? fl__launch_new(cmd, &launch, &p, e) : 0;
-    if (r == FL__UNCOPIED)
-        launching = false;
-    if (!launching)
-        r = fl__plan_init(p, cmd, e);
+    int r = launching ? fl__launch_new(cmd, &launch, &p, e) : fl__plan_init(p, cmd, e);
     if (!r && launching)
         p->yield_first = !caller_waits;
     if (r && launching) {

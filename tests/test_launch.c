@@ -217,58 +217,6 @@ TEST(an_e2big_names_the_variable_the_caller_dropped_after_the_launch)
     fl_close(&p);
 }
 
-/* A command whose copy cannot be allocated (lists of gigabytes; here 64
- * MiB under an address-space limit that leaves 32 MiB) is started as a
- * blocking spawn reads it, from the caller's own: the program is looked
- * for, then exec refuses the lists, where the copy would have said ENOMEM.
- * fl_spawn() says it, as the header promises for a spawn that waited. */
-static struct fl_error too_big_to_copy(const char *program)
-{
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    SKIP("the sanitizers' shadow memory does not fit under a low RLIMIT_AS");
-#endif
-    size_t n = (size_t)64 << 20;
-    char *big = t_keep(malloc(n + 1));
-    memset(big, 'a', n);
-    big[n] = '\0';
-    struct fl_cmd cmd = { .argv = ARGV((char *)program, big), .flags = FL_NO_WAIT_EXEC,
-                          .backend = BACKEND };
-    unsigned long long vm_pages = 0;
-    FILE *f = fopen("/proc/self/statm", "re");
-    if (!f || fscanf(f, "%llu", &vm_pages) != 1)
-        SKIP("no /proc/self/statm");
-    fclose(f);
-    struct rlimit old, low;
-    ASSERT_SYS(getrlimit(RLIMIT_AS, &old));
-    low = (struct rlimit){ vm_pages * (unsigned long long)sysconf(_SC_PAGESIZE) + (32u << 20),
-                           old.rlim_max };
-    if (old.rlim_max != RLIM_INFINITY && low.rlim_cur > old.rlim_max)
-        SKIP("the hard RLIMIT_AS leaves no room to lower it");
-    struct fl_proc p;
-    struct fl_error e;
-    ASSERT_SYS(setrlimit(RLIMIT_AS, &low));
-    int r = fl_spawn(&cmd, &p, &e);
-    ASSERT_SYS(setrlimit(RLIMIT_AS, &old));
-    if (r == 0)
-        fl_close(&p);
-    ASSERT_ERR(r, e.err);
-    ASSERT(fl_t_step_is(&e, FL_STEP_EXEC));
-    return e;
-}
-
-TEST(a_command_too_big_to_copy_is_refused_by_exec_with_e2big)
-{
-    struct fl_error e = too_big_to_copy("/bin/true");
-    ASSERT_ERR(e.err, E2BIG);
-    ASSERT_STR_CONTAINS(e.detail, "argument 1 is 67108864 bytes");
-}
-
-TEST(a_missing_program_too_big_to_copy_is_enoent)
-{
-    struct fl_error e = too_big_to_copy("/nonexistent-dir/prog");
-    ASSERT_ERR(e.err, ENOENT);
-}
-
 /* exec's limit on the lists is a quarter of the stack limit the child
  * had: an E2BIG explained when the launch is finished says that one, not
  * the caller's by then. c: the command's containment, or NULL. */
