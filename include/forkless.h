@@ -407,7 +407,10 @@ enum fl_flags {
      * the whole rule.
      * fl_spawn() still fails at once for everything the parent checks
      * (EINVAL, a PATH search that finds no usable entry, ENOMEM, a
-     * failed clone).
+     * failed clone). Among them: a command whose copy cannot be allocated
+     * (argument or environment strings of gigabytes, which exec would
+     * refuse with E2BIG) is ENOMEM at FL_STEP_PREPARE; waiting for the
+     * exec instead would hang a setup that waits on the caller.
      * The trade: the child has its own copy of the fd table (no
      * CLONE_FILES), so the clone costs a little more with many fds open;
      * unless FL_KEEP_FDS, it drops the fds it does not need first, before

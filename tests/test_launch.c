@@ -217,6 +217,51 @@ TEST(an_e2big_names_the_variable_the_caller_dropped_after_the_launch)
     fl_close(&p);
 }
 
+/* A command whose copy cannot be allocated (lists of gigabytes; here 64
+ * MiB under an address-space limit that leaves 32 MiB): a launch fails at
+ * once, ENOMEM at its prepare step, rather than wait for an exec that
+ * would say E2BIG (a setup that waits on the caller would hang it); the
+ * backends that wait anyway say exec's E2BIG. */
+TEST(a_launch_too_big_to_copy_is_enomem_at_prepare)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    SKIP("the sanitizers' shadow memory does not fit under a low RLIMIT_AS");
+#else
+    size_t n = (size_t)64 << 20;
+    char *big = t_keep(malloc(n + 1));
+    memset(big, 'a', n);
+    big[n] = '\0';
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true", big), .flags = FL_NO_WAIT_EXEC,
+                          .backend = BACKEND };
+    unsigned long long vm_pages = 0;
+    FILE *f = fopen("/proc/self/statm", "re");
+    if (!f || fscanf(f, "%llu", &vm_pages) != 1)
+        SKIP("no /proc/self/statm");
+    fclose(f);
+    struct rlimit old, low;
+    ASSERT_SYS(getrlimit(RLIMIT_AS, &old));
+    low = (struct rlimit){ vm_pages * (unsigned long long)sysconf(_SC_PAGESIZE) + (32u << 20),
+                           old.rlim_max };
+    if (old.rlim_max != RLIM_INFINITY && low.rlim_cur > old.rlim_max)
+        SKIP("the hard RLIMIT_AS leaves no room to lower it");
+    struct fl_proc p;
+    struct fl_error e;
+    ASSERT_SYS(setrlimit(RLIMIT_AS, &low));
+    int r = fl_spawn(&cmd, &p, &e);
+    ASSERT_SYS(setrlimit(RLIMIT_AS, &old));
+    if (r == 0)
+        fl_close(&p);
+    if (launches()) {
+        ASSERT_ERR(r, ENOMEM);
+        ASSERT(fl_t_step_is(&e, FL_STEP_PREPARE));
+        ASSERT_STR_CONTAINS(e.detail, "copy of the command");
+    } else {
+        ASSERT_ERR(r, E2BIG);
+        ASSERT(fl_t_step_is(&e, FL_STEP_EXEC));
+    }
+#endif
+}
+
 /* exec's limit on the lists is a quarter of the stack limit the child
  * had: an E2BIG explained when the launch is finished says that one, not
  * the caller's by then. c: the command's containment, or NULL. */
