@@ -56,7 +56,7 @@ static void common_usage(FILE *f)
 /* Whether the suite's options ask for its help: a -h or --help where an
  * option stands, not as the value of one (--json --help names a file).
  * Every option of the suites takes a value, in the next word unless
- * written NAME=VALUE, but these. */
+ * written NAME=VALUE or -nVALUE, but these. */
 static int asks_for_help(int argc, char **argv)
 {
     static const char *const flags[] = { "--quick", "--overcommit-demo" };
@@ -64,7 +64,8 @@ static int asks_for_help(int argc, char **argv)
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
             return 1;
-        int flag = a[0] != '-' || strchr(a, '=') != NULL;
+        /* -n5: a short option with its value attached (fl_opt_value()) */
+        int flag = a[0] != '-' || strchr(a, '=') != NULL || (a[1] != '-' && a[1] && a[2]);
         for (size_t k = 0; k < sizeof flags / sizeof *flags; k++)
             flag |= strcmp(a, flags[k]) == 0;
         i += !flag;

@@ -434,6 +434,7 @@ int fl_bench_sandbox(int argc, char **argv)
         forkless_runs |= o.cases[k] && fl != SIZE_MAX && usable[fl];
     }
     if (!forkless_runs) {
+        fflush(stdout);  /* the notes first */
         fprintf(stderr, "forkless bench sandbox: no forkless arm can run here (see the notes "
                 "above): nothing to measure\n");
         r = 1;
