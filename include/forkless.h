@@ -1136,9 +1136,10 @@ struct fl_proc {
  *            MAX_ARG_STRLEN, or all of them together, with their pointers
  *            and the path exec is given, over ARG_MAX, a quarter of the
  *            stack limit; error->detail says which ("argument 3 is ...",
- *            "environment variable NAME is ..."). As exec looks for the
- *            file before it counts, a missing or forbidden program is
- *            ENOENT or EACCES whatever its arguments
+ *            "environment variable NAME is ..."). Exec looks for the
+ *            file before it counts, so a missing or forbidden program is
+ *            ENOENT or EACCES whatever its arguments; but Linux 5.9 to
+ *            6.7 counted first (E2BIG)
  *   ENAMETOOLONG  the program, .cwd or a file path is longer than PATH_MAX,
  *            or a program name without '/' longer than NAME_MAX, which no
  *            PATH entry can hold (step exec, index -1, found before the

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -153,9 +154,9 @@ static size_t arg_limit(const struct fl__plan *p)
 }
 
 /* Measures only: lists too big are exec's to refuse, as E2BIG for the
- * file it finds. The kernel opens that file before it counts, so a
- * missing or forbidden program is ENOENT or EACCES whatever its
- * arguments, as the child will see it (its user, root, cwd), which the
+ * file it finds. The kernel opens that file before it counts (but 5.9
+ * to 6.7), so a missing or forbidden program is ENOENT or EACCES whatever
+ * its arguments, as the child will see it (its user, root, cwd), which the
  * parent cannot tell here. So the sizes are taken only when an E2BIG is
  * to be explained, or a candidate judged in the parent: adding up every
  * environment string was a third of the parent's instructions in a
@@ -497,12 +498,34 @@ static int caller_name(const struct fl__plan *p, const char *cand, char *buf, si
                                   : snprintf(buf, size, "%s/%s", cwd, cand);
 }
 
+/* Whether this kernel's exec counts the lists before it opens the file:
+ * Linux 5.9 to 6.7 did (bprm_execve() opened it, after the strings were
+ * copied), so an E2BIG came before a missing file's ENOENT. */
+static bool exec_counts_first(void)
+{
+    static int answer;  /* 0: not asked yet, 1: yes, 2: no */
+    int a = __atomic_load_n(&answer, __ATOMIC_RELAXED);
+    if (!a) {
+        struct utsname u;
+        unsigned major = 0, minor = 0;
+        a = uname(&u) == 0 && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+                    ((major == 5 && minor >= 9) || (major == 6 && minor < 8))
+                ? 1
+                : 2;
+        __atomic_store_n(&answer, a, __ATOMIC_RELAXED);
+    }
+    return a == 1;
+}
+
 /* fl__candidate_status() of name in dir. */
 static int status_at(struct fl__plan *p, int dir, const char *name, const char *cand,
                      bool *there)
 {
     struct stat st;
+    char detail[FL_ERROR_DETAIL_MAX];
     *there = fstatat(dir, name, &st, 0) == 0;
+    if (exec_counts_first() && fl__args_too_big(p, cand, detail, sizeof detail))
+        return E2BIG;
     if (!*there) {
         int err = errno;
         /* A search's exec gets EACCES from a directory we may not search,
@@ -511,9 +534,8 @@ static int status_at(struct fl__plan *p, int dir, const char *name, const char *
     }
     if (!S_ISREG(st.st_mode) || faccessat(dir, name, X_OK, AT_EACCESS) < 0)
         return EACCES;
-    /* The kernel counts the lists once it has the file, before a script's
-     * interpreter is looked at. */
-    char detail[FL_ERROR_DETAIL_MAX];
+    /* The kernel counts the lists once it has the file (but 5.9 to 6.7),
+     * before a script's interpreter is looked at. */
     if (fl__args_too_big(p, cand, detail, sizeof detail))
         return E2BIG;
     /* exec would say ENOENT, ENOTDIR or EACCES for a script whose

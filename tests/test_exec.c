@@ -900,9 +900,9 @@ static int execve_errno(const char *file, char *const argv[])
 
 TEST(a_missing_or_forbidden_program_with_too_long_an_argument_gets_the_errno_exec_gives)
 {
-    /* The kernel looks for the file before it counts the arguments (since
-     * Linux 6.8; before, it counted first): ENOENT or EACCES, not E2BIG,
-     * where exec says so. */
+    /* The kernel looks for the file before it counts the arguments (but
+     * Linux 5.9 to 6.7 counted first): ENOENT or EACCES, not E2BIG, where
+     * exec says so. */
     char *d = t_tmpdir();
     char *text = t_write_file(d, "text", "x\n", 0644);
     const char *files[] = { t_fmt("%s/nope", d), text, d };
