@@ -184,6 +184,25 @@ char *t_tmpdir(void)
     return d;
 }
 
+struct rlimit t_lower_address_space(unsigned long long headroom)
+{
+    unsigned long long vm_pages = 0;
+    FILE *f = fopen("/proc/self/statm", "re");
+    if (!f || fscanf(f, "%llu", &vm_pages) != 1)
+        SKIP("no /proc/self/statm");
+    fclose(f);
+    struct rlimit old, low;
+    if (getrlimit(RLIMIT_AS, &old) != 0)
+        FAIL("getrlimit: %s", strerror(errno));
+    low = (struct rlimit){ vm_pages * (unsigned long long)sysconf(_SC_PAGESIZE) + headroom,
+                           old.rlim_max };
+    if (old.rlim_max != RLIM_INFINITY && low.rlim_cur > old.rlim_max)
+        low.rlim_cur = old.rlim_max;
+    if (setrlimit(RLIMIT_AS, &low) != 0)
+        FAIL("setrlimit: %s", strerror(errno));
+    return old;
+}
+
 void t_helper_exit(int code)
 {
     remove_tmpdirs();

@@ -321,6 +321,11 @@ void t_refuse_clone3(int err);
 
 /* A temporary directory, removed at exit by the process that made it. */
 char *t_tmpdir(void);
+/* Lowers RLIMIT_AS to what the process maps now plus headroom bytes (no
+ * higher than the hard limit), so that a larger allocation fails; returns
+ * the limit to put back with setrlimit(RLIMIT_AS, ...). Skips the case
+ * where /proc/self/statm cannot say what is mapped. */
+struct rlimit t_lower_address_space(unsigned long long headroom);
 /* Ends a forked helper of a case (instead of _exit()): removes the
  * temporary directories the helper made itself, and only those (its
  * parent's, which it inherited the list of, are the parent's to remove). */

@@ -1101,18 +1101,7 @@ TEST(a_buffer_that_cannot_grow_stops_the_child_with_enomem)
     struct fl_proc p;
     spawn_piped(&p, PROBE("spew", "1", "100000000000"), false, true, false);
     /* Set after the spawn: the child keeps the limit it started with. */
-    unsigned long long vm_pages = 0;
-    FILE *f = fopen("/proc/self/statm", "re");
-    if (!f || fscanf(f, "%llu", &vm_pages) != 1)
-        SKIP("no /proc/self/statm");
-    fclose(f);
-    struct rlimit old, low;
-    ASSERT_SYS(getrlimit(RLIMIT_AS, &old));
-    low = (struct rlimit){ vm_pages * (unsigned long long)sysconf(_SC_PAGESIZE) + 256 * MIB,
-                           old.rlim_max };
-    if (old.rlim_max != RLIM_INFINITY && low.rlim_cur > old.rlim_max)
-        low.rlim_cur = old.rlim_max;
-    ASSERT_SYS(setrlimit(RLIMIT_AS, &low));
+    struct rlimit old = t_lower_address_space(256 * MIB);
     struct fl_result r;
     int err = fl_communicate(&p, NULL, &r);
     ASSERT_SYS(setrlimit(RLIMIT_AS, &old));

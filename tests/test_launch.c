@@ -233,20 +233,9 @@ TEST(a_launch_too_big_to_copy_is_enomem_at_prepare)
     big[n] = '\0';
     struct fl_cmd cmd = { .argv = ARGV("/bin/true", big), .flags = FL_NO_WAIT_EXEC,
                           .backend = BACKEND };
-    unsigned long long vm_pages = 0;
-    FILE *f = fopen("/proc/self/statm", "re");
-    if (!f || fscanf(f, "%llu", &vm_pages) != 1)
-        SKIP("no /proc/self/statm");
-    fclose(f);
-    struct rlimit old, low;
-    ASSERT_SYS(getrlimit(RLIMIT_AS, &old));
-    low = (struct rlimit){ vm_pages * (unsigned long long)sysconf(_SC_PAGESIZE) + (32u << 20),
-                           old.rlim_max };
-    if (old.rlim_max != RLIM_INFINITY && low.rlim_cur > old.rlim_max)
-        SKIP("the hard RLIMIT_AS leaves no room to lower it");
     struct fl_proc p;
     struct fl_error e;
-    ASSERT_SYS(setrlimit(RLIMIT_AS, &low));
+    struct rlimit old = t_lower_address_space(32u << 20);
     int r = fl_spawn(&cmd, &p, &e);
     ASSERT_SYS(setrlimit(RLIMIT_AS, &old));
     if (r == 0)
