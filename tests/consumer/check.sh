@@ -6,8 +6,8 @@
 #      libdir at run time;
 #   2. cc consumer.c $(pkg-config --static --cflags --libs forkless), with
 #      libforkless.a: no NEEDED libforkless;
-#   3. CMake, find_package(forkless): forkless::forkless_shared and
-#      forkless::forkless_static.
+#   3. CMake, find_package(forkless): forkless::forkless_shared,
+#      forkless::forkless_static and forkless::forkless (the shared one).
 # PREFIX: an install prefix (cmake --install --prefix); without it, the
 # system's (the Debian packages), with nothing pointing pkg-config or CMake
 # elsewhere. Each consumer must see FL_VERSION_STRING == VERSION. Exits
@@ -95,4 +95,5 @@ fi
 cmake --build "$work/cmake" >"$work/cmake-build.log" || { cat "$work/cmake-build.log"; fail "cmake build"; }
 run_consumer "find_package, forkless::forkless_shared" "$work/cmake/consumer_shared" shared
 run_consumer "find_package, forkless::forkless_static" "$work/cmake/consumer_static" static
+run_consumer "find_package, forkless::forkless" "$work/cmake/consumer_plain" shared
 echo "consumer: all builds passed"
