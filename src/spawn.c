@@ -139,8 +139,6 @@ static int spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error
         }
         proc->pty = p->pty_master;
         p->pty_master = -1;
-        if (proc->pidfd < 0 && !proc->ident_)
-            fl__proc_identify(proc);
         if (cmd && fl__leads_group(cmd))
             proc->state_ = FL__PROC_LEADS_GROUP;
         /* A launch's child may still be at its placement: its record is
@@ -160,6 +158,11 @@ static int spawn(const struct fl_cmd *cmd, struct fl_proc *proc, struct fl_error
     } else {
         fl__plan_free(p);
     }
+    /* Once the child's ends are closed here: a job that took the last fd
+     * of the table with them still gets the fd that telling its process
+     * from a later one with its pid takes for a moment. */
+    if (!r && proc->pidfd < 0 && !proc->ident_)
+        fl__proc_identify(proc);
     pthread_setcancelstate(cancel_state, NULL);
     errno = saved_errno;
     return r;

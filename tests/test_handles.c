@@ -835,6 +835,48 @@ TEST(no_pidfd_timed_wait_leaves_a_reused_pid_alone)
     no_pidfd_handle_leaves_a_reused_pid_alone(5000);
 }
 
+/* A job that takes the last fds of the table with its stdout pipe
+ * still has its process told apart from a later one with its pid: the
+ * look takes an fd for a moment once the spawn has closed the child's end
+ * of the pipe. */
+TEST(no_pidfd_job_that_takes_the_last_fds_still_knows_its_process)
+{
+    struct rlimit old, low = { 64, 64 };
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &old));
+    if (old.rlim_max < low.rlim_max)
+        SKIP("the hard RLIMIT_NOFILE is under 64");
+    low.rlim_max = old.rlim_max;
+    int fillers[64], nfill = 0, open_below = 0;
+    for (int fd = 0; fd < 64; fd++)
+        open_below += t_fd_open(fd);
+    if (open_below > 60)
+        SKIP("more than 60 fds open already");
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &low));
+    /* The fork backend's error pipe takes two more for the spawn. */
+    int room = BACKEND == FL_BACKEND_FORK ? 4 : 2;
+    while (64 - open_below - nfill > room) {
+        int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            break;
+        fillers[nfill++] = fd;
+    }
+    struct fl_cmd cmd = { .argv = PROBE("exit", "3"), .flags = FL_NO_PIDFD, .backend = BACKEND };
+    cmd.stdio[1].kind = FL_PIPE;
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);
+    for (int i = 0; i < nfill; i++)
+        close(fillers[i]);
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &old));
+    ASSERT_OK(r);
+    bool known = p.ident_ != 0;
+    int st;
+    ASSERT_OK(fl_wait(&p, -1, &st));
+    fl_close(&p);
+    ASSERT_EXITED(st, 3);
+    ASSERT(known);
+}
+
 TEST(no_pidfd_kill_after_a_foreign_reap_is_esrch)
 {
     struct fl_cmd cmd = { .argv = PROBE("exit", "3"), .flags = FL_NO_PIDFD,
