@@ -1969,6 +1969,10 @@ struct fl_pipeline {
  * Every stage is checked before any starts. The stages are launched
  * (FL_NO_WAIT_EXEC, where the backend can) so that they do their setup
  * and exec side by side, and the call returns once every one has exec'd.
+ * The posix_spawn and fork backends start one stage after the other,
+ * each waited for to its exec: a setup there that waits (an FL_FILE on a
+ * FIFO with no writer) holds the call, and the later stages unstarted,
+ * until it ends (a signal to that child ends it).
  * If stage k cannot be started, or is the first whose setup or exec
  * failed, every stage started is killed with SIGKILL (each one and the
  * group) and reaped, nothing is left open, a terminal that a stage took
