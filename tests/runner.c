@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -182,6 +183,18 @@ char *t_tmpdir(void)
     tmpdirs[ntmpdirs].owner = getpid();
     ntmpdirs++;
     return d;
+}
+
+void t_needs_pidfs(void)
+{
+    int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+    struct statfs fs;
+    bool pidfs = fd >= 0 && fstatfs(fd, &fs) == 0 && fs.f_type == 0x50494446 /* PID_FS_MAGIC */;
+    if (fd >= 0)
+        close(fd);
+    if (!pidfs)
+        SKIP("no pidfs (Linux 6.9) or pidfd_open() refused: a handle without a pidfd cannot "
+             "tell its process from a later child of ours with its pid (see FL_NO_PIDFD)");
 }
 
 struct rlimit t_lower_address_space(unsigned long long headroom)

@@ -319,6 +319,12 @@ int t_refuse_waitid_pidfd(int err, bool and_pidfd_calls);
  * before 20.10.10). */
 void t_refuse_clone3(int err);
 
+/* Skips the case unless a pidfd tells a process from a later one with its
+ * pid (pidfds in pidfs, Linux 6.9, and pidfd_open() allowed): without
+ * that, an FL_NO_PIDFD handle whose child was reaped elsewhere may reach
+ * a later child of ours with its pid, the window FL_NO_PIDFD documents. */
+void t_needs_pidfs(void);
+
 /* A temporary directory, removed at exit by the process that made it. */
 char *t_tmpdir(void);
 /* Lowers RLIMIT_AS to what the process maps now plus headroom bytes (no

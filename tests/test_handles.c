@@ -500,6 +500,7 @@ static int in_pid_namespace(int (*pid_case)(int), int arg)
 
 static void no_pidfd_handle_leaves_a_reused_pid_alone(int timeout_ms)
 {
+    t_needs_pidfs();
     int st = in_pid_namespace(reused_pid_case, timeout_ms);
     /* 1: the kill reached the new child; 2: the wait did not say ECHILD;
      * 3, 4: the new child was killed or its status taken. */
@@ -541,6 +542,7 @@ static int reused_pid_under_a_filter_case(int arg)
 
 TEST(a_wait_by_pid_where_a_filter_refuses_p_pidfd_leaves_a_reused_pid_alone)
 {
+    t_needs_pidfs();
     static const int errs[] = { ENOSYS, EPERM, EINVAL };
     for (size_t k = 0; k < sizeof errs / sizeof *errs; k++)
         for (int c = 0; c < 8; c++) {
@@ -841,6 +843,8 @@ TEST(no_pidfd_timed_wait_leaves_a_reused_pid_alone)
  * of the pipe. */
 TEST(no_pidfd_job_that_takes_the_last_fds_still_knows_its_process)
 {
+    t_needs_pidfs();
+    NEEDS_CLOSE_OTHERS();   /* fl_spawn() is called here, not through SPAWN() */
     struct rlimit old, low = { 64, 64 };
     ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &old));
     if (old.rlim_max < low.rlim_max)

@@ -848,6 +848,7 @@ static int fr_in_pid_namespace(void)
 
 TEST(fl_kill_of_a_no_pidfd_handle_misses_the_child_that_took_its_pid)
 {
+    t_needs_pidfs();
     if (BACKEND == FL_BACKEND_POSIX_SPAWN)
         SKIP("the posix_spawn backend looks the process up after the start: the window is "
              "documented at FL_NO_PIDFD");

@@ -227,6 +227,7 @@ TEST(a_launch_too_big_to_copy_is_enomem_at_prepare)
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
     SKIP("the sanitizers' shadow memory does not fit under a low RLIMIT_AS");
 #else
+    NEEDS_CLOSE_OTHERS();   /* fl_spawn() is called here, not through SPAWN() */
     size_t n = (size_t)64 << 20;
     char *big = t_keep(malloc(n + 1));
     memset(big, 'a', n);
