@@ -69,6 +69,7 @@ struct fl__launch {
     char *stack;                /* the child's, from the pool */
     uint32_t exec_word;         /* 1 until the kernel clears it */
     bool settled;               /* the word was seen clear */
+    pid_t owner;                /* the launching process (a fork() copies the handle) */
     struct fl_error error;      /* a failed child's, once settled */
     /* An orphan's: the next in the list, its child's pid and pidfs
      * number (see fl__launch_close()). */
@@ -349,6 +350,7 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
     }
     l->stack = NULL;
     l->settled = false;
+    l->owner = getpid();
     a = (struct arena){ .base = (char *)l->copy };
     copy_cmd(&a, cmd, &env, &l->cmd);
     free(env.v);
@@ -558,6 +560,20 @@ static int settle(struct fl_proc *proc, bool give_up_if_stopped, bool *gave_up)
         return l->error.err;
     int saved_errno = errno, cancel_state;   /* fl_close() keeps errno */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    if (l->owner != getpid()) {
+        /* A fork() child's copy of the handle: the child of the launch is
+         * its parent's, and clears the word in its parent's memory, not in
+         * this copy, whose error record says nothing either. The copies
+         * of the record and the stack are this process's to free; the
+         * child and the terminal are not its to touch. */
+        l->settled = true;
+        fl__fail(&l->error, ECHILD, FL_STEP_PREPARE, -1, fl__program(&l->cmd),
+                 "the launch is another process's (a fork() child's copy of the handle)");
+        release(l);
+        pthread_setcancelstate(cancel_state, NULL);
+        errno = saved_errno;
+        return ECHILD;
+    }
     if (!await_exec(l, proc, false, give_up_if_stopped)) {
         if (gave_up)
             *gave_up = true;

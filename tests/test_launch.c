@@ -217,6 +217,40 @@ TEST(an_e2big_names_the_variable_the_caller_dropped_after_the_launch)
     fl_close(&p);
 }
 
+/* A fork() child's copy of a handle whose launch is still in its setup:
+ * the launch is the parent's, so finishing it there says ECHILD, never
+ * "the program runs"; the parent's own finish still gets the failure. */
+TEST(a_fork_child_s_finish_of_its_parent_s_launch_is_echild)
+{
+    if (!launches())
+        SKIP("only the clone backend launches");
+    char *fifo = t_fmt("%s/fifo", t_tmpdir());
+    ASSERT_SYS(mkfifo(fifo, 0600));
+    struct fl_cmd cmd = { .argv = ARGV("/nonexistent-dir/prog") };
+    cmd.stdio[0] = (struct fl_stdio){ .kind = FL_FILE, .path = fifo };
+    struct fl_proc p;
+    launch(&cmd, &p);   /* its child waits in the open of the FIFO */
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        struct fl_error e;
+        int r = fl_launch_finish(&p, &e);
+        int again = fl_launch_finish(&p, NULL);
+        fl_close(&p);
+        t_helper_exit(r == ECHILD && again == ECHILD && e.err == ECHILD ? 0 : 1);
+    }
+    int st;
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    int w = open(fifo, O_WRONLY | O_CLOEXEC);   /* lets the child's open end */
+    ASSERT_SYS(w);
+    close(w);
+    struct fl_error e;
+    ASSERT_ERR(fl_launch_finish(&p, &e), ENOENT);
+    ASSERT(fl_t_step_is(&e, FL_STEP_EXEC));
+    fl_close(&p);
+    ASSERT_EXITED(st, 0);
+}
+
 /* A command whose copy cannot be allocated (lists of gigabytes; here 64
  * MiB under an address-space limit that leaves 32 MiB): a launch fails at
  * once, ENOMEM at its prepare step, rather than wait for an exec that
