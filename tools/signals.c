@@ -91,6 +91,14 @@ static int any_signal(const char *text, int *sig)
         return 0;
     }
     const char *name = strncasecmp(text, "SIG", 3) == 0 ? text + 3 : text;
+    /* SIG15: gnulib's str2sig() reads a number after the prefix as the
+     * signal's own, without the shell's 128+N. */
+    if (name != text && isdigit((unsigned char)name[0])) {
+        if (decimal(name, &v) != 0 || (v != 0 && !valid_signal(v)))
+            return -1;
+        *sig = (int)v;
+        return 0;
+    }
     if (strcasecmp(name, "EXIT") == 0) {
         *sig = 0;
         return 0;

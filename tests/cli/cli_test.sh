@@ -1480,6 +1480,16 @@ case_timeout_signal_spellings_as_timeout() {
     run_fl run --ignore-signal 141,0013 -- cat /proc/self/status
     expect_status 0
     [ $((0x$(sig_field SigIgn))) -eq $(sig_bit 13) ] || fail "SigIgn $(sig_field SigIgn), expected PIPE"
+    # SIG and a number is that signal itself, not a shell's 128+N (str2sig()).
+    run_fl run --timeout 0.01 --signal SIG15 -- sleep 10
+    expect_status 124
+    run_fl run --ignore-signal sig2 -- cat /proc/self/status
+    expect_status 0
+    [ $((0x$(sig_field SigIgn))) -eq $(sig_bit 2) ] || fail "SigIgn $(sig_field SigIgn), expected INT"
+    for sig in SIG143 SIG65 SIG SIG+1; do
+        expect_bad_option run --timeout 1 --signal "$sig" -- true
+        expect_err_has "--signal: invalid signal \"$sig\""
+    done
 }
 
 case_timeout_short_options_as_timeout() {
