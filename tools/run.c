@@ -213,11 +213,13 @@ static int run_command(struct run_options *o, int *die_by)
 {
     struct fl_cmd *cmd = &o->cmd;
     struct fl_error error;
-    char resolved[4096] = "?";
+    char resolved[4096];
     int r;
 
+    /* Where the search finds nothing, the name as given: the launch's own
+     * failure follows. */
     if (o->verbose && fl_resolve(cmd, resolved, sizeof resolved, NULL) != 0)
-        strcpy(resolved, "?");
+        snprintf(resolved, sizeof resolved, "%s", cmd->path ? cmd->path : cmd->argv[0]);
 
     /* Blocked now, so that a signal between the spawn and the wait is
      * queued for the supervisor instead of killing forkless. The child

@@ -2215,6 +2215,11 @@ case_verbose() {
     run_fl run --verbose -- sh -c 'exit 3'
     expect_status 3
     expect_err_has "exited with status 3"
+    # A program the search does not find is named as given, then its failure.
+    run_fl run -v -- forkless-no-such-program
+    expect_status 127
+    expect_err_has "launched forkless-no-such-program as pid"
+    expect_err_has 'exec "forkless-no-such-program"'
 }
 
 # ------------------------------------------------------- command line itself
