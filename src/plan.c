@@ -524,10 +524,11 @@ static int status_at(struct fl__plan *p, int dir, const char *name, const char *
     struct stat st;
     char detail[FL_ERROR_DETAIL_MAX];
     *there = fstatat(dir, name, &st, 0) == 0;
+    int stat_err = errno;
     if (exec_counts_first() && fl__args_too_big(p, cand, detail, sizeof detail))
         return E2BIG;
     if (!*there) {
-        int err = errno;
+        int err = stat_err;
         /* A search's exec gets EACCES from a directory we may not search,
          * where nothing is found (the child's as_search_result()). */
         return p->searched && (err == EACCES || err == ENAMETOOLONG) ? ENOENT : err;
