@@ -1232,8 +1232,8 @@ FL_API int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
  * fl_wait() and fl_kill() say ESRCH, and fl_launch_finish() says the
  * same error again until fl_close(). EINVAL for proc NULL, ESRCH for an
  * empty handle, and ECHILD in a fork() child for a launch its parent made
- * (the copy of the handle: the child of the launch is not its own, and
- * is left alone), each with *error at FL_STEP_PREPARE.
+ * (the copy of the handle: the child of the launch is not its own, to
+ * wait for or reap), each with *error at FL_STEP_PREPARE.
  *
  * How the exec is seen: the child is cloned with CLONE_CHILD_CLEARTID on
  * a word of the launch's record, so the kernel clears the word and wakes

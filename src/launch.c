@@ -59,6 +59,11 @@
 
 extern char **environ;
 
+/* Bumped in every fork() child (pthread_atfork): with the pid, it tells
+ * the process that launched from a fork() child's copy of it, also one
+ * that has the same pid in a pid namespace of its own (both pid 1). */
+static unsigned long fork_generation;
+
 /* One allocation: the record, then the copy of the command's strings and
  * arrays. A launch's child reads it from another CPU, so each malloc() and
  * free() of it would take cache lines back from there: one of each keeps
@@ -69,7 +74,8 @@ struct fl__launch {
     char *stack;                /* the child's, from the pool */
     uint32_t exec_word;         /* 1 until the kernel clears it */
     bool settled;               /* the word was seen clear */
-    pid_t owner;                /* the launching process (a fork() copies the handle) */
+    pid_t owner;                /* the launching process and its fork generation: */
+    unsigned long generation;   /* a fork() copies the handle (see settle()) */
     struct fl_error error;      /* a failed child's, once settled */
     /* An orphan's: the next in the list, its child's pid and pidfs
      * number (see fl__launch_close()). */
@@ -351,6 +357,7 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
     l->stack = NULL;
     l->settled = false;
     l->owner = getpid();
+    l->generation = fork_generation;
     a = (struct arena){ .base = (char *)l->copy };
     copy_cmd(&a, cmd, &env, &l->cmd);
     free(env.v);
@@ -560,7 +567,7 @@ static int settle(struct fl_proc *proc, bool give_up_if_stopped, bool *gave_up)
         return l->error.err;
     int saved_errno = errno, cancel_state;   /* fl_close() keeps errno */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
-    if (l->owner != getpid()) {
+    if (l->owner != getpid() || l->generation != fork_generation) {
         /* A fork() child's copy of the handle: the child of the launch is
          * its parent's, and clears the word in its parent's memory, not in
          * this copy, whose error record says nothing either. The copies
@@ -647,6 +654,7 @@ static void forget_orphans_after_fork(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     orphans_lock = fresh;
     orphans = NULL;
+    fork_generation++;
 }
 
 /* At load: see register_after_fork() in ignored_signals.c. */

@@ -251,6 +251,57 @@ TEST(a_fork_child_s_finish_of_its_parent_s_launch_is_echild)
     ASSERT_EXITED(st, 0);
 }
 
+/* The same where both are pid 1: the launcher is the init of a pid
+ * namespace and its fork() child the init of another. The pid alone
+ * cannot tell them apart. Returns 0 when the child's finish says ECHILD. */
+static int finish_in_a_nested_init(const char *fifo)
+{
+    struct fl_cmd cmd = { .argv = ARGV("/nonexistent-dir/prog"), .flags = FL_NO_WAIT_EXEC,
+                          .backend = BACKEND };
+    cmd.stdio[0] = (struct fl_stdio){ .kind = FL_FILE, .path = fifo };
+    struct fl_proc p;
+    if (getpid() != 1 || fl_spawn(&cmd, &p, NULL) != 0 || unshare(CLONE_NEWPID) != 0)
+        return 100;
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(getpid() == 1 && fl_launch_finish(&p, NULL) == ECHILD ? 0 : 1);
+    int st, w = -1;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid ||
+        (w = open(fifo, O_WRONLY | O_CLOEXEC)) < 0)
+        return 101;
+    close(w);
+    int r = fl_launch_finish(&p, NULL);
+    fl_close(&p);
+    return r != ENOENT ? 2 : WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+}
+
+TEST(a_fork_child_s_finish_of_its_parent_s_launch_is_echild_both_being_pid_1)
+{
+    if (!launches())
+        SKIP("only the clone backend launches");
+    if (geteuid() != 0)
+        SKIP("needs root: pid namespaces");
+    char *fifo = t_fmt("%s/fifo", t_tmpdir());
+    ASSERT_SYS(mkfifo(fifo, 0600));
+    pid_t outer = fork();
+    ASSERT_SYS(outer);
+    if (outer == 0) {
+        if (unshare(CLONE_NEWPID) != 0)
+            _exit(77);
+        pid_t init = fork();
+        int st;
+        if (init == 0)
+            _exit(finish_in_a_nested_init(fifo));
+        _exit(init > 0 && waitpid(init, &st, 0) == init && WIFEXITED(st) ? WEXITSTATUS(st) : 4);
+    }
+    int st;
+    ASSERT_SYS(waitpid(outer, &st, 0));
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+        SKIP("no pid namespace to be had here");
+    /* 1: the child's finish said something else; 2: the parent's lost its failure. */
+    ASSERT_EXITED(st, 0);
+}
+
 /* A command whose copy cannot be allocated (lists of gigabytes; here 64
  * MiB under an address-space limit that leaves 32 MiB): a launch fails at
  * once, ENOMEM at its prepare step, rather than wait for an exec that
