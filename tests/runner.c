@@ -17,6 +17,7 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -183,6 +184,31 @@ char *t_tmpdir(void)
     tmpdirs[ntmpdirs].owner = getpid();
     ntmpdirs++;
     return d;
+}
+
+int t_in_pid_namespace(int (*fn)(int), int arg)
+{
+    if (geteuid() != 0)
+        SKIP("needs root: a pid namespace");
+    pid_t pid = fork();
+    if (pid < 0)
+        FAIL("fork: %s", strerror(errno));
+    if (pid == 0) {
+        if (unshare(CLONE_NEWPID) != 0)
+            _exit(105);
+        pid_t init = fork();
+        if (init == 0)
+            _exit(fn(arg));
+        int st;
+        _exit(init > 0 && waitpid(init, &st, 0) == init && WIFEXITED(st) ? WEXITSTATUS(st)
+                                                                          : 106);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) != pid)
+        FAIL("waitpid: %s", strerror(errno));
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 105)
+        SKIP("no pid namespace to be had here (unshare(CLONE_NEWPID) failed)");
+    return st;
 }
 
 void t_needs_pidfs(void)

@@ -325,6 +325,11 @@ void t_refuse_clone3(int err);
  * a later child of ours with its pid, the window FL_NO_PIDFD documents. */
 void t_needs_pidfs(void);
 
+/* Runs fn(arg) as pid 1 of a new pid namespace, in a child of the case,
+ * and returns that child's wait status (fn's return as its exit status).
+ * Skips the case without root, or where no pid namespace can be had. */
+int t_in_pid_namespace(int (*fn)(int), int arg);
+
 /* A temporary directory, removed at exit by the process that made it. */
 char *t_tmpdir(void);
 /* Lowers RLIMIT_AS to what the process maps now plus headroom bytes (no

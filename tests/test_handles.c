@@ -476,23 +476,8 @@ static int reused_pid_case(int timeout_ms)
  * exit status: 104 skips the case. */
 static int in_pid_namespace(int (*pid_case)(int), int arg)
 {
-    if (geteuid() != 0)
-        SKIP("needs root: a pid namespace whose next pid the test sets");
     NEEDS_CLOSE_OTHERS();   /* the cases call fl_spawn() themselves */
-    pid_t pid = fork();
-    ASSERT_SYS(pid);
-    if (pid == 0) {
-        if (unshare(CLONE_NEWPID) != 0)
-            _exit(105);
-        pid_t init = fork();
-        if (init == 0)
-            _exit(pid_case(arg));
-        int st;
-        _exit(init > 0 && waitpid(init, &st, 0) == init && WIFEXITED(st) ? WEXITSTATUS(st)
-                                                                          : 106);
-    }
-    int st;
-    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    int st = t_in_pid_namespace(pid_case, arg);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 104)
         SKIP("the pid went to another process first");
     return st;

@@ -254,8 +254,12 @@ TEST(a_fork_child_s_finish_of_its_parent_s_launch_is_echild)
 /* The same where both are pid 1: the launcher is the init of a pid
  * namespace and its fork() child the init of another. The pid alone
  * cannot tell them apart. Returns 0 when the child's finish says ECHILD. */
-static int finish_in_a_nested_init(const char *fifo)
+static const char *nested_init_fifo;
+
+static int finish_in_a_nested_init(int unused)
 {
+    (void)unused;
+    const char *fifo = nested_init_fifo;
     struct fl_cmd cmd = { .argv = ARGV("/nonexistent-dir/prog"), .flags = FL_NO_WAIT_EXEC,
                           .backend = BACKEND };
     cmd.stdio[0] = (struct fl_stdio){ .kind = FL_FILE, .path = fifo };
@@ -279,25 +283,10 @@ TEST(a_fork_child_s_finish_of_its_parent_s_launch_is_echild_both_being_pid_1)
 {
     if (!launches())
         SKIP("only the clone backend launches");
-    if (geteuid() != 0)
-        SKIP("needs root: pid namespaces");
     char *fifo = t_fmt("%s/fifo", t_tmpdir());
     ASSERT_SYS(mkfifo(fifo, 0600));
-    pid_t outer = fork();
-    ASSERT_SYS(outer);
-    if (outer == 0) {
-        if (unshare(CLONE_NEWPID) != 0)
-            _exit(77);
-        pid_t init = fork();
-        int st;
-        if (init == 0)
-            _exit(finish_in_a_nested_init(fifo));
-        _exit(init > 0 && waitpid(init, &st, 0) == init && WIFEXITED(st) ? WEXITSTATUS(st) : 4);
-    }
-    int st;
-    ASSERT_SYS(waitpid(outer, &st, 0));
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
-        SKIP("no pid namespace to be had here");
+    nested_init_fifo = fifo;
+    int st = t_in_pid_namespace(finish_in_a_nested_init, 0);
     /* 1: the child's finish said something else; 2: the parent's lost its failure. */
     ASSERT_EXITED(st, 0);
 }
