@@ -428,13 +428,15 @@ TEST(no_pidfd_timed_wait_times_out_then_reaps)
 
 enum { KILL_IT = -2 };
 
-/* In a pid namespace of its own, as pid 1 (see in_pid_namespace()): a's
- * process is reaped by someone else, and its pid goes to b, started from
- * second. 0, or 101 to 104 where that could not be done (104: the pid
- * went to someone else first). */
-static int reaped_elsewhere_and_given_on(const struct fl_proc *a, const struct fl_cmd *second,
-                                         struct fl_proc *b)
+/* In a pid namespace of its own, as pid 1 (see in_pid_namespace()): a is
+ * started from first, its process is reaped by someone else, and its pid
+ * goes to b, started from second. 0, or 100 to 104 where that could not
+ * be done (104: the pid went to someone else first). */
+static int reaped_elsewhere_and_given_on(const struct fl_cmd *first, struct fl_proc *a,
+                                         const struct fl_cmd *second, struct fl_proc *b)
 {
+    if (fl_spawn(first, a, NULL))
+        return 100;
     if (waitpid(a->pid, NULL, 0) != a->pid)
         return 101;
     FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
@@ -457,9 +459,7 @@ static int reused_pid_case(int timeout_ms)
                             .backend = BACKEND };
     struct fl_cmd second = { .argv = PROBE("sleep", "60"), .backend = BACKEND };
     struct fl_proc a, b;
-    if (fl_spawn(&first, &a, NULL))
-        return 100;
-    int given = reaped_elsewhere_and_given_on(&a, &second, &b);
+    int given = reaped_elsewhere_and_given_on(&first, &a, &second, &b);
     if (given)
         return given;
     int r = timeout_ms == KILL_IT ? (fl_kill(&a, SIGKILL) != ESRCH)
@@ -508,13 +508,11 @@ static int reused_pid_under_a_filter_case(int arg)
                             .flags = no_pidfd ? FL_NO_PIDFD : 0 };
     struct fl_cmd second = { .argv = PROBE("sleep", "60"), .backend = BACKEND };
     struct fl_proc a, b;
-    if (fl_spawn(&first, &a, NULL))
-        return 100;
-    if (a.pidfd < 0 && !no_pidfd)
-        return 108;
-    int given = reaped_elsewhere_and_given_on(&a, &second, &b);
+    int given = reaped_elsewhere_and_given_on(&first, &a, &second, &b);
     if (given)
         return given;
+    if (a.pidfd < 0 && !no_pidfd)
+        return 108;
     int r = fl_kill(&a, SIGTERM) != ESRCH;
     r = r ? r : 2 * (fl_wait(&a, timeout_ms, NULL) != ECHILD);
     fl_close(&a);
@@ -566,9 +564,7 @@ static int failed_launch_reused_case(int unused)
                             .backend = BACKEND };
     struct fl_cmd second = { .argv = PROBE("sleep", "60"), .backend = BACKEND };
     struct fl_proc a, b;
-    if (fl_spawn(&first, &a, NULL))
-        return 100;
-    int given = reaped_elsewhere_and_given_on(&a, &second, &b);
+    int given = reaped_elsewhere_and_given_on(&first, &a, &second, &b);
     if (given)
         return given;
     int r = fl_wait(&a, 100, NULL) == ENOENT ? 0 : 2;  /* the launch's own failure */
