@@ -710,8 +710,10 @@ enum fl_namespace {
     FL_NS_USER   = 1u << 0,  /* CLONE_NEWUSER */
     FL_NS_MOUNT  = 1u << 1,  /* CLONE_NEWNS */
     /* CLONE_NEWPID: the program is pid 1 of the new namespace, its init.
-     * It reaps the orphans of the namespace, and when it exits the
-     * kernel kills every process left in it. As an init it gets from
+     * Reaping the namespace's orphans is its job: forkless runs no init
+     * of its own there (one that never waits, as sleep(1), leaves them
+     * zombies until it exits). When it exits the kernel kills every
+     * process left in it. As an init it gets from
      * outside only SIGKILL, SIGSTOP and the signals it has a handler
      * for: a stop policy's SIGTERM (or .pdeathsig) does nothing to a
      * program that does not handle it, and SIGKILL comes when the grace
