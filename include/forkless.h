@@ -253,9 +253,11 @@ enum fl_flags {
      * clone(CLONE_SIGHAND) and no CLONE_THREAD, escapes the count: if it
      * changes one during a spawn, the child may keep a SIG_IGN; and a
      * process that shares the caller's memory without being a thread, a
-     * vfork() child or one of clone(CLONE_VM), must not spawn at all: the
-     * library's records of its fd are the caller's, so its child may keep
-     * the SIG_IGNs the caller had, and the caller loses track of its fd).
+     * vfork() child or one of clone(CLONE_VM), must not spawn at all, nor
+     * wait for, finish or close a handle of the caller's: the library's
+     * records (of its fd, of a launch) are the caller's, so its child may
+     * keep the SIG_IGNs the caller had, the caller loses track of its fd,
+     * and a launch's record is freed under the caller).
      * With other
      * threads (with glibc: once a second thread was ever made; elsewhere
      * /proc counts them before the clone; a thread made behind the libc's
