@@ -39,7 +39,7 @@ libdir=$(dirname "$(find "$prefix" -name libforkless.a | head -1)")
 [ -d "$libdir" ] || { echo "check-install: no libforkless.a in $prefix" >&2; exit 1; }
 missing=0
 for f in include/forkless.h "${libdir#"$prefix"/}"/{libforkless.a,libforkless.so,pkgconfig/forkless.pc} \
-         "${libdir#"$prefix"/}"/cmake/forkless/{forklessConfig.cmake,forklessTargets.cmake} \
+         "${libdir#"$prefix"/}"/cmake/forkless/{forklessConfig.cmake,forklessConfigVersion.cmake,forklessTargets.cmake} \
          bin/forkless share/bash-completion/completions/forkless; do
     [ -e "$prefix/$f" ] || { echo "check-install: $prefix/$f is missing" >&2; missing=1; }
 done

@@ -111,7 +111,8 @@ target=$(dpkg-deb -c "${deb[$runtime]}" | awk -v f=".$libdir/$soname" '$6 == f &
 [ -n "$target" ] || fail "$runtime: $libdir/$soname is not a link"
 has "$runtime" "$libdir/$target"
 has libforkless-dev /usr/include/forkless.h "$libdir/libforkless.so" "$libdir/libforkless.a" \
-    "$libdir/pkgconfig/forkless.pc" "$libdir/cmake/forkless/forklessConfig.cmake"
+    "$libdir/pkgconfig/forkless.pc" "$libdir/cmake/forkless/forklessConfig.cmake" \
+    "$libdir/cmake/forkless/forklessConfigVersion.cmake"
 has forkless /usr/bin/forkless /usr/share/bash-completion/completions/forkless \
     /usr/share/man/man1/forkless.1.gz /usr/share/doc/forkless/changelog.gz
 has libforkless-dev /usr/share/man/man3/libforkless.3.gz /usr/share/man/man3/fl_spawn.3.gz \

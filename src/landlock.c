@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sys.h"
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -45,14 +46,15 @@ struct __attribute__((packed)) path_beneath_attr {
 };
 
 /* The kernel's answer does not change while it runs: asked once (a race
- * only asks twice), not on every spawn with a ruleset. */
+ * only asks twice), not on every spawn with a ruleset. Raw, as it is
+ * async-signal-safe: a refusal (no Landlock) leaves errno alone. */
 int fl_landlock_abi(void)
 {
     static int cached = -1;
     int abi = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (abi >= 0)
         return abi;
-    long v = syscall(SYS_landlock_create_ruleset, NULL, 0, 1u /* _VERSION */);
+    long v = fl__sys3(SYS_landlock_create_ruleset, NULL, 0, 1u /* _VERSION */);
     abi = v < 0 ? 0 : (int)v;
     __atomic_store_n(&cached, abi, __ATOMIC_RELAXED);
     return abi;
