@@ -516,6 +516,12 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
         copy_str(e->detail, sizeof e->detail,
                  "the kernel refused the filter: its checker (an instruction, a jump past the "
                  "end, no return at the end), or a kernel without seccomp filters");
+    else if (((c->step == FL_STEP_LANDLOCK && c->err == EPERM) ||
+              (c->step == FL_STEP_SECCOMP && c->err == EACCES)) &&
+             !(p->cmd->contain && (p->cmd->contain->flags & FL_NO_NEW_PRIVS)))
+        copy_str(e->detail, sizeof e->detail,
+                 "the kernel restricts a process only with no_new_privs set (FL_NO_NEW_PRIVS) "
+                 "or CAP_SYS_ADMIN in its user namespace");
     else if (c->index >= 0 && !e->path[0])
         name_the_index(c, e->detail, sizeof e->detail);
     return c->err;

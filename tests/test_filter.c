@@ -306,6 +306,7 @@ TEST(without_no_new_privs_an_unprivileged_child_is_eacces_at_step_seccomp)
         SKIP("this process has no_new_privs already, which its children inherit");
     struct fl_error e = SPAWN_FAILS(&cmd, EACCES, FL_STEP_SECCOMP);
     ASSERT_EQ(e.index, -1);
+    ASSERT(strstr(e.detail, "FL_NO_NEW_PRIVS"));   /* what to add */
 }
 
 TEST(without_no_new_privs_root_may_filter_its_child)

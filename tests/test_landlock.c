@@ -308,6 +308,7 @@ TEST(without_no_new_privs_an_unprivileged_child_is_eperm_at_step_landlock)
         SKIP("this process has no_new_privs already, which its children inherit");
     struct fl_error e = SPAWN_FAILS(&cmd, EPERM, FL_STEP_LANDLOCK);
     ASSERT_EQ(e.index, -1);
+    ASSERT(strstr(e.detail, "FL_NO_NEW_PRIVS"));   /* what to add */
 }
 
 TEST(without_no_new_privs_root_may_restrict_its_child)
