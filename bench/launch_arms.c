@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "arms.h"
+#include "cpu.h"
 #include "forkless.h"
 #include "launch_arms.h"
 #include "trun.h"
@@ -27,8 +28,11 @@ void fl__pipeline_launch(bool on);
 struct fl_la_arm fl_la_arms[] = {
     ARM("posix_spawn", "posix_spawn() + waitpid(), one at a time", FL_LA_POSIX, 1, true, false),
     ARM("fl_spawn", "fl_spawn() + fl_wait(), one at a time", FL_LA_BLOCKING, 1, true, false),
-    ARM("fl_spawn_t2", "fl_spawn() + fl_wait() from 2 threads (as bench threads)",
-      FL_LA_THREADS, 2, true, false),
+    ARM("fl_spawn_t2", "fl_spawn() + fl_wait() from 2 threads, pinned one per CPU\n"
+      "                     (as bench threads)", FL_LA_THREADS, 2, true, false),
+    { .name = "fl_spawn_t2_free", .what = "the same 2 threads left to the scheduler, as an\n"
+      "                     application's threads (and a launching thread) are",
+      .kind = FL_LA_THREADS, .k = 2, .pool = true, .unpinned = true },
     ARM("launch_k1", "fl_spawn(FL_NO_WAIT_EXEC), 1 in flight, fl_wait() the oldest",
       FL_LA_LAUNCH, 1, true, false),
     ARM("launch_k2", "the same, 2 in flight", FL_LA_LAUNCH, 2, true, false),
@@ -185,8 +189,13 @@ int fl_la_round(struct fl_la_arm *a, const char *path, unsigned long spawns,
         char *argv[] = { (char *)path, NULL };
         struct fl_arm_target t = { path, argv };
         unsigned long got, each = (spawns + (unsigned long)a->k - 1) / (unsigned long)a->k;
-        if (fl_trun(SUITE, fl_arm_find("forkless"), &t, (unsigned long)a->k, each, 0,
-                    &rate, &got))
+        int spreading = fl_cpu_spreading();
+        if (a->unpinned)
+            fl_cpu_spread(0);
+        int r = fl_trun(SUITE, fl_arm_find("forkless"), &t, (unsigned long)a->k, each, 0,
+                        &rate, &got);
+        fl_cpu_spread(spreading);
+        if (r)
             return 1;
     } else {
         int r;

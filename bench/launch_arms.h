@@ -32,6 +32,7 @@ struct fl_la_arm {
     int k;                   /* LAUNCH, RAW: in flight; THREADS: threads */
     bool pool;               /* LAUNCH: the stack pool on */
     bool launched;           /* PIPE, RAW_PIPE: the stages launched (no CLONE_VFORK) */
+    bool unpinned;           /* THREADS: placed by the scheduler, not one per CPU */
     /* Per round (rate arms): spawns per second, ns in the starting call per
      * spawn (0 for THREADS: not measured). PIPE: ns per pipeline start-up,
      * and ns until the whole pipeline has ended and been reaped (.done),

@@ -116,7 +116,7 @@ smoke_suite() {   # NAME ROWS ARGS...
 smoke_suite worker 5 --heap 4 --records 20000 -r 1
 smoke_suite loop 4 -n 3 -r 2
 smoke_suite call static -n 3 --calls 1000
-smoke_suite launch 14 --targets tiny --heap 0 -n 1 --spawns 20 --pipelines 2
+smoke_suite launch 15 --targets tiny --heap 0 -n 1 --spawns 20 --pipelines 2
 # io: a row per arm its --help lists (a missing peer is a "skipped" row),
 # none "failed"; no capture arm is taken again when disturbed (the peers
 # cannot be), the run and pipeline arms may be; --rounds past --captures
