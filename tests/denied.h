@@ -25,11 +25,12 @@ struct t_denied {
     unsigned landlock_unenforced;
 };
 
-/* Spawns cmd (and waits for it when it starts) in a subprocess whose
- * calls named in names[] (NULL-terminated) fail with err. Root installs
- * the filter as it is; others set no_new_privs first. */
-static inline struct t_denied t_spawn_denied(const struct fl_cmd *cmd, const char *const *names,
-                                             int err)
+/* Forks a subprocess of the test whose calls named in names[]
+ * (NULL-terminated) fail with err: 0 in that subprocess, once its filter
+ * is in place (it exits 3 where it cannot install it), its pid in the
+ * test. Root installs the filter as it is; others set no_new_privs
+ * first. */
+static inline pid_t t_fork_denied(const char *const *names, int err)
 {
     int nrs[8], n = 0;
     for (; names[n]; n++) {
@@ -38,17 +39,29 @@ static inline struct t_denied t_spawn_denied(const struct fl_cmd *cmd, const cha
     }
     struct sock_fprog prog;
     ASSERT_OK(fl_seccomp_deny(nrs, (size_t)n, err, &prog));
-    int fds[2];
-    ASSERT_SYS(pipe(fds));
     fflush(stdout);
     pid_t pid = fork();
     ASSERT_SYS(pid);
     if (pid == 0) {
-        close(fds[0]);
-        struct t_denied d = { 0 };
         if ((geteuid() != 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ||
             syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
             _exit(3);
+        return 0;
+    }
+    fl_seccomp_free(&prog);
+    return pid;
+}
+
+/* Spawns cmd (and waits for it when it starts) in such a subprocess. */
+static inline struct t_denied t_spawn_denied(const struct fl_cmd *cmd, const char *const *names,
+                                             int err)
+{
+    int fds[2];
+    ASSERT_SYS(pipe(fds));
+    pid_t pid = t_fork_denied(names, err);
+    if (pid == 0) {
+        close(fds[0]);
+        struct t_denied d = { 0 };
         struct fl_proc p;
         d.r = fl_spawn(cmd, &p, &d.e);
         if (d.r == 0) {
@@ -60,7 +73,6 @@ static inline struct t_denied t_spawn_denied(const struct fl_cmd *cmd, const cha
         _exit(write(fds[1], &d, sizeof d) == (ssize_t)sizeof d ? 0 : 4);
     }
     close(fds[1]);
-    fl_seccomp_free(&prog);
     struct t_denied d;
     ssize_t got = read(fds[0], &d, sizeof d);
     close(fds[0]);

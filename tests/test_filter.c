@@ -8,6 +8,7 @@
  * neither: ENOTSUP at step prepare.
  */
 #include "test.h"
+#include "denied.h"
 
 #include <linux/filter.h>
 #include <stddef.h>
@@ -80,41 +81,18 @@ TEST(no_new_privs_in_the_child_leaves_the_caller_alone)
 }
 
 /* A subprocess of the test under a filter of its own that denies prctl()
- * with EPERM: the child's PR_SET_NO_NEW_PRIVS then fails. */
+ * with EPERM (set after its own no_new_privs): the child's
+ * PR_SET_NO_NEW_PRIVS then fails. */
 TEST(a_refused_no_new_privs_is_its_step_and_errno)
 {
     struct fl_contain c = { .flags = FL_NO_NEW_PRIVS };
     struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
     UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     NEEDS_SECCOMP();
-    int prctl_nr = fl_syscall_number("prctl");
-    struct sock_fprog prog;
-    ASSERT_OK(fl_seccomp_deny(&prctl_nr, 1, EPERM, &prog));
-    fflush(stdout);
-    pid_t pid = fork();
-    ASSERT_SYS(pid);
-    if (pid == 0) {
-        /* Root may install a filter without no_new_privs; others set it
-         * first, before the filter denies prctl(). */
-        if (geteuid() != 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-            _exit(3);
-        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
-            _exit(4);
-        struct fl_error e;
-        struct fl_proc p;
-        int r = fl_spawn(&cmd, &p, &e);
-        if (r == 0) {
-            int st;
-            fl_wait(&p, -1, &st);
-            fl_close(&p);
-        }
-        _exit(r == EPERM && e.step == FL_STEP_NO_NEW_PRIVS && e.index == -1 ? 0
-              : r == 0 ? 5 : 6);
-    }
-    fl_seccomp_free(&prog);
-    int st;
-    ASSERT_SYS(waitpid(pid, &st, 0));
-    ASSERT_EXITED(st, 0);
+    struct t_denied d = t_spawn_denied(&cmd, (const char *[]){ "prctl", NULL }, EPERM);
+    ASSERT_EQ(d.r, EPERM);
+    ASSERT_EQ(d.e.step, FL_STEP_NO_NEW_PRIVS);
+    ASSERT_EQ(d.e.index, -1);
 }
 
 /* ---- the filter in the child ------------------------------------------------- */

@@ -427,22 +427,12 @@ TEST(strict_landlock_on_a_kernel_without_it_is_enotsup_at_step_landlock)
 TEST(the_abi_query_refused_by_the_kernel_keeps_errno)
 {
     NEEDS_SECCOMP();
-    int nr = fl_syscall_number("landlock_create_ruleset");
-    ASSERT(nr >= 0);
-    struct sock_fprog prog;
-    ASSERT_OK(fl_seccomp_deny(&nr, 1, ENOSYS, &prog));
-    fflush(stdout);
-    pid_t pid = fork();
-    ASSERT_SYS(pid);
+    pid_t pid = t_fork_denied((const char *[]){ "landlock_create_ruleset", NULL }, ENOSYS);
     if (pid == 0) {
-        if ((geteuid() != 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ||
-            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
-            _exit(3);
         errno = EDOM;
         int abi = fl_landlock_abi();
         _exit(abi != 0 ? 4 : errno != EDOM ? 5 : 0);
     }
-    fl_seccomp_free(&prog);
     int st;
     ASSERT_SYS(waitpid(pid, &st, 0));
     ASSERT_EXITED(st, 0);
