@@ -29,7 +29,8 @@ struct fl_la_arm fl_la_arms[] = {
     ARM("posix_spawn", "posix_spawn() + waitpid(), one at a time", FL_LA_POSIX, 1, true, false),
     ARM("fl_spawn", "fl_spawn() + fl_wait(), one at a time", FL_LA_BLOCKING, 1, true, false),
     ARM("fl_spawn_t2", "fl_spawn() + fl_wait() from 2 threads, pinned one per CPU\n"
-      "                     (as bench threads)", FL_LA_THREADS, 2, true, false),
+      "                     (as bench threads; with --cpu all, not)", FL_LA_THREADS, 2, true,
+      false),
     { .name = "fl_spawn_t2_free", .what = "the same 2 threads left to the scheduler, as an\n"
       "                     application's threads (and a launching thread) are",
       .kind = FL_LA_THREADS, .k = 2, .pool = true, .unpinned = true },

@@ -518,7 +518,7 @@ int fl__fail_child(struct fl__plan *p, struct fl_error *e)
                  "end, no return at the end), or a kernel without seccomp filters");
     else if (((c->step == FL_STEP_LANDLOCK && c->err == EPERM) ||
               (c->step == FL_STEP_SECCOMP && c->err == EACCES)) &&
-             !(p->cmd->contain && (p->cmd->contain->flags & FL_NO_NEW_PRIVS)))
+             !(p->box && (p->box->flags & FL_NO_NEW_PRIVS)))
         copy_str(e->detail, sizeof e->detail,
                  "the kernel restricts a process only with no_new_privs set (FL_NO_NEW_PRIVS) "
                  "or CAP_SYS_ADMIN in its user namespace");

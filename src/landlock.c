@@ -46,15 +46,18 @@ struct __attribute__((packed)) path_beneath_attr {
 };
 
 /* The kernel's answer does not change while it runs: asked once (a race
- * only asks twice), not on every spawn with a ruleset. Raw, as it is
- * async-signal-safe: a refusal (no Landlock) leaves errno alone. */
+ * only asks twice), not on every spawn with a ruleset. It is
+ * async-signal-safe: a refusal (no Landlock) leaves errno alone, also
+ * where fl__sys3() is libc's syscall(), which sets it. */
 int fl_landlock_abi(void)
 {
     static int cached = -1;
     int abi = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (abi >= 0)
         return abi;
+    int saved_errno = errno;
     long v = fl__sys3(SYS_landlock_create_ruleset, NULL, 0, 1u /* _VERSION */);
+    errno = saved_errno;
     abi = v < 0 ? 0 : (int)v;
     __atomic_store_n(&cached, abi, __ATOMIC_RELAXED);
     return abi;

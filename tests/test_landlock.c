@@ -311,6 +311,37 @@ TEST(without_no_new_privs_an_unprivileged_child_is_eperm_at_step_landlock)
     ASSERT(strstr(e.detail, "FL_NO_NEW_PRIVS"));   /* what to add */
 }
 
+/* A launch's caller may change or free its command as soon as fl_spawn()
+ * returns: the detail comes from the launch's own copy of the settings. */
+TEST(a_launch_refused_for_want_of_no_new_privs_says_so_after_its_command_changed)
+{
+    struct fl_contain c = { 0 };
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND,
+                          .flags = FL_NO_WAIT_EXEC };
+    if (t_rerun_as_nobody())
+        return;
+    struct t_rules rs = t_probe_rules();
+    c.landlock = rs.r;
+    c.nlandlock = rs.n;
+    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    needs_landlock();
+    if (geteuid() == 0)
+        SKIP("needs a user without CAP_SYS_ADMIN (runs as uid 65534 when started as root)");
+    if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
+        SKIP("this process has no_new_privs already, which its children inherit");
+    struct fl_proc p;
+    struct fl_error e;
+    int r = fl_spawn(&cmd, &p, &e);   /* the fork backend waits for the exec: the error now */
+    if (r == 0) {
+        c.flags = FL_NO_NEW_PRIVS;   /* the caller's struct, reused */
+        r = fl_launch_finish(&p, &e);
+        fl_close(&p);
+    }
+    ASSERT_EQ(r, EPERM);
+    ASSERT(fl_t_step_is(&e, FL_STEP_LANDLOCK));
+    ASSERT(strstr(e.detail, "FL_NO_NEW_PRIVS"));
+}
+
 TEST(without_no_new_privs_root_may_restrict_its_child)
 {
     struct dirs d = make_dirs();
