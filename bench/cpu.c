@@ -201,6 +201,7 @@ void fl_cpu_watch_stop(const struct fl_cpu_watch *w, struct fl_cpu_share *s)
     s->ncpus = w->ncpus;
     s->others_pct = cap > 0 && others > 0 ? 100.0 * others / cap : 0.0;
     s->steal_pct = cap > 0 ? 100.0 * steal / cap : 0.0;
+    s->idle_pct = cap > 0 ? 100.0 * diff(w->idle_ns, now.idle_ns) / cap : 0.0;
 }
 
 void fl_cpu_set_name(const struct fl_cpu_watch *w, char *buf, size_t size)

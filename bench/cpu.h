@@ -71,6 +71,7 @@ struct fl_cpu_share {
                              tasks, interrupts, the hypervisor (steal) */
     double steal_pct;     /* of which the steal /proc/stat saw, in 1/USER_HZ s
                              steps (short steals go unseen there) */
+    double idle_pct;      /* time the CPUs stood idle, % of wall x ncpus */
 };
 
 /* Above this share of others, a suite says the span was busy. A pinned

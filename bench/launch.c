@@ -94,11 +94,13 @@ void fl_bench_launch_usage(FILE *f)
         "For each target and parent heap: starts the target SPAWNS times per round\n"
         "per rate arm (PIPELINES pipelines per pipe arm), every arm once a round in a\n"
         "fresh random order, and reports per arm the median over the rounds of:\n"
-        "spawns per second (start to reap), and the caller's blocked time per spawn\n"
+        "spawns per second (start to reap), the caller's blocked time per spawn\n"
         "(the round's total time inside the calls that start the children, over\n"
-        "its spawns); for the pipe arms, over every pipeline, the start-up (from\n"
-        "before fl_pipeline_spawn() until every stage has exec'd) and the whole\n"
-        "run (until fl_pipeline_wait() has reaped every stage). The launch arms keep K\n"
+        "its spawns), and the share of the CPUs' time that they stood idle (idle\n"
+        "%%: cpuidle's residency where there is one, else /proc/stat); for the\n"
+        "pipe arms, over every pipeline, the start-up (from before\n"
+        "fl_pipeline_spawn() until every stage has exec'd) and the whole run\n"
+        "(until fl_pipeline_wait() has reaped every stage). The launch arms keep K\n"
         "children in flight with FL_NO_WAIT_EXEC, reaping the oldest before\n"
         "starting the next; " RAW " does what launch_k16 does with raw system\n"
         "calls, as the floor under them, and " RAW_PIPE " against " RAW_PIPE_BASE "\n"
@@ -258,13 +260,14 @@ static void report(struct fl_rows *j, const char *tname, unsigned long heap_mib)
         struct fl_la_arm *a = &fl_la_arms[k];
         fl_mmm_of(a->rate, fl_la_is_pipe(a) ? 0 : a->n, &a->r);
         fl_mmm_of(a->blocked, fl_la_is_pipe(a) ? 0 : a->n, &a->b);
+        fl_mmm_of(a->idle, fl_la_is_pipe(a) ? 0 : a->n, &a->i);
         fl_summarize(a->lat, a->nlat, &a->l);
         fl_summarize(a->done, a->nlat, &a->d);
     }
     const struct fl_la_arm *base = arm_named(BASELINE), *pbase = arm_named(PIPE_BASELINE);
     printf("%s, heap %lu MiB:\n", tname, heap_mib);
-    printf("       %-18s %8s %8s %8s %8s  %10s %8s\n", "arm", "min/s", "median/s", "max/s",
-           "x" BASELINE, "blocked us", "x" BASELINE);
+    printf("       %-18s %8s %8s %8s %8s  %10s %8s %7s\n", "arm", "min/s", "median/s", "max/s",
+           "x" BASELINE, "blocked us", "x" BASELINE, "idle %");
     for (size_t k = 0; k < fl_la_narms; k++) {
         const struct fl_la_arm *a = &fl_la_arms[k];
         int pipe = fl_la_is_pipe(a);
@@ -278,11 +281,12 @@ static void report(struct fl_rows *j, const char *tname, unsigned long heap_mib)
             printf("       %-18s done     us min %8.1f  median %8.1f  max %8.1f  x%.2f %s\n",
                    a->name, a->d.min_us, a->d.median_us, a->d.max_us, dr, PIPE_BASELINE);
         } else if (isfinite(br))
-            printf("launch %-18s %8.0f %8.0f %8.0f %8.2f  %10.2f %8.2f\n", a->name, a->r.min,
-                   a->r.median, a->r.max, rr, a->b.median / 1e3, br);
+            printf("launch %-18s %8.0f %8.0f %8.0f %8.2f  %10.2f %8.2f %7.1f\n", a->name,
+                   a->r.min, a->r.median, a->r.max, rr, a->b.median / 1e3, br,
+                   a->i.median / 100.0);
         else
-            printf("launch %-18s %8.0f %8.0f %8.0f %8.2f  %10s %8s\n", a->name, a->r.min,
-                   a->r.median, a->r.max, rr, "-", "-");
+            printf("launch %-18s %8.0f %8.0f %8.0f %8.2f  %10s %8s %7.1f\n", a->name, a->r.min,
+                   a->r.median, a->r.max, rr, "-", "-", a->i.median / 100.0);
         fl_rows_begin(j);
         fl_rows_str(j, "method", a->name);
         fl_rows_str(j, "target", tname);
@@ -297,6 +301,8 @@ static void report(struct fl_rows *j, const char *tname, unsigned long heap_mib)
         fl_rows_num(j, "rate_ratio_" BASELINE, rr);
         fl_rows_num(j, "blocked_median_us", isfinite(br) ? a->b.median / 1e3 : NAN);
         fl_rows_num(j, "blocked_ratio_" BASELINE, br);
+        fl_rows_num(j, "idle_pct_median", pipe ? NAN : a->i.median / 100.0);
+        fl_rows_int(j, "pinned", a->kind == FL_LA_THREADS && !a->unpinned && fl_cpu_spreading());
         fl_rows_int(j, "pipelines", (long long)a->nlat);
         fl_rows_num(j, "startup_min_us", pipe ? a->l.min_us : NAN);
         fl_rows_num(j, "startup_median_us", pipe ? a->l.median_us : NAN);
@@ -360,9 +366,10 @@ int fl_bench_launch(int argc, char **argv)
         struct fl_la_arm *a = &fl_la_arms[k];
         a->rate = calloc(o.rounds + 1, sizeof *a->rate);
         a->blocked = calloc(o.rounds + 1, sizeof *a->blocked);
+        a->idle = calloc(o.rounds + 1, sizeof *a->idle);
         a->lat = calloc((o.rounds + 1) * o.pipelines, sizeof *a->lat);
         a->done = calloc((o.rounds + 1) * o.pipelines, sizeof *a->done);
-        if (!a->rate || !a->blocked || !a->lat || !a->done) {
+        if (!a->rate || !a->blocked || !a->idle || !a->lat || !a->done) {
             fprintf(stderr, "forkless bench launch: out of memory\n");
             r = 1;
             goto out;
@@ -398,16 +405,17 @@ int fl_bench_launch(int argc, char **argv)
     }
     if (r == 0)
         printf("blocked = the median over the rounds of the mean time inside the call that "
-               "starts a child; load "
-               "average %.2f at end\n", fl_loadavg());
+               "starts a child; idle = the median over the rounds of the share of the CPUs' "
+               "time that they stood idle; load average %.2f at end\n", fl_loadavg());
 out:
     for (size_t k = 0; k < fl_la_narms; k++) {
         free(fl_la_arms[k].rate);
         free(fl_la_arms[k].blocked);
+        free(fl_la_arms[k].idle);
         free(fl_la_arms[k].lat);
         free(fl_la_arms[k].done);
         fl_la_arms[k].rate = fl_la_arms[k].blocked = fl_la_arms[k].lat = NULL;
-        fl_la_arms[k].done = NULL;
+        fl_la_arms[k].done = fl_la_arms[k].idle = NULL;
     }
     int jr = fl_rows_close(&j);
     if (jr && r == 0) {

@@ -184,6 +184,8 @@ int fl_la_round(struct fl_la_arm *a, const char *path, unsigned long spawns,
         a->n++;
         return 0;
     }
+    struct fl_cpu_watch watch;   /* outside the timed span: it reads files */
+    fl_cpu_watch_start(&watch);
     uint64_t in_call = 0, t0 = fl_bench_now_ns();
     double rate = 0;
     if (a->kind == FL_LA_THREADS) {
@@ -212,6 +214,9 @@ int fl_la_round(struct fl_la_arm *a, const char *path, unsigned long spawns,
         uint64_t ns = fl_bench_now_ns() - t0;
         rate = ns ? (double)spawns * 1e9 / (double)ns : 0;
     }
+    struct fl_cpu_share share;
+    fl_cpu_watch_stop(&watch, &share);
+    a->idle[a->n] = (uint64_t)(share.idle_pct * 100.0 + 0.5);
     a->rate[a->n] = (uint64_t)rate;
     a->blocked[a->n++] = in_call / spawns;
     return 0;

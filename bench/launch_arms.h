@@ -38,8 +38,11 @@ struct fl_la_arm {
      * and ns until the whole pipeline has ended and been reaped (.done),
      * `pipelines` a round. */
     uint64_t *rate, *blocked, *lat, *done;   /* RAW_PIPE: as PIPE */
+    /* Rate arms, per round: the share of the CPUs' time they stood idle,
+     * in hundredths of a percent (cpu.h's watch: cpuidle, or /proc/stat). */
+    uint64_t *idle;
     size_t n, nlat;
-    struct fl_mmm r, b;
+    struct fl_mmm r, b, i;
     struct fl_summary l, d;
 };
 
