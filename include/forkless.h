@@ -1535,12 +1535,13 @@ enum fl_stop_scope {
      * stopped with the group it made, which keeps its id, and itself
      * through its pidfd. */
     FL_STOP_GROUP,
-    /* Every process in .cgroup: SIGKILL through cgroup.kill where the
-     * kernel has it (5.14), and otherwise, as for the first signal, to
-     * each pid of cgroup.procs through a pidfd opened and then checked to
-     * be still in the cgroup, so that a reused pid is never signalled.
-     * Every process means all of them, the caller too if it is there:
-     * give the command a cgroup of its own. */
+    /* Every process in .cgroup and in the cgroups below it (as
+     * cgroup.kill and cgroup.events count them): SIGKILL through
+     * cgroup.kill where the kernel has it (5.14), and otherwise, as for
+     * the first signal, to each pid of their cgroup.procs through a pidfd
+     * opened and then checked to be still listed, so that a reused pid
+     * is never signalled. Every process means all of them, the caller
+     * too if it is there: give the command a cgroup of its own. */
     FL_STOP_CGROUP,
 };
 

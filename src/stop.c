@@ -95,33 +95,67 @@ int fl__stop_check(const struct fl_stop_policy *policy, const char *default_cgro
     return fl__stop_init(&s, NULL, 0, &p, default_cgroup);
 }
 
-/* Reads the pids of <cgroup>/cgroup.procs into a new array; *n gets the
- * count. NULL when it cannot be read (or is empty, with *n 0). */
-static pid_t *cgroup_pids(const char *cgroup, size_t *n)
+/* The cgroups below one are part of it, as cgroup.kill and
+ * cgroup.events' "populated" take them: deeper than this, a hierarchy is
+ * not walked further. */
+#define CGROUP_DEPTH_MAX 64
+
+struct pid_list {
+    pid_t *v;
+    size_t n, cap;
+};
+
+/* Appends the pids of dir's cgroup.procs, then those of every cgroup
+ * below it. By fds, so that no path length limits the walk. */
+static void collect_pids(int dir, struct pid_list *l, int depth)
 {
-    char path[PATH_MAX];
-    *n = 0;
-    if ((size_t)snprintf(path, sizeof path, "%s/cgroup.procs", cgroup) >= sizeof path)
-        return NULL;
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return NULL;
-    pid_t *pids = NULL;
-    size_t cap = 0;
+    int fd = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+    if (fd >= 0 && !f)
+        close(fd);
     long pid;
-    while (fscanf(f, "%ld", &pid) == 1) {
-        if (*n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            pid_t *np = realloc(pids, ncap * sizeof *np);
+    while (f && fscanf(f, "%ld", &pid) == 1) {
+        if (l->n == l->cap) {
+            size_t ncap = l->cap ? l->cap * 2 : 16;
+            pid_t *np = realloc(l->v, ncap * sizeof *np);
             if (!np)
                 break;
-            pids = np;
-            cap = ncap;
+            l->v = np;
+            l->cap = ncap;
         }
-        pids[(*n)++] = (pid_t)pid;
+        l->v[l->n++] = (pid_t)pid;
     }
-    fclose(f);
-    return pids;
+    if (f)
+        fclose(f);
+    int walk = depth < CGROUP_DEPTH_MAX ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    DIR *d = walk >= 0 ? fdopendir(walk) : NULL;
+    if (walk >= 0 && !d)
+        close(walk);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+            continue;
+        int sub = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0) {
+            collect_pids(sub, l, depth + 1);
+            close(sub);
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
+/* The pids in cgroup and every cgroup below it, in a new array; *n gets
+ * the count. NULL when none can be read (or there are none, with *n 0). */
+static pid_t *cgroup_pids(const char *cgroup, size_t *n)
+{
+    struct pid_list l = { NULL, 0, 0 };
+    int dir = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        collect_pids(dir, &l, 0);
+        close(dir);
+    }
+    *n = l.n;
+    return l.v;
 }
 
 static bool listed(const pid_t *pids, size_t n, pid_t pid)
@@ -204,8 +238,23 @@ static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent, bool *rea
     return pids;
 }
 
+/* Whether a process is left in cgroup or below it: cgroup.events says
+ * where it is there (v2), else the walk finds one. */
 static bool cgroup_populated(const char *cgroup)
 {
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s/cgroup.events", cgroup) < sizeof path) {
+        FILE *f = fopen(path, "re");
+        char line[64];
+        int populated = -1;
+        while (f && populated < 0 && fgets(line, sizeof line, f))
+            if (strncmp(line, "populated ", 10) == 0)
+                populated = line[10] == '1';
+        if (f)
+            fclose(f);
+        if (populated >= 0)
+            return populated;
+    }
     size_t n;
     free(cgroup_pids(cgroup, &n));
     return n > 0;

@@ -521,6 +521,37 @@ TEST(the_cgroup_scope_stops_a_member_that_left_the_session)
     t_remove_cgroup(dir);
 }
 
+/* A cgroup below the command's is part of it, as cgroup.kill and
+ * cgroup.events take it: the first signal reaches a member there too. */
+TEST(the_cgroup_scope_stops_a_member_in_a_cgroup_below)
+{
+    char *dir = child_cgroup();
+    char *sub = t_fmt("%s/below", dir);
+    ASSERT_SYS(mkdir(sub, 0755));
+    char *script = t_fmt("sleep 100 </dev/null >/dev/null 2>&1 & echo $! > %s/cgroup.procs && "
+                         "echo $!; wait", sub);
+    struct fl_cmd cmd = { .argv = ARGV((char *)sh(), "-c", script), .env_set = TOOLS_PATH_ENV,
+                          .stdio = { [1] = { .kind = FL_PIPE } }, .cgroup = dir,
+                          .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    char *line = t_read_until(p.stdio[1], "\n");
+    pid_t member = (pid_t)atoi(line);
+    free(line);
+    ASSERT_GT(member, 0);
+    struct fl_result r;
+    ASSERT_OK(fl_stop(&p, &(struct fl_stop_policy){ .scope = FL_STOP_CGROUP, .cgroup = dir,
+                                                    .grace_ms = 60000 },
+                      &r));
+    ASSERT_EQ(r.signal, SIGTERM);
+    ASSERT(!r.killed);   /* the TERM reached it: no KILL was needed */
+    wait_gone(member);
+    ASSERT(!t_running(member));
+    fl_close(&p);
+    ASSERT_SYS(rmdir(sub));
+    t_remove_cgroup(dir);
+}
+
 /* Starts the probe counting a real-time signal (queued, so a copy sent
  * twice is caught twice however close together) and stops it with
  * policy's scope; returns how many times the probe caught it. */
