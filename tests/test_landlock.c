@@ -291,21 +291,44 @@ TEST(a_handle_without_landlock_reports_nothing_unenforced)
 
 /* ---- privileges: no_new_privs or CAP_SYS_ADMIN ----------------------------- */
 
-TEST(without_no_new_privs_an_unprivileged_child_is_eperm_at_step_landlock)
+static char *const true_argv[] = { "/bin/true", NULL };
+
+static void refused_by_posix_spawn(const struct fl_cmd *cmd)
 {
-    struct fl_contain c = { 0 };
-    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND };
+    UNSUPPORTED_ON_POSIX_SPAWN(cmd);
+}
+
+/* /bin/true under the probe's rules, without FL_NO_NEW_PRIVS, from a
+ * caller whose child has neither no_new_privs nor CAP_SYS_ADMIN (uid
+ * 65534 when the suite runs as root). False where the case ends here: its
+ * rerun as uid 65534 has run it, or the posix_spawn backend refused. */
+static bool unprivileged_probe_locked(struct fl_contain *c, struct t_rules *rs, struct fl_cmd *cmd,
+                                      unsigned flags)
+{
     if (t_rerun_as_nobody())
-        return;
-    struct t_rules rs = t_probe_rules();
-    c.landlock = rs.r;
-    c.nlandlock = rs.n;
-    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+        return false;
+    *rs = t_probe_rules();
+    *c = (struct fl_contain){ .landlock = rs->r, .nlandlock = rs->n };
+    *cmd = (struct fl_cmd){ .argv = true_argv, .contain = c, .backend = BACKEND, .flags = flags };
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN) {
+        refused_by_posix_spawn(cmd);
+        return false;
+    }
     needs_landlock();
     if (geteuid() == 0)
         SKIP("needs a user without CAP_SYS_ADMIN (runs as uid 65534 when started as root)");
     if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
         SKIP("this process has no_new_privs already, which its children inherit");
+    return true;
+}
+
+TEST(without_no_new_privs_an_unprivileged_child_is_eperm_at_step_landlock)
+{
+    struct fl_contain c;
+    struct t_rules rs;
+    struct fl_cmd cmd;
+    if (!unprivileged_probe_locked(&c, &rs, &cmd, 0))
+        return;
     struct fl_error e = SPAWN_FAILS(&cmd, EPERM, FL_STEP_LANDLOCK);
     ASSERT_EQ(e.index, -1);
     ASSERT(strstr(e.detail, "FL_NO_NEW_PRIVS"));   /* what to add */
@@ -315,20 +338,11 @@ TEST(without_no_new_privs_an_unprivileged_child_is_eperm_at_step_landlock)
  * returns: the detail comes from the launch's own copy of the settings. */
 TEST(a_launch_refused_for_want_of_no_new_privs_says_so_after_its_command_changed)
 {
-    struct fl_contain c = { 0 };
-    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .contain = &c, .backend = BACKEND,
-                          .flags = FL_NO_WAIT_EXEC };
-    if (t_rerun_as_nobody())
+    struct fl_contain c;
+    struct t_rules rs;
+    struct fl_cmd cmd;
+    if (!unprivileged_probe_locked(&c, &rs, &cmd, FL_NO_WAIT_EXEC))
         return;
-    struct t_rules rs = t_probe_rules();
-    c.landlock = rs.r;
-    c.nlandlock = rs.n;
-    UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    needs_landlock();
-    if (geteuid() == 0)
-        SKIP("needs a user without CAP_SYS_ADMIN (runs as uid 65534 when started as root)");
-    if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
-        SKIP("this process has no_new_privs already, which its children inherit");
     struct fl_proc p;
     struct fl_error e;
     int r = fl_spawn(&cmd, &p, &e);   /* the fork backend waits for the exec: the error now */
@@ -437,7 +451,6 @@ TEST(the_posix_spawn_backend_refuses_landlock_with_enotsup)
  * Landlock (the ABI query is the first call of the subprocess, so no
  * earlier answer is remembered). */
 static const struct fl_landlock_path everything_rx = { "/", FL_LANDLOCK_READ | FL_LANDLOCK_EXEC };
-static char *const true_argv[] = { "/bin/true", NULL };
 
 TEST(strict_landlock_on_a_kernel_without_it_is_enotsup_at_step_landlock)
 {
