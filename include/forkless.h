@@ -1540,8 +1540,10 @@ enum fl_stop_scope {
      * cgroup.kill where the kernel has it (5.14), and otherwise, as for
      * the first signal, to each pid of their cgroup.procs through a pidfd
      * opened and then checked to be still listed, so that a reused pid
-     * is never signalled. Every process means all of them, the caller
-     * too if it is there: give the command a cgroup of its own. */
+     * is never signalled (one that moves between the tree's cgroups while
+     * they are read may miss a signal sent that way; cgroup.kill misses
+     * none). Every process means all of them, the caller too if it is
+     * there: give the command a cgroup of its own. */
     FL_STOP_CGROUP,
 };
 

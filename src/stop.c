@@ -96,14 +96,77 @@ int fl__stop_check(const struct fl_stop_policy *policy, const char *default_cgro
 }
 
 /* The cgroups below one are part of it, as cgroup.kill and
- * cgroup.events' "populated" take them: deeper than this, a hierarchy is
- * not walked further. */
-#define CGROUP_DEPTH_MAX 64
+ * cgroup.events' "populated" take them. The walk holds one fd per level:
+ * a tree deeper than this (cgroup.max.depth allows any), or a cgroup it
+ * cannot read, leaves the list partial. */
+#define CGROUP_DEPTH_MAX 1024
 
 struct pid_list {
     pid_t *v;
     size_t n, cap;
+    bool partial;
 };
+
+static void add_pid(struct pid_list *l, pid_t pid)
+{
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 16;
+        pid_t *np = realloc(l->v, ncap * sizeof *np);
+        if (!np) {
+            l->partial = true;
+            return;
+        }
+        l->v = np;
+        l->cap = ncap;
+    }
+    l->v[l->n++] = pid;
+}
+
+/* A cgroup removed while the walk reads it was empty: it held nothing to
+ * miss. */
+static bool gone(int err)
+{
+    return err == ENOENT || err == ENODEV;
+}
+
+/* The names of the directories in dir (each NUL-ended, an empty one
+ * last), read before any is walked into, so that one fd is held per
+ * level; malloc'd, or NULL with *failed set. */
+static char *sub_cgroups(int dir, bool *failed)
+{
+    int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        *failed = true;
+        return NULL;
+    }
+    char *names = NULL;
+    size_t len = 0, cap = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+            continue;
+        size_t k = strlen(e->d_name) + 1;
+        if (len + k + 1 > cap) {
+            size_t ncap = (len + k + 1) * 2;
+            char *nn = realloc(names, ncap);
+            if (!nn) {
+                *failed = true;
+                break;
+            }
+            names = nn;
+            cap = ncap;
+        }
+        memcpy(names + len, e->d_name, k);
+        len += k;
+    }
+    closedir(d);
+    if (names)
+        names[len] = '\0';
+    return names;
+}
 
 /* Appends the pids of dir's cgroup.procs, then those of every cgroup
  * below it. By fds, so that no path length limits the walk. */
@@ -111,59 +174,74 @@ static void collect_pids(int dir, struct pid_list *l, int depth)
 {
     int fd = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
     FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
-    if (fd >= 0 && !f)
-        close(fd);
-    long pid;
-    while (f && fscanf(f, "%ld", &pid) == 1) {
-        if (l->n == l->cap) {
-            size_t ncap = l->cap ? l->cap * 2 : 16;
-            pid_t *np = realloc(l->v, ncap * sizeof *np);
-            if (!np)
-                break;
-            l->v = np;
-            l->cap = ncap;
-        }
-        l->v[l->n++] = (pid_t)pid;
+    if (!f) {
+        l->partial |= !gone(errno);
+        if (fd >= 0)
+            close(fd);
     }
+    long pid;
+    while (f && fscanf(f, "%ld", &pid) == 1)
+        add_pid(l, (pid_t)pid);
     if (f)
         fclose(f);
-    int walk = depth < CGROUP_DEPTH_MAX ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    DIR *d = walk >= 0 ? fdopendir(walk) : NULL;
-    if (walk >= 0 && !d)
-        close(walk);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
-            continue;
-        int sub = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) {
-            collect_pids(sub, l, depth + 1);
-            close(sub);
+    bool failed = false;
+    char *names = sub_cgroups(dir, &failed);
+    l->partial |= failed;
+    for (char *name = names; name && *name; name += strlen(name) + 1) {
+        if (depth == CGROUP_DEPTH_MAX) {
+            l->partial = true;
+            break;
         }
+        int sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0) {
+            l->partial |= !gone(errno) && errno != ENOTDIR && errno != ELOOP;
+            continue;
+        }
+        collect_pids(sub, l, depth + 1);
+        close(sub);
     }
-    if (d)
-        closedir(d);
+    free(names);
 }
 
-/* The pids in cgroup and every cgroup below it, in a new array; *n gets
- * the count. NULL when none can be read (or there are none, with *n 0). */
-static pid_t *cgroup_pids(const char *cgroup, size_t *n)
+static int by_value(const void *a, const void *b)
 {
-    struct pid_list l = { NULL, 0, 0 };
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The pids in cgroup and every cgroup below it, each once (one that moved
+ * down the tree as it was read is listed twice by the walk), in a new
+ * array; *n gets the count. NULL when none can be read (or there are
+ * none, with *n 0). *partial: some of the tree could not be read. */
+static pid_t *cgroup_pids(const char *cgroup, size_t *n, bool *partial)
+{
+    struct pid_list l = { NULL, 0, 0, false };
     int dir = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir >= 0) {
         collect_pids(dir, &l, 0);
         close(dir);
+    } else {
+        l.partial = !gone(errno);
+    }
+    if (l.n > 1) {
+        qsort(l.v, l.n, sizeof *l.v, by_value);
+        size_t k = 1;
+        for (size_t i = 1; i < l.n; i++)
+            if (l.v[i] != l.v[k - 1])
+                l.v[k++] = l.v[i];
+        l.n = k;
     }
     *n = l.n;
+    if (partial)
+        *partial = l.partial;
     return l.v;
 }
 
+/* pids is sorted: cgroup_pids()'s, or the part of it that was sent a
+ * signal, in its order. */
 static bool listed(const pid_t *pids, size_t n, pid_t pid)
 {
-    for (size_t i = 0; i < n; i++)
-        if (pids[i] == pid)
-            return true;
-    return false;
+    return n && bsearch(&pid, pids, n, sizeof *pids, by_value);
 }
 
 /* cgroup.kill (Linux 5.14) kills every member at once, those that fork
@@ -205,8 +283,8 @@ static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent, bool *rea
     *reached = sig == SIGKILL && cgroup_kill(cgroup);
     if (*reached)
         return NULL;
-    size_t n, again_n;
-    pid_t *pids = cgroup_pids(cgroup, &n);
+    size_t n, again_n, third_n = 0;
+    pid_t *pids = cgroup_pids(cgroup, &n, NULL);
     if (!pids)
         return NULL;
     int *fds = malloc(n * sizeof *fds);
@@ -218,11 +296,17 @@ static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent, bool *rea
         long fd = fl__sys2(SYS_pidfd_open, pids[i], 0);
         fds[i] = fd >= 0 ? (int)fd : refused(fd) ? BY_PID : -1;
     }
-    pid_t *again = cgroup_pids(cgroup, &again_n);
+    pid_t *again = cgroup_pids(cgroup, &again_n, NULL), *third = NULL;
+    /* One that moved between the tree's cgroups as they were read again
+     * may be missing there: a look more, and a pid listed in either names
+     * a member still. */
+    for (size_t i = 0; i < n && !third; i++)
+        if (fds[i] != -1 && !listed(again, again_n, pids[i]))
+            third = cgroup_pids(cgroup, &third_n, NULL);
     for (size_t i = 0; i < n; i++) {
         if (fds[i] == -1)
             continue;
-        if (again && listed(again, again_n, pids[i])) {
+        if (listed(again, again_n, pids[i]) || listed(third, third_n, pids[i])) {
             long r = fds[i] >= 0 ? fl__sys4(SYS_pidfd_send_signal, fds[i], sig, 0, 0) : -ENOSYS;
             if (refused(r))
                 r = fl__sys2(SYS_kill, pids[i], sig);
@@ -233,6 +317,7 @@ static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent, bool *rea
             close(fds[i]);
     }
     free(again);
+    free(third);
     free(fds);
     *reached = *sent > 0;
     return pids;
@@ -256,8 +341,9 @@ static bool cgroup_populated(const char *cgroup)
             return populated;
     }
     size_t n;
-    free(cgroup_pids(cgroup, &n));
-    return n > 0;
+    bool partial;
+    free(cgroup_pids(cgroup, &n, &partial));
+    return n > 0 || partial;   /* what cannot be read may hold one */
 }
 
 /* Sends sig to everything the stop reaches, once each: to the group or

@@ -522,13 +522,23 @@ TEST(the_cgroup_scope_stops_a_member_that_left_the_session)
 }
 
 /* A cgroup below the command's is part of it, as cgroup.kill and
- * cgroup.events take it: the first signal reaches a member there too. */
-TEST(the_cgroup_scope_stops_a_member_in_a_cgroup_below)
+ * cgroup.events take it: the first signal reaches a member there too.
+ * rel: the path below the command's cgroup, made level by level. */
+static void stop_reaches_a_member_below(const char *rel)
 {
     char *dir = child_cgroup();
-    char *sub = t_fmt("%s/below", dir);
-    ASSERT_SYS(mkdir(sub, 0755));
-    char *script = t_fmt("sleep 100 </dev/null >/dev/null 2>&1 & echo $! > %s/cgroup.procs && "
+    char *sub = t_fmt("%s/%s", dir, rel);
+    for (char *slash = sub + strlen(dir) + 1;; slash++) {
+        if (*slash == '/' || !*slash) {
+            char keep = *slash;
+            *slash = '\0';
+            ASSERT_SYS(mkdir(sub, 0755));
+            *slash = keep;
+            if (!keep)
+                break;
+        }
+    }
+    char *script = t_fmt("sleep 100 </dev/null >/dev/null 2>&1 & echo $! > '%s/cgroup.procs' && "
                          "echo $!; wait", sub);
     struct fl_cmd cmd = { .argv = ARGV((char *)sh(), "-c", script), .env_set = TOOLS_PATH_ENV,
                           .stdio = { [1] = { .kind = FL_PIPE } }, .cgroup = dir,
@@ -548,8 +558,27 @@ TEST(the_cgroup_scope_stops_a_member_in_a_cgroup_below)
     wait_gone(member);
     ASSERT(!t_running(member));
     fl_close(&p);
-    ASSERT_SYS(rmdir(sub));
+    for (char *slash; (slash = strrchr(sub, '/')) && strlen(sub) > strlen(dir); *slash = '\0')
+        ASSERT_SYS(rmdir(sub));
     t_remove_cgroup(dir);
+}
+
+TEST(the_cgroup_scope_stops_a_member_in_a_cgroup_below)
+{
+    stop_reaches_a_member_below("below");
+}
+
+TEST(the_cgroup_scope_stops_a_member_in_a_cgroup_whose_name_starts_with_a_dot)
+{
+    stop_reaches_a_member_below(".below");
+}
+
+TEST(the_cgroup_scope_stops_a_member_70_cgroups_below)
+{
+    char rel[70 * 2] = "";
+    for (int i = 0; i < 70; i++)
+        strcat(rel, i ? "/d" : "d");
+    stop_reaches_a_member_below(rel);
 }
 
 /* Starts the probe counting a real-time signal (queued, so a copy sent
