@@ -109,6 +109,8 @@ struct pid_list {
 
 static void add_pid(struct pid_list *l, pid_t pid)
 {
+    if (pid <= 0)  /* 0: a process of a pid namespace this one cannot see */
+        return;
     if (l->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 16;
         pid_t *np = realloc(l->v, ncap * sizeof *np);
@@ -144,7 +146,8 @@ static char *sub_cgroups(int dir, bool *failed)
     }
     char *names = NULL;
     size_t len = 0, cap = 0;
-    for (struct dirent *e; (e = readdir(d));) {
+    errno = 0;
+    for (struct dirent *e; (e = readdir(d)); errno = 0) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
             (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
             continue;
@@ -162,6 +165,7 @@ static char *sub_cgroups(int dir, bool *failed)
         memcpy(names + len, e->d_name, k);
         len += k;
     }
+    *failed |= errno != 0;  /* readdir() ends with errno set where it failed */
     closedir(d);
     if (names)
         names[len] = '\0';
@@ -270,40 +274,31 @@ static bool refused(long r)
     return r == -EPERM || r == -ENOSYS;
 }
 
-/* Each member through a pidfd: the pid is read, its pidfd opened, and the
- * list read again; a pid still listed after its pidfd was opened names a
- * member, or a process that has ended since (the signal then does
- * nothing), never a stranger that took the number. Returns the pids that
- * the signal was sent to (*sent of them, maybe none; malloc'd), or NULL
- * when cgroup.kill sent it or the list could not be had; *reached says
- * whether it reached any. */
-static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent, bool *reached)
+/* Pidfds held at once: the members go in batches, each verified by a
+ * walk of its own, so that a cgroup of more members than the fds left is
+ * signalled whole. */
+#define CGROUP_BATCH 64
+/* Given back when the fd table fills, for the verifying walk's fds. */
+#define CGROUP_WALK_FDS 8
+
+/* Signals those of pids[0..k) still listed in a walk made after their
+ * pidfds (fds[]) were opened, and closes the pidfds. Returns how many it
+ * signalled, moved to the front of pids, in their order. */
+static size_t signal_batch(const char *cgroup, int sig, pid_t *pids, const int *fds, size_t k)
 {
-    *sent = 0;
-    *reached = sig == SIGKILL && cgroup_kill(cgroup);
-    if (*reached)
-        return NULL;
-    size_t n, again_n, third_n = 0;
-    pid_t *pids = cgroup_pids(cgroup, &n, NULL);
-    if (!pids)
-        return NULL;
-    int *fds = malloc(n * sizeof *fds);
-    if (!fds) {
-        free(pids);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        long fd = fl__sys2(SYS_pidfd_open, pids[i], 0);
-        fds[i] = fd >= 0 ? (int)fd : refused(fd) ? BY_PID : -1;
-    }
+    size_t sent = 0;
+    size_t again_n, third_n = 0;
     pid_t *again = cgroup_pids(cgroup, &again_n, NULL), *third = NULL;
     /* One that moved between the tree's cgroups as they were read again
-     * may be missing there: a look more, and a pid listed in either names
-     * a member still. */
-    for (size_t i = 0; i < n && !third; i++)
-        if (fds[i] != -1 && !listed(again, again_n, pids[i]))
+     * may be missing there: one look more, and a pid listed in either
+     * names a member still. */
+    bool looked_again = false;
+    for (size_t i = 0; i < k && !looked_again; i++)
+        if (fds[i] != -1 && !listed(again, again_n, pids[i])) {
             third = cgroup_pids(cgroup, &third_n, NULL);
-    for (size_t i = 0; i < n; i++) {
+            looked_again = true;
+        }
+    for (size_t i = 0; i < k; i++) {
         if (fds[i] == -1)
             continue;
         if (listed(again, again_n, pids[i]) || listed(third, third_n, pids[i])) {
@@ -311,14 +306,58 @@ static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent, bool *rea
             if (refused(r))
                 r = fl__sys2(SYS_kill, pids[i], sig);
             if (r == 0)
-                pids[(*sent)++] = pids[i];  /* i >= *sent: unread ones stay */
+                pids[sent++] = pids[i];  /* sent <= i: none unread is overwritten */
         }
         if (fds[i] >= 0)
             close(fds[i]);
     }
     free(again);
     free(third);
-    free(fds);
+    return sent;
+}
+
+/* Each member through a pidfd: the pid is read, its pidfd opened, and the
+ * list read again; a pid still listed after its pidfd was opened names a
+ * member, or a process that has ended since (the signal then does
+ * nothing), never a stranger that took the number. Returns the pids that
+ * the signal was sent to (*sent of them, maybe none; malloc'd, in their
+ * order), or NULL when cgroup.kill sent it or the list could not be had;
+ * *reached says whether it reached any. */
+static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent, bool *reached)
+{
+    *sent = 0;
+    *reached = sig == SIGKILL && cgroup_kill(cgroup);
+    if (*reached)
+        return NULL;
+    size_t n;
+    pid_t *pids = cgroup_pids(cgroup, &n, NULL);
+    if (!pids)
+        return NULL;
+    int fds[CGROUP_BATCH];
+    for (size_t next = 0; next < n;) {
+        size_t k = 0;
+        bool full = false;
+        while (next + k < n && k < CGROUP_BATCH) {
+            long fd = fl__sys2(SYS_pidfd_open, pids[next + k], 0);
+            if (fd == -EMFILE || fd == -ENFILE) {
+                full = true;
+                break;
+            }
+            fds[k++] = fd >= 0 ? (int)fd : refused(fd) ? BY_PID : -1;
+        }
+        if (full) {  /* room for the walk, the rest in the next batch */
+            size_t give = k > CGROUP_WALK_FDS ? CGROUP_WALK_FDS : k / 2;
+            for (; give; give--, k--)
+                if (fds[k - 1] >= 0)
+                    close(fds[k - 1]);
+            if (k == 0)
+                break;   /* no fd to be had: none can be checked */
+        }
+        size_t m = signal_batch(cgroup, sig, pids + next, fds, k);
+        memmove(pids + *sent, pids + next, m * sizeof *pids);   /* *sent <= next */
+        *sent += m;
+        next += k;
+    }
     *reached = *sent > 0;
     return pids;
 }

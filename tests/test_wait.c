@@ -581,6 +581,43 @@ TEST(the_cgroup_scope_stops_a_member_70_cgroups_below)
     stop_reaches_a_member_below(rel);
 }
 
+/* More members than fds left: the pidfds are opened, checked and closed
+ * in batches, each leaving room for the walk that checks it, and every
+ * member still gets the first signal. */
+TEST(the_cgroup_scope_signals_more_members_than_it_has_fds_for)
+{
+    char *dir = child_cgroup();
+    const char *script = "i=0; while [ $i -lt 40 ]; do sleep 100 </dev/null >/dev/null 2>&1 & "
+                         "i=$((i+1)); done; echo ready; wait";
+    struct fl_cmd cmd = { .argv = ARGV((char *)sh(), "-c", (char *)script),
+                          .env_set = TOOLS_PATH_ENV, .stdio = { [1] = { .kind = FL_PIPE } },
+                          .cgroup = dir, .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&cmd, &p);
+    free(t_read_until(p.stdio[1], "ready"));
+    struct rlimit saved;
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved));
+    struct rlimit low = { 64, saved.rlim_max };
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &low));
+    int held[64], nheld = 0, fd;
+    while (nheld < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+        held[nheld++] = fd;
+    for (int i = 0; i < 16 && nheld; i++)   /* 16 free, for 41 members */
+        close(held[--nheld]);
+    struct fl_result r;
+    int stopped = fl_stop(&p, &(struct fl_stop_policy){ .scope = FL_STOP_CGROUP, .cgroup = dir,
+                                                        .grace_ms = 20000 },
+                          &r);
+    while (nheld)
+        close(held[--nheld]);
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &saved));
+    ASSERT_OK(stopped);
+    ASSERT_EQ(r.signal, SIGTERM);
+    ASSERT(!r.killed);   /* every member ended of the TERM: none was left for the KILL */
+    fl_close(&p);
+    t_remove_cgroup(dir);
+}
+
 /* Starts the probe counting a real-time signal (queued, so a copy sent
  * twice is caught twice however close together) and stops it with
  * policy's scope; returns how many times the probe caught it. */
