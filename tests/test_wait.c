@@ -581,6 +581,40 @@ TEST(the_cgroup_scope_stops_a_member_70_cgroups_below)
     stop_reaches_a_member_below(rel);
 }
 
+/* A full fd table: RLIMIT_NOFILE lowered to 64 and every fd under it
+ * taken (held[0..n)); free_fds() frees some, give_fds_back() all, with
+ * the limit as it was. */
+struct full_fds {
+    struct rlimit saved;
+    int held[64];
+    int n;
+};
+
+static void fill_fds(struct full_fds *f)
+{
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &f->saved));
+    struct rlimit low = { 64, f->saved.rlim_max };
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &low));
+    int fd;
+    f->n = 0;
+    while (f->n < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+        f->held[f->n++] = fd;
+    ASSERT_EQ(errno, EMFILE);
+    ASSERT_GT(f->n, 0);
+}
+
+static void free_fds(struct full_fds *f, int k)
+{
+    for (; k > 0 && f->n; k--)
+        close(f->held[--f->n]);
+}
+
+static void give_fds_back(struct full_fds *f)
+{
+    free_fds(f, f->n);
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &f->saved));
+}
+
 /* More members than fds left: the pidfds are opened, checked and closed
  * in batches, each leaving room for the walk that checks it, and every
  * member still gets the first signal. */
@@ -595,22 +629,14 @@ TEST(the_cgroup_scope_signals_more_members_than_it_has_fds_for)
     struct fl_proc p;
     SPAWN(&cmd, &p);
     free(t_read_until(p.stdio[1], "ready"));
-    struct rlimit saved;
-    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved));
-    struct rlimit low = { 64, saved.rlim_max };
-    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &low));
-    int held[64], nheld = 0, fd;
-    while (nheld < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
-        held[nheld++] = fd;
-    for (int i = 0; i < 16 && nheld; i++)   /* 16 free, for 41 members */
-        close(held[--nheld]);
+    struct full_fds full;
+    fill_fds(&full);
+    free_fds(&full, 16);   /* 16 free, for 41 members */
     struct fl_result r;
     int stopped = fl_stop(&p, &(struct fl_stop_policy){ .scope = FL_STOP_CGROUP, .cgroup = dir,
                                                         .grace_ms = 20000 },
                           &r);
-    while (nheld)
-        close(held[--nheld]);
-    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &saved));
+    give_fds_back(&full);
     ASSERT_OK(stopped);
     ASSERT_EQ(r.signal, SIGTERM);
     ASSERT(!r.killed);   /* every member ended of the TERM: none was left for the KILL */
@@ -759,22 +785,13 @@ TEST(pgroup_running_out_of_fds_says_so_and_not_that_the_group_ended)
 {
     struct fl_proc p;
     pid_t member = start_shell_with_member(&p, FL_NEW_PGROUP, NULL, false);
-    struct rlimit saved;
-    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved));
-    struct rlimit low = { 64, saved.rlim_max };
-    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &low));
-    int held[64], nheld = 0, fd;
-    while (nheld < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
-        held[nheld++] = fd;
-    ASSERT_EQ(errno, EMFILE);
-    ASSERT_GT(nheld, 0);
+    struct full_fds full;
+    fill_fds(&full);
     bool running = false;
     int none_free = fl_pgroup_running(&p, &running);
-    close(held[--nheld]);  /* one free: the walk's directory takes it */
+    free_fds(&full, 1);  /* one free: the walk's directory takes it */
     int one_free = fl_pgroup_running(&p, &running);
-    while (nheld)
-        close(held[--nheld]);
-    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &saved));
+    give_fds_back(&full);
     ASSERT_ERR(none_free, EMFILE);
     ASSERT_ERR(one_free, EMFILE);
     ASSERT_OK(fl_pgroup_running(&p, &running));
