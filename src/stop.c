@@ -172,9 +172,8 @@ static char *sub_cgroups(int dir, bool *failed)
     return names;
 }
 
-/* Appends the pids of dir's cgroup.procs, then those of every cgroup
- * below it. By fds, so that no path length limits the walk. */
-static void collect_pids(int dir, struct pid_list *l, int depth)
+/* Appends the pids of dir's cgroup.procs. */
+static void read_procs(int dir, struct pid_list *l)
 {
     int fd = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
     FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
@@ -182,29 +181,68 @@ static void collect_pids(int dir, struct pid_list *l, int depth)
         l->partial |= !gone(errno);
         if (fd >= 0)
             close(fd);
+        return;
     }
     long pid;
-    while (f && fscanf(f, "%ld", &pid) == 1)
+    while (fscanf(f, "%ld", &pid) == 1)
         add_pid(l, (pid_t)pid);
-    if (f)
-        fclose(f);
-    bool failed = false;
-    char *names = sub_cgroups(dir, &failed);
-    l->partial |= failed;
-    for (char *name = names; name && *name; name += strlen(name) + 1) {
-        if (depth == CGROUP_DEPTH_MAX) {
-            l->partial = true;
-            break;
+    fclose(f);
+}
+
+/* A cgroup of the walk: its directory, and the names below it still to
+ * walk into. */
+struct level {
+    int dir;
+    char *names, *next;
+};
+
+/* Appends the pids of root's cgroup.procs, then those of every cgroup
+ * below it, depth first. By fds, so that no path length limits the walk,
+ * and without recursion: a stack of levels, one fd each. */
+static void collect_pids(int root, struct pid_list *l)
+{
+    struct level *stack = NULL;
+    size_t depth = 0, cap = 0;
+    int dir = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        l->partial |= !gone(errno);
+    while (dir >= 0 || depth) {
+        if (dir >= 0) {  /* a cgroup reached: its pids, then its names */
+            read_procs(dir, l);
+            bool failed = false;
+            char *names = sub_cgroups(dir, &failed);
+            l->partial |= failed;
+            if (depth == cap) {
+                size_t ncap = cap ? cap * 2 : 16;
+                struct level *ns = ncap <= CGROUP_DEPTH_MAX + 1
+                                       ? realloc(stack, ncap * sizeof *ns) : NULL;
+                if (!ns) {
+                    l->partial |= names != NULL;   /* too deep, or no memory */
+                    free(names);
+                    close(dir);
+                    dir = -1;
+                    continue;
+                }
+                stack = ns;
+                cap = ncap;
+            }
+            stack[depth++] = (struct level){ dir, names, names };
+            dir = -1;
         }
-        int sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0) {
-            l->partial |= !gone(errno) && errno != ENOTDIR && errno != ELOOP;
+        struct level *top = &stack[depth - 1];
+        if (!top->next || !*top->next) {
+            close(top->dir);
+            free(top->names);
+            depth--;
             continue;
         }
-        collect_pids(sub, l, depth + 1);
-        close(sub);
+        const char *name = top->next;
+        top->next += strlen(name) + 1;
+        dir = openat(top->dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir < 0)
+            l->partial |= !gone(errno) && errno != ENOTDIR && errno != ELOOP;
     }
-    free(names);
+    free(stack);
 }
 
 static int by_value(const void *a, const void *b)
@@ -222,7 +260,7 @@ static pid_t *cgroup_pids(const char *cgroup, size_t *n, bool *partial)
     struct pid_list l = { NULL, 0, 0, false };
     int dir = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir >= 0) {
-        collect_pids(dir, &l, 0);
+        collect_pids(dir, &l);
         close(dir);
     } else {
         l.partial = !gone(errno);
