@@ -104,7 +104,8 @@ int fl__stop_check(const struct fl_stop_policy *policy, const char *default_cgro
 struct pid_list {
     pid_t *v;
     size_t n, cap;
-    bool partial;
+    bool partial;   /* some of the tree could not be read */
+    bool no_fd;     /* ... for want of an fd (EMFILE, ENFILE) */
 };
 
 static void add_pid(struct pid_list *l, pid_t pid)
@@ -131,17 +132,24 @@ static bool gone(int err)
     return err == ENOENT || err == ENODEV;
 }
 
+/* What a failed open or read of the walk's (err) makes of the list. */
+static void unread(struct pid_list *l, int err)
+{
+    l->partial |= !gone(err);
+    l->no_fd |= err == EMFILE || err == ENFILE;
+}
+
 /* The names of the directories in dir (each NUL-ended, an empty one
  * last), read before any is walked into, so that one fd is held per
- * level; malloc'd, or NULL with *failed set. */
-static char *sub_cgroups(int dir, bool *failed)
+ * level; malloc'd, or NULL (none, or a failure noted in l). */
+static char *sub_cgroups(int dir, struct pid_list *l)
 {
     int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
+        unread(l, errno);
         if (fd >= 0)
             close(fd);
-        *failed = true;
         return NULL;
     }
     char *names = NULL;
@@ -156,7 +164,8 @@ static char *sub_cgroups(int dir, bool *failed)
             size_t ncap = (len + k + 1) * 2;
             char *nn = realloc(names, ncap);
             if (!nn) {
-                *failed = true;
+                l->partial = true;
+                errno = 0;
                 break;
             }
             names = nn;
@@ -165,7 +174,8 @@ static char *sub_cgroups(int dir, bool *failed)
         memcpy(names + len, e->d_name, k);
         len += k;
     }
-    *failed |= errno != 0;  /* readdir() ends with errno set where it failed */
+    if (errno)  /* readdir() ends with errno set where it failed */
+        unread(l, errno);
     closedir(d);
     if (names)
         names[len] = '\0';
@@ -178,7 +188,7 @@ static void read_procs(int dir, struct pid_list *l)
     int fd = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
     FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
     if (!f) {
-        l->partial |= !gone(errno);
+        unread(l, errno);
         if (fd >= 0)
             close(fd);
         return;
@@ -205,13 +215,11 @@ static void collect_pids(int root, struct pid_list *l)
     size_t depth = 0, cap = 0;
     int dir = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0)
-        l->partial |= !gone(errno);
+        unread(l, errno);
     while (dir >= 0 || depth) {
         if (dir >= 0) {  /* a cgroup reached: its pids, then its names */
             read_procs(dir, l);
-            bool failed = false;
-            char *names = sub_cgroups(dir, &failed);
-            l->partial |= failed;
+            char *names = sub_cgroups(dir, l);
             if (depth == cap) {
                 size_t ncap = cap ? cap * 2 : 16;
                 struct level *ns = ncap <= CGROUP_DEPTH_MAX + 1
@@ -239,8 +247,8 @@ static void collect_pids(int root, struct pid_list *l)
         const char *name = top->next;
         top->next += strlen(name) + 1;
         dir = openat(top->dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (dir < 0)
-            l->partial |= !gone(errno) && errno != ENOTDIR && errno != ELOOP;
+        if (dir < 0 && errno != ENOTDIR && errno != ELOOP)
+            unread(l, errno);
     }
     free(stack);
 }
@@ -254,16 +262,17 @@ static int by_value(const void *a, const void *b)
 /* The pids in cgroup and every cgroup below it, each once (one that moved
  * down the tree as it was read is listed twice by the walk), in a new
  * array; *n gets the count. NULL when none can be read (or there are
- * none, with *n 0). *partial: some of the tree could not be read. */
-static pid_t *cgroup_pids(const char *cgroup, size_t *n, bool *partial)
+ * none, with *n 0). *how, where given, gets what could not be read
+ * (.partial, .no_fd). */
+static pid_t *cgroup_pids(const char *cgroup, size_t *n, struct pid_list *how)
 {
-    struct pid_list l = { NULL, 0, 0, false };
+    struct pid_list l = { NULL, 0, 0, false, false };
     int dir = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir >= 0) {
         collect_pids(dir, &l);
         close(dir);
     } else {
-        l.partial = !gone(errno);
+        unread(&l, errno);
     }
     if (l.n > 1) {
         qsort(l.v, l.n, sizeof *l.v, by_value);
@@ -274,8 +283,8 @@ static pid_t *cgroup_pids(const char *cgroup, size_t *n, bool *partial)
         l.n = k;
     }
     *n = l.n;
-    if (partial)
-        *partial = l.partial;
+    if (how)
+        *how = (struct pid_list){ NULL, 0, 0, l.partial, l.no_fd };
     return l.v;
 }
 
@@ -312,24 +321,39 @@ static bool refused(long r)
     return r == -EPERM || r == -ENOSYS;
 }
 
-/* Pidfds held at once: the members go in batches, each verified by a
- * walk of its own, so that a cgroup of more members than the fds left is
+/* Pidfds held at once: the members go in batches, each checked by a walk
+ * of its own, so that a cgroup of more members than the fds left is
  * signalled whole. */
 #define CGROUP_BATCH 64
-/* Given back when the fd table fills, for the verifying walk's fds. */
-#define CGROUP_WALK_FDS 8
 
-/* Signals those of pids[0..k) still listed in a walk made after their
- * pidfds (fds[]) were opened, and closes the pidfds. Returns how many it
- * signalled, moved to the front of pids, in their order. */
-static size_t signal_batch(const char *cgroup, int sig, pid_t *pids, const int *fds, size_t k)
+/* The walk that checks a batch, made after its pidfds were opened. One
+ * that ran out of fds cannot tell a member that left from one it could
+ * not read: the batch gives back its last pidfd, and the walk is made
+ * again, until it has the fds it needs. Returns the list, and *k the
+ * pidfds kept (0: not even one leaves the walk room). */
+static pid_t *checking_walk(const char *cgroup, const int *fds, size_t *k, size_t *n)
 {
-    size_t sent = 0;
-    size_t again_n, third_n = 0;
-    pid_t *again = cgroup_pids(cgroup, &again_n, NULL), *third = NULL;
-    /* One that moved between the tree's cgroups as they were read again
-     * may be missing there: one look more, and a pid listed in either
-     * names a member still. */
+    for (;;) {
+        struct pid_list how;
+        pid_t *listed_now = cgroup_pids(cgroup, n, &how);
+        if (!how.no_fd || *k == 0)
+            return listed_now;
+        free(listed_now);
+        if (fds[--*k] >= 0)
+            close(fds[*k]);
+    }
+}
+
+/* Signals those of pids[0..k) that again lists (again_n of them), or one
+ * more walk lists (a process that moved between the tree's cgroups as
+ * they were read again may be missing there), and closes the pidfds.
+ * Returns how many it signalled, moved to the front of pids, in their
+ * order. */
+static size_t signal_batch(const char *cgroup, int sig, pid_t *pids, const int *fds, size_t k,
+                           const pid_t *again, size_t again_n)
+{
+    size_t sent = 0, third_n = 0;
+    pid_t *third = NULL;
     bool looked_again = false;
     for (size_t i = 0; i < k && !looked_again; i++)
         if (fds[i] != -1 && !listed(again, again_n, pids[i])) {
@@ -349,7 +373,6 @@ static size_t signal_batch(const char *cgroup, int sig, pid_t *pids, const int *
         if (fds[i] >= 0)
             close(fds[i]);
     }
-    free(again);
     free(third);
     return sent;
 }
@@ -374,24 +397,20 @@ static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent, bool *rea
     int fds[CGROUP_BATCH];
     for (size_t next = 0; next < n;) {
         size_t k = 0;
-        bool full = false;
         while (next + k < n && k < CGROUP_BATCH) {
             long fd = fl__sys2(SYS_pidfd_open, pids[next + k], 0);
-            if (fd == -EMFILE || fd == -ENFILE) {
-                full = true;
-                break;
-            }
+            if (fd == -EMFILE || fd == -ENFILE)
+                break;  /* the rest in a later batch */
             fds[k++] = fd >= 0 ? (int)fd : refused(fd) ? BY_PID : -1;
         }
-        if (full) {  /* room for the walk, the rest in the next batch */
-            size_t give = k > CGROUP_WALK_FDS ? CGROUP_WALK_FDS : k / 2;
-            for (; give; give--, k--)
-                if (fds[k - 1] >= 0)
-                    close(fds[k - 1]);
-            if (k == 0)
-                break;   /* no fd to be had: none can be checked */
+        size_t again_n;
+        pid_t *again = checking_walk(cgroup, fds, &k, &again_n);
+        if (k == 0) {  /* no fd to be had: the rest cannot be checked */
+            free(again);
+            break;
         }
-        size_t m = signal_batch(cgroup, sig, pids + next, fds, k);
+        size_t m = signal_batch(cgroup, sig, pids + next, fds, k, again, again_n);
+        free(again);
         memmove(pids + *sent, pids + next, m * sizeof *pids);   /* *sent <= next */
         *sent += m;
         next += k;
@@ -418,9 +437,9 @@ static bool cgroup_populated(const char *cgroup)
             return populated;
     }
     size_t n;
-    bool partial;
-    free(cgroup_pids(cgroup, &n, &partial));
-    return n > 0 || partial;   /* what cannot be read may hold one */
+    struct pid_list how;
+    free(cgroup_pids(cgroup, &n, &how));
+    return n > 0 || how.partial;   /* what cannot be read may hold one */
 }
 
 /* Sends sig to everything the stop reaches, once each: to the group or

@@ -581,23 +581,24 @@ TEST(the_cgroup_scope_stops_a_member_70_cgroups_below)
     stop_reaches_a_member_below(rel);
 }
 
-/* A full fd table: RLIMIT_NOFILE lowered to 64 and every fd under it
+/* A full fd table: RLIMIT_NOFILE lowered to 128 and every fd under it
  * taken (held[0..n)); free_fds() frees some, give_fds_back() all, with
  * the limit as it was. */
+#define FULL_FDS 128
 struct full_fds {
     struct rlimit saved;
-    int held[64];
+    int held[FULL_FDS];
     int n;
 };
 
 static void fill_fds(struct full_fds *f)
 {
     ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &f->saved));
-    struct rlimit low = { 64, f->saved.rlim_max };
+    struct rlimit low = { FULL_FDS, f->saved.rlim_max };
     ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &low));
     int fd;
     f->n = 0;
-    while (f->n < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+    while (f->n < FULL_FDS && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
         f->held[f->n++] = fd;
     ASSERT_EQ(errno, EMFILE);
     ASSERT_GT(f->n, 0);
@@ -616,14 +617,15 @@ static void give_fds_back(struct full_fds *f)
 }
 
 /* More members than fds left: the pidfds are opened, checked and closed
- * in batches, each leaving room for the walk that checks it, and every
- * member still gets the first signal. */
-TEST(the_cgroup_scope_signals_more_members_than_it_has_fds_for)
+ * in batches, each giving back pidfds until its checking walk has the fds
+ * it needs, and every member still gets the first signal. left: the fds
+ * left to the stop (4: one pidfd and the walk's three). */
+static void stop_with_fds_left(int members, int left)
 {
     char *dir = child_cgroup();
-    const char *script = "i=0; while [ $i -lt 40 ]; do sleep 100 </dev/null >/dev/null 2>&1 & "
-                         "i=$((i+1)); done; echo ready; wait";
-    struct fl_cmd cmd = { .argv = ARGV((char *)sh(), "-c", (char *)script),
+    char *script = t_fmt("i=0; while [ $i -lt %d ]; do sleep 100 </dev/null >/dev/null 2>&1 & "
+                         "i=$((i+1)); done; echo ready; wait", members);
+    struct fl_cmd cmd = { .argv = ARGV((char *)sh(), "-c", script),
                           .env_set = TOOLS_PATH_ENV, .stdio = { [1] = { .kind = FL_PIPE } },
                           .cgroup = dir, .backend = BACKEND };
     struct fl_proc p;
@@ -631,7 +633,7 @@ TEST(the_cgroup_scope_signals_more_members_than_it_has_fds_for)
     free(t_read_until(p.stdio[1], "ready"));
     struct full_fds full;
     fill_fds(&full);
-    free_fds(&full, 16);   /* 16 free, for 41 members */
+    free_fds(&full, left);
     struct fl_result r;
     int stopped = fl_stop(&p, &(struct fl_stop_policy){ .scope = FL_STOP_CGROUP, .cgroup = dir,
                                                         .grace_ms = 20000 },
@@ -642,6 +644,22 @@ TEST(the_cgroup_scope_signals_more_members_than_it_has_fds_for)
     ASSERT(!r.killed);   /* every member ended of the TERM: none was left for the KILL */
     fl_close(&p);
     t_remove_cgroup(dir);
+}
+
+TEST(the_cgroup_scope_signals_more_members_than_it_has_fds_for)
+{
+    stop_with_fds_left(40, 16);
+}
+
+TEST(the_cgroup_scope_signals_every_member_with_the_fds_of_one_pidfd_and_a_walk)
+{
+    stop_with_fds_left(40, 4);
+}
+
+/* A whole batch of pidfds (64) fits, and leaves its walk 1 fd. */
+TEST(the_cgroup_scope_signals_every_member_when_a_batch_leaves_its_walk_too_few_fds)
+{
+    stop_with_fds_left(70, 65);
 }
 
 /* Starts the probe counting a real-time signal (queued, so a copy sent
