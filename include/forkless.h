@@ -1541,7 +1541,9 @@ enum fl_stop_scope {
      * the first signal, to each pid of their cgroup.procs through a pidfd
      * opened and then checked to be still listed, so that a reused pid
      * is never signalled (one that moves between the tree's cgroups while
-     * they are read may miss a signal sent that way; cgroup.kill misses
+     * they are read may miss a signal sent that way, and so may every
+     * member where the caller has fewer fds left than one pidfd and a walk
+     * of the tree need, the tree's depth and three; cgroup.kill misses
      * none). Every process means all of them, the caller too if it is
      * there: give the command a cgroup of its own. */
     FL_STOP_CGROUP,

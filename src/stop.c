@@ -206,16 +206,14 @@ struct level {
     char *names, *next;
 };
 
-/* Appends the pids of root's cgroup.procs, then those of every cgroup
- * below it, depth first. By fds, so that no path length limits the walk,
- * and without recursion: a stack of levels, one fd each. */
-static void collect_pids(int root, struct pid_list *l)
+/* Appends the pids of the cgroup dir's cgroup.procs, then those of every
+ * cgroup below it, depth first, and closes dir. By fds, so that no path
+ * length limits the walk, and without recursion: a stack of levels, one
+ * fd each. */
+static void collect_pids(int dir, struct pid_list *l)
 {
     struct level *stack = NULL;
     size_t depth = 0, cap = 0;
-    int dir = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0)
-        unread(l, errno);
     while (dir >= 0 || depth) {
         if (dir >= 0) {  /* a cgroup reached: its pids, then its names */
             read_procs(dir, l);
@@ -268,12 +266,10 @@ static pid_t *cgroup_pids(const char *cgroup, size_t *n, struct pid_list *how)
 {
     struct pid_list l = { NULL, 0, 0, false, false };
     int dir = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir >= 0) {
+    if (dir >= 0)
         collect_pids(dir, &l);
-        close(dir);
-    } else {
+    else
         unread(&l, errno);
-    }
     if (l.n > 1) {
         qsort(l.v, l.n, sizeof *l.v, by_value);
         size_t k = 1;
@@ -326,54 +322,67 @@ static bool refused(long r)
  * signalled whole. */
 #define CGROUP_BATCH 64
 
-/* The walk that checks a batch, made after its pidfds were opened. One
- * that ran out of fds cannot tell a member that left from one it could
- * not read: the batch gives back its last pidfd, and the walk is made
- * again, until it has the fds it needs. Returns the list, and *k the
- * pidfds kept (0: not even one leaves the walk room). */
-static pid_t *checking_walk(const char *cgroup, const int *fds, size_t *k, size_t *n)
+static bool signal_member(int fd, pid_t pid, int sig)
 {
-    for (;;) {
-        struct pid_list how;
-        pid_t *listed_now = cgroup_pids(cgroup, n, &how);
-        if (!how.no_fd || *k == 0)
-            return listed_now;
-        free(listed_now);
-        if (fds[--*k] >= 0)
-            close(fds[*k]);
-    }
+    long r = fd >= 0 ? fl__sys4(SYS_pidfd_send_signal, fd, sig, 0, 0) : -ENOSYS;
+    if (refused(r))
+        r = fl__sys2(SYS_kill, pid, sig);
+    return r == 0;
 }
 
-/* Signals those of pids[0..k) that again lists (again_n of them), or one
- * more walk lists (a process that moved between the tree's cgroups as
- * they were read again may be missing there), and closes the pidfds.
- * Returns how many it signalled, moved to the front of pids, in their
- * order. */
-static size_t signal_batch(const char *cgroup, int sig, pid_t *pids, const int *fds, size_t k,
-                           const pid_t *again, size_t again_n)
+/* Signals those of pids[0..k) (fds[]: their pidfds, BY_PID, or -1 for
+ * none) that a walk made after their pidfds were opened lists, and closes
+ * the pidfds. A walk that read the whole tree lists every member (one
+ * more walk for one that moved between the tree's cgroups as they were
+ * read again); one that ran out of fds lists members only, and the
+ * others are looked for again one at a time, each with the fds the batch
+ * held given back. Returns how many it signalled, moved to the front of
+ * pids, in their order. */
+static size_t signal_batch(const char *cgroup, int sig, pid_t *pids, int *fds, size_t k)
 {
-    size_t sent = 0, third_n = 0;
-    pid_t *third = NULL;
-    bool looked_again = false;
-    for (size_t i = 0; i < k && !looked_again; i++)
-        if (fds[i] != -1 && !listed(again, again_n, pids[i])) {
-            third = cgroup_pids(cgroup, &third_n, NULL);
-            looked_again = true;
+    size_t n, more_n = 0;
+    struct pid_list how;
+    pid_t *again = cgroup_pids(cgroup, &n, &how), *more = NULL;
+    bool done[CGROUP_BATCH] = { false }, sent_to[CGROUP_BATCH] = { false };
+    for (size_t i = 0; i < k; i++)
+        if (fds[i] != -1 && listed(again, n, pids[i])) {
+            sent_to[i] = signal_member(fds[i], pids[i], sig);
+            done[i] = true;
+        } else if (fds[i] == -1) {
+            done[i] = true;
         }
+    for (size_t i = 0; i < k && !how.no_fd && !more; i++)
+        if (!done[i])
+            more = cgroup_pids(cgroup, &more_n, NULL);
     for (size_t i = 0; i < k; i++) {
-        if (fds[i] == -1)
-            continue;
-        if (listed(again, again_n, pids[i]) || listed(third, third_n, pids[i])) {
-            long r = fds[i] >= 0 ? fl__sys4(SYS_pidfd_send_signal, fds[i], sig, 0, 0) : -ENOSYS;
-            if (refused(r))
-                r = fl__sys2(SYS_kill, pids[i], sig);
-            if (r == 0)
-                pids[sent++] = pids[i];  /* sent <= i: none unread is overwritten */
+        if (!done[i] && !how.no_fd && listed(more, more_n, pids[i])) {
+            sent_to[i] = signal_member(fds[i], pids[i], sig);
+            done[i] = true;
         }
         if (fds[i] >= 0)
             close(fds[i]);
     }
-    free(third);
+    free(again);
+    free(more);
+    for (size_t i = 0; i < k && how.no_fd; i++) {
+        if (done[i])
+            continue;
+        long fd = fds[i] == BY_PID ? BY_PID : fl__sys2(SYS_pidfd_open, pids[i], 0);
+        if (fd == -EMFILE || fd == -ENFILE)
+            break;   /* not one fd: what is left cannot be checked */
+        if (fd < 0 && fd != BY_PID)
+            continue;  /* ended since */
+        pid_t *one = cgroup_pids(cgroup, &n, NULL);
+        if (listed(one, n, pids[i]))
+            sent_to[i] = signal_member((int)fd, pids[i], sig);
+        free(one);
+        if (fd >= 0)
+            close((int)fd);
+    }
+    size_t sent = 0;
+    for (size_t i = 0; i < k; i++)
+        if (sent_to[i])
+            pids[sent++] = pids[i];  /* sent <= i: none unread is overwritten */
     return sent;
 }
 
@@ -403,14 +412,9 @@ static pid_t *cgroup_signal(const char *cgroup, int sig, size_t *sent, bool *rea
                 break;  /* the rest in a later batch */
             fds[k++] = fd >= 0 ? (int)fd : refused(fd) ? BY_PID : -1;
         }
-        size_t again_n;
-        pid_t *again = checking_walk(cgroup, fds, &k, &again_n);
-        if (k == 0) {  /* no fd to be had: the rest cannot be checked */
-            free(again);
-            break;
-        }
-        size_t m = signal_batch(cgroup, sig, pids + next, fds, k, again, again_n);
-        free(again);
+        if (k == 0)
+            break;  /* not one fd to be had: the rest cannot be checked */
+        size_t m = signal_batch(cgroup, sig, pids + next, fds, k);
         memmove(pids + *sent, pids + next, m * sizeof *pids);   /* *sent <= next */
         *sent += m;
         next += k;
