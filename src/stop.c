@@ -96,10 +96,9 @@ int fl__stop_check(const struct fl_stop_policy *policy, const char *default_cgro
 }
 
 /* The cgroups below one are part of it, as cgroup.kill and
- * cgroup.events' "populated" take them. The walk holds one fd per level:
- * a tree deeper than this (cgroup.max.depth allows any), or a cgroup it
- * cannot read, leaves the list partial. */
-#define CGROUP_DEPTH_MAX 1024
+ * cgroup.events' "populated" take them, at any depth (cgroup.max.depth
+ * allows any). The walk holds one fd per level: a tree deeper than the
+ * fds left, or a cgroup it cannot read, leaves the list partial. */
 
 struct pid_list {
     pid_t *v;
@@ -220,10 +219,9 @@ static void collect_pids(int dir, struct pid_list *l)
             char *names = sub_cgroups(dir, l);
             if (depth == cap) {
                 size_t ncap = cap ? cap * 2 : 16;
-                struct level *ns = ncap <= CGROUP_DEPTH_MAX + 1
-                                       ? realloc(stack, ncap * sizeof *ns) : NULL;
+                struct level *ns = realloc(stack, ncap * sizeof *ns);
                 if (!ns) {
-                    l->partial |= names != NULL;   /* too deep, or no memory */
+                    l->partial |= names != NULL;   /* no memory for a level more */
                     free(names);
                     close(dir);
                     dir = -1;
@@ -351,9 +349,12 @@ static size_t signal_batch(const char *cgroup, int sig, pid_t *pids, int *fds, s
         } else if (fds[i] == -1) {
             done[i] = true;
         }
-    for (size_t i = 0; i < k && !how.no_fd && !more; i++)
-        if (!done[i])
+    bool looked_again = false;
+    for (size_t i = 0; i < k && !how.no_fd && !looked_again; i++)
+        if (!done[i]) {
             more = cgroup_pids(cgroup, &more_n, NULL);
+            looked_again = true;
+        }
     for (size_t i = 0; i < k; i++) {
         if (!done[i] && !how.no_fd && listed(more, more_n, pids[i])) {
             sent_to[i] = signal_member(fds[i], pids[i], sig);
