@@ -195,6 +195,8 @@ static void read_procs(int dir, struct pid_list *l)
     long pid;
     while (fscanf(f, "%ld", &pid) == 1)
         add_pid(l, (pid_t)pid);
+    if (ferror(f))
+        unread(l, errno);
     fclose(f);
 }
 
