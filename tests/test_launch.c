@@ -2334,7 +2334,9 @@ TEST(a_launch_without_a_pidfd_holds_no_fd_once_exec_d_under_landlock)
     if (fl_landlock_abi() == 0)
         SKIP("this kernel has no Landlock (or it is disabled): fl_landlock_abi() is 0");
     struct fl_landlock_path paths[] = { { "/", FL_LANDLOCK_READ | FL_LANDLOCK_EXEC } };
-    struct fl_contain box = { .landlock = paths, .nlandlock = 1 };
+    /* no_new_privs: a caller without CAP_SYS_ADMIN may restrict its child
+     * only with it. */
+    struct fl_contain box = { .flags = FL_NO_NEW_PRIVS, .landlock = paths, .nlandlock = 1 };
     struct fl_cmd cmd = { .argv = PROBE("echo", "ready", "sleep", "30"), .flags = FL_NO_PIDFD,
                           .contain = &box, .stdio = { [1] = { .kind = FL_PIPE } } };
     int before = count_open_fds();
