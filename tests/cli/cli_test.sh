@@ -2629,8 +2629,11 @@ case_pty_every_read_after_the_input_ends_gets_an_end() {
 }
 
 # tmux_start: a detached tmux session on a server of its own, running sh.
+# tmux runs the pane's command with $SHELL -c, or, with no $SHELL, with the
+# user's login shell, which for a user such as nobody is nologin: the
+# session would end at once. So the server is given /bin/sh.
 TMUX_SOCK=
-tm() { tmux -S "$TMUX_SOCK" "$@"; }
+tm() { SHELL=/bin/sh tmux -S "$TMUX_SOCK" "$@"; }
 tmux_start() {
     command -v tmux >/dev/null || skip "tmux is not installed (apt-get install -y tmux)"
     need_pty
@@ -2638,6 +2641,8 @@ tmux_start() {
     tm -f /dev/null new-session -d -s t -x 100 -y 30 "PS1='$ ' exec sh" ||
         skip "tmux cannot start a session here"
     trap 'tm kill-server 2>/dev/null; cleanup' EXIT
+    tm has-session -t t 2>"$T/tmux-err" ||
+        fail "the tmux session ended as soon as it started: $(cat "$T/tmux-err")"
 }
 # tmux_run SCRIPT: runs the file SCRIPT with a non-interactive sh in the
 # pane: an interactive shell that sees its job die by SIGINT skips the
