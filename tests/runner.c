@@ -22,7 +22,9 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
@@ -148,10 +150,11 @@ static void remove_tree(const char *path)
  * on Debian, so is a `mktemp -d` directory): exec from there fails with
  * ENOENT for anyone else. t_exe_for_anyone() copies such a file into a
  * private directory that every user can search, /tmp/fl-bin-XXXXXX (mode
- * 0755, files 0755); the process that made it removes it when the case
- * ends (a forked child of the case never does).
+ * 0755, files 0755; see choose_tmp_base() for a noexec /tmp); the process
+ * that made it removes it when the case ends (a forked child of the case
+ * never does).
  */
-static char bindir[64];
+static char bindir[320];
 static pid_t bindir_owner;
 
 static void remove_bindir(void)
@@ -173,11 +176,31 @@ static void remove_tmpdirs(void)
     ntmpdirs = 0;
 }
 
+/* Where the cases make their directories: /tmp, unless it is mounted
+ * noexec (as hardened systems mount it), for the cases run what they
+ * write there; then the first of $TMPDIR, /var/tmp and /dev/shm that a
+ * program may be run from. Set before the case starts (main()). */
+static char tmp_base[256] = "/tmp";
+
+static void choose_tmp_base(void)
+{
+    const char *cands[] = { "/tmp", getenv("TMPDIR"), "/var/tmp", "/dev/shm" };
+    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
+        struct statvfs sv;
+        const char *c = cands[i];
+        if (c && c[0] == '/' && strlen(c) < sizeof tmp_base - 32 && access(c, W_OK | X_OK) == 0 &&
+            statvfs(c, &sv) == 0 && !(sv.f_flag & ST_NOEXEC)) {
+            snprintf(tmp_base, sizeof tmp_base, "%s", c);
+            return;
+        }
+    }
+}
+
 char *t_tmpdir(void)
 {
     if (ntmpdirs == 16)
         FAIL("too many temporary directories");
-    char *d = t_strdup("/tmp/fl-test-XXXXXX");
+    char *d = t_fmt("%s/fl-test-XXXXXX", tmp_base);
     if (!mkdtemp(d))
         FAIL("mkdtemp: %s", strerror(errno));
     tmpdirs[ntmpdirs].path = d;
@@ -325,7 +348,7 @@ static void copy_exe_to(int src, const char *from, const char *path)
 char *t_exe_for_anyone(const char *path)
 {
     if (!bindir[0]) {
-        char d[] = "/tmp/fl-bin-XXXXXX";
+        char *d = t_fmt("%s/fl-bin-XXXXXX", tmp_base);
         if (!mkdtemp(d))
             FAIL("mkdtemp %s: %s", d, strerror(errno));
         snprintf(bindir, sizeof bindir, "%s", d);
@@ -1153,6 +1176,22 @@ static void move_inherited_fds(void)
     }
 }
 
+/* The cases put fds up to 1000 and move the inherited ones to 500: they
+ * need the usual soft limit of 1024 fds, which a lower soft limit is
+ * raised to where the hard limit allows (no privilege needed). */
+#define FDS_NEEDED 1024
+static void raise_fd_limit(void)
+{
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= FDS_NEEDED)
+        return;
+    lim.rlim_cur = lim.rlim_max < FDS_NEEDED ? lim.rlim_max : FDS_NEEDED;
+    setrlimit(RLIMIT_NOFILE, &lim);
+    if (lim.rlim_cur < FDS_NEEDED)
+        SKIP(t_fmt("the hard fd limit is %llu: the cases need %d fds (ulimit -Hn)",
+                   (unsigned long long)lim.rlim_max, FDS_NEEDED));
+}
+
 /* The fds open in this process, as a bitmap of the first 4096. */
 static void fd_snapshot(unsigned char *map, size_t size)
 {
@@ -1268,6 +1307,15 @@ int main(int argc, char **argv)
     }
     fl_test_case = argv[1];
     setvbuf(stdout, NULL, _IONBF, 0);
+    /* The cases expect the dispositions CTest gives them: a shell or a
+     * service that started the program with SIGPIPE ignored must not
+     * change what a child inherits. */
+    for (int sig = 1; sig < 32; sig++) {
+        struct sigaction sa;
+        if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &sa) == 0 &&
+            sa.sa_handler == SIG_IGN)
+            signal(sig, SIG_DFL);
+    }
 
     /* A watchdog: a hang is reported as such, and our children die. */
     signal(SIGALRM, on_watchdog);
@@ -1286,11 +1334,13 @@ int main(int argc, char **argv)
         return 2;
     }
     unsetenv("FL_TEST_PROBE");
+    choose_tmp_base();
     if (!probe && geteuid() == 0)
         snprintf(fl_test_probe, sizeof fl_test_probe, "%s",
                  t_exe_for_anyone(fl_test_probe));
     atexit(remove_bindir);
 
+    raise_fd_limit();
     move_inherited_fds();
     unsigned char before[512];
     fd_snapshot(before, sizeof before);

@@ -395,7 +395,9 @@ bool t_rerun_as_nobody(void);
  * (FL_SET_UID): the build tree may sit where only its owner can search
  * (a 0700 home or mktemp -d directory), and exec would fail with ENOENT.
  * Returns a copy of the file at path that every user can execute, in a
- * private directory in /tmp (mode 0755), removed when the case ends. One
+ * private directory in /tmp (mode 0755; where /tmp is mounted noexec, in
+ * the first of $TMPDIR, /var/tmp, /dev/shm that is not), removed when the
+ * case ends. One
  * copy per file name. Call it before the case starts threads or children
  * (one of them could hold the copy's write fd: ETXTBSY). fl_test_probe and
  * t_rerun_as_nobody() use it already.

@@ -535,7 +535,7 @@ TEST(an_exec_error_in_a_chroot_names_no_interpreter_read_outside_it)
     char *script = t_write_file(host, "s.sh", "#!/fl-host-side-interp\n", 0755);
     ASSERT_SYS(chmod(jail, 0755));
     char *inside = t_fmt("%s%s", jail, host);
-    ASSERT_EQ(system(t_fmt("mkdir -p '%s'", inside)), 0);
+    ASSERT_EQ(system(t_fmt("'%s' -p '%s'", t_tool("mkdir"), inside)), 0);
     t_write_file(inside, "s.sh", "#!/fl-jail-only-interp\n", 0755);
     struct fl_contain c = { .chroot = jail };
     if (!t_is_root())
@@ -559,7 +559,7 @@ TEST(a_program_in_a_chroot_without_its_loader_names_the_loader)
     char *jail = t_tmpdir();
     ASSERT_SYS(chmod(jail, 0755));
     ASSERT_SYS(mkdir(t_fmt("%s/bin", jail), 0755));
-    if (system(t_fmt("cp /bin/true '%s/bin/true'", jail)) != 0)
+    if (system(t_fmt("'%s' /bin/true '%s/bin/true'", t_tool("cp"), jail)) != 0)
         FAIL("cannot copy /bin/true");
     struct fl_contain c = { .chroot = jail };
     if (!t_is_root())

@@ -1858,6 +1858,7 @@ TEST(a_finished_launch_leaves_the_caller_undumpable_while_another_thread_s_child
     char *prog = t_fmt("%s/prog", d);
     int busy = open(prog, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
     ASSERT_SYS(busy);
+    ASSERT_SYS(fchmod(busy, 0755));  /* whatever the umask: uid 65534 runs it */
     ASSERT_EQ(write(busy, image, (size_t)st.st_size), st.st_size);
     struct busy_spawn b = { .prog = prog };
     pthread_t th;

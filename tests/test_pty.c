@@ -325,7 +325,8 @@ TEST(pty_master_not_leaked_to_other_threads)
         struct t_fd fds[64];
         int n = t_fds(rep, fds, 64);
         for (int k = 0; k < n; k++)
-            if (strstr(fds[k].target, "/dev/ptmx") || strstr(fds[k].target, "/dev/pts/"))
+            if (fds[k].fd > 2 &&  /* 0-2 may be the terminal ctest runs on */
+                (strstr(fds[k].target, "/dev/ptmx") || strstr(fds[k].target, "/dev/pts/")))
                 FAIL("fd %d of a child is a pty of another spawn: %s", fds[k].fd,
                      fds[k].target);
     }

@@ -223,6 +223,7 @@ static void one_eof_after(const char *input, const struct termios *settings)
     pty_cmd(&c, ARGV("/bin/sh", "-c", "cat >/dev/null; echo first-end; cat >/dev/null; "
                                       "echo second-end"),
             "ppn", COOKED);
+    c.cmd.env_set = TOOLS_PATH_ENV;
     UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
     use_settings(&c, settings);
     struct fl_io io = { .input = input, .input_len = strlen(input), .timeout_ms = 500 };
@@ -344,7 +345,9 @@ static void no_veof_reaches_the_child(const char *input, struct termios settings
                                       const char *veof_hex)
 {
     struct pty_cmd c;
+    t_tool("head"), t_tool("od");  /* without them, nothing would show a VEOF */
     pty_cmd(&c, ARGV("/bin/sh", "-c", "head -c 4 | od -An -tx1"), "ppn", COOKED);
+    c.cmd.env_set = TOOLS_PATH_ENV;
     UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
     settings.c_lflag &= ~(tcflag_t)ECHO;
     use_settings(&c, &settings);

@@ -87,7 +87,7 @@ TEST(run_with_a_group_deadline_stops_the_group_the_ended_leader_left)
 {
     NEEDS_CLOSE_OTHERS();
     struct fl_cmd cmd = { .argv = ARGV("/bin/sh", "-c", "sleep 30 & echo $!"),
-                          .flags = FL_NEW_PGROUP, .backend = BACKEND };
+                          .env_set = TOOLS_PATH_ENV, .flags = FL_NEW_PGROUP, .backend = BACKEND };
     struct fl_io io = { .out[0].capture = true, .timeout_ms = 300, .eof_wait_ms = -1,
                         .stop = &(struct fl_stop_policy){ .scope = FL_STOP_GROUP } };
     struct fl_result r;

@@ -581,6 +581,7 @@ TEST(a_cgroup_stop_reaches_a_member_when_pidfd_calls_are_refused)
         struct fl_cmd cmd = {
             .argv = ARGV("/bin/sh", "-c",
                          "setsid sleep 100 </dev/null >/dev/null 2>&1 & echo $!; wait"),
+            .env_set = TOOLS_PATH_ENV,
             .stdio = { [1] = { .kind = FL_PIPE } },
             .cgroup = dir,
             .backend = BACKEND,

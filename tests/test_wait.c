@@ -788,6 +788,7 @@ TEST(killpg_sends_nothing_once_the_leader_was_reaped_elsewhere)
     for (size_t k = 0; k < 2; k++) {
         struct fl_cmd cmd = {
             .argv = ARGV((char *)sh(), "-c", "sleep 100 </dev/null >/dev/null 2>&1 & echo $!"),
+            .env_set = TOOLS_PATH_ENV,
             .stdio = { [1] = { .kind = FL_PIPE } },
             .flags = FL_NEW_PGROUP | kinds[k],
             .backend = BACKEND,

@@ -20,15 +20,31 @@ case $FL in /*) ;; *) FL=$PWD/$FL ;; esac  # cases may cd
 # A TMPDIR that is not a directory must not make every case share "/out".
 tmp=${TMPDIR:-/tmp}
 [ -d "$tmp" ] || tmp=/tmp
-T=$(mktemp -d "$tmp/forkless-cli.XXXXXX") || { echo "cli_test.sh: mktemp -d in $tmp failed" >&2; exit 1; }
+case $tmp in /*) ;; *) tmp=$PWD/$tmp ;; esac  # cases cd
+T=$(mktemp -d "$tmp/forkless-cli.XXXXXX" 2>/dev/null || mktemp -d /tmp/forkless-cli.XXXXXX) ||
+    { echo "cli_test.sh: mktemp -d in $tmp and in /tmp failed" >&2; exit 1; }
+# The cases run scripts they write under $T: where its file system is
+# mounted noexec (as hardened systems mount /tmp), they work in the first
+# of /var/tmp and /dev/shm that is not.
+printf '#!/bin/sh\n' >"$T/can-exec" && chmod 755 "$T/can-exec"
+if ! "$T/can-exec" 2>/dev/null; then
+    for tmp in /var/tmp /dev/shm; do
+        d=$(mktemp -d "$tmp/forkless-cli.XXXXXX" 2>/dev/null) || continue
+        printf '#!/bin/sh\n' >"$d/can-exec" && chmod 755 "$d/can-exec"
+        if "$d/can-exec" 2>/dev/null; then rm -rf "$T"; T=$d; break; fi
+        rm -rf "$d"
+    done
+fi
+rm -f "$T/can-exec"
 BACKGROUND_PIDS=()
+CLEAN_DIRS=()  # removed at the end, with $T
 
 cleanup() {
     local pid
     for pid in "${BACKGROUND_PIDS[@]}"; do
         kill -KILL "$pid" 2>/dev/null
     done
-    rm -rf "$T" ${FL_ANYONE_DIR:+"$FL_ANYONE_DIR"}
+    rm -rf "$T" "${CLEAN_DIRS[@]}" ${FL_ANYONE_DIR:+"$FL_ANYONE_DIR"}
 }
 trap cleanup EXIT
 
@@ -1010,8 +1026,14 @@ case_user_step_fails() {
 
 # nobody_forkless: sets NOBODY_FL to a copy of forkless that uid 65534
 # can run. The checkout may sit in a directory others cannot search, and
-# $T is 0700: the copy goes to a world-readable directory inside $T.
+# $T is 0700: the copy goes to a world-readable directory inside $T. A
+# suite run as uid 65534 with no other group runs these cases as itself.
+is_bare_nobody() { [ "$(id -u)" = 65534 ] && [ "$(id -G)" = 65534 ]; }
 nobody_forkless() {
+    if is_bare_nobody; then
+        NOBODY_FL=$FL
+        return
+    fi
     [ "$(id -u)" -eq 0 ] || skip "not root: cannot switch to uid 65534"
     command -v setpriv >/dev/null || skip "no setpriv to switch to uid 65534"
     [ "$(id -u nobody 2>/dev/null)" = 65534 ] || skip "no user nobody with uid 65534"
@@ -1022,7 +1044,9 @@ nobody_forkless() {
     as_nobody "$NOBODY_FL" --version >/dev/null 2>&1 ||
         skip "uid 65534 cannot run $NOBODY_FL (is $(dirname "$T") searchable?)"
 }
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
+as_nobody() {
+    if is_bare_nobody; then "$@"; else setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; fi
+}
 # run_nobody ARGS...: run_fl as uid 65534, with no supplementary groups.
 run_nobody() {
     as_nobody "$NOBODY_FL" "$@" >"$T/out" 2>"$T/err"
@@ -2464,7 +2488,16 @@ case_pty_an_eio_before_the_last_bytes_is_read_past() {
     # the first read of the master, with the output waiting behind it.
     need_pty
     [ -n "${FL_EARLY_EIO_SHIM:-}" ] || skip "FL_EARLY_EIO_SHIM is not set: no shim to load"
-    LD_PRELOAD=$FL_EARLY_EIO_SHIM FL_EARLY_EIO_SAID="$T/said" \
+    local shim=$FL_EARLY_EIO_SHIM d
+    case $shim in
+    *[\ :]*)  # LD_PRELOAD splits at spaces and colons: a copy in /tmp
+        d=$(mktemp -d /tmp/fl-shim.XXXXXX) || skip "no directory in /tmp for the shim"
+        CLEAN_DIRS+=("$d")
+        cp "$shim" "$d/" || skip "cannot copy the shim to $d"
+        shim=$d/${shim##*/}
+        ;;
+    esac
+    LD_PRELOAD=$shim FL_EARLY_EIO_SAID="$T/said" \
         ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
         "$FL" run --pty -u LD_PRELOAD -u FL_EARLY_EIO_SAID -- sh -c 'echo gone' \
         </dev/null >"$T/out" 2>"$T/err"
@@ -2637,6 +2670,16 @@ tm() { SHELL=/bin/sh tmux -S "$TMUX_SOCK" "$@"; }
 tmux_start() {
     command -v tmux >/dev/null || skip "tmux is not installed (apt-get install -y tmux)"
     need_pty
+    # The scripts typed into the pane name files under $T, and the
+    # server's socket path must fit in a sockaddr_un (108 bytes): under a
+    # TMPDIR with a space or a long name, the case works in a short
+    # directory of /tmp instead.
+    case $T in
+    *[!A-Za-z0-9/._-]* | ?????????????????????????????????????????????????????????????*)
+        CLEAN_DIRS+=("$T")
+        T=$(mktemp -d /tmp/fl-tmux.XXXXXX) || skip "no short directory for the tmux socket in /tmp"
+        ;;
+    esac
     TMUX_SOCK=$T/tmux.sock
     tm -f /dev/null new-session -d -s t -x 100 -y 30 "PS1='$ ' exec sh" ||
         skip "tmux cannot start a session here"
@@ -2647,7 +2690,7 @@ tmux_start() {
 # tmux_run SCRIPT: runs the file SCRIPT with a non-interactive sh in the
 # pane: an interactive shell that sees its job die by SIGINT skips the
 # rest of the line.
-tmux_run() { tm send-keys -t t "sh $1" Enter; }
+tmux_run() { tm send-keys -t t "sh '$1'" Enter; }
 pane() { tm capture-pane -p -t t; }
 pane_has() { pane | grep -qF -- "$1"; }
 pane_has_twice() { [ "$(pane | grep -cF -- "$1")" -ge 2 ]; }
@@ -2782,7 +2825,7 @@ case_pty_tmux_continued_is_raw_again() {
 case_pty_fg_after_bg_is_raw_again() {
     need_pty_python
     PYTHONPATH="$T" python3 - "$FL" >"$T/out" 2>"$T/err" <<'EOF'
-import os, pty, select, signal, sys, termios, time
+import os, pty, re, select, signal, sys, termios, time
 from ptyout import foreground_job
 pid, fd = pty.fork()
 if pid == 0:
@@ -2832,8 +2875,13 @@ def until_raw(tty, secs):
             return False
         pump(0.05)
     return True
-if not expect(">\r\n"):
-    fail("no job line")
+# The line ends in "\n" alone where forkless has made the terminal raw
+# already.
+end = time.time() + 20
+while not re.search(rb"<job \d+ \S+>\r?\n", seen):
+    if time.time() > end:
+        fail("no job line")
+    pump(0.1)
 words = seen.split(b"<job ")[1].split(b">")[0].split()
 job, tty = int(words[0]), os.open(words[1], os.O_RDONLY | os.O_NOCTTY)
 if not until_raw(tty, 20):
@@ -3165,6 +3213,9 @@ case_kill_tree_reaps_while_running() {
     wait_for file_has_pid "$T/pid"
     wait_for test ! -e "/proc/$(cat "$T/pid")"
     is_alive "$fl_pid" || fail "forkless ended: $(err)"
+    # A TERM ends the tree (the sleep too); a KILL at cleanup would not.
+    kill -TERM "$fl_pid"
+    wait "$fl_pid"
 }
 
 case_kill_tree_stop_signal_after_hup() {
