@@ -47,7 +47,7 @@ public class Peer {
             long t0 = System.nanoTime();
             run(target);
             long t1 = System.nanoTime();
-            out.append(String.format("%.3f%n", (t1 - t0) / 1e3));
+            out.append(String.format(java.util.Locale.ROOT, "%.3f%n", (t1 - t0) / 1e3));
         }
         System.out.print(out);
         System.out.flush();
