@@ -179,8 +179,22 @@ static void remove_tmpdirs(void)
 /* Where the cases make their directories: /tmp, unless it is mounted
  * noexec (as hardened systems mount it), for the cases run what they
  * write there; then the first of $TMPDIR, /var/tmp and /dev/shm that a
- * program may be run from. Set before the case starts (main()). */
+ * program may be run from, and that every user may search (a case runs
+ * its copies as uid 65534). Set before the case starts (main()). */
 static char tmp_base[256] = "/tmp";
+
+static bool searchable_by_all(const char *dir)
+{
+    char path[sizeof tmp_base];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *end = path + strlen(path); end > path; end = strrchr(path, '/')) {
+        *end = 0;
+        struct stat st;
+        if (stat(path[0] ? path : "/", &st) != 0 || !(st.st_mode & S_IXOTH))
+            return false;
+    }
+    return true;
+}
 
 static void choose_tmp_base(void)
 {
@@ -189,7 +203,7 @@ static void choose_tmp_base(void)
         struct statvfs sv;
         const char *c = cands[i];
         if (c && c[0] == '/' && strlen(c) < sizeof tmp_base - 32 && access(c, W_OK | X_OK) == 0 &&
-            statvfs(c, &sv) == 0 && !(sv.f_flag & ST_NOEXEC)) {
+            statvfs(c, &sv) == 0 && !(sv.f_flag & ST_NOEXEC) && searchable_by_all(c)) {
             snprintf(tmp_base, sizeof tmp_base, "%s", c);
             return;
         }
@@ -1307,15 +1321,19 @@ int main(int argc, char **argv)
     }
     fl_test_case = argv[1];
     setvbuf(stdout, NULL, _IONBF, 0);
-    /* The cases expect the dispositions CTest gives them: a shell or a
-     * service that started the program with SIGPIPE ignored must not
-     * change what a child inherits. */
-    for (int sig = 1; sig < 32; sig++) {
+    /* The cases expect the dispositions and mask CTest gives them: a
+     * shell or a service that started the program with SIGPIPE ignored,
+     * or SIGALRM blocked, must not change what a child inherits or stop
+     * the watchdog. */
+    for (int sig = 1; sig < NSIG; sig++) {
         struct sigaction sa;
         if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &sa) == 0 &&
             sa.sa_handler == SIG_IGN)
             signal(sig, SIG_DFL);
     }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
 
     /* A watchdog: a hang is reported as such, and our children die. */
     signal(SIGALRM, on_watchdog);
@@ -1334,13 +1352,13 @@ int main(int argc, char **argv)
         return 2;
     }
     unsetenv("FL_TEST_PROBE");
+    raise_fd_limit();
     choose_tmp_base();
     if (!probe && geteuid() == 0)
         snprintf(fl_test_probe, sizeof fl_test_probe, "%s",
                  t_exe_for_anyone(fl_test_probe));
     atexit(remove_bindir);
 
-    raise_fd_limit();
     move_inherited_fds();
     unsigned char before[512];
     fd_snapshot(before, sizeof before);

@@ -194,7 +194,7 @@ TEST(the_ruleset_fd_does_not_reach_the_program)
     int n = t_fds(out, fds, 64);
     ASSERT_GE(n, 3);
     for (int i = 0; i < n; i++)
-        if (strcmp(fds[i].target, "anon_inode:[landlock-ruleset]") == 0)
+        if (strstr(fds[i].target, "anon_inode:") && strstr(fds[i].target, "landlock"))
             FAIL("the program has the ruleset as fd %d (%s)", fds[i].fd, fds[i].target);
     cmd.flags = 0;
     ASSERT_FDS_EXACTLY(t_probe(&cmd), 0, 1, 2);

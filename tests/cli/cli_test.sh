@@ -2490,9 +2490,14 @@ case_pty_an_eio_before_the_last_bytes_is_read_past() {
     [ -n "${FL_EARLY_EIO_SHIM:-}" ] || skip "FL_EARLY_EIO_SHIM is not set: no shim to load"
     local shim=$FL_EARLY_EIO_SHIM d
     case $shim in
-    *[\ :]*)  # LD_PRELOAD splits at spaces and colons: a copy in /tmp
-        d=$(mktemp -d /tmp/fl-shim.XXXXXX) || skip "no directory in /tmp for the shim"
-        CLEAN_DIRS+=("$d")
+    *[\ :]*)  # LD_PRELOAD splits at spaces and colons: a copy in $T, or /tmp
+        case $T in
+        *[\ :]*)
+            d=$(mktemp -d /tmp/fl-shim.XXXXXX) || skip "no directory in /tmp for the shim"
+            CLEAN_DIRS+=("$d")
+            ;;
+        *) d=$T ;;
+        esac
         cp "$shim" "$d/" || skip "cannot copy the shim to $d"
         shim=$d/${shim##*/}
         ;;
