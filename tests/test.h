@@ -396,8 +396,8 @@ bool t_rerun_as_nobody(void);
  * (a 0700 home or mktemp -d directory), and exec would fail with ENOENT.
  * Returns a copy of the file at path that every user can execute, in a
  * private directory in /tmp (mode 0755; where /tmp is mounted noexec, in
- * the first of $TMPDIR, /var/tmp, /dev/shm that is not), removed when the
- * case ends. One
+ * the first of $TMPDIR, /var/tmp, /dev/shm that is not and that every
+ * user may search), removed when the case ends. One
  * copy per file name. Call it before the case starts threads or children
  * (one of them could hold the copy's write fd: ETXTBSY). fl_test_probe and
  * t_rerun_as_nobody() use it already.

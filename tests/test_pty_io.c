@@ -345,7 +345,9 @@ static void no_veof_reaches_the_child(const char *input, struct termios settings
                                       const char *veof_hex)
 {
     struct pty_cmd c;
-    t_tool("head"), t_tool("od");  /* without them, nothing would show a VEOF */
+    /* Without them nothing would show a VEOF, and the case would pass. */
+    t_tool("head");
+    t_tool("od");
     pty_cmd(&c, ARGV("/bin/sh", "-c", "head -c 4 | od -An -tx1"), "ppn", COOKED);
     c.cmd.env_set = TOOLS_PATH_ENV;
     UNSUPPORTED_ON_POSIX_SPAWN(&c.cmd);
