@@ -47,6 +47,8 @@
  * round, so that its error comes there. */
 static CHILD int set_rlimits(struct fl__plan *p, bool raising)
 {
+    if (raising)
+        p->rlimits_late = 0;
     for (size_t i = 0; i < p->cmd->nrlimits; i++) {
         if (fl__rlimit_overridden(p->cmd, i))
             continue;
@@ -56,7 +58,16 @@ static CHILD int set_rlimits(struct fl__plan *p, bool raising)
             v[0] = ~(uint64_t)0;
         if (l->hard == RLIM_INFINITY)
             v[1] = ~(uint64_t)0;
-        bool raises = fl__sys4(SYS_prlimit64, 0, l->resource, 0, now) < 0 || v[0] >= now[0];
+        /* The first round's answer, kept for the second: one question of
+         * the kernel per limit (only the first 64 entries keep it). */
+        uint64_t bit = i < 64 ? (uint64_t)1 << i : 0;
+        bool raises;
+        if (!raising && bit)
+            raises = !(p->rlimits_late & bit);
+        else
+            raises = fl__sys4(SYS_prlimit64, 0, l->resource, 0, now) < 0 || v[0] >= now[0];
+        if (raising && !raises)
+            p->rlimits_late |= bit;
         if (raises != raising)
             continue;
         long r = fl__sys4(SYS_prlimit64, 0, l->resource, v, 0);

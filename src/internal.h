@@ -221,6 +221,9 @@ struct fl__plan {
      * are reset (child.c). */
     sigset_t setup_mask;
     bool setup_mask_set;
+    /* Child: bit i set when .rlimits[i] lowers its soft limit, so that
+     * set_rlimits() leaves it to its second round (child.c). */
+    uint64_t rlimits_late;
     /* A spawn's clone3() child starts with the caller's mask: the signals
      * that end a process which its final mask leaves unblocked, unblocked
      * before the setup (spawn_clone.c). */
@@ -284,6 +287,9 @@ FL__HIDDEN int fl__plan_pipes(struct fl__plan *p, struct fl_error *e);
 FL__HIDDEN void fl__plan_close_child_ends(struct fl__plan *p);
 FL__HIDDEN void fl__plan_close_parent_ends(struct fl__plan *p);
 FL__HIDDEN int fl__plan_max_fd(const struct fl__plan *p);
+/* Whether a step of the child's setup may sleep for long (an open, a
+ * chdir, a terminal's, a cgroup's, .contain's or .sched's). */
+FL__HIDDEN bool fl__plan_setup_may_wait(const struct fl__plan *p);
 /* Fills p->hold for a launch; ENOMEM (e filled) or 0. */
 FL__HIDDEN int fl__plan_hold(struct fl__plan *p, struct fl_error *e);
 FL__HIDDEN const char *fl__program(const struct fl_cmd *cmd);

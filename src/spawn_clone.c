@@ -494,12 +494,16 @@ void fl__setup_mask(struct fl__plan *p, const sigset_t *caller, bool handlers_cl
  * (a FIFO's open) would outlast every such signal sent to the child,
  * and its caller, asleep in the vfork, could do nothing either: the
  * child unblocks them first, as a launch's child does. One system call
- * of the child's, rather than a question of the parent's to skip it. */
+ * of the child's, rather than a question of the parent's to skip it;
+ * and none where no step can wait, since the final mask comes a few
+ * system calls later. */
 static void unblock_ending_in_setup(struct fl__plan *p)
 {
     p->ending_unblock = 0;
     if (p->mask_inherited)
         return;  /* FL_KEEP_SIGNALS: the final mask is this one */
+    if (!fl__plan_setup_may_wait(p))
+        return;
 #if __SIZEOF_LONG__ == 8 || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uint64_t final;  /* the kernel's 64 bits, as in fl__setup_mask() */
     memcpy(&final, &p->child_mask, sizeof final);

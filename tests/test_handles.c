@@ -927,6 +927,40 @@ static void blocking_wait_is_cancelled(int flags)
     close(w.ready[1]);
 }
 
+static void report_alive_at_cancel(void *arg)
+{
+    struct fl_proc *p = arg;
+    int alive = fl_kill(p, 0) == 0;
+    kill(p->pid, SIGKILL);
+    _exit(alive ? 10 : 11);
+}
+
+/* In a process with one thread, fl_wait(p, -1) acts on a cancellation
+ * already asked for before it waits, as waitpid() would: the thread's
+ * cleanup finds the process still running. (There the wait may block in
+ * a call that is no cancellation point, since no other thread can ask
+ * for one meanwhile.) */
+TEST(a_wait_for_ever_acts_on_a_pending_cancellation_in_a_process_of_one_thread)
+{
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        static struct fl_proc p;
+        struct fl_cmd cmd = { .argv = PROBE("sleep", "60"), .backend = BACKEND };
+        if (fl_spawn(&cmd, &p, NULL) != 0)
+            _exit(2);
+        pthread_cleanup_push(report_alive_at_cancel, &p);
+        pthread_cancel(pthread_self());
+        fl_wait(&p, -1, NULL);
+        pthread_cleanup_pop(0);
+        kill(p.pid, SIGKILL);
+        _exit(3);  /* not cancelled */
+    }
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_EXITED(st, 10);
+}
+
 TEST(a_wait_for_ever_is_a_cancellation_point)
 {
     blocking_wait_is_cancelled(0);

@@ -581,6 +581,59 @@ TEST(a_raised_fd_limit_takes_a_map_above_the_caller_s)
     ASSERT_STR_CONTAINS(t_get(out, "rlimit NOFILE"), "256 ");
 }
 
+/* Each entry comes in its own round, whatever its place among the others:
+ * the one that raises RLIMIT_NOFILE, between two that lower or keep a
+ * limit, is there before the map above the caller's limit; the one that
+ * lowers it, after two that raise or keep one, comes after the open of
+ * stdout, which it would leave no room for. */
+TEST(limits_that_raise_and_limits_that_lower_each_come_in_their_round)
+{
+    NEEDS_CLOSE_OTHERS();
+    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved_nofile));
+    if (saved_nofile.rlim_max != RLIM_INFINITY && saved_nofile.rlim_max < 256)
+        SKIP("the hard RLIMIT_NOFILE is below 256");
+    struct rlimit core, fsize;
+    ASSERT_SYS(getrlimit(RLIMIT_CORE, &core));
+    ASSERT_SYS(getrlimit(RLIMIT_FSIZE, &fsize));
+    struct rlimit l = saved_nofile;
+    l.rlim_cur = 64;
+    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &l));
+    struct fl_rlimit raise_between[] = { { RLIMIT_CORE, 0, 0 },
+                                         { RLIMIT_NOFILE, 256, saved_nofile.rlim_max },
+                                         { RLIMIT_FSIZE, 1 << 20, fsize.rlim_max } };
+    struct fl_fd_map map[] = { { 200, 1 } };
+    struct fl_cmd cmd = { .argv = PROBE("fds", "rlimits"), .rlimits = raise_between,
+                          .nrlimits = 3, .fds = map, .nfds = 1, .backend = BACKEND };
+    if (BACKEND == FL_BACKEND_POSIX_SPAWN) {
+        restore_nofile();
+        UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
+    }
+    char *out = t_probe(&cmd);
+    restore_nofile();
+    ASSERT_FDS_EXACTLY(out, 0, 1, 2, 200);
+    ASSERT_STR_CONTAINS(t_get(out, "rlimit NOFILE"), "256 ");
+    ASSERT_STR_EQ(t_get(out, "rlimit CORE"), "0 0");
+    ASSERT_STR_CONTAINS(t_get(out, "rlimit FSIZE"), "1048576 ");
+
+    const char *probe = t_static_probe();
+    if (!probe)
+        SKIP("no statically linked probe (this toolchain cannot link -static)");
+    char *file = t_fmt("%s/out", t_tmpdir());
+    struct fl_rlimit lower_last[] = { { RLIMIT_CORE, core.rlim_max, core.rlim_max },
+                                      { RLIMIT_FSIZE, fsize.rlim_cur, fsize.rlim_max },
+                                      { RLIMIT_NOFILE, 3, 3 } };
+    struct fl_cmd last = { .argv = ARGV((char *)probe, "rlimits"), .rlimits = lower_last,
+                           .nrlimits = 3,
+                           .stdio = { [1] = { .kind = FL_FILE, .path = file,
+                                              .flags = O_WRONLY | O_CREAT | O_TRUNC,
+                                              .mode = 0600 } },
+                           .backend = BACKEND };
+    struct fl_proc p;
+    SPAWN(&last, &p);
+    ASSERT_EXITED(t_wait(&p), 0);
+    ASSERT_STR_EQ(t_get(t_read_file(file), "rlimit NOFILE"), "3 3");
+}
+
 /* A soft limit above the hard one is the rlimit step's EINVAL, whatever
  * the maps (made before it: a map's fd beyond the soft one is no error). */
 TEST(a_soft_limit_above_the_hard_one_fails_at_the_rlimit_step_before_any_map)
