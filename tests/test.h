@@ -295,6 +295,9 @@ unsigned long t_ino(int fd);
 /* Opens a fresh file (unlinked temp file) and moves it to fd number at
  * (which must be free); returns at. cloexec says whether FD_CLOEXEC. */
 int t_file_at(int at, bool cloexec);
+/* The highest free fd number at or below at_most and below the soft
+ * RLIMIT_NOFILE: "a high fd" wherever the fd limit is lower than usual. */
+int t_high_free_fd(int at_most);
 /* The dynamic loader (PT_INTERP) that the 64-bit ELF program at path
  * names, into buf; 0, or -1 where it names none or is not such a file. */
 int t_elf_loader(const char *path, char *buf, size_t size);

@@ -88,7 +88,7 @@ TEST(mapped_fds_are_not_cloexec_in_the_child)
 
 TEST(a_high_inherited_fd_is_closed)
 {
-    int hi = t_file_at(1000, false);
+    int hi = t_file_at(t_high_free_fd(1000), false);
     struct fl_cmd cmd = { .argv = PROBE("fds"), .backend = BACKEND };
     ASSERT_FDS_EXACTLY(t_probe(&cmd), 0, 1, 2);
     close(hi);

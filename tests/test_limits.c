@@ -229,6 +229,8 @@ static int highest_open_fd(void)
 
 static int fillers[4096], nfillers;
 
+static void restore_nofile(void);
+
 /* Fills every free fd below the highest open one (with FD_CLOEXEC copies
  * of /dev/null), then lowers the soft RLIMIT_NOFILE to leave exactly room
  * free fds above; returns the new limit. */
@@ -244,6 +246,11 @@ static int lower_nofile(int room)
         }
     struct rlimit l = saved_nofile;
     l.rlim_cur = (rlim_t)(high + 1 + room);
+    if (l.rlim_max != RLIM_INFINITY && l.rlim_cur > l.rlim_max) {
+        restore_nofile();
+        SKIP(t_fmt("fd %d is open and the hard fd limit is %llu: no room for %d more", high,
+                   (unsigned long long)l.rlim_max, room));
+    }
     ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &l));
     return (int)l.rlim_cur;
 }
