@@ -5,8 +5,10 @@
  * calls (sys.h): no malloc, no stdio, no errno, no lock, and no libc wrapper
  * that keeps state (glibc's setuid() signals every thread of the parent).
  * The only parent memory it writes is p->cerr, p->files_unshare_failed,
- * p->child_ran, p->walk_dir, p->e2big_stack(_known), the staged fds in
- * p->acts and p->sh_argv[1], all in the plan of the spawn that started it.
+ * p->child_ran, p->walk_dir, p->e2big_stack(_known), p->stops_held,
+ * p->rlimits_late, p->presence_noted, p->cand_present, p->cand_err[],
+ * the staged fds in p->acts and p->sh_argv[1], all in the plan of the
+ * spawn that started it.
  * It starts with every signal blocked, and unblocks only after every
  * handler is gone, so no handler of the parent ever runs here.
  *

@@ -287,9 +287,6 @@ FL__HIDDEN int fl__plan_pipes(struct fl__plan *p, struct fl_error *e);
 FL__HIDDEN void fl__plan_close_child_ends(struct fl__plan *p);
 FL__HIDDEN void fl__plan_close_parent_ends(struct fl__plan *p);
 FL__HIDDEN int fl__plan_max_fd(const struct fl__plan *p);
-/* Whether a step of the child's setup may sleep for long (an open, a
- * chdir, a terminal's, a cgroup's, .contain's or .sched's). */
-FL__HIDDEN bool fl__plan_setup_may_wait(const struct fl__plan *p);
 /* Fills p->hold for a launch; ENOMEM (e filled) or 0. */
 FL__HIDDEN int fl__plan_hold(struct fl__plan *p, struct fl_error *e);
 FL__HIDDEN const char *fl__program(const struct fl_cmd *cmd);

@@ -676,22 +676,6 @@ int fl__plan_init(struct fl__plan *p, const struct fl_cmd *cmd, struct fl_error 
     return r;
 }
 
-/* An open waits for a FIFO's other end; a chdir, a chroot or an open
- * on a server that is gone waits for it; a terminal's ioctl, a cgroup's
- * write and the rest of .contain's and .sched's steps are counted in
- * too rather than looked at one by one. Dups, closes, rlimits, a new
- * session and credentials do not wait. */
-bool fl__plan_setup_may_wait(const struct fl__plan *p)
-{
-    if (p->cmd->cwd || p->box || p->cgroup_procs || p->pty_slave >= 0 || p->ctty_fd >= 0 ||
-        p->fg_fd >= 0)
-        return true;
-    for (size_t i = 0; i < p->nacts; i++)
-        if (p->acts[i].kind == FL__ACT_OPEN)
-            return true;
-    return false;
-}
-
 void fl__plan_close_child_ends(struct fl__plan *p)
 {
     if (p->pty_slave >= 0)

@@ -491,19 +491,17 @@ void fl__setup_mask(struct fl__plan *p, const sigset_t *caller, bool handlers_cl
 /* A spawn's child starts with this thread's mask. Where that blocks a
  * signal that ends a process and the child's final mask does not (a
  * supervisor that takes its signals from a signalfd), a setup that waits
- * (a FIFO's open) would outlast every such signal sent to the child,
- * and its caller, asleep in the vfork, could do nothing either: the
- * child unblocks them first, as a launch's child does. One system call
- * of the child's, rather than a question of the parent's to skip it;
- * and none where no step can wait, since the final mask comes a few
- * system calls later. */
+ * (a FIFO's open; a dup2() or a close whose file's flush waits for a
+ * server, on NFS or FUSE, even where another fd holds the file) would
+ * outlast every such signal sent to the child, and its caller, asleep in
+ * the vfork, could do nothing either: the child unblocks them first, as a
+ * launch's child does. One system call of the child's, rather than a
+ * question of the parent's to skip it. */
 static void unblock_ending_in_setup(struct fl__plan *p)
 {
     p->ending_unblock = 0;
     if (p->mask_inherited)
         return;  /* FL_KEEP_SIGNALS: the final mask is this one */
-    if (!fl__plan_setup_may_wait(p))
-        return;
 #if __SIZEOF_LONG__ == 8 || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uint64_t final;  /* the kernel's 64 bits, as in fl__setup_mask() */
     memcpy(&final, &p->child_mask, sizeof final);
