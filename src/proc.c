@@ -155,16 +155,19 @@ static int wait_polling(pid_t pid, int timeout_ms, siginfo_t *si)
  * for a cancellation already asked for, as waitpid() would act on one.
  * In a process that never had a second thread no other can cancel this
  * one while it waits (a handler may not: pthread_cancel() is not
- * async-signal-safe), so the raw reap waits by itself, and a spawn's wait
- * saves a system call. (glibc counts a process whose thread cancelled
- * itself as one that had a second thread: that cancellation is acted on
- * by the libc's waitid() below.) */
+ * async-signal-safe), so after a look for a cancellation it asked for
+ * itself the raw reap waits by itself, and a spawn's wait saves a system
+ * call. (glibc's pthread_cancel() of the calling thread clears only the
+ * libc's own copy of the flag: a program holding a copy of it, as every
+ * C++ program using std::shared_ptr does, still reads 1.) */
 static long waitid_usage(int type, long id, siginfo_t *si, int options, struct rusage *ru,
                          enum fl__reap_wait how)
 {
     long r = 0;
-    if (how == FL__REAP_WAIT && fl__known_single_threaded())
+    if (how == FL__REAP_WAIT && fl__known_single_threaded()) {
+        pthread_testcancel();
         how = FL__REAP_ENDED;
+    }
     if (how == FL__REAP_LOOK) {
         pthread_testcancel();
         si->si_pid = 0;

@@ -932,6 +932,49 @@ static void blocking_wait_is_cancelled(int flags)
     close(w.ready[1]);
 }
 
+static void report_alive_at_cancel(void *arg)
+{
+    struct fl_proc *p = arg;
+    int alive = fl_kill(p, 0) == 0;
+    kill(p->pid, SIGKILL);
+    waitpid(p->pid, NULL, 0);
+    _exit(alive ? 10 : 11);
+}
+
+extern char __libc_single_threaded __attribute__((weak));
+
+/* A cancellation the thread asked for itself is acted on by fl_wait(p, -1)
+ * before it waits, as waitpid() would, also in a process of one thread:
+ * the thread's cleanup finds the process still running. glibc's
+ * pthread_cancel() clears its own copy of __libc_single_threaded, but a
+ * program holding a copy of the flag (a C++ one using std::shared_ptr)
+ * still reads 1: so does this fork() child, which has one thread. */
+TEST(a_wait_for_ever_acts_on_a_cancellation_already_asked_for)
+{
+    pid_t pid = fork();
+    ASSERT_SYS(pid);
+    if (pid == 0) {
+        static struct fl_proc p;
+        struct fl_cmd cmd = { .argv = PROBE("sleep", "10"), .flags = FL_KEEP_FDS,
+                              .backend = BACKEND };
+        if (fl_spawn(&cmd, &p, NULL) != 0)
+            _exit(2);
+        pthread_cleanup_push(report_alive_at_cancel, &p);
+        bool one_thread = &__libc_single_threaded && __libc_single_threaded;
+        pthread_cancel(pthread_self());
+        if (one_thread)
+            __libc_single_threaded = 1;
+        fl_wait(&p, -1, NULL);
+        pthread_cleanup_pop(0);
+        kill(p.pid, SIGKILL);
+        waitpid(p.pid, NULL, 0);
+        _exit(3);  /* not cancelled: it waited for the end */
+    }
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_EXITED(st, 10);
+}
+
 /* Refuses waitid() with WNOWAIT (EPERM), and nothing else. */
 static int refuse_waitid_wnowait(void)
 {
@@ -950,8 +993,6 @@ static int refuse_waitid_wnowait(void)
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
-extern char __libc_single_threaded __attribute__((weak));
-
 /* In a process that never had a second thread, no other thread can cancel
  * the one in fl_wait(p, -1): the wait reaps with the one waitid() it
  * blocks in, and none with WNOWAIT comes first. (In a fork() child of the
@@ -961,6 +1002,7 @@ TEST(a_wait_for_ever_in_a_process_of_one_thread_is_one_waitid)
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
     SKIP("the filter reads the options' low word where a little-endian machine has it");
 #endif
+    NEEDS_CLOSE_OTHERS();
     pid_t pid = fork();
     ASSERT_SYS(pid);
     if (pid == 0) {
