@@ -562,30 +562,44 @@ TEST(a_low_fd_limit_is_the_program_s_not_the_setup_s)
     ASSERT_EXITED(st, 0);
 }
 
-/* A limit raised for the program is there for its setup too, as under
- * prlimit(1): an fd map above the caller's RLIMIT_NOFILE, below the one
- * asked for. */
-TEST(a_raised_fd_limit_takes_a_map_above_the_caller_s)
+/* Under a caller's soft RLIMIT_NOFILE of 64, probes a command with these
+ * limits, one of them RLIMIT_NOFILE 256, and an fd map at 200: the map
+ * must find the raised limit there. *out: the probe's report, or NULL
+ * where the posix_spawn backend refused the command, as it must. */
+static void probe_map_above_the_caller_s_limit(struct fl_rlimit *rl, size_t n, char **out)
 {
+    *out = NULL;
     NEEDS_CLOSE_OTHERS();
     ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved_nofile));
     if (saved_nofile.rlim_max != RLIM_INFINITY && saved_nofile.rlim_max < 256)
         SKIP("the hard RLIMIT_NOFILE is below 256");
+    for (size_t i = 0; i < n; i++)
+        if (rl[i].resource == RLIMIT_NOFILE)
+            rl[i].hard = saved_nofile.rlim_max;
     struct rlimit l = saved_nofile;
     l.rlim_cur = 64;
     ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &l));
-    struct fl_rlimit rl[] = { { RLIMIT_NOFILE, 256, saved_nofile.rlim_max } };
     struct fl_fd_map map[] = { { 200, 1 } };
-    struct fl_cmd cmd = { .argv = PROBE("fds", "rlimits"), .rlimits = rl, .nrlimits = 1,
+    struct fl_cmd cmd = { .argv = PROBE("fds", "rlimits"), .rlimits = rl, .nrlimits = n,
                           .fds = map, .nfds = 1, .backend = BACKEND };
     if (BACKEND == FL_BACKEND_POSIX_SPAWN) {
         restore_nofile();
         UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
     }
-    char *out = t_probe(&cmd);
+    *out = t_probe(&cmd);
     restore_nofile();
-    ASSERT_FDS_EXACTLY(out, 0, 1, 2, 200);
-    ASSERT_STR_CONTAINS(t_get(out, "rlimit NOFILE"), "256 ");
+    ASSERT_FDS_EXACTLY(*out, 0, 1, 2, 200);
+    ASSERT_STR_CONTAINS(t_get(*out, "rlimit NOFILE"), "256 ");
+}
+
+/* A limit raised for the program is there for its setup too, as under
+ * prlimit(1): an fd map above the caller's RLIMIT_NOFILE, below the one
+ * asked for. */
+TEST(a_raised_fd_limit_takes_a_map_above_the_caller_s)
+{
+    struct fl_rlimit rl[] = { { RLIMIT_NOFILE, 256, 0 } };
+    char *out;
+    probe_map_above_the_caller_s_limit(rl, 1, &out);
 }
 
 /* Each entry comes in its own round, whatever its place among the others:
@@ -595,30 +609,16 @@ TEST(a_raised_fd_limit_takes_a_map_above_the_caller_s)
  * stdout, which it would leave no room for. */
 TEST(limits_that_raise_and_limits_that_lower_each_come_in_their_round)
 {
-    NEEDS_CLOSE_OTHERS();
-    ASSERT_SYS(getrlimit(RLIMIT_NOFILE, &saved_nofile));
-    if (saved_nofile.rlim_max != RLIM_INFINITY && saved_nofile.rlim_max < 256)
-        SKIP("the hard RLIMIT_NOFILE is below 256");
     struct rlimit core, fsize;
     ASSERT_SYS(getrlimit(RLIMIT_CORE, &core));
     ASSERT_SYS(getrlimit(RLIMIT_FSIZE, &fsize));
-    struct rlimit l = saved_nofile;
-    l.rlim_cur = 64;
-    ASSERT_SYS(setrlimit(RLIMIT_NOFILE, &l));
     struct fl_rlimit raise_between[] = { { RLIMIT_CORE, 0, 0 },
-                                         { RLIMIT_NOFILE, 256, saved_nofile.rlim_max },
+                                         { RLIMIT_NOFILE, 256, 0 },
                                          { RLIMIT_FSIZE, 1 << 20, fsize.rlim_max } };
-    struct fl_fd_map map[] = { { 200, 1 } };
-    struct fl_cmd cmd = { .argv = PROBE("fds", "rlimits"), .rlimits = raise_between,
-                          .nrlimits = 3, .fds = map, .nfds = 1, .backend = BACKEND };
-    if (BACKEND == FL_BACKEND_POSIX_SPAWN) {
-        restore_nofile();
-        UNSUPPORTED_ON_POSIX_SPAWN(&cmd);
-    }
-    char *out = t_probe(&cmd);
-    restore_nofile();
-    ASSERT_FDS_EXACTLY(out, 0, 1, 2, 200);
-    ASSERT_STR_CONTAINS(t_get(out, "rlimit NOFILE"), "256 ");
+    char *out;
+    probe_map_above_the_caller_s_limit(raise_between, 3, &out);
+    if (!out)
+        return;
     ASSERT_STR_EQ(t_get(out, "rlimit CORE"), "0 0");
     ASSERT_STR_CONTAINS(t_get(out, "rlimit FSIZE"), "1048576 ");
 
