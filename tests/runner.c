@@ -1195,7 +1195,7 @@ static void move_inherited_fds(void)
         if (fcntl(fd, F_GETFD) == -1)
             continue;
         if (fcntl(fd, F_DUPFD_CLOEXEC, 500) == -1) {
-            if (errno == EMFILE || errno == EINVAL)  /* a fd limit a little over 500 */
+            if (errno == EMFILE || errno == EINVAL)  /* an fd limit a little over 500 */
                 SKIP(t_fmt("no room at fd 500 and up, under the fd limit, for fd %d the test "
                            "was started with (ulimit -n)", fd));
             perror("F_DUPFD_CLOEXEC");
