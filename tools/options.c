@@ -518,7 +518,8 @@ int parse_run_options(struct run_options *o, int argc, char **argv)
     o->supervise.signal_fd = -1;
     child_signals_init(&o->child_signals);
 
-    int r = read_options(argc, argv, "+:C:e:u:a:ivhs:k:pf", long_options, "run", run_option, o);
+    int r = read_options(argc, argv, "+:C:e:u:a:ivhs:k:pf", long_options,
+                         timeout_env_option_names, "run", run_option, o);
     if (r >= 0)
         return r;
     /* As env(1): NAME=VALUE operands before PROGRAM set variables, as -e

@@ -8,6 +8,15 @@
 
 #include "cli.h"
 
+#define TIMEOUT_NAMES "foreground", "kill-after", "preserve-status", "signal", "verbose", \
+                      "help", "version"
+const char *const timeout_option_names[] = { TIMEOUT_NAMES, NULL };
+const char *const timeout_env_option_names[] = {
+    TIMEOUT_NAMES, "ignore-environment", "null", "unset", "chdir", "split-string",
+    "block-signal", "default-signal", "ignore-signal", "list-signal-handling", "debug", "argv0",
+    NULL,
+};
+
 const char *long_option_name(const struct option *table, int val)
 {
     for (const struct option *o = table; o->name; o++)
@@ -60,8 +69,39 @@ static void report_long_option(const struct option *table, const char *command,
     }
 }
 
+/* The option of table that WORD ("--abbrev" or "--abbrev=value") names
+ * when it abbreviates several but only one of them is named in
+ * stands_in_for (timeout(1)'s and env(1)'s, where the abbreviation is
+ * unique): "--kill=1" is --kill-after, as timeout reads it, though
+ * --kill-tree and --kill-with-parent start so too. NULL: none, or still
+ * ambiguous (--i: --ignore-environment and --ignore-signal, as in env). */
+static const struct option *drop_in_choice(const struct option *table,
+                                           const char *const *stands_in_for, const char *word)
+{
+    const char *name = word + 2;
+    size_t len = strcspn(name, "=");
+    const struct option *choice = NULL, *first = NULL;
+    bool several = false;
+    for (const struct option *o = table; stands_in_for && len > 0 && o->name; o++) {
+        if (strncmp(o->name, name, len) != 0)
+            continue;
+        if (o->name[len] == '\0')
+            return NULL;  /* typed in full: refused for another reason */
+        several |= first && first->val != o->val;
+        first = first ? first : o;
+        for (const char *const *n = stands_in_for; *n; n++)
+            if (strcmp(*n, o->name) == 0) {
+                if (choice && choice->val != o->val)
+                    return NULL;
+                choice = o;
+            }
+    }
+    return several ? choice : NULL;
+}
+
 int read_options(int argc, char **argv, const char *shortopts, const struct option *table,
-                 const char *command, option_fn apply, void *ctx)
+                 const char *const *stands_in_for, const char *command, option_fn apply,
+                 void *ctx)
 {
     /* "+": options end at PROGRAM, so its own options are left alone.
      * ":": report a missing argument as ':' instead of '?'. */
@@ -93,6 +133,16 @@ int read_options(int argc, char **argv, const char *shortopts, const struct opti
         if (opt == '?') {
             /* A long option is a word of its own, never in a cluster. */
             bool in_cluster = !(word < argc && strncmp(argv[word], "--", 2) == 0);
+            const struct option *o = in_cluster ? NULL : drop_in_choice(table, stands_in_for,
+                                                                        argv[word]);
+            char *full = NULL;
+            if (o && asprintf(&full, "--%s%s", o->name, argv[word] + 2 + strcspn(argv[word] + 2,
+                                                                               "=")) > 0) {
+                argv[word] = full;  /* as long as argv: read again as typed in full */
+                optind = word;
+                new_word = true;
+                continue;
+            }
             if (!in_cluster)
                 report_long_option(table, command, argv[word]);
             else if (optopt > 0 && optopt < 256)

@@ -10,11 +10,19 @@
 typedef int (*option_fn)(void *ctx, int opt, const char *arg);
 
 /* Reads the options of `forkless COMMAND` from argv (argv[0] is COMMAND)
- * up to the first operand, shortopts starting with "+:". Returns -1 with
- * optind at the first operand, or the exit status: 0, or 125 after a
- * message. */
+ * up to the first operand, shortopts starting with "+:". An abbreviated
+ * long option that several share, of which one alone is named in
+ * stands_in_for (NULL-terminated; may be NULL), is that one. Returns -1
+ * with optind at the first operand, or the exit status: 0, or 125 after
+ * a message. */
 int read_options(int argc, char **argv, const char *shortopts, const struct option *table,
-                 const char *command, option_fn apply, void *ctx);
+                 const char *const *stands_in_for, const char *command, option_fn apply,
+                 void *ctx);
+
+/* The long options of timeout(1), and those with env(1)'s (coreutils 9):
+ * stands_in_for for `forkless pipe` and `forkless run`. */
+extern const char *const timeout_option_names[];
+extern const char *const timeout_env_option_names[];
 
 /* The long name of option val in table ("chdir"), or "?". */
 const char *long_option_name(const struct option *table, int val);

@@ -104,7 +104,8 @@ int parse_pipe_options(struct pipe_options *o, int argc, char **argv)
     *o = (struct pipe_options){ .separator = ":::" };
     time_limit_defaults(&o->time_limit);
     o->time_limit.signal_fd = -1;
-    int r = read_options(argc, argv, "+:vhs:k:", long_options, "pipe", apply_option, o);
+    int r = read_options(argc, argv, "+:vhs:k:", long_options, timeout_option_names, "pipe",
+                         apply_option, o);
     if (r >= 0)
         return r;
     if (optind >= argc) {

@@ -2347,6 +2347,24 @@ case_bad_command_line() {
     expect_bad_option run --keep-fds=yes -- true
 }
 
+case_an_abbreviation_several_share_is_the_one_of_timeout_or_env() {
+    # As timeout(1) and env(1) read it, where it is unique.
+    run_fl run --ch=/ -- pwd
+    expect_status 0
+    expect_out /
+    FL_T_ABBREV=1 run_fl run --uns=FL_T_ABBREV -- sh -c 'echo "${FL_T_ABBREV-unset}"'
+    expect_status 0
+    expect_out unset
+    # --kill-after, not --kill-tree or --kill-with-parent: 0 is SIGKILL at once.
+    run_fl run --kill=0 --timeout 0.1 -- sh -c 'trap "" TERM; sleep 30'
+    expect_status 137
+    run_fl pipe --s=KILL --timeout 0.1 sleep 30
+    expect_status 137
+    # Both are env's: ambiguous there too.
+    expect_bad_option run --i -- true
+    expect_err_has "--i is ambiguous"
+}
+
 case_bad_long_option_messages() {
     # What is wrong with a long option, said as it is: glibc gives an
     # option without argument the letter of its short form as optopt.
