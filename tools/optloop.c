@@ -8,14 +8,21 @@
 
 #include "cli.h"
 
+/* Of timeout(1)'s and env(1)'s long options (coreutils 9.1), the ones
+ * forkless has too. */
 #define TIMEOUT_NAMES "foreground", "kill-after", "preserve-status", "signal", "verbose", \
                       "help", "version"
 const char *const timeout_option_names[] = { TIMEOUT_NAMES, NULL };
 const char *const timeout_env_option_names[] = {
-    TIMEOUT_NAMES, "ignore-environment", "null", "unset", "chdir", "split-string",
-    "block-signal", "default-signal", "ignore-signal", "list-signal-handling", "debug", "argv0",
-    NULL,
+    TIMEOUT_NAMES, "ignore-environment", "unset", "chdir", "block-signal", "default-signal",
+    "ignore-signal", NULL,
 };
+
+/* Two entries glibc's getopt_long() takes for one option (an alias). */
+static bool same_option(const struct option *a, const struct option *b)
+{
+    return a->val == b->val && a->has_arg == b->has_arg && a->flag == b->flag;
+}
 
 const char *long_option_name(const struct option *table, int val)
 {
@@ -71,7 +78,7 @@ static void report_long_option(const struct option *table, const char *command,
 
 /* The option of table that WORD ("--abbrev" or "--abbrev=value") names
  * when it abbreviates several but only one of them is named in
- * stands_in_for (timeout(1)'s and env(1)'s, where the abbreviation is
+ * stands_in_for (timeout(1)'s and env(1)'s, where the abbreviation may be
  * unique): "--kill=1" is --kill-after, as timeout reads it, though
  * --kill-tree and --kill-with-parent start so too. NULL: none, or still
  * ambiguous (--i: --ignore-environment and --ignore-signal, as in env). */
@@ -87,11 +94,11 @@ static const struct option *drop_in_choice(const struct option *table,
             continue;
         if (o->name[len] == '\0')
             return NULL;  /* typed in full: refused for another reason */
-        several |= first && first->val != o->val;
+        several |= first && !same_option(first, o);
         first = first ? first : o;
         for (const char *const *n = stands_in_for; *n; n++)
             if (strcmp(*n, o->name) == 0) {
-                if (choice && choice->val != o->val)
+                if (choice && !same_option(choice, o))
                     return NULL;
                 choice = o;
             }

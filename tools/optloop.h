@@ -19,8 +19,8 @@ int read_options(int argc, char **argv, const char *shortopts, const struct opti
                  const char *const *stands_in_for, const char *command, option_fn apply,
                  void *ctx);
 
-/* The long options of timeout(1), and those with env(1)'s (coreutils 9):
- * stands_in_for for `forkless pipe` and `forkless run`. */
+/* Of the long options of timeout(1), and of those with env(1)'s, the
+ * ones forkless has: stands_in_for for `forkless pipe` and `forkless run`. */
 extern const char *const timeout_option_names[];
 extern const char *const timeout_env_option_names[];
 
