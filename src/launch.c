@@ -698,6 +698,7 @@ void fl__launch_close(struct fl_proc *proc)
     bool gave_up = false;
     settle(proc, true, &gave_up);
     if (gave_up) {
+        fl__keep_code_loaded();   /* the child runs it again once continued */
         l->pid = proc->pid;
         l->ident = proc->pidfd >= 0 ? fl__pidfd_ident(proc->pidfd) : proc->ident_;
         pthread_mutex_lock(&orphans_lock);

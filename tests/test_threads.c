@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -531,6 +532,44 @@ TEST(a_plugin_with_the_static_library_loaded_and_unloaded_again_leaks_no_fd)
     for (int i = 0; i < 20; i++)
         plugin_cycle();
     ASSERT_EQ(count_fds(), fds);
+}
+
+/* A launch's child that fl_close() set aside, stopped in its setup (its
+ * stdin a FIFO with no writer yet), runs the plugin's copy of the
+ * library's code again once continued: a dlclose() of the plugin
+ * meanwhile must leave that code where it is. */
+TEST(a_child_set_aside_by_a_plugin_runs_its_program_after_the_plugin_s_dlclose)
+{
+    if (BACKEND != FL_BACKEND_CLONE)
+        SKIP("only the clone backend launches without waiting for the exec");
+    void *lib = dlopen(FL_TEST_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        SKIP(t_strdup(dlerror()));
+    int (*spawn)(const struct fl_cmd *, struct fl_proc *, struct fl_error *) =
+        (int (*)(const struct fl_cmd *, struct fl_proc *, struct fl_error *))dlsym(lib, "fl_spawn");
+    void (*close_proc)(struct fl_proc *) = (void (*)(struct fl_proc *))dlsym(lib, "fl_close");
+    if (!spawn || !close_proc)
+        FAIL("the plugin lacks fl_spawn or fl_close");
+    const char *fifo = t_fmt("%s/fifo", t_tmpdir());
+    ASSERT_SYS(mkfifo(fifo, 0600));
+    struct fl_cmd cmd = { .argv = PROBE("exit", "7"), .backend = BACKEND, .flags = FL_NO_WAIT_EXEC,
+                          .stdio = { [0] = { .kind = FL_FILE, .path = fifo } } };
+    struct fl_proc p;
+    ASSERT_OK(spawn(&cmd, &p, NULL));
+    pid_t pid = p.pid;
+    ASSERT_SYS(kill(pid, SIGSTOP));
+    siginfo_t si = { 0 };
+    ASSERT_SYS(waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOWAIT));
+    ASSERT_EQ(si.si_code, CLD_STOPPED);
+    close_proc(&p);   /* returns, the record set aside, while the child stays stopped */
+    ASSERT_EQ(dlclose(lib), 0);
+    int writer = open(fifo, O_RDWR | O_CLOEXEC);   /* never waits for a reader */
+    ASSERT_SYS(writer);
+    ASSERT_SYS(kill(pid, SIGCONT));
+    int st;
+    ASSERT_SYS(waitpid(pid, &st, 0));
+    close(writer);
+    ASSERT_EXITED(st, 7);
 }
 
 /* Under a sanitizer or valgrind, loading and unloading maps more by itself. */
