@@ -31,6 +31,11 @@ void die_by_signal(int sig, bool terminal_was_lent);
 /* Prints "forkless: <message>\n" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* path from the current directory, made absolute (malloc'ed; "" and an
+ * absolute path are copied as they are). NULL: no memory, or no name for
+ * the current directory (getcwd()'s errno). */
+char *cli_absolute_path(const char *path);
+
 /* --help and --version: runs print, which writes to stdout, and flushes
  * stdout. Returns 0, or EXIT_FORKLESS_ERROR after "forkless: write
  * error: <strerror>" when the text could not be written (forkless.c). */

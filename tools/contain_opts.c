@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "capnames.h"
+#include "errnames.h"
 #include "cli.h"
 #include "parse.h"
 
@@ -24,22 +25,6 @@ static const struct {
     { "user", FL_NS_USER }, { "mount", FL_NS_MOUNT }, { "pid", FL_NS_PID },
     { "net", FL_NS_NET },   { "ipc", FL_NS_IPC },     { "uts", FL_NS_UTS },
     { "cgroup", FL_NS_CGROUP }, { "time", FL_NS_TIME },
-};
-
-/* The errno names --seccomp-errno knows; any other value goes by number. */
-static const struct {
-    const char *name;
-    int value;
-} errnos[] = {
-    { "EPERM", EPERM },     { "ENOENT", ENOENT },   { "EIO", EIO },
-    { "EBADF", EBADF },     { "EAGAIN", EAGAIN },   { "ENOMEM", ENOMEM },
-    { "EACCES", EACCES },   { "EFAULT", EFAULT },   { "EBUSY", EBUSY },
-    { "EEXIST", EEXIST },   { "EXDEV", EXDEV },     { "ENOTDIR", ENOTDIR },
-    { "EISDIR", EISDIR },   { "EINVAL", EINVAL },   { "EMFILE", EMFILE },
-    { "ENOTTY", ENOTTY },   { "ETXTBSY", ETXTBSY }, { "ENOSPC", ENOSPC },
-    { "EROFS", EROFS },     { "ENOSYS", ENOSYS },   { "ENOTSUP", ENOTSUP },
-    { "EOPNOTSUPP", EOPNOTSUPP }, { "EAFNOSUPPORT", EAFNOSUPPORT },
-    { "ECONNREFUSED", ECONNREFUSED }, { "ENETUNREACH", ENETUNREACH },
 };
 
 #define COUNT(a) (sizeof (a) / sizeof (a)[0])
@@ -185,15 +170,16 @@ static int parse_syscalls(struct contain_options *c, const char *arg)
         int nr;
         if (!item[0])
             return list_error("seccomp-deny", "SYSCALL", arg);
-        if ((item[0] >= '0' && item[0] <= '9') || (item[0] == '-' && item[1] >= '0' && item[1] <= '9')) {
+        bool signed_number = (item[0] == '-' || item[0] == '+') && item[1] >= '0' && item[1] <= '9';
+        if ((item[0] >= '0' && item[0] <= '9') || signed_number) {
             if (parse_int_in(item, 0, INT_MAX, &nr) != 0 || !syscall_number_plausible(nr)) {
                 cli_error("--seccomp-deny: \"%s\" is not a system call number (0 to %d%s)",
                           item, SYSCALL_NR_MAX, ARM_PRIVATE_NOTE);
                 return -1;
             }
         } else if ((nr = fl_syscall_number(item)) < 0) {
-            cli_error("seccomp \"%s\": unknown system call (this build knows the names of its "
-                      "kernel headers; give a newer call by its number)", item);
+            cli_error("--seccomp-deny: unknown system call \"%s\" (this build knows the names of "
+                      "its kernel headers; give a newer call by its number)", item);
             return -1;
         }
         if (nr == SYS_exit_group || nr == SYS_exit) {
@@ -215,12 +201,8 @@ static int parse_syscalls(struct contain_options *c, const char *arg)
 
 static int parse_errno(const char *arg, int *value)
 {
-    for (size_t i = 0; i < COUNT(errnos); i++) {
-        if (strcasecmp(arg, errnos[i].name) == 0) {
-            *value = errnos[i].value;
-            return 0;
-        }
-    }
+    if ((*value = errno_by_name(arg)) > 0)
+        return 0;
     if (parse_int_in(arg, 1, 4095, value) == 0)
         return 0;
     cli_error("--seccomp-errno: unknown errno \"%s\" (a name such as EPERM, EACCES or "
@@ -286,7 +268,14 @@ int contain_option(struct contain_options *c, int opt, const char *arg)
             cli_error("--chroot: the directory name is empty");
             return -1;
         }
-        k->chroot = arg;
+        /* Absolute, as the child's chroot() takes it from this directory:
+         * the explanation of a failed exec looks inside the root by it. */
+        free(c->chroot);
+        if (!(c->chroot = cli_absolute_path(arg))) {
+            cli_error("--chroot: cannot make \"%s\" absolute: %s", arg, strerror(errno));
+            return -1;
+        }
+        k->chroot = c->chroot;
         return 0;
     case OPT_NO_NEW_PRIVS:
         k->flags |= FL_NO_NEW_PRIVS;
@@ -393,6 +382,7 @@ void contain_free(struct contain_options *c)
 {
     free(c->landlock);
     free(c->syscalls);
+    free(c->chroot);
     fl_seccomp_free(&c->seccomp);
     if (c->cpus)
         CPU_FREE(c->cpus);

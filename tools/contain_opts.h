@@ -61,6 +61,7 @@ struct contain_options {
     bool map_given;
     bool best_effort;
     cpu_set_t *cpus;                    /* CPU_ALLOC'ed; sched.cpus */
+    char *chroot;                       /* malloc'ed, absolute; contain.chroot */
     /* The texts given, for messages. */
     const char *cpus_arg, *nice_arg, *ionice_arg, *oom_arg, *ambient_arg;
 };

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "forkless.h"
@@ -20,6 +22,20 @@ void cli_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+char *cli_absolute_path(const char *path)
+{
+    /* "" stays "": no file has that name (ENOENT, as for a shell's
+     * `< ""`), where the cwd's name would open the directory. */
+    if (path[0] == '/' || path[0] == '\0')
+        return strdup(path);
+    char *cwd = getcwd(NULL, 0);
+    char *out = NULL;
+    if (cwd && asprintf(&out, "%s/%s", cwd, path) < 0)
+        out = NULL;
+    free(cwd);
+    return out;
 }
 
 /* As coreutils' close_stdout(): output that did not reach stdout

@@ -84,20 +84,6 @@ static const char *option_name(int val)
     return long_option_name(long_options, val);
 }
 
-static char *absolute_path(const char *path)
-{
-    /* "" stays "": no file has that name (ENOENT, as for a shell's
-     * `< ""`), where the cwd's name would open the directory. */
-    if (path[0] == '/' || path[0] == '\0')
-        return strdup(path);
-    char *cwd = getcwd(NULL, 0);
-    char *out = NULL;
-    if (cwd && asprintf(&out, "%s/%s", cwd, path) < 0)
-        out = NULL;
-    free(cwd);
-    return out;
-}
-
 /* Removes the entries that edit variable name (name_len bytes) from list:
  * the last -e or -u of a name wins, as on the command line, while the
  * library applies all sets before all unsets. */
@@ -218,7 +204,7 @@ static int apply_option(struct run_options *o, int opt, const char *arg)
         int fd = opt - OPT_STDIN;
         free(o->stdio_path[fd]);
         o->stdio_arg[fd] = arg;
-        o->stdio_path[fd] = absolute_path(arg);
+        o->stdio_path[fd] = cli_absolute_path(arg);
         if (!o->stdio_path[fd]) {
             cli_error("--%s: cannot make \"%s\" absolute: %s", option_name(opt), arg,
                       strerror(errno));

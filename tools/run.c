@@ -3,14 +3,17 @@
  * outcome into the exit codes of design decision D8 (see cli.h), or
  * into dying by the signal that killed the child. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +25,32 @@
 #include "signals.h"
 #include "supervise.h"
 #include "user.h"
+
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#define RESOLVE_IN_ROOT_FLAG 0x10   /* linux/openat2.h, Linux 5.6 */
+
+/* Whether name, inside the directory root, is there as the child's exec
+ * saw it after its chroot(): every symlink on the way, an absolute one
+ * too, is resolved in that root (openat2's RESOLVE_IN_ROOT), not in the
+ * caller's tree, where it may name a file the new root lacks. -1 where
+ * this kernel cannot say (no openat2, a filter's refusal). */
+static int exists_in_root(const char *root, const char *name)
+{
+    int dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        return 0;   /* the root itself is gone: nothing inside it */
+    struct { uint64_t flags, mode, resolve; } how = { O_PATH | O_CLOEXEC, 0, RESOLVE_IN_ROOT_FLAG };
+    long fd = syscall(SYS_openat2, dir, name, &how, sizeof how);
+    int err = errno;
+    close(dir);
+    if (fd >= 0) {
+        close((int)fd);
+        return 1;
+    }
+    return err == ENOSYS || err == EPERM || err == E2BIG || err == EINVAL ? -1 : 0;
+}
 
 /* Was the file an exec step failed on there? Then ENOENT came from its
  * #! interpreter (or a library), and the program itself was found. A PATH
@@ -40,12 +69,17 @@ static bool exec_path_exists(const struct fl_cmd *cmd, const struct fl_error *e)
         return true;
     const char *root = cmd->contain ? cmd->contain->chroot : NULL;
     const char *dir = path[0] == '/' ? NULL : cmd->cwd;
-    char *full = NULL;
-    int n = root ? (dir ? asprintf(&full, "%s/%s/%s", root, dir, path)
-                        : asprintf(&full, "%s/%s", root, path))
-                 : (dir ? asprintf(&full, "%s/%s", dir, path) : asprintf(&full, "%s", path));
-    bool exists = n >= 0 && stat(full, &st) == 0;
-    free(full);
+    char *inside = NULL, *full = NULL;
+    if ((dir ? asprintf(&inside, "%s/%s", dir, path) : asprintf(&inside, "%s", path)) < 0)
+        return false;
+    int in_root = root ? exists_in_root(root, inside) : -1;
+    bool exists = in_root == 1;
+    if (in_root < 0) {
+        int n = root ? asprintf(&full, "%s/%s", root, inside) : asprintf(&full, "%s", inside);
+        exists = n >= 0 && stat(full, &st) == 0;
+        free(full);
+    }
+    free(inside);
     return exists;
 }
 
@@ -114,6 +148,19 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
         cli_error("%s (--cgroup %s)", message, cmd->cgroup);
     } else if (e->step == FL_STEP_DUP && (map = fd_map_of(cmd, e->index))) {
         cli_error("%s (--fd %d=%d)", message, map->child_fd, map->parent_fd);
+    } else if (e->step == FL_STEP_EXEC && e->err == EAGAIN) {
+        /* execve() says it before it looks for the file: the message names
+         * the program as given, not the first PATH entry tried. */
+        struct fl_error named = *e;
+        char text[FL_ERROR_PATH_MAX + FL_ERROR_DETAIL_MAX + 64];
+        const char *limit = NULL;
+        snprintf(named.path, sizeof named.path, "%s", cmd->path ? cmd->path : cmd->argv[0]);
+        for (size_t i = 0; i < cmd->nrlimits; i++)
+            if (cmd->rlimits[i].resource == RLIMIT_NPROC)
+                limit = o->rlimit_args[i];
+        cli_error("%s (the user's processes are over RLIMIT_NPROC, which execve() checks after a "
+                  "change of user%s%s)", fl_error_format(&named, text, sizeof text),
+                  limit ? ": --rlimit " : "", limit ? limit : "");
     } else if (e->err == ENOTSUP && o->child_signals.any_ignore) {
         cli_error("%s (--ignore-signal)", message);
     } else if (e->err == ENOTSUP && o->sigchld_kept_ignored) {

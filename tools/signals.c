@@ -195,18 +195,16 @@ int child_signals_add(struct child_signals *cs, enum signal_action action,
         size_t len = strcspn(p, ",");
         char item[32];
         int sig;
-        if (len >= sizeof item) {
-            cli_error("%s: invalid signal \"%.*s\"", option, (int)len, p);
-            return -1;
-        }
-        memcpy(item, p, len);
-        item[len] = '\0';
+        bool fits = len < sizeof item;
+        memcpy(item, p, fits ? len : 0);
+        item[fits ? len : 0] = '\0';
+        const char *text = p;
         p += len + (p[len] == ',');
         if (len == 0)
             continue;
-        if (parse_signal(item, &sig) != 0) {
-            cli_error("%s: invalid signal \"%s\" (a name such as PIPE or RTMIN+1, "
-                      "or a number: 1-31, %d-%d, or 128 more)", option, item, SIGRTMIN, SIGRTMAX);
+        if (!fits || parse_signal(item, &sig) != 0) {
+            cli_error("%s: invalid signal \"%.*s\" (a name such as PIPE or RTMIN+1, or a number: "
+                      "1-31, %d-%d, or 128 more)", option, (int)len, text, SIGRTMIN, SIGRTMAX);
             return -1;
         }
         if ((sig == SIGKILL || sig == SIGSTOP) && action != SIGNAL_BLOCK) {

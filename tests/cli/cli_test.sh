@@ -831,6 +831,9 @@ case_signal_options_bad() {
         expect_err_has "$opt: invalid signal \"0\""
         expect_bad_option run $opt 65 -- true
         expect_bad_option run $opt RTMIN+99 -- true
+        # A name too long for any signal gets the same help as any other.
+        expect_bad_option run $opt PIPE,SIGNAL_NAME_LONGER_THAN_ANY_THERE_IS -- true
+        expect_err_has "$opt: invalid signal \"SIGNAL_NAME_LONGER_THAN_ANY_THERE_IS\" (a name such as PIPE"
     done
     expect_bad_option run --ignore-signal KILL -- true
     expect_err_has "--ignore-signal KILL: SIGKILL and SIGSTOP cannot be ignored"
@@ -1051,6 +1054,26 @@ as_nobody() {
 run_nobody() {
     as_nobody "$NOBODY_FL" "$@" >"$T/out" 2>"$T/err"
     STATUS=$?
+}
+
+case_user_over_its_process_limit_names_the_limit() {
+    # execve() refuses a user whose processes are over RLIMIT_NPROC after
+    # a change of user (EAGAIN), before it looks for the file: the message
+    # names the program as given, and the limit.
+    [ "$(id -u)" -eq 0 ] || skip "not root: cannot change user"
+    command -v setpriv >/dev/null || skip "no setpriv to run a process as uid 65534"
+    [ "$(id -u nobody 2>/dev/null)" = 65534 ] || skip "no user nobody with uid 65534"
+    setpriv --reuid=65534 --regid=65534 --clear-groups -- sleep 60 &
+    BACKGROUND_PIDS+=($!)
+    local i
+    for i in $(seq 200); do   # until it runs as uid 65534
+        grep -q '^Uid:[[:space:]]*65534' "/proc/$!/status" 2>/dev/null && break
+        sleep 0.05
+    done
+    grep -q '^Uid:[[:space:]]*65534' "/proc/$!/status" || fail "setpriv did not become uid 65534"
+    run_fl run --rlimit NPROC=0 --user nobody -- true
+    expect_status 126
+    expect_err_has 'exec "true": Resource temporarily unavailable (the user'"'"'s processes are over RLIMIT_NPROC, which execve() checks after a change of user: --rlimit NPROC=0)'
 }
 
 case_user_unprivileged_self() {
@@ -4063,6 +4086,38 @@ case_contain_chroot_program_missing_inside_is_127() {
     expect_err_has 'exec "/bin/true": No such file or directory'
 }
 
+case_contain_chroot_program_missing_behind_an_absolute_symlink_is_127() {
+    # The root's /bin is a link to /usr/bin, absolute as in a merged-/usr
+    # system: inside the root it names the root's own /usr/bin, which
+    # lacks the program, whatever the caller's /usr/bin holds. 127, as
+    # chroot(1) exits; so for a link that dangles inside the root.
+    need_ns mount
+    mkdir -p "$T/merged/usr/bin"
+    ln -s /usr/bin "$T/merged/bin"
+    ln -s /usr/bin/true "$T/merged/usr/bin/mytrue"
+    run_fl run "${NS[@]}" --chroot "$T/merged" -- /bin/true
+    expect_status 127
+    expect_err_has 'exec "/bin/true": No such file or directory'
+    run_fl run "${NS[@]}" --chroot "$T/merged" --chdir /bin -- ./true
+    expect_status 127
+    run_fl run "${NS[@]}" --chroot "$T/merged" -- /usr/bin/mytrue
+    expect_status 127
+}
+
+case_contain_chroot_relative_root_keeps_the_explanation() {
+    # A root named from the current directory: the program inside it is
+    # there, its dynamic loader is not, and the message says so.
+    need_ns mount
+    mkdir -p "$T/rel"
+    cp /bin/true "$T/rel/prog"
+    head -c 4096 /bin/true | grep -aqE '/[[:alnum:]_./-]*/ld[-.]' ||
+        skip "/bin/true names no dynamic loader in its first 4 KiB"
+    STATUS=0
+    (cd "$T" && "$FL" run "${NS[@]}" --chroot rel -- /prog >"$T/out" 2>"$T/err") || STATUS=$?
+    expect_status 126
+    expect_err_has 'exec "/prog": No such file or directory (dynamic loader'
+}
+
 case_contain_chroot_shell_fallback_without_bin_sh_names_the_shell() {
     # The file is there; the shell that runs it is not (a distroless root).
     need_ns mount
@@ -4273,6 +4328,13 @@ case_contain_seccomp() {
     expect_err_has "Permission denied"
     run_fl run --seccomp-deny "$calls" --seccomp-errno 38 -- mkdir "$T/d"
     expect_err_has "Function not implemented"
+    # Any errno name, in any case, aliases too: not only the common ones.
+    run_fl run --seccomp-deny "$calls" --seccomp-errno esrch -- mkdir "$T/d"
+    expect_err_has "No such process"
+    run_fl run --seccomp-deny "$calls" --seccomp-errno EWOULDBLOCK -- mkdir "$T/d"
+    expect_err_has "Resource temporarily unavailable"
+    run_fl run --seccomp-deny "$calls" --seccomp-errno ENOTEMPTY -- mkdir "$T/d"
+    expect_err_has "Directory not empty"
     # Other calls run, and the filter implies no_new_privs.
     run_fl run --seccomp-deny "$calls" -- grep NoNewPrivs /proc/self/status
     expect_status 0
@@ -4282,7 +4344,7 @@ case_contain_seccomp() {
 case_contain_seccomp_bad() {
     run_fl run --seccomp-deny mkdirat,frobnicate -- true
     expect_status 125
-    [ "$(err)" = 'forkless: seccomp "frobnicate": unknown system call (this build knows the names of its kernel headers; give a newer call by its number)' ] || fail "stderr: $(err)"
+    [ "$(err)" = 'forkless: --seccomp-deny: unknown system call "frobnicate" (this build knows the names of its kernel headers; give a newer call by its number)' ] || fail "stderr: $(err)"
     expect_bad_option run --seccomp-deny '' -- true
     expect_bad_option run --seccomp-deny mkdirat, -- true
     expect_bad_option run --seccomp-deny -1 -- true
@@ -4291,6 +4353,9 @@ case_contain_seccomp_bad() {
     # that would deny nothing.
     expect_bad_option run --seccomp-deny 99999 -- true
     expect_err_has '"99999" is not a system call number (0 to 4095)'
+    # A sign makes it a number, as for --seccomp-errno and --nice.
+    expect_bad_option run --seccomp-deny +99999 -- true
+    expect_err_has '"+99999" is not a system call number (0 to 4095)'
     expect_bad_option run --seccomp-deny mkdirat,4096 -- true
     # The filter precedes the program's own exec.
     expect_bad_option run --seccomp-deny mkdirat,execve -- true
@@ -4300,6 +4365,22 @@ case_contain_seccomp_bad() {
     expect_bad_option run --seccomp-deny mkdirat --seccomp-errno 4096 -- true
     expect_bad_option run --seccomp-errno EPERM -- true
     expect_err_has "--seccomp-errno needs --seccomp-deny"
+}
+
+case_contain_landlock_exec_refused_says_landlock() {
+    # The file may be run by its mode; the rules refuse it. The message
+    # says which, rather than leave the mode to be suspected.
+    need_landlock
+    run_fl run --landlock-ro /etc -- true
+    expect_status 126
+    expect_err_has 'Permission denied (Landlock: a program, and the #! interpreter or dynamic loader that runs it, must be beneath a --landlock-rx path)'
+    # A cause of its own (no x bit) is said instead.
+    cp /bin/true "$T/noexec"
+    chmod 644 "$T/noexec"
+    run_fl run --landlock-rx / -- "$T/noexec"
+    expect_status 126
+    expect_err_has '(no execute permission: mode 0644)'
+    grep -qF Landlock "$T/err" && fail "a mode without x blamed on Landlock: $(err)"
 }
 
 case_contain_landlock_empty_path() {
