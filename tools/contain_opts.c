@@ -205,8 +205,8 @@ static int parse_errno(const char *arg, int *value)
         return 0;
     if (parse_int_in(arg, 1, 4095, value) == 0)
         return 0;
-    cli_error("--seccomp-errno: unknown errno \"%s\" (a name such as EPERM, EACCES or "
-              "ENOSYS, or a number 1-4095)", arg);
+    cli_error("--seccomp-errno: unknown errno \"%s\" (an errno name such as EPERM, "
+              "EACCES or ENOSYS, or a number 1-4095)", arg);
     return -1;
 }
 
