@@ -1262,11 +1262,12 @@ FL_API int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
  * or ended settles it, reaping a child that failed: until then the child
  * is a zombie, and its record, stack and the caller's dumpable setting
  * (FL_SET_UID) are held, so a process that spawns nothing more keeps
- * them. A failed child that a tracer holds is left for a later one. The
- * child still has the library's setup code to run: a plugin that linked
- * the static archive is from then on never unmapped (dlclose() leaves it
- * loaded, as RTLD_NODELETE does), so that the child, once continued,
- * runs its program.
+ * them. A failed child that a tracer holds is left for a later one. Such
+ * a child, and any launch's before its exec, runs the library's setup
+ * code after the call that started it has returned: a plugin that linked
+ * the static archive is therefore never unmapped once it has launched
+ * (dlclose() leaves it loaded, as RTLD_NODELETE does; the first launch
+ * clears a dlerror() not yet read), as libforkless.so never is.
  * This call and the waits do wait for a stopped child, as waitpid()
  * does, until it is continued or killed. With a launch pending, fl_close() is not
  * async-signal-safe.

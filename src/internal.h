@@ -860,7 +860,8 @@ FL__HIDDEN void fl__launch_close(struct fl_proc *proc);
 /* Settles the records fl__launch_close() kept aside that are ready: every
  * spawn calls it. Cheap when there are none; never blocks. */
 FL__HIDDEN void fl__launch_sweep(void);
-/* Makes the object that holds this code permanent (keep_loaded.c). */
+/* Makes the object that holds this code permanent, at the first launch
+ * (keep_loaded.c). Keeps errno. */
 FL__HIDDEN void fl__keep_code_loaded(void);
 /* A wait that found no child of ours to wait for (err: ECHILD, the child
  * reaped elsewhere): the launch's error where the child failed before its

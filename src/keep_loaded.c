@@ -1,24 +1,31 @@
-/* keep_loaded.c: keeps this library's code mapped while a child that
- * fl_close() set aside may still run it.
+/* keep_loaded.c: keeps this library's code mapped while a launch's child
+ * may still run it.
  *
- * A launch's child stopped before its exec (launch.c's orphans) runs the
- * library's setup code again once it is continued. Where that code came
+ * A launch's child (FL_NO_WAIT_EXEC) runs the library's setup code after
+ * the call that started it has returned, and one stopped before its exec
+ * (SIGSTOP, a tracer) runs it whenever it is continued: fl_close() sets
+ * its record aside and returns (launch.c's orphans). Where that code came
  * in a plugin, the static archive linked into an object loaded with
  * dlopen(), a dlclose() would unmap it under the child, which would then
  * fault; before Linux 5.16 a core dump also ends every process sharing
- * the memory, the caller too. So the object holding this code is made
- * permanent, as -z nodelete makes the shared library, at the first
- * record set aside: dlopen() of the object's own name with RTLD_NOLOAD
- * (never a new load) and RTLD_NODELETE. A dlclose() then leaves it
- * mapped, and the child runs its setup and exec as if nothing happened.
+ * the memory, the caller too. So at the first launch the object holding
+ * this code is made permanent, as -z nodelete makes the shared library:
+ * dlopen() of the object's own name with RTLD_NOLOAD (never a new load)
+ * and RTLD_NODELETE. Not later, at the record set aside: that may come
+ * from the plugin's own destructor, when its unload is under way and can
+ * no longer be stopped. The main program is never unloaded, and is left
+ * alone (a dlopen() of its name would search the library path for it).
  *
  * dlopen() is looked up, not linked: glibc's static archive warns at
- * link time about any program that names it, and a static program,
- * which nothing unloads, has nothing to keep. The references that are
- * linked are weak, for a libc before 2.34, whose libdl a program that
- * loaded a plugin has. Where any is missing, nothing is done. */
+ * link time about any program that names it, and a static program has
+ * nothing to keep. The references that are linked are weak, for a libc
+ * before 2.34, whose libdl a program that loaded a plugin has. Where any
+ * is missing, nothing is done. The calls clear a dlerror() the caller
+ * had not yet read, once; errno is kept. */
 #include <dlfcn.h>
-#include <stdbool.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sys/auxv.h>
 
 #include "internal.h"
 
@@ -26,18 +33,25 @@ extern int dladdr(const void *addr, Dl_info *info) __attribute__((weak));
 extern void *dlsym(void *handle, const char *name) __attribute__((weak));
 extern char *dlerror(void) __attribute__((weak));
 
-static bool kept;
+static void keep_code_loaded_once(void)
+{
+    Dl_info ours, main_program;
+    const void *phdr = (const void *)getauxval(AT_PHDR);
+    if (!dladdr || !dlsym || !dladdr((const void *)fl__child_run, &ours) || !ours.dli_fname ||
+        (phdr && dladdr(phdr, &main_program) && main_program.dli_fbase == ours.dli_fbase))
+        return;
+    void *(*open_object)(const char *, int);
+    *(void **)&open_object = dlsym(RTLD_DEFAULT, "dlopen");
+    if (!open_object || !open_object(ours.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE)) {
+        if (dlerror)
+            dlerror();  /* a static program's dlsym(): no error left behind */
+    }
+}
 
 void fl__keep_code_loaded(void)
 {
-    if (__atomic_load_n(&kept, __ATOMIC_ACQUIRE) || !dladdr || !dlsym)
-        return;
-    Dl_info info;
-    void *(*open_object)(const char *, int);
-    *(void **)&open_object = dlsym(RTLD_DEFAULT, "dlopen");
-    if (open_object && dladdr((const void *)fl__child_run, &info) && info.dli_fname &&
-        open_object(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE))
-        __atomic_store_n(&kept, true, __ATOMIC_RELEASE);
-    else if (dlerror)
-        dlerror();  /* a static program, or the main one by another name: no error left behind */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    int saved_errno = errno;
+    pthread_once(&once, keep_code_loaded_once);
+    errno = saved_errno;
 }

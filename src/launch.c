@@ -340,6 +340,7 @@ int fl__launch_new(const struct fl_cmd *cmd, struct fl__launch **out, struct fl_
     int r = fl__cmd_check(cmd, e);
     if (r)
         return r;
+    fl__keep_code_loaded();   /* the child runs it after this call returns */
     struct env_snap env = { 0 };
     bool snap = !(cmd->flags & FL_ENV_CLEAR) && !cmd->env;
     struct arena a = { 0 };
@@ -698,7 +699,6 @@ void fl__launch_close(struct fl_proc *proc)
     bool gave_up = false;
     settle(proc, true, &gave_up);
     if (gave_up) {
-        fl__keep_code_loaded();   /* the child runs it again once continued */
         l->pid = proc->pid;
         l->ident = proc->pidfd >= 0 ? fl__pidfd_ident(proc->pidfd) : proc->ident_;
         pthread_mutex_lock(&orphans_lock);

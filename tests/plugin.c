@@ -5,3 +5,26 @@
 #include "forkless.h"
 
 void *const fl_test_plugin_calls[] = { (void *)fl_spawn, (void *)fl_wait, (void *)fl_close };
+
+/* A handle the plugin keeps, and closes as it is unloaded, as a plugin
+ * that cleans up in its destructor does. */
+static struct fl_proc held;
+static int holding;
+
+void fl_test_plugin_hold(const struct fl_proc *p)
+{
+    held = *p;
+    holding = 1;
+}
+
+void fl_test_plugin_release(void)
+{
+    if (holding)
+        fl_close(&held);
+    holding = 0;
+}
+
+__attribute__((destructor)) static void close_held(void)
+{
+    fl_test_plugin_release();
+}

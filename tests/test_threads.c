@@ -537,8 +537,11 @@ TEST(a_plugin_with_the_static_library_loaded_and_unloaded_again_leaks_no_fd)
 /* A launch's child that fl_close() set aside, stopped in its setup (its
  * stdin a FIFO with no writer yet), runs the plugin's copy of the
  * library's code again once continued: a dlclose() of the plugin
- * meanwhile must leave that code where it is. */
-TEST(a_child_set_aside_by_a_plugin_runs_its_program_after_the_plugin_s_dlclose)
+ * meanwhile must leave that code where it is. in_destructor: the plugin
+ * keeps the handle, to close it in its destructor, as the dlclose() would
+ * unload it: too late to keep the code then, so it is kept from the
+ * launch on. */
+static void set_aside_by_a_plugin_then_unloaded(bool in_destructor)
 {
     if (BACKEND != FL_BACKEND_CLONE)
         SKIP("only the clone backend launches without waiting for the exec");
@@ -548,8 +551,10 @@ TEST(a_child_set_aside_by_a_plugin_runs_its_program_after_the_plugin_s_dlclose)
     int (*spawn)(const struct fl_cmd *, struct fl_proc *, struct fl_error *) =
         (int (*)(const struct fl_cmd *, struct fl_proc *, struct fl_error *))dlsym(lib, "fl_spawn");
     void (*close_proc)(struct fl_proc *) = (void (*)(struct fl_proc *))dlsym(lib, "fl_close");
-    if (!spawn || !close_proc)
-        FAIL("the plugin lacks fl_spawn or fl_close");
+    void (*hold)(const struct fl_proc *) =
+        (void (*)(const struct fl_proc *))dlsym(lib, "fl_test_plugin_hold");
+    if (!spawn || !close_proc || !hold)
+        FAIL("the plugin lacks fl_spawn, fl_close or fl_test_plugin_hold");
     const char *fifo = t_fmt("%s/fifo", t_tmpdir());
     ASSERT_SYS(mkfifo(fifo, 0600));
     struct fl_cmd cmd = { .argv = PROBE("exit", "7"), .backend = BACKEND, .flags = FL_NO_WAIT_EXEC,
@@ -561,7 +566,10 @@ TEST(a_child_set_aside_by_a_plugin_runs_its_program_after_the_plugin_s_dlclose)
     siginfo_t si = { 0 };
     ASSERT_SYS(waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOWAIT));
     ASSERT_EQ(si.si_code, CLD_STOPPED);
-    close_proc(&p);   /* returns, the record set aside, while the child stays stopped */
+    if (in_destructor)
+        hold(&p);
+    else
+        close_proc(&p);   /* returns, the record set aside, while the child stays stopped */
     ASSERT_EQ(dlclose(lib), 0);
     int writer = open(fifo, O_RDWR | O_CLOEXEC);   /* never waits for a reader */
     ASSERT_SYS(writer);
@@ -570,6 +578,26 @@ TEST(a_child_set_aside_by_a_plugin_runs_its_program_after_the_plugin_s_dlclose)
     ASSERT_SYS(waitpid(pid, &st, 0));
     close(writer);
     ASSERT_EXITED(st, 7);
+    /* Still loaded, its destructor not run: the handle it holds is let go
+     * here. */
+    lib = dlopen(FL_TEST_PLUGIN, RTLD_NOW | RTLD_NOLOAD);
+    ASSERT(lib != NULL);
+    if (in_destructor) {
+        void (*release)(void) = (void (*)(void))dlsym(lib, "fl_test_plugin_release");
+        ASSERT(release != NULL);
+        release();
+    }
+    ASSERT_EQ(dlclose(lib), 0);
+}
+
+TEST(a_child_set_aside_by_a_plugin_runs_its_program_after_the_plugin_s_dlclose)
+{
+    set_aside_by_a_plugin_then_unloaded(false);
+}
+
+TEST(a_child_set_aside_by_a_plugin_s_destructor_runs_its_program_after_the_dlclose)
+{
+    set_aside_by_a_plugin_then_unloaded(true);
 }
 
 /* Under a sanitizer or valgrind, loading and unloading maps more by itself. */

@@ -269,10 +269,13 @@ int contain_option(struct contain_options *c, int opt, const char *arg)
             return -1;
         }
         /* Absolute, as the child's chroot() takes it from this directory:
-         * the explanation of a failed exec looks inside the root by it. */
+         * the explanation of a failed exec looks inside the root by it.
+         * Where this directory has no name (removed, deeper than
+         * PATH_MAX), the name as given, as chroot(1) takes it. */
         free(c->chroot);
-        if (!(c->chroot = cli_absolute_path(arg))) {
-            cli_error("--chroot: cannot make \"%s\" absolute: %s", arg, strerror(errno));
+        c->chroot = cli_absolute_path(arg);
+        if (!c->chroot && !(c->chroot = strdup(arg))) {
+            cli_error("--chroot: %s", strerror(errno));
             return -1;
         }
         k->chroot = c->chroot;

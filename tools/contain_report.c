@@ -154,15 +154,6 @@ bool contain_explain(const struct contain_options *c, const struct fl_error *e,
                  : ": changing the root needs CAP_SYS_CHROOT, or a new user namespace with "
                    "it: --map-root-user");
         return true;
-    case FL_STEP_EXEC:
-        /* A cause the library found (a mode without x, a directory) says
-         * more; without one, the rules the --landlock options set are
-         * what refused it. */
-        if (e->err != EACCES || !k->nlandlock || e->detail[0])
-            return false;
-        snprintf(buf, size, "%s (Landlock: a program, and the #! interpreter or dynamic loader "
-                 "that runs it, must be beneath a --landlock-rx path)", message);
-        return true;
     case FL_STEP_LANDLOCK:
         if (e->path[0] && (rule = landlock_option(k, e->index))) {
             snprintf(buf, size, "%s (%s %s)", message, rule, k->landlock[e->index].path);

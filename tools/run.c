@@ -4,16 +4,15 @@
  * into dying by the signal that killed the child. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,30 +25,68 @@
 #include "supervise.h"
 #include "user.h"
 
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
-#define RESOLVE_IN_ROOT_FLAG 0x10   /* linux/openat2.h, Linux 5.6 */
-
-/* Whether name, inside the directory root, is there as the child's exec
- * saw it after its chroot(): every symlink on the way, an absolute one
- * too, is resolved in that root (openat2's RESOLVE_IN_ROOT), not in the
- * caller's tree, where it may name a file the new root lacks. -1 where
- * this kernel cannot say (no openat2, a filter's refusal). */
-static int exists_in_root(const char *root, const char *name)
+/* Whether name is there inside the directory root, looked up as the
+ * child's exec looked after its chroot(): ".." stops at the root, and a
+ * symlink, an absolute one too, is followed inside the root, not in the
+ * caller's tree, where it may name a file the root lacks. That is
+ * openat2()'s RESOLVE_IN_ROOT, done here one name at a time, so that a
+ * kernel without it (before 5.6), or a filter that refuses it, answers
+ * the same. At most 40 links, as the kernel follows. */
+static bool exists_in_root(const char *root, const char *name)
 {
-    int dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0)
-        return 0;   /* the root itself is gone: nothing inside it */
-    struct { uint64_t flags, mode, resolve; } how = { O_PATH | O_CLOEXEC, 0, RESOLVE_IN_ROOT_FLAG };
-    long fd = syscall(SYS_openat2, dir, name, &how, sizeof how);
-    int err = errno;
-    close(dir);
-    if (fd >= 0) {
-        close((int)fd);
-        return 1;
+    int top = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat top_st, st;
+    if (top < 0 || fstat(top, &top_st) != 0) {
+        if (top >= 0)
+            close(top);
+        return false;
     }
-    return err == ENOSYS || err == EPERM || err == E2BIG || err == EINVAL ? -1 : 0;
+    int at = fcntl(top, F_DUPFD_CLOEXEC, 0), links = 0;
+    char *rest = strdup(name), *cursor = rest;
+    bool found = false;
+    while (at >= 0 && cursor) {
+        cursor += strspn(cursor, "/");
+        if (!*cursor) {
+            found = true;
+            break;
+        }
+        char *part = cursor;
+        cursor += strcspn(cursor, "/");
+        if (*cursor)
+            *cursor++ = '\0';
+        if (strcmp(part, ".") == 0)
+            continue;
+        if (strcmp(part, "..") == 0 && fstat(at, &st) == 0 && st.st_dev == top_st.st_dev &&
+            st.st_ino == top_st.st_ino)
+            continue;   /* the root's ".." is the root */
+        int next = openat(at, part, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0 || fstat(next, &st) != 0) {
+            if (next >= 0)
+                close(next);
+            break;
+        }
+        if (!S_ISLNK(st.st_mode)) {
+            close(at);
+            at = next;
+            continue;
+        }
+        char target[PATH_MAX], *more = NULL;
+        ssize_t n = ++links > 40 ? -1 : readlinkat(next, "", target, sizeof target - 1);
+        close(next);
+        if (n <= 0 || asprintf(&more, "%.*s/%s", (int)n, target, cursor) < 0)
+            break;
+        free(rest);
+        rest = cursor = more;
+        if (target[0] == '/') {   /* from the root again */
+            close(at);
+            at = fcntl(top, F_DUPFD_CLOEXEC, 0);
+        }
+    }
+    if (at >= 0)
+        close(at);
+    close(top);
+    free(rest);
+    return found;
 }
 
 /* Was the file an exec step failed on there? Then ENOENT came from its
@@ -69,16 +106,10 @@ static bool exec_path_exists(const struct fl_cmd *cmd, const struct fl_error *e)
         return true;
     const char *root = cmd->contain ? cmd->contain->chroot : NULL;
     const char *dir = path[0] == '/' ? NULL : cmd->cwd;
-    char *inside = NULL, *full = NULL;
+    char *inside = NULL;
     if ((dir ? asprintf(&inside, "%s/%s", dir, path) : asprintf(&inside, "%s", path)) < 0)
         return false;
-    int in_root = root ? exists_in_root(root, inside) : -1;
-    bool exists = in_root == 1;
-    if (in_root < 0) {
-        int n = root ? asprintf(&full, "%s/%s", root, inside) : asprintf(&full, "%s", inside);
-        exists = n >= 0 && stat(full, &st) == 0;
-        free(full);
-    }
+    bool exists = root ? exists_in_root(root, inside) : stat(inside, &st) == 0;
     free(inside);
     return exists;
 }
@@ -101,6 +132,23 @@ static const struct fl_fd_map *fd_map_of(const struct fl_cmd *cmd, int fd)
         if (cmd->fds[i].child_fd == fd)
             return &cmd->fds[i];
     return NULL;
+}
+
+/* Whether the --landlock rules, not the file, refused an exec (EACCES
+ * with no cause the library found): Landlock is in force, and the child,
+ * with the caller's credentials and root, asked for a file that the
+ * caller may run. Else the message is left as it is: a directory the
+ * child may not search, or a file its new user may not run, says EACCES
+ * too. */
+static bool landlock_refused_exec(const struct fl_cmd *cmd, const struct fl_error *e)
+{
+    const struct fl_contain *k = cmd->contain;
+    if (e->step != FL_STEP_EXEC || e->err != EACCES || e->detail[0] || !k || !k->nlandlock ||
+        k->chroot || fl_landlock_abi() <= 0 ||
+        (cmd->flags & (FL_SET_UID | FL_SET_GID | FL_SET_GROUPS)) ||
+        (e->path[0] != '/' && cmd->cwd))
+        return false;
+    return access(e->path, X_OK) == 0;
 }
 
 /* Prints the message of a failed fl_spawn(), with the option it came
@@ -148,6 +196,9 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
         cli_error("%s (--cgroup %s)", message, cmd->cgroup);
     } else if (e->step == FL_STEP_DUP && (map = fd_map_of(cmd, e->index))) {
         cli_error("%s (--fd %d=%d)", message, map->child_fd, map->parent_fd);
+    } else if (landlock_refused_exec(cmd, e)) {
+        cli_error("%s (Landlock: a program, and the #! interpreter or dynamic loader that runs it, "
+                  "must be beneath a --landlock-rx path)", message);
     } else if (e->step == FL_STEP_EXEC && e->err == EAGAIN) {
         /* execve() says it before it looks for the file: the message names
          * the program as given, not the first PATH entry tried. */

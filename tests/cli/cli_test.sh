@@ -4102,6 +4102,11 @@ case_contain_chroot_program_missing_behind_an_absolute_symlink_is_127() {
     expect_status 127
     run_fl run "${NS[@]}" --chroot "$T/merged" -- /usr/bin/mytrue
     expect_status 127
+    # ".." stops at the new root, as it did for the exec.
+    run_fl run "${NS[@]}" --chroot "$T/merged" -- /../../../../usr/bin/true
+    expect_status 127
+    run_fl run "${NS[@]}" --chroot "$T/merged" --chdir ../../../.. -- ./usr/bin/true
+    expect_status 127
 }
 
 case_contain_chroot_relative_root_keeps_the_explanation() {
@@ -4112,10 +4117,21 @@ case_contain_chroot_relative_root_keeps_the_explanation() {
     cp /bin/true "$T/rel/prog"
     head -c 4096 /bin/true | grep -aqE '/[[:alnum:]_./-]*/ld[-.]' ||
         skip "/bin/true names no dynamic loader in its first 4 KiB"
+    # What the same root named absolutely gets said.
+    run_fl run "${NS[@]}" --chroot "$T/rel" -- /prog
+    grep -qF '(dynamic loader' "$T/err" ||
+        skip "no explanation inside a new root here (openat2 RESOLVE_IN_ROOT, Linux 5.6): $(err)"
     STATUS=0
     (cd "$T" && "$FL" run "${NS[@]}" --chroot rel -- /prog >"$T/out" 2>"$T/err") || STATUS=$?
     expect_status 126
     expect_err_has 'exec "/prog": No such file or directory (dynamic loader'
+    # A current directory with no name any more: the root as given, as
+    # chroot(1) takes it, not a refusal.
+    mkdir "$T/gone"
+    STATUS=0
+    (cd "$T/gone" && rmdir "$T/gone" &&
+        "$FL" run "${NS[@]}" --chroot . -- /bin/true >"$T/out" 2>"$T/err") || STATUS=$?
+    expect_status 127
 }
 
 case_contain_chroot_shell_fallback_without_bin_sh_names_the_shell() {
@@ -4381,6 +4397,15 @@ case_contain_landlock_exec_refused_says_landlock() {
     expect_status 126
     expect_err_has '(no execute permission: mode 0644)'
     grep -qF Landlock "$T/err" && fail "a mode without x blamed on Landlock: $(err)"
+    # A file the new user may not reach says EACCES without a cause found:
+    # not Landlock's, whose rules allow everything here.
+    if [ "$(id -u)" -eq 0 ] && [ "$(id -u nobody 2>/dev/null)" = 65534 ]; then
+        mkdir -m 700 "$T/locked"
+        cp /bin/true "$T/locked/true"
+        run_fl run --user nobody --landlock-rx / -- "$T/locked/true"
+        expect_status 126
+        grep -qF Landlock "$T/err" && fail "another user's refusal blamed on Landlock: $(err)"
+    fi
 }
 
 case_contain_landlock_empty_path() {
