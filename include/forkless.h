@@ -1267,7 +1267,8 @@ FL_API int fl_spawn(const struct fl_cmd *cmd, struct fl_proc *proc,
  * code after the call that started it has returned: a plugin that linked
  * the static archive is therefore never unmapped once it has launched
  * (dlclose() leaves it loaded, as RTLD_NODELETE does; the first launch
- * clears a dlerror() not yet read), as libforkless.so never is.
+ * clears a dlerror() not yet read), as libforkless.so never is. Not one
+ * whose first launch comes in its own destructor, as it is unloaded.
  * This call and the waits do wait for a stopped child, as waitpid()
  * does, until it is continued or killed. With a launch pending, fl_close() is not
  * async-signal-safe.

@@ -13,8 +13,10 @@
  * dlopen() of the object's own name with RTLD_NOLOAD (never a new load)
  * and RTLD_NODELETE. Not later, at the record set aside: that may come
  * from the plugin's own destructor, when its unload is under way and can
- * no longer be stopped. The main program is never unloaded, and is left
- * alone (a dlopen() of its name would search the library path for it).
+ * no longer be stopped (so a plugin whose first launch comes in its own
+ * destructor is unmapped all the same). The main program is never
+ * unloaded, and is left alone (a dlopen() of its name would search the
+ * library path for it).
  *
  * dlopen() is looked up, not linked: glibc's static archive warns at
  * link time about any program that names it, and a static program has
@@ -24,7 +26,7 @@
  * had not yet read, once; errno is kept. */
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
+#include <stdbool.h>
 #include <sys/auxv.h>
 
 #include "internal.h"
@@ -33,25 +35,27 @@ extern int dladdr(const void *addr, Dl_info *info) __attribute__((weak));
 extern void *dlsym(void *handle, const char *name) __attribute__((weak));
 extern char *dlerror(void) __attribute__((weak));
 
-static void keep_code_loaded_once(void)
-{
-    Dl_info ours, main_program;
-    const void *phdr = (const void *)getauxval(AT_PHDR);
-    if (!dladdr || !dlsym || !dladdr((const void *)fl__child_run, &ours) || !ours.dli_fname ||
-        (phdr && dladdr(phdr, &main_program) && main_program.dli_fbase == ours.dli_fbase))
-        return;
-    void *(*open_object)(const char *, int);
-    *(void **)&open_object = dlsym(RTLD_DEFAULT, "dlopen");
-    if (!open_object || !open_object(ours.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE)) {
-        if (dlerror)
-            dlerror();  /* a static program's dlsym(): no error left behind */
-    }
-}
+static bool kept;
 
 void fl__keep_code_loaded(void)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    /* A flag, not pthread_once(): dladdr() and dlopen() take the loader's
+     * lock, and a constructor that launches while another thread is here
+     * would hold that lock and wait on the once. Two threads that both
+     * get here do the same, harmlessly. */
+    if (__atomic_load_n(&kept, __ATOMIC_ACQUIRE))
+        return;
     int saved_errno = errno;
-    pthread_once(&once, keep_code_loaded_once);
+    Dl_info ours, main_program;
+    const void *phdr = (const void *)getauxval(AT_PHDR);
+    void *(*open_object)(const char *, int) = NULL;
+    if (dladdr && dlsym && dladdr((const void *)fl__child_run, &ours) && ours.dli_fname &&
+        !(phdr && dladdr(phdr, &main_program) && main_program.dli_fbase == ours.dli_fbase)) {
+        *(void **)&open_object = dlsym(RTLD_DEFAULT, "dlopen");
+        if ((!open_object || !open_object(ours.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE)) &&
+            dlerror)
+            dlerror();  /* a static program's dlsym(): no error left behind */
+    }
+    __atomic_store_n(&kept, true, __ATOMIC_RELEASE);
     errno = saved_errno;
 }

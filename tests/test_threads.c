@@ -495,9 +495,11 @@ static int count_fds(void)
     return n;
 }
 
-/* One load of the plugin: a spawn and a launch (which keep what the
- * library keeps between spawns: the stat fd, the thread's stack, the
- * pool's stacks), then dlclose(). */
+/* One load of the plugin: a spawn (which keeps what the library keeps
+ * between spawns: the stat fd, the thread's stack), then dlclose(). Not
+ * a launch: a plugin that has launched stays loaded (see
+ * set_aside_by_a_plugin_then_unloaded()), and nothing would be unloaded
+ * to count. */
 static void plugin_cycle(void)
 {
     void *lib = dlopen(FL_TEST_PLUGIN, RTLD_NOW | RTLD_LOCAL);
@@ -510,17 +512,16 @@ static void plugin_cycle(void)
     void (*close_proc)(struct fl_proc *) = (void (*)(struct fl_proc *))dlsym(lib, "fl_close");
     if (!spawn || !wait || !close_proc)
         FAIL("the plugin lacks fl_spawn, fl_wait or fl_close");
-    for (int i = 0; i < 2; i++) {
-        struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND,
-                              .flags = i ? FL_NO_WAIT_EXEC : 0 };
-        struct fl_proc p;
-        int status = -1;
-        ASSERT_OK(spawn(&cmd, &p, NULL));
-        ASSERT_OK(wait(&p, -1, &status));
-        close_proc(&p);
-        ASSERT_EXITED(status, 0);
-    }
+    struct fl_cmd cmd = { .argv = ARGV("/bin/true"), .backend = BACKEND };
+    struct fl_proc p;
+    int status = -1;
+    ASSERT_OK(spawn(&cmd, &p, NULL));
+    ASSERT_OK(wait(&p, -1, &status));
+    close_proc(&p);
+    ASSERT_EXITED(status, 0);
     ASSERT_EQ(dlclose(lib), 0);
+    /* Gone: what the counts below see is the unload's own. */
+    ASSERT(dlopen(FL_TEST_PLUGIN, RTLD_NOW | RTLD_NOLOAD) == NULL);
 }
 
 TEST(a_plugin_with_the_static_library_loaded_and_unloaded_again_leaks_no_fd)

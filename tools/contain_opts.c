@@ -274,6 +274,10 @@ int contain_option(struct contain_options *c, int opt, const char *arg)
          * PATH_MAX), the name as given, as chroot(1) takes it. */
         free(c->chroot);
         c->chroot = cli_absolute_path(arg);
+        if (c->chroot && strlen(c->chroot) >= PATH_MAX) {   /* glibc's getcwd() names it */
+            free(c->chroot);
+            c->chroot = NULL;
+        }
         if (!c->chroot && !(c->chroot = strdup(arg))) {
             cli_error("--chroot: %s", strerror(errno));
             return -1;

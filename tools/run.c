@@ -25,56 +25,56 @@
 #include "supervise.h"
 #include "user.h"
 
-/* Whether name is there inside the directory root, looked up as the
- * child's exec looked after its chroot(): ".." stops at the root, and a
- * symlink, an absolute one too, is followed inside the root, not in the
+/* Follows name from the directory from, inside the directory top (its
+ * stat top_st), as a lookup after chroot(top) would: ".." stops at top,
+ * and a symlink, an absolute one too, is followed inside top, not in the
  * caller's tree, where it may name a file the root lacks. That is
  * openat2()'s RESOLVE_IN_ROOT, done here one name at a time, so that a
  * kernel without it (before 5.6), or a filter that refuses it, answers
- * the same. At most 40 links, as the kernel follows. */
-static bool exists_in_root(const char *root, const char *name)
+ * the same. At most 40 links, as the kernel follows in one lookup. Takes
+ * from; returns an O_PATH fd of what name names, or -1. */
+static int walk_in_root(int top, const struct stat *top_st, int from, const char *name)
 {
-    int top = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    struct stat top_st, st;
-    if (top < 0 || fstat(top, &top_st) != 0) {
-        if (top >= 0)
-            close(top);
-        return false;
-    }
-    int at = fcntl(top, F_DUPFD_CLOEXEC, 0), links = 0;
+    struct stat st;
+    int at = from, links = 0;
     char *rest = strdup(name), *cursor = rest;
-    bool found = false;
-    while (at >= 0 && cursor) {
-        cursor += strspn(cursor, "/");
-        if (!*cursor) {
-            found = true;
+    if (at >= 0 && name[0] == '/') {
+        close(at);
+        at = fcntl(top, F_DUPFD_CLOEXEC, 0);
+    }
+    while (at >= 0) {
+        if (!cursor) {
+            close(at);
+            at = -1;
             break;
         }
+        cursor += strspn(cursor, "/");
+        if (!*cursor)
+            break;
         char *part = cursor;
         cursor += strcspn(cursor, "/");
         if (*cursor)
             *cursor++ = '\0';
         if (strcmp(part, ".") == 0)
             continue;
-        if (strcmp(part, "..") == 0 && fstat(at, &st) == 0 && st.st_dev == top_st.st_dev &&
-            st.st_ino == top_st.st_ino)
+        if (strcmp(part, "..") == 0 && fstat(at, &st) == 0 && st.st_dev == top_st->st_dev &&
+            st.st_ino == top_st->st_ino)
             continue;   /* the root's ".." is the root */
         int next = openat(at, part, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (next < 0 || fstat(next, &st) != 0) {
-            if (next >= 0)
-                close(next);
-            break;
-        }
-        if (!S_ISLNK(st.st_mode)) {
+        if (next >= 0 && fstat(next, &st) == 0 && !S_ISLNK(st.st_mode)) {
             close(at);
             at = next;
             continue;
         }
         char target[PATH_MAX], *more = NULL;
-        ssize_t n = ++links > 40 ? -1 : readlinkat(next, "", target, sizeof target - 1);
-        close(next);
-        if (n <= 0 || asprintf(&more, "%.*s/%s", (int)n, target, cursor) < 0)
+        ssize_t n = next < 0 || ++links > 40 ? -1 : readlinkat(next, "", target, sizeof target - 1);
+        if (next >= 0)
+            close(next);
+        if (n <= 0 || asprintf(&more, "%.*s/%s", (int)n, target, cursor) < 0) {
+            close(at);
+            at = -1;
             break;
+        }
         free(rest);
         rest = cursor = more;
         if (target[0] == '/') {   /* from the root again */
@@ -82,10 +82,41 @@ static bool exists_in_root(const char *root, const char *name)
             at = fcntl(top, F_DUPFD_CLOEXEC, 0);
         }
     }
+    free(rest);
+    return at;
+}
+
+/* Whether path is there inside the directory root, as the child's exec
+ * looked for it after its chroot(root) and chdir(dir) (NULL: none); the
+ * chdir() and the exec each had a lookup, and 40 links, of their own. */
+static bool exists_in_root(const char *root, const char *dir, const char *path)
+{
+    struct stat top_st;
+    int top = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (top < 0 || fstat(top, &top_st) != 0) {
+        if (top >= 0)
+            close(top);
+        return false;
+    }
+    int at = fcntl(top, F_DUPFD_CLOEXEC, 0);
+    if (dir)
+        at = walk_in_root(top, &top_st, at, dir);
+    at = at < 0 ? -1 : walk_in_root(top, &top_st, at, path);
     if (at >= 0)
         close(at);
     close(top);
-    free(rest);
+    return at >= 0;
+}
+
+/* Whether path is there, as the child's exec looked for it after its
+ * chdir(dir) (NULL: none). */
+static bool exists_from(const char *dir, const char *path)
+{
+    struct stat st;
+    int at = dir ? open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : AT_FDCWD;
+    bool found = (dir == NULL || at >= 0) && fstatat(at, path, &st, 0) == 0;
+    if (dir && at >= 0)
+        close(at);
     return found;
 }
 
@@ -98,7 +129,6 @@ static bool exists_in_root(const char *root, const char *name)
  * cut at FL_ERROR_PATH_MAX, and a cut name may be another file. */
 static bool exec_path_exists(const struct fl_cmd *cmd, const struct fl_error *e)
 {
-    struct stat st;
     const char *path = cmd->path ? cmd->path : cmd->argv[0];
     if (e->index < 0)
         return false;
@@ -106,12 +136,7 @@ static bool exec_path_exists(const struct fl_cmd *cmd, const struct fl_error *e)
         return true;
     const char *root = cmd->contain ? cmd->contain->chroot : NULL;
     const char *dir = path[0] == '/' ? NULL : cmd->cwd;
-    char *inside = NULL;
-    if ((dir ? asprintf(&inside, "%s/%s", dir, path) : asprintf(&inside, "%s", path)) < 0)
-        return false;
-    bool exists = root ? exists_in_root(root, inside) : stat(inside, &st) == 0;
-    free(inside);
-    return exists;
+    return root ? exists_in_root(root, dir, path) : exists_from(dir, path);
 }
 
 /* The exit status for a failed fl_spawn(), per D8 (cli.h). */
@@ -136,19 +161,24 @@ static const struct fl_fd_map *fd_map_of(const struct fl_cmd *cmd, int fd)
 
 /* Whether the --landlock rules, not the file, refused an exec (EACCES
  * with no cause the library found): Landlock is in force, and the child,
- * with the caller's credentials and root, asked for a file that the
- * caller may run. Else the message is left as it is: a directory the
- * child may not search, or a file its new user may not run, says EACCES
- * too. */
+ * with the caller's credentials, user namespace and root, asked for a
+ * file that the caller may run. Else the message is left as it is: a
+ * directory the child may not search, or a file its new user (or its new
+ * namespace's root) may not run, says EACCES too. */
 static bool landlock_refused_exec(const struct fl_cmd *cmd, const struct fl_error *e)
 {
     const struct fl_contain *k = cmd->contain;
     if (e->step != FL_STEP_EXEC || e->err != EACCES || e->detail[0] || !k || !k->nlandlock ||
-        k->chroot || fl_landlock_abi() <= 0 ||
-        (cmd->flags & (FL_SET_UID | FL_SET_GID | FL_SET_GROUPS)) ||
-        (e->path[0] != '/' && cmd->cwd))
+        k->chroot || (k->unshare & FL_NS_USER) || k->map || fl_landlock_abi() <= 0 ||
+        (cmd->flags & (FL_SET_UID | FL_SET_GID | FL_SET_GROUPS)))
         return false;
-    return access(e->path, X_OK) == 0;
+    char *seen = NULL;
+    if (e->path[0] != '/' && cmd->cwd ? asprintf(&seen, "%s/%s", cmd->cwd, e->path) < 0
+                                       : !(seen = strdup(e->path)))
+        return false;
+    bool may_run = access(seen, X_OK) == 0;
+    free(seen);
+    return may_run;
 }
 
 /* Prints the message of a failed fl_spawn(), with the option it came
@@ -198,7 +228,8 @@ static void report_spawn_failure(const struct run_options *o, const struct fl_er
         cli_error("%s (--fd %d=%d)", message, map->child_fd, map->parent_fd);
     } else if (landlock_refused_exec(cmd, e)) {
         cli_error("%s (Landlock: a program, and the #! interpreter or dynamic loader that runs it, "
-                  "must be beneath a --landlock-rx path)", message);
+                  "must be beneath a --landlock-rx path, and allowed by any Landlock rules "
+                  "forkless itself runs under)", message);
     } else if (e->step == FL_STEP_EXEC && e->err == EAGAIN) {
         /* execve() says it before it looks for the file: the message names
          * the program as given, not the first PATH entry tried. */
