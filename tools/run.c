@@ -172,9 +172,10 @@ static bool landlock_refused_exec(const struct fl_cmd *cmd, const struct fl_erro
         k->chroot || (k->unshare & FL_NS_USER) || k->map || fl_landlock_abi() <= 0 ||
         (cmd->flags & (FL_SET_UID | FL_SET_GID | FL_SET_GROUPS)))
         return false;
-    char *seen = NULL;
-    if (e->path[0] != '/' && cmd->cwd ? asprintf(&seen, "%s/%s", cmd->cwd, e->path) < 0
-                                       : !(seen = strdup(e->path)))
+    char *seen;
+    int n = e->path[0] != '/' && cmd->cwd ? asprintf(&seen, "%s/%s", cmd->cwd, e->path)
+                                           : asprintf(&seen, "%s", e->path);
+    if (n < 0)
         return false;
     bool may_run = access(seen, X_OK) == 0;
     free(seen);
