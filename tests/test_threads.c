@@ -521,7 +521,13 @@ static void plugin_cycle(void)
     ASSERT_EXITED(status, 0);
     ASSERT_EQ(dlclose(lib), 0);
     /* Gone: what the counts below see is the unload's own. */
-    ASSERT(dlopen(FL_TEST_PLUGIN, RTLD_NOW | RTLD_NOLOAD) == NULL);
+    void *still = dlopen(FL_TEST_PLUGIN, RTLD_NOW | RTLD_NOLOAD);
+#ifdef __GLIBC__
+    ASSERT(still == NULL);
+#else
+    if (still)
+        SKIP("this libc's dlclose() unloads nothing (musl): there is no unload to count");
+#endif
 }
 
 TEST(a_plugin_with_the_static_library_loaded_and_unloaded_again_leaks_no_fd)
